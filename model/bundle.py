@@ -1,0 +1,162 @@
+"""A loaded checkpoint ready to translate: sentence in, translation and Trace out."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from .checkpoint import Checkpoint, load_checkpoint, read_train_log
+from .decoding import Hypothesis, beam_search, greedy
+from .errors import REBUILD_HINT, CheckpointError, InputError
+from .hooks import not_recording, recording
+from .interventions import DecodeOptions, Interventions
+from .tokenizer import normalize_source
+from .tokens import BOS_ID, EOS_ID
+from .trace import Trace
+
+DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One decoding step: the piece chosen and the top candidates the model weighed."""
+
+    position: int
+    chosen: str
+    probability: float              # probability of the chosen piece
+    top: list[tuple[str, float]]    # (piece, probability), most likely first
+
+
+@dataclass(frozen=True)
+class Beam:
+    """A finished hypothesis of beam search (greedy decoding has exactly one)."""
+
+    translation: str
+    pieces: list[str]
+    log_prob: float
+    score: float       # what beams are ranked by: log_prob / length**length_penalty
+    finished: bool     # False when cut at the maximum length
+
+
+@dataclass(frozen=True)
+class TranslationResult:
+    """Everything one call to `Bundle.translate` found out."""
+
+    source: str                     # the canonical text the model read
+    translation: str
+    trace: Trace | None
+    steps: list[Step]
+    beams: list[Beam]
+    log_prob: float                 # of the whole output (EOS included when finished)
+    warnings: list[str] = field(default_factory=list)
+    unknown_words: list[str] = field(default_factory=list)
+
+
+class Bundle:
+    """The model, its tokenizer and its card; one instance can serve many threads at once."""
+
+    def __init__(self, checkpoint: Checkpoint) -> None:
+        self.checkpoint = checkpoint
+        self.model = checkpoint.model
+        self.tokenizer = checkpoint.tokenizer
+        self.config = checkpoint.config
+        self.card = checkpoint.card
+        self.checkpoint_id = checkpoint.checkpoint_id
+        self.known_words = frozenset(checkpoint.card.get("known_words", ()))
+
+    @property
+    def path(self) -> Path:
+        """The checkpoint directory."""
+        return self.checkpoint.path
+
+    def train_log(self) -> list[dict]:
+        """The training log records of this checkpoint, if it has one."""
+        return read_train_log(self.path)
+
+    def check_interventions(self, iv: Interventions) -> None:
+        """Refuse ablated heads or layers this model does not have."""
+        cfg = self.config
+        layers = {"encoder": cfg.n_encoder_layers, "decoder": cfg.n_decoder_layers}
+        for stack, kind, layer, head in sorted(iv.ablate):
+            if layer >= layers[stack] or head >= cfg.n_heads:
+                raise InputError(f"This model has {layers[stack]} {stack} layers of {cfg.n_heads} heads: "
+                                 f"there is no {stack} {kind}-attention layer {layer} head {head}")
+
+    def encode_source(self, sentence: str) -> tuple[str, list[int], list[str]]:
+        """Canonical text, source ids (EOS included, cut to the model's length) and warnings."""
+        normalized = normalize_source(sentence)
+        warnings = list(normalized.warnings)
+        ids = self.tokenizer.encode(normalized.text)
+        limit = self.config.max_len - 1
+        if len(ids) > limit:
+            warnings.append(f"The sentence was cut to its first {limit} of {len(ids)} pieces "
+                            f"(the model reads at most {limit}).")
+            ids = ids[:limit]
+        return normalized.text, ids + [EOS_ID], warnings
+
+    def translate(self, sentence: str, interventions: Interventions = Interventions(),
+                  options: DecodeOptions = DecodeOptions(), trace: bool = True) -> TranslationResult:
+        """Translate one sentence under the given switches; record a Trace unless trace=False."""
+        self.check_interventions(interventions)
+        source, src_ids, warnings = self.encode_source(sentence)
+        unknown = [w for w in dict.fromkeys(source.split()) if self.known_words and w not in self.known_words]
+        if unknown:
+            warnings.append("Never seen in training: " + ", ".join(unknown)
+                            + ". The model can only guess at these words.")
+        cap = self.config.max_len - 1
+        max_len = min(options.max_len or 2 * len(src_ids) + 10, cap)
+        src = torch.tensor([src_ids])
+        with torch.inference_mode(), (recording() if trace else nullcontext()) as recorder:
+            memory, src_mask = self.model.encode(src, interventions)
+            with not_recording():
+                if options.beam_size == 1:
+                    [(ids, finished)] = greedy(self.model, memory, src_mask, interventions, max_len)
+                    hypotheses = [Hypothesis(tuple(ids), 0.0, 0.0, finished)]
+                else:
+                    hypotheses = beam_search(self.model, memory, src_mask, interventions,
+                                             options.beam_size, max_len, options.length_penalty)
+            best = hypotheses[0]
+            produced = list(best.ids) + ([EOS_ID] if best.finished else [])
+            if not produced:  # a maximum length of 0 pieces cannot happen; keep one row anyway
+                produced = [EOS_ID]
+            tgt_ids = [BOS_ID] + produced[:-1]
+            logits = self.model.decode(torch.tensor([tgt_ids]), memory, src_mask, interventions)
+        log_probs = logits[0].float().log_softmax(dim=-1)  # (T, vocab)
+        probs = log_probs.exp()
+        steps = self._steps(probs, produced, options.top_k)
+        log_prob = float(log_probs[torch.arange(len(produced)), torch.tensor(produced)].sum())
+        if not best.finished:
+            warnings.append(f"The output was cut at {max_len} pieces before the model ended it.")
+        beams = [Beam(self.tokenizer.decode(h.ids), self.tokenizer.pieces(h.ids),
+                      log_prob if options.beam_size == 1 else h.log_prob,
+                      log_prob if options.beam_size == 1 else h.score, h.finished)
+                 for h in hypotheses]
+        recorded = None
+        if recorder is not None:
+            recorded = Trace(
+                src_ids=tuple(src_ids), src_pieces=self.tokenizer.pieces(src_ids),
+                tgt_ids=tuple(tgt_ids), tgt_pieces=self.tokenizer.pieces(tgt_ids),
+                out_pieces=self.tokenizer.pieces(produced),
+                tensors={name: t.numpy() for name, t in recorder.tensors.items()},
+                interventions=interventions)
+        return TranslationResult(source, self.tokenizer.decode(best.ids), recorded, steps, beams,
+                                 log_prob, warnings, unknown)
+
+    def _steps(self, probs: torch.Tensor, produced: list[int], top_k: int) -> list[Step]:
+        top_p, top_i = probs.topk(min(top_k, probs.size(-1)), dim=-1)
+        steps = []
+        for t, chosen in enumerate(produced):
+            top = list(zip(self.tokenizer.pieces(top_i[t].tolist()), top_p[t].tolist()))
+            steps.append(Step(t, self.tokenizer.pieces([chosen])[0], float(probs[t, chosen]), top))
+        return steps
+
+
+def load_bundle(path: Path | str | None = None) -> Bundle:
+    """Load a checkpoint directory (default: the shipped model) as a Bundle."""
+    target = Path(path) if path is not None else DEFAULT_CHECKPOINT
+    if path is None and not target.is_dir():
+        raise CheckpointError(f"The default model is not at {target}. {REBUILD_HINT}")
+    return Bundle(load_checkpoint(target))

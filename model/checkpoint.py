@@ -1,0 +1,125 @@
+"""A checkpoint is a directory: config.json, model.safetensors, tokenizer.model, card.json
+(and train_log.jsonl when it was trained here). Loading checks everything and never unpickles."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from safetensors import safe_open
+from safetensors.torch import save_file
+
+from .config import ModelConfig
+from .errors import REBUILD_HINT, CheckpointError
+from .tokenizer import Tokenizer
+from .transformer import Transformer
+
+CONFIG, WEIGHTS, TOKENIZER, CARD, TRAIN_LOG = (
+    "config.json", "model.safetensors", "tokenizer.model", "card.json", "train_log.jsonl")
+REQUIRED = (CONFIG, WEIGHTS, TOKENIZER, CARD)
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A loaded, validated checkpoint (the model is in eval mode)."""
+
+    path: Path
+    config: ModelConfig
+    model: Transformer
+    tokenizer: Tokenizer
+    card: dict
+    checkpoint_id: str  # sha256 of the weights file: names this exact model in caches
+
+
+def save_checkpoint(path: Path, model: Transformer, tokenizer: Tokenizer, card: dict) -> None:
+    """Write the four files of a checkpoint directory (the training log is appended elsewhere)."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / CONFIG).write_text(json.dumps(model.cfg.to_dict(), indent=2) + "\n")
+    tensors = {name: p.detach().cpu().contiguous() for name, p in model.named_parameters()}
+    save_file(tensors, str(path / WEIGHTS), metadata={"format": "pt"})
+    tokenizer.save(path / TOKENIZER)
+    (path / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
+
+
+def _fail(path: Path, problem: str) -> CheckpointError:
+    return CheckpointError(f"Cannot load the checkpoint at {path}: {problem}. {REBUILD_HINT}")
+
+
+def _read_json(path: Path, name: str) -> dict:
+    try:
+        data = json.loads((path / name).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _fail(path, f"{name} is not readable JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise _fail(path, f"{name} must hold a JSON object")
+    return data
+
+
+def _read_weights(path: Path) -> dict[str, torch.Tensor]:
+    # safe_open parses the safetensors header itself: a pickle or a truncated file is refused,
+    # never executed.
+    try:
+        with safe_open(str(path / WEIGHTS), framework="pt") as handle:
+            return {name: handle.get_tensor(name) for name in handle.keys()}
+    except Exception as exc:  # the library raises several types for corrupt files
+        raise _fail(path, f"{WEIGHTS} is not a valid safetensors file ({type(exc).__name__}: {exc})") from None
+
+
+def load_checkpoint(path: Path) -> Checkpoint:
+    """Load and validate a checkpoint directory, or raise CheckpointError naming the problem."""
+    path = Path(path)
+    if not path.is_dir():
+        raise _fail(path, "the directory does not exist")
+    missing = [name for name in REQUIRED if not (path / name).is_file()]
+    if missing:
+        raise _fail(path, f"missing {', '.join(missing)}")
+    config_data = _read_json(path, CONFIG)
+    try:
+        config = ModelConfig.from_dict(config_data)
+    except (TypeError, ValueError) as exc:
+        raise _fail(path, f"{CONFIG} is not a valid model config ({exc})") from None
+    card = _read_json(path, CARD)
+    try:
+        tokenizer = Tokenizer.load(path / TOKENIZER)
+    except Exception as exc:  # sentencepiece raises RuntimeError/ValueError/OSError on bad protos
+        raise _fail(path, f"{TOKENIZER} is not a usable SentencePiece model ({exc})") from None
+    if tokenizer.vocab_size != config.vocab_size:
+        raise _fail(path, f"the tokenizer has {tokenizer.vocab_size} pieces but the config says "
+                          f"vocab_size {config.vocab_size}")
+    weights = _read_weights(path)
+    model = Transformer(config)
+    expected = dict(model.named_parameters())
+    absent, extra = sorted(set(expected) - set(weights)), sorted(set(weights) - set(expected))
+    if absent or extra:
+        raise _fail(path, f"the weights do not match the config (missing {absent[:3]}, unexpected {extra[:3]})")
+    for name, param in expected.items():
+        tensor = weights[name]
+        if tuple(tensor.shape) != tuple(param.shape):
+            raise _fail(path, f"weight {name} has shape {tuple(tensor.shape)}, the config needs {tuple(param.shape)}")
+        if not tensor.dtype.is_floating_point or not torch.isfinite(tensor).all():
+            raise _fail(path, f"weight {name} is not a finite floating-point tensor")
+        with torch.no_grad():
+            param.copy_(tensor)
+    model.eval()
+    checkpoint_id = hashlib.sha256((path / WEIGHTS).read_bytes()).hexdigest()[:16]
+    return Checkpoint(path, config, model, tokenizer, card, checkpoint_id)
+
+
+def read_train_log(path: Path) -> list[dict]:
+    """The training log's records (one JSON object per line); empty when there is none."""
+    log = Path(path) / TRAIN_LOG
+    if not log.is_file():
+        return []
+    records = []
+    for line in log.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut by an interrupted run
+        if isinstance(record, dict):
+            records.append(record)
+    return records

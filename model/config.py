@@ -1,0 +1,67 @@
+"""The model's shape: one frozen dataclass, saved with every checkpoint."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+ACTIVATIONS = ("relu", "gelu")
+POSITIONALS = ("sinusoidal", "learned")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Sizes and switches of an encoder-decoder Transformer, checked at construction."""
+
+    vocab_size: int = 1000        # shared SentencePiece vocabulary of source and target
+    d_model: int = 256            # width of every residual-stream vector
+    n_heads: int = 4              # attention heads per block; d_k = d_model // n_heads
+    d_ff: int = 1024              # hidden width of the position-wise feed-forward network
+    n_encoder_layers: int = 3
+    n_decoder_layers: int = 3
+    dropout: float = 0.1          # on sublayer outputs, attention weights and the FFN hidden layer
+    max_len: int = 128            # longest sequence, in pieces, that either side accepts
+    norm_first: bool = False      # False: Post-LN as in the paper; True: Pre-LN (+ a final LayerNorm)
+    activation: str = "relu"      # FFN non-linearity: "relu" (paper) or "gelu"
+    tie_embeddings: bool = True   # source and target embeddings and the output projection share one matrix
+    positional: str = "sinusoidal"  # "sinusoidal" (the paper's fixed formula) or "learned"
+
+    def __post_init__(self) -> None:
+        problems = []
+        for name in ("vocab_size", "d_model", "n_heads", "d_ff", "n_encoder_layers",
+                     "n_decoder_layers", "max_len"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                problems.append(f"{name} must be a positive integer, got {value!r}")
+        if not problems and self.d_model % self.n_heads:
+            problems.append(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
+        if not problems and self.positional == "sinusoidal" and self.d_model % 2:
+            problems.append(f"sinusoidal positions need an even d_model, got {self.d_model}")
+        if not (isinstance(self.dropout, (int, float)) and 0.0 <= self.dropout < 1.0):
+            problems.append(f"dropout must be in [0, 1), got {self.dropout!r}")
+        if self.activation not in ACTIVATIONS:
+            problems.append(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
+        if self.positional not in POSITIONALS:
+            problems.append(f"positional must be one of {POSITIONALS}, got {self.positional!r}")
+        for name in ("norm_first", "tie_embeddings"):
+            if not isinstance(getattr(self, name), bool):
+                problems.append(f"{name} must be true or false, got {getattr(self, name)!r}")
+        if problems:
+            raise ValueError("Invalid model config: " + "; ".join(problems))
+
+    @property
+    def d_k(self) -> int:
+        """Width of one head's queries, keys and values."""
+        return self.d_model // self.n_heads
+
+    def to_dict(self) -> dict:
+        """Plain JSON-ready dict; ModelConfig(**d) rebuilds it."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ModelConfig":
+        """Rebuild from JSON, refusing unknown keys with their names."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"Invalid model config: unknown keys {unknown}")
+        return cls(**data)

@@ -1,0 +1,104 @@
+"""Greedy and beam-search decoding that honour the interventions at every step.
+
+With the causal mask on, each step feeds only its new piece and reuses the keys and values of
+earlier steps (a KV cache). With it off, earlier positions may look at later ones, so their
+states change as the output grows: every step then recomputes the whole prefix, which is what
+the switched-off mask really means.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .attention import KVCache
+from .interventions import Interventions
+from .tokens import BOS_ID, EOS_ID, PAD_ID
+from .transformer import Transformer
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """One finished (or cut-off) output of beam search."""
+
+    ids: tuple[int, ...]   # output pieces, without BOS and EOS
+    log_prob: float        # sum of the log-probabilities of the pieces and of EOS when finished
+    score: float           # log_prob / length**length_penalty, what beams are ranked by
+    finished: bool         # ended with EOS (False: cut at the maximum length)
+
+
+def _step_logits(model: Transformer, tokens: torch.Tensor, memory: torch.Tensor,
+                 src_mask: torch.Tensor | None, iv: Interventions, cache: KVCache | None) -> torch.Tensor:
+    """Logits (B, vocab) for the next piece after `tokens` (B, t)."""
+    if cache is not None:
+        step = tokens.size(1) - 1
+        return model.decode(tokens[:, -1:], memory, src_mask, iv, cache, start=step)[:, -1]
+    return model.decode(tokens, memory, src_mask, iv)[:, -1]
+
+
+def greedy(model: Transformer, memory: torch.Tensor, src_mask: torch.Tensor | None,
+           iv: Interventions, max_len: int) -> list[tuple[list[int], bool]]:
+    """Most likely piece at each step, for a batch; returns (ids without BOS/EOS, finished)."""
+    batch = memory.size(0)
+    cache = KVCache() if iv.causal_mask else None
+    tokens = torch.full((batch, 1), BOS_ID, dtype=torch.long, device=memory.device)
+    finished = torch.zeros(batch, dtype=torch.bool, device=memory.device)
+    for _ in range(max_len):
+        next_ids = _step_logits(model, tokens, memory, src_mask, iv, cache).argmax(dim=-1)  # (B,)
+        next_ids = next_ids.masked_fill(finished, PAD_ID)
+        tokens = torch.cat([tokens, next_ids[:, None]], dim=1)
+        finished |= next_ids == EOS_ID
+        if bool(finished.all()):
+            break
+    results = []
+    for row, done in zip(tokens[:, 1:].tolist(), finished.tolist()):
+        ids = row[:row.index(EOS_ID)] if done else row
+        results.append(([i for i in ids if i != PAD_ID], done))
+    return results
+
+
+def _normalized(log_prob: float, length: int, length_penalty: float) -> float:
+    return log_prob / (max(length, 1) ** length_penalty)
+
+
+def beam_search(model: Transformer, memory: torch.Tensor, src_mask: torch.Tensor | None,
+                iv: Interventions, beam_size: int, max_len: int,
+                length_penalty: float = 1.0) -> list[Hypothesis]:
+    """Keep the `beam_size` best partial outputs of one sentence; return up to `beam_size`
+    hypotheses, best first."""
+    if memory.size(0) != 1:
+        raise ValueError("beam search decodes one sentence at a time")
+    cache = KVCache() if iv.causal_mask else None
+    tokens = torch.full((1, 1), BOS_ID, dtype=torch.long, device=memory.device)  # (k, t)
+    scores = torch.zeros(1, device=memory.device)  # (k,)
+    done: list[Hypothesis] = []
+    for step in range(max_len):
+        live = tokens.size(0)
+        logits = _step_logits(model, tokens, memory.expand(live, -1, -1), src_mask, iv, cache)
+        log_probs = logits.float().log_softmax(dim=-1)  # (k, vocab)
+        vocab = log_probs.size(-1)
+        totals = (scores[:, None] + log_probs).view(-1)
+        best, flat = totals.topk(min(2 * beam_size, totals.numel()))
+        keep_origin, keep_piece, keep_score = [], [], []
+        for total, index in zip(best.tolist(), flat.tolist()):
+            origin, piece = divmod(index, vocab)
+            if piece == EOS_ID:
+                ids = tuple(tokens[origin, 1:].tolist())
+                done.append(Hypothesis(ids, total, _normalized(total, len(ids) + 1, length_penalty), True))
+            elif len(keep_origin) < beam_size:
+                keep_origin.append(origin)
+                keep_piece.append(piece)
+                keep_score.append(total)
+        if len(done) >= beam_size or not keep_origin:
+            break
+        origin_index = torch.tensor(keep_origin, device=memory.device)
+        tokens = torch.cat([tokens[origin_index], torch.tensor(keep_piece, device=memory.device)[:, None]], dim=1)
+        scores = torch.tensor(keep_score, device=memory.device)
+        if cache is not None:
+            cache.reorder(origin_index)
+    if len(done) < beam_size:  # cut at max_len: the live beams compete as they are
+        for row, total in zip(tokens[:, 1:].tolist(), scores.tolist()):
+            done.append(Hypothesis(tuple(row), total, _normalized(total, len(row), length_penalty), False))
+    done.sort(key=lambda h: h.score, reverse=True)
+    return done[:beam_size]

@@ -1,0 +1,58 @@
+"""What a person may switch for an experiment, and how to decode: frozen, hashable values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import InputError
+
+KINDS = {"encoder": ("self",), "decoder": ("self", "cross")}
+
+Head = tuple[str, str, int, int]  # (stack, kind, layer, head)
+
+
+@dataclass(frozen=True)
+class Interventions:
+    """Switches applied during one call; the default is the model as trained."""
+
+    causal_mask: bool = True           # decoder self-attention may not look at later positions
+    padding_mask: bool = True          # no query looks at padded source/target positions
+    positional_encoding: bool = True   # add position information to the embeddings
+    ablate: frozenset[Head] = field(default_factory=frozenset)  # heads whose context output is zeroed
+
+    def __post_init__(self) -> None:
+        heads = frozenset(tuple(h) for h in self.ablate)
+        for head in heads:
+            if len(head) != 4:
+                raise InputError(f"An ablated head is (stack, kind, layer, head), got {head!r}")
+            stack, kind, layer, index = head
+            if stack not in KINDS or kind not in KINDS[stack]:
+                raise InputError(f"No {kind!r} attention in the {stack!r} stack: "
+                                 "use encoder/self, decoder/self or decoder/cross")
+            if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (layer, index)):
+                raise InputError(f"Layer and head must be non-negative integers, got {head!r}")
+        object.__setattr__(self, "ablate", heads)
+
+    def heads_off(self, stack: str, kind: str, layer: int) -> tuple[int, ...]:
+        """Sorted heads ablated in one attention block."""
+        return tuple(sorted(h for s, k, l, h in self.ablate if (s, k, l) == (stack, kind, layer)))
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    """How to turn the model's distributions into a translation."""
+
+    beam_size: int = 1             # 1 is greedy decoding
+    length_penalty: float = 1.0    # beam score = log-prob / length**length_penalty (0 = raw sum)
+    max_len: int | None = None     # output pieces; None = 2 * source length + 10, capped by the model
+    top_k: int = 5                 # candidates reported per decoding step
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.beam_size, int) or not 1 <= self.beam_size <= 16:
+            raise InputError(f"Beam size must be an integer from 1 to 16, got {self.beam_size!r}")
+        if not isinstance(self.length_penalty, (int, float)) or not 0.0 <= self.length_penalty <= 3.0:
+            raise InputError(f"Length penalty must be between 0 and 3, got {self.length_penalty!r}")
+        if self.max_len is not None and (not isinstance(self.max_len, int) or self.max_len < 1):
+            raise InputError(f"Maximum length must be a positive integer, got {self.max_len!r}")
+        if not isinstance(self.top_k, int) or not 1 <= self.top_k <= 50:
+            raise InputError(f"top_k must be an integer from 1 to 50, got {self.top_k!r}")

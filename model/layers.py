@@ -1,0 +1,74 @@
+"""One layer class serves the encoder (self-attention) and the decoder (plus cross-attention).
+
+"Each layer has two sub-layers ... We employ a residual connection around each of the two
+sub-layers, followed by layer normalization."  (Vaswani et al., 3.1)
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+from torch import nn
+
+from .attention import KVCache, MultiHeadAttention
+from .config import ModelConfig
+from .hooks import HookPoint
+
+
+class FeedForward(nn.Module):
+    """FFN(x) = max(0, x W1 + b1) W2 + b2, applied to each position separately."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.w_1 = nn.Linear(cfg.d_model, cfg.d_ff)
+        self.w_2 = nn.Linear(cfg.d_ff, cfg.d_model)
+        self.activation = nn.ReLU() if cfg.activation == "relu" else nn.GELU()
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.hook_hidden = HookPoint()  # (B, L, d_ff) after the activation
+        self.hook_out = HookPoint()     # (B, L, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        hidden = self.hook_hidden(self.activation(self.w_1(x)))  # (B, L, d_ff)
+        return self.hook_out(self.w_2(self.dropout(hidden)))
+
+
+class TransformerLayer(nn.Module):
+    """Self-attention [+ cross-attention] + feed-forward, each wrapped in residual + LayerNorm."""
+
+    def __init__(self, cfg: ModelConfig, cross: bool) -> None:
+        super().__init__()
+        self.norm_first = cfg.norm_first
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.self_attn = MultiHeadAttention(cfg)
+        self.norm_self = nn.LayerNorm(cfg.d_model)
+        self.hook_resid_self = HookPoint()  # (B, L, d_model) x + SelfAttn(...)
+        self.hook_norm_self = HookPoint()   # (B, L, d_model)
+        if cross:
+            self.cross_attn = MultiHeadAttention(cfg)
+            self.norm_cross = nn.LayerNorm(cfg.d_model)
+            self.hook_resid_cross = HookPoint()
+            self.hook_norm_cross = HookPoint()
+        self.ffn = FeedForward(cfg)
+        self.norm_ffn = nn.LayerNorm(cfg.d_model)
+        self.hook_resid_ffn = HookPoint()
+        self.hook_norm_ffn = HookPoint()
+
+    def _sublayer(self, x: torch.Tensor, norm: nn.LayerNorm, hook_norm: HookPoint,
+                  hook_resid: HookPoint, fn: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+        if self.norm_first:  # Pre-LN: x + f(LN(x))
+            return hook_resid(x + self.dropout(fn(hook_norm(norm(x)))))
+        return hook_norm(norm(hook_resid(x + self.dropout(fn(x)))))  # Post-LN: LN(x + f(x))
+
+    def forward(self, x: torch.Tensor, self_mask: torch.Tensor | None,
+                memory: torch.Tensor | None = None, memory_mask: torch.Tensor | None = None,
+                ablate_self: tuple[int, ...] = (), ablate_cross: tuple[int, ...] = (),
+                cache: KVCache | None = None) -> torch.Tensor:
+        """x (B, L, d_model) -> (B, L, d_model); memory (B, S, d_model) only in the decoder."""
+        x = self._sublayer(x, self.norm_self, self.hook_norm_self, self.hook_resid_self,
+                           lambda h: self.self_attn(h, h, self_mask, ablate_self, cache))
+        if memory is not None:
+            x = self._sublayer(x, self.norm_cross, self.hook_norm_cross, self.hook_resid_cross,
+                               lambda h: self.cross_attn(h, memory, memory_mask, ablate_cross,
+                                                         cache, static_kv=True))
+        return self._sublayer(x, self.norm_ffn, self.hook_norm_ffn, self.hook_resid_ffn, self.ffn)

@@ -1,0 +1,139 @@
+"""The encoder-decoder Transformer of "Attention Is All You Need", top to bottom.
+
+Top level: logits = decode(target, encode(source)). Every stage passes a HookPoint, so one
+recorded pass yields the whole story; `Interventions` arrive as arguments, never as state.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .attention import KVCache
+from .config import ModelConfig
+from .hooks import HookPoint, name_hook_points
+from .interventions import Interventions
+from .layers import TransformerLayer
+from .masks import combine, padding_mask, subsequent_mask
+from .positional import LearnedPositions, SinusoidalPositions
+from .tokens import PAD_ID
+
+
+class Embeddings(nn.Module):
+    """"We multiply those weights by sqrt(d_model)" and add the positional encoding (3.4, 3.5)."""
+
+    def __init__(self, cfg: ModelConfig, token: nn.Embedding) -> None:
+        super().__init__()
+        self.token = token
+        self.scale = math.sqrt(cfg.d_model)
+        positions = SinusoidalPositions if cfg.positional == "sinusoidal" else LearnedPositions
+        self.positions = positions(cfg.max_len, cfg.d_model)
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.hook_ids = HookPoint()       # (B, L) token ids
+        self.hook_token = HookPoint()     # (B, L, d_model) embedding rows
+        self.hook_scaled = HookPoint()    # (B, L, d_model) times sqrt(d_model)
+        self.hook_position = HookPoint()  # (B, L, d_model) zeros when switched off
+        self.hook_sum = HookPoint()       # (B, L, d_model)
+
+    def forward(self, ids: torch.Tensor, use_positions: bool = True, start: int = 0) -> torch.Tensor:
+        batch, length = self.hook_ids(ids).shape
+        if start + length > self.positions.table.shape[0]:
+            raise ValueError(f"sequence of {start + length} pieces exceeds max_len "
+                             f"{self.positions.table.shape[0]}")
+        scaled = self.hook_scaled(self.hook_token(self.token(ids)) * self.scale)  # (B, L, d_model)
+        position = self.positions(start, length).expand(batch, length, -1)  # (B, L, d_model)
+        if not use_positions:
+            position = torch.zeros_like(position)
+        return self.dropout(self.hook_sum(scaled + self.hook_position(position)))
+
+
+class Encoder(nn.Module):
+    """"The encoder is composed of a stack of N identical layers." (3.1)"""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(TransformerLayer(cfg, cross=False) for _ in range(cfg.n_encoder_layers))
+        self.final_norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
+        self.hook_memory = HookPoint()  # (B, S, d_model) what the decoder's cross-attention reads
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None, iv: Interventions) -> torch.Tensor:
+        for i, layer in enumerate(self.layers):
+            x = layer(x, mask, ablate_self=iv.heads_off("encoder", "self", i))
+        return self.hook_memory(self.final_norm(x))
+
+
+class Decoder(nn.Module):
+    """"The decoder is also composed of a stack of N identical layers" with a third sub-layer
+    attending over the encoder output (3.1)."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(TransformerLayer(cfg, cross=True) for _ in range(cfg.n_decoder_layers))
+        self.final_norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
+        self.hook_output = HookPoint()  # (B, T, d_model)
+
+    def forward(self, x: torch.Tensor, self_mask: torch.Tensor | None, memory: torch.Tensor,
+                memory_mask: torch.Tensor | None, iv: Interventions,
+                cache: KVCache | None = None) -> torch.Tensor:
+        for i, layer in enumerate(self.layers):
+            x = layer(x, self_mask, memory, memory_mask,
+                      ablate_self=iv.heads_off("decoder", "self", i),
+                      ablate_cross=iv.heads_off("decoder", "cross", i), cache=cache)
+        return self.hook_output(self.final_norm(x))
+
+
+class Transformer(nn.Module):
+    """Encoder, decoder and the output projection to the shared vocabulary."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        src_token = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=PAD_ID)
+        tgt_token = src_token if cfg.tie_embeddings else nn.Embedding(cfg.vocab_size, cfg.d_model,
+                                                                       padding_idx=PAD_ID)
+        self.src_embed = Embeddings(cfg, src_token)
+        self.tgt_embed = Embeddings(cfg, tgt_token)
+        self.encoder = Encoder(cfg)
+        self.decoder = Decoder(cfg)
+        self.generator = None if cfg.tie_embeddings else nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        self.hook_logits = HookPoint()  # (B, T, vocab)
+        self._init_weights()
+        self.hook_names = name_hook_points(self)
+
+    def _init_weights(self) -> None:
+        for name, param in self.named_parameters():
+            if name.endswith("token.weight"):
+                # N(0, d^-1/2): after the sqrt(d_model) scaling, embeddings have unit scale.
+                nn.init.normal_(param, std=self.cfg.d_model ** -0.5)
+                with torch.no_grad():
+                    param[PAD_ID].zero_()
+            elif param.dim() > 1 and "positions" not in name:
+                nn.init.xavier_uniform_(param)
+
+    def encode(self, src: torch.Tensor, iv: Interventions) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """src (B, S) ids -> memory (B, S, d_model) and the source padding mask it was built with."""
+        src_mask = padding_mask(src, PAD_ID) if iv.padding_mask else None  # (B, 1, 1, S)
+        memory = self.encoder(self.src_embed(src, iv.positional_encoding), src_mask, iv)
+        return memory, src_mask
+
+    def decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None,
+               iv: Interventions, cache: KVCache | None = None, start: int = 0) -> torch.Tensor:
+        """tgt (B, T) ids -> logits (B, T, vocab). With a cache, tgt holds only the new steps."""
+        length = tgt.size(1)
+        self_mask = None
+        if cache is None:  # with a cache, each step's keys are its own past: nothing to hide
+            causal = subsequent_mask(length, tgt.device) if iv.causal_mask else None  # (T, T)
+            pad = padding_mask(tgt, PAD_ID) if iv.padding_mask else None  # (B, 1, 1, T)
+            self_mask = combine(causal, pad)
+        x = self.tgt_embed(tgt, iv.positional_encoding, start)
+        x = self.decoder(x, self_mask, memory, src_mask, iv, cache)  # (B, T, d_model)
+        weight = self.tgt_embed.token.weight if self.generator is None else self.generator.weight
+        return self.hook_logits(F.linear(x, weight))
+
+    def forward(self, src: torch.Tensor, tgt: torch.Tensor, iv: Interventions = Interventions()) -> torch.Tensor:
+        """Teacher-forced pass: logits (B, T, vocab) for target inputs `tgt` given source `src`."""
+        memory, src_mask = self.encode(src, iv)
+        return self.decode(tgt, memory, src_mask, iv)
