@@ -1,0 +1,151 @@
+"""The public API on a tiny fixture checkpoint: translate, traces, decoding and bad input."""
+
+import numpy as np
+import pytest
+import torch
+
+from model import DecodeOptions, InputError, Interventions
+from model.decoding import beam_search, greedy
+from model.tokenizer import MAX_CHARS, normalize_source
+from model.tokens import BOS_ID, EOS_ID
+
+
+def test_translate_returns_the_documented_fields(tiny_bundle):
+    result = tiny_bundle.translate("The cat sleeps.", Interventions(), DecodeOptions(beam_size=1))
+    trace = result.trace
+    assert isinstance(result.translation, str)
+    assert trace.src_pieces[-1] == "</s>" and trace.tgt_pieces[0] == "<s>"
+    cfg = tiny_bundle.config
+    for stack, kind, layers in (("encoder", "self", cfg.n_encoder_layers),
+                                ("decoder", "self", cfg.n_decoder_layers),
+                                ("decoder", "cross", cfg.n_decoder_layers)):
+        for layer in range(layers):
+            pattern = trace.pattern(stack, kind, layer)
+            keys = trace.src_pieces if (stack, kind) != ("decoder", "self") else trace.tgt_pieces
+            queries = trace.src_pieces if stack == "encoder" else trace.tgt_pieces
+            assert pattern.shape == (cfg.n_heads, len(queries), len(keys))
+    assert trace.stages[0] == ("src_embed.hook_ids", (1, len(trace.src_pieces)))
+    assert trace.stages[-1] == ("hook_logits", (1, len(trace.tgt_pieces), cfg.vocab_size))
+    assert len(result.steps) == len(trace.out_pieces) == len(trace.tgt_pieces)
+    for step in result.steps:
+        probabilities = [p for _, p in step.top]
+        assert len(step.top) == 5 and probabilities == sorted(probabilities, reverse=True)
+        assert 0.0 < step.probability <= probabilities[0] + 1e-7
+
+
+def test_row_t_of_the_decoder_is_what_step_t_saw(tiny_bundle):
+    result = tiny_bundle.translate("The dog eats an apple.")
+    ids = list(result.trace.tgt_ids)
+    assert ids[0] == BOS_ID
+    assert result.trace.out_pieces[:-1] == result.trace.tgt_pieces[1:]
+
+
+def test_typed_variations_give_the_same_input_and_output(tiny_bundle):
+    variants = ["The small girl sees a white bird.", "the small girl sees a white bird",
+                "  THE small   girl sees a white bird .  ", "The small girl sees a white bird!!"]
+    results = [tiny_bundle.translate(v) for v in variants]
+    assert len({r.source for r in results}) == 1
+    assert len({r.translation for r in results}) == 1
+    assert len({r.trace.src_ids for r in results}) == 1
+
+
+@pytest.mark.parametrize("sentence", ["", "   ", "\n\t", "...", "\x00\x01"])
+def test_empty_input_raises_a_plain_value_error(tiny_bundle, sentence):
+    with pytest.raises(InputError, match="Type an English sentence") as info:
+        tiny_bundle.translate(sentence)
+    assert isinstance(info.value, ValueError)
+
+
+def test_overlong_input_is_truncated_with_a_warning(tiny_bundle):
+    result = tiny_bundle.translate("the cat sleeps " * 1000)
+    assert len(result.trace.src_ids) == tiny_bundle.config.max_len
+    assert any(f"first {MAX_CHARS}" in w for w in result.warnings)
+    assert any("pieces" in w and "cut" in w for w in result.warnings)
+
+
+@pytest.mark.parametrize("sentence", ["The 🐱 sleeps 😀", "<script>alert(1)</script>", "**bold** # title",
+                                      "القط ينام", "猫は寝る", "a\x00b\u200bc"])
+def test_odd_text_translates_without_error(tiny_bundle, sentence):
+    result = tiny_bundle.translate(sentence)
+    assert "⁇" not in "".join(result.trace.src_pieces)
+    for layer in range(tiny_bundle.config.n_encoder_layers):
+        np.testing.assert_allclose(result.trace.pattern("encoder", "self", layer).sum(-1), 1.0, atol=1e-5)
+
+
+def test_control_characters_are_removed_with_a_warning():
+    normalized = normalize_source("The cat\x00 sleeps\u200b.")
+    assert normalized.text == "the cat sleeps"
+    assert normalized.warnings and "control" in normalized.warnings[0]
+
+
+def test_unknown_words_are_flagged(tiny_bundle):
+    result = tiny_bundle.translate("The zebra sleeps.")
+    assert result.unknown_words == ["zebra"]
+    assert any("zebra" in w for w in result.warnings)
+
+
+def test_ablating_a_head_that_does_not_exist_is_refused(tiny_bundle):
+    with pytest.raises(InputError, match="no decoder cross-attention layer 0 head 9"):
+        tiny_bundle.translate("The cat sleeps.", Interventions(ablate=frozenset({("decoder", "cross", 0, 9)})))
+
+
+def test_without_trace_the_translation_is_the_same(tiny_bundle):
+    traced = tiny_bundle.translate("I drink water.")
+    plain = tiny_bundle.translate("I drink water.", trace=False)
+    assert plain.trace is None
+    assert plain.translation == traced.translation and plain.log_prob == pytest.approx(traced.log_prob)
+
+
+def _reference_greedy(model, src, iv, max_len):
+    """Recompute the whole prefix at every step (no cache): the definition of greedy decoding."""
+    tokens = [BOS_ID]
+    with torch.inference_mode():
+        for _ in range(max_len):
+            logits = model(src, torch.tensor([tokens]), iv)[0, -1]
+            tokens.append(int(logits.argmax()))
+            if tokens[-1] == EOS_ID:
+                return tokens[1:-1]
+    return tokens[1:]
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_cached_greedy_equals_recomputing_greedy(tiny_bundle, causal):
+    model, iv = tiny_bundle.model, Interventions(causal_mask=causal)
+    for sentence in ("The cat sleeps.", "I see the white bird.", "We are happy."):
+        _, ids, _ = tiny_bundle.encode_source(sentence)
+        src = torch.tensor([ids])
+        with torch.inference_mode():
+            memory, mask = model.encode(src, iv)
+            [(fast, _)] = greedy(model, memory, mask, iv, 20)
+        assert fast == _reference_greedy(model, src, iv, 20)
+
+
+def test_beam_scores_match_a_full_recomputation(tiny_bundle):
+    model, iv = tiny_bundle.model, Interventions()
+    _, ids, _ = tiny_bundle.encode_source("The small girl sees a white bird.")
+    src = torch.tensor([ids])
+    with torch.inference_mode():
+        memory, mask = model.encode(src, iv)
+        hypotheses = beam_search(model, memory, mask, iv, beam_size=4, max_len=12, length_penalty=1.0)
+        assert len(hypotheses) == 4
+        assert [h.score for h in hypotheses] == sorted((h.score for h in hypotheses), reverse=True)
+        for h in hypotheses:
+            produced = list(h.ids) + ([EOS_ID] if h.finished else [])
+            logits = model(src, torch.tensor([[BOS_ID] + produced[:-1]]), iv)[0]
+            expected = logits.log_softmax(-1)[torch.arange(len(produced)), torch.tensor(produced)].sum()
+            assert h.log_prob == pytest.approx(float(expected), abs=1e-4)
+
+
+def test_beam_search_is_at_least_as_likely_as_greedy(tiny_bundle):
+    options = DecodeOptions(beam_size=4, length_penalty=0.0, max_len=8)
+    greedy_result = tiny_bundle.translate("The cat sleeps.", options=DecodeOptions(max_len=8))
+    beam_result = tiny_bundle.translate("The cat sleeps.", options=options)
+    assert beam_result.beams[0].log_prob >= greedy_result.log_prob - 1e-4
+    assert len(beam_result.beams) == 4
+
+
+def test_bad_decode_options_are_refused():
+    with pytest.raises(InputError):
+        DecodeOptions(beam_size=0)
+    with pytest.raises(InputError):
+        DecodeOptions(length_penalty=-1)
