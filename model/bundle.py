@@ -14,7 +14,7 @@ from .errors import REBUILD_HINT, CheckpointError, InputError
 from .hooks import not_recording, recording
 from .interventions import DecodeOptions, Interventions
 from .tokenizer import normalize_source
-from .tokens import BOS_ID, EOS_ID
+from .tokens import BOS_ID, EOS_ID, PAD_ID
 from .trace import Trace
 
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
@@ -144,6 +144,44 @@ class Bundle:
                 interventions=interventions)
         return TranslationResult(source, self.tokenizer.decode(best.ids), recorded, steps, beams,
                                  log_prob, warnings, unknown)
+
+    def translate_batch(self, sentences: list[str], interventions: Interventions = Interventions(),
+                        max_len: int | None = None) -> list[TranslationResult]:
+        """Greedy-translate sentences together in one padded batch (the padding demo).
+
+        Each result's trace is its row of the batch, padding included, so a short sentence
+        shows `<pad>` keys: zero weight with the padding mask, some weight without it.
+        """
+        if not sentences:
+            raise InputError("Give at least one sentence to translate.")
+        self.check_interventions(interventions)
+        encoded = [self.encode_source(s) for s in sentences]
+        width = max(len(ids) for _, ids, _ in encoded)
+        src = torch.tensor([ids + [PAD_ID] * (width - len(ids)) for _, ids, _ in encoded])
+        limit = min(max_len or 2 * width + 10, self.config.max_len - 1)
+        with torch.inference_mode(), recording() as recorder:
+            memory, src_mask = self.model.encode(src, interventions)
+            with not_recording():
+                outputs = greedy(self.model, memory, src_mask, interventions, limit)
+            produced = [ids + ([EOS_ID] if finished else []) or [EOS_ID] for ids, finished in outputs]
+            length = max(len(p) for p in produced)
+            tgt = torch.tensor([[BOS_ID] + p[:-1] + [PAD_ID] * (length - len(p)) for p in produced])
+            logits = self.model.decode(tgt, memory, src_mask, interventions)
+        log_probs = logits.float().log_softmax(dim=-1)  # (B, T, vocab)
+        results = []
+        for row, ((source, src_ids, warnings), (ids, finished)) in enumerate(zip(encoded, outputs)):
+            full_src, full_tgt = src[row].tolist(), tgt[row].tolist()
+            chosen = produced[row] + [PAD_ID] * (length - len(produced[row]))
+            trace = Trace(tuple(full_src), self.tokenizer.pieces(full_src), tuple(full_tgt),
+                          self.tokenizer.pieces(full_tgt), self.tokenizer.pieces(chosen),
+                          {name: t[row:row + 1].numpy() for name, t in recorder.tensors.items()},
+                          interventions)
+            steps = self._steps(log_probs[row].exp(), produced[row], top_k=5)
+            log_prob = float(sum(log_probs[row, t, i] for t, i in enumerate(produced[row])))
+            translation = self.tokenizer.decode(ids)
+            beam = Beam(translation, self.tokenizer.pieces(ids), log_prob, log_prob, finished)
+            results.append(TranslationResult(source, translation, trace, steps, [beam], log_prob, warnings))
+        return results
 
     def _steps(self, probs: torch.Tensor, produced: list[int], top_k: int) -> list[Step]:
         top_p, top_i = probs.topk(min(top_k, probs.size(-1)), dim=-1)

@@ -149,3 +149,17 @@ def test_bad_decode_options_are_refused():
         DecodeOptions(beam_size=0)
     with pytest.raises(InputError):
         DecodeOptions(length_penalty=-1)
+
+
+def test_a_batch_row_matches_the_sentence_alone_and_shows_its_padding(tiny_bundle):
+    long, short = "The small girl sees a white bird.", "The cat sleeps."
+    rows = tiny_bundle.translate_batch([long, short], max_len=10)
+    alone = [tiny_bundle.translate(s, options=DecodeOptions(max_len=10)) for s in (long, short)]
+    for row, single in zip(rows, alone):
+        assert row.translation == single.translation
+    padded = rows[1].trace
+    pads = [i for i, p in enumerate(padded.src_pieces) if p == "<pad>"]
+    assert pads and len(padded.src_pieces) == len(rows[0].trace.src_pieces)
+    assert (padded.pattern("encoder", "self", 0)[..., pads] == 0).all()
+    unmasked = tiny_bundle.translate_batch([long, short], Interventions(padding_mask=False), max_len=10)
+    assert (unmasked[1].trace.pattern("encoder", "self", 0)[..., pads] > 0).all()
