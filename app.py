@@ -1,0 +1,13 @@
+"""Transformer Anatomy: `streamlit run app.py`. Only the page menu lives here.
+
+Every page file sets itself up through `ui.page.start` (model, sidebar controls, URL state),
+so the live server (app.py -> page) and AppTest (which runs page files directly) take the
+same path through the same code.
+"""
+
+import streamlit as st
+
+from ui.nav import PAGES
+
+st.navigation([st.Page(path, title=title, icon=icon, url_path=slug, default=(index == 0))
+               for index, (path, title, icon, slug) in enumerate(PAGES)]).run()

@@ -1,0 +1,96 @@
+"""Attention: every head of the chosen layer, the head average, and the all-layers model view."""
+
+import streamlit as st
+
+from ui.page import bind, page_value, set_value, start
+from ui.urlstate import BLOCK_NAMES, BLOCKS, Field
+from viz.attention import attention_heads, attention_map, model_view, model_view_cell
+from viz.labels import display_piece
+
+page = start("Attention", ":material/grid_on:")
+trace, ctl, style = page.result.trace, page.controls, page.style
+n_steps = len(trace.tgt_pieces)
+
+CAPTIONS = {
+    "enc-self": "Rows are queries, columns are keys, both source pieces. Row i shows how much piece i "
+                "took from every piece of the sentence (each row sums to 1).",
+    "dec-self": "Rows are decoder positions (the piece fed in at that step), columns the pieces it may "
+                "look back at. With the causal mask on, everything right of the diagonal is 0.",
+    "dec-cross": "Rows are decoder positions, columns are source pieces: where in the English sentence "
+                 "each step of the French output looked.",
+}
+
+
+def _keys(block: str) -> list[str]:
+    return trace.src_pieces if block in ("enc-self", "dec-cross") else trace.tgt_pieces
+
+
+def _queries(block: str) -> list[str]:
+    return trace.src_pieces if block == "enc-self" else trace.tgt_pieces
+
+
+step = ctl.step
+if n_steps > 1:
+    step = bind("step", st.slider, label="Decoding step t (outlined row in the decoder plots)",
+                min_value=1, max_value=n_steps) - 1
+else:
+    step = 0
+step = min(step, n_steps - 1)
+st.markdown(f"Step **t = {step + 1}** read “{display_piece(trace.tgt_pieces[step])}” "
+            f"and produced “{display_piece(trace.out_pieces[step])}”.")
+
+for block, (stack, kind) in BLOCKS.items():
+    n_layers = page.limits.layers_of(stack)
+    layer = min(ctl.layer, n_layers - 1)
+    pattern = trace.pattern(stack, kind, layer)
+    highlight = None if block == "enc-self" else step
+    off = ctl.interventions().heads_off(stack, kind, layer)
+    st.subheader(f"{BLOCK_NAMES[block].capitalize()} · layer L{layer + 1}")
+    if layer != ctl.layer:
+        st.caption(f"The {stack} has {n_layers} layers: showing its last.")
+    page.show(attention_heads(pattern, _queries(block), _keys(block), style,
+                              f"{BLOCK_NAMES[block]}, L{layer + 1}: every head", highlight, off),
+              CAPTIONS[block], key=f"heads-{block}")
+    left, right = st.columns(2)
+    with left:
+        page.show(attention_map(pattern.mean(axis=0), _queries(block), _keys(block), style,
+                                f"Average of the {pattern.shape[0]} heads", highlight),
+                  "The mean over heads: what the layer attends to as a whole.", key=f"avg-{block}")
+    with right:
+        page.show(attention_map(pattern[ctl.head], _queries(block), _keys(block), style,
+                                f"Head H{ctl.head + 1} alone", highlight),
+                  "The head picked in the sidebar, with its weights.", key=f"one-{block}")
+
+st.subheader("Model view: all layers × all heads")
+VIEW = Field("view", "dec-cross", lambda text: text if text in BLOCKS else (_ for _ in ()).throw(
+    ValueError(f"expected one of {', '.join(BLOCKS)}")))
+page_value(VIEW)
+view = bind("view", st.radio, label="Attention kind", options=list(BLOCKS), horizontal=True,
+            format_func=lambda b: BLOCK_NAMES[b].capitalize())
+stack, kind = BLOCKS[view]
+patterns = [trace.pattern(stack, kind, layer) for layer in range(page.limits.layers_of(stack))]
+queries, keys = _queries(view), _keys(view)
+
+
+def _open_clicked() -> None:
+    """A click on a tile of the model view picks that layer and head."""
+    state = st.session_state.get("model-view")
+    points = state.selection.points if state is not None else []
+    if points:
+        cell = model_view_cell(points[0].get("x"), points[0].get("y"))
+        if cell is not None:
+            set_value("layer", cell[0] + 1)
+            set_value("head", cell[1] + 1)
+
+
+selected = (min(ctl.layer, len(patterns) - 1), ctl.head)
+page.show(model_view(patterns, queries, keys, style, f"{BLOCK_NAMES[view].capitalize()}: layers × heads",
+                     selected),
+          "Each tile is one head (rows: layers, columns: heads). Click a tile, or use the sidebar pickers, "
+          "to open that head large below.", key="model-view", on_select=_open_clicked,
+          selection_mode="points")
+page.show(attention_map(patterns[selected[0]][selected[1]], queries, keys, style,
+                        f"{BLOCK_NAMES[view].capitalize()} L{selected[0] + 1} H{selected[1] + 1}",
+                        None if view == "enc-self" else step),
+          "The selected head, large.", key="view-large")
+page.finish()

@@ -1,0 +1,1 @@
+"""Streamlit glue shared by every page: controls, URL state, cached model calls, figure display."""

@@ -1,0 +1,87 @@
+"""Cached calls into the engine: one model per checkpoint, one result per (checkpoint, sentence, controls)."""
+
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+from model import Bundle, DecodeOptions, Interventions, TranslationResult, load_bundle
+
+CHECKPOINT_ENV = "ANATOMY_CHECKPOINT"
+
+# Interventions as a plain hashable key: (causal, padding, positional, sorted ablated heads)
+IvKey = tuple[bool, bool, bool, tuple[tuple[str, str, int, int], ...]]
+
+
+def checkpoint_path() -> str:
+    """The checkpoint directory from $ANATOMY_CHECKPOINT ('' means the shipped default model)."""
+    return os.environ.get(CHECKPOINT_ENV, "").strip()
+
+
+@st.cache_resource(show_spinner="Loading the model ...", max_entries=4)
+def get_bundle(path: str) -> Bundle:
+    """Load a checkpoint once per process (shared by every session; the Bundle is thread-safe)."""
+    return load_bundle(path or None)
+
+
+def iv_key(iv: Interventions) -> IvKey:
+    """A plain, hashable cache key for interventions."""
+    return iv.causal_mask, iv.padding_mask, iv.positional_encoding, tuple(sorted(iv.ablate))
+
+
+def _iv(key: IvKey) -> Interventions:
+    causal, padding, positional, ablate = key
+    return Interventions(causal_mask=causal, padding_mask=padding, positional_encoding=positional,
+                         ablate=frozenset(ablate))
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _translate(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int,
+               trace: bool) -> TranslationResult:
+    return _bundle.translate(sentence, _iv(key), DecodeOptions(beam_size=beam_size), trace=trace)
+
+
+def translate(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int = 1,
+              trace: bool = True) -> TranslationResult:
+    """Translate through the cache keyed by (checkpoint id, sentence, switches, beam size, trace)."""
+    return _translate(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, trace)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _translate_batch(_bundle: Bundle, checkpoint_id: str, sentences: tuple[str, ...],
+                     key: IvKey) -> list[TranslationResult]:
+    return _bundle.translate_batch(list(sentences), _iv(key))
+
+
+def translate_batch(bundle: Bundle, sentences: list[str], iv: Interventions) -> list[TranslationResult]:
+    """Greedy-translate sentences as one padded batch, cached."""
+    return _translate_batch(bundle, bundle.checkpoint_id, tuple(sentences), iv_key(iv))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _knockout(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int,
+              heads: tuple[tuple[str, str, int, int], ...]) -> list[dict]:
+    base_iv = _iv(key)
+    options = DecodeOptions(beam_size=beam_size)
+    base = _bundle.translate(sentence, base_iv, options, trace=False)
+    rows = []
+    for head in heads:
+        iv = Interventions(causal_mask=base_iv.causal_mask, padding_mask=base_iv.padding_mask,
+                           positional_encoding=base_iv.positional_encoding,
+                           ablate=frozenset(base_iv.ablate | {head}))
+        knocked = _bundle.translate(sentence, iv, options, trace=False)
+        rows.append({"head": head, "translation": knocked.translation, "log_prob": knocked.log_prob,
+                     "base_translation": base.translation, "base_log_prob": base.log_prob})
+    return rows
+
+
+def knockout_sweep(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int,
+                   heads: list[tuple[str, str, int, int]]) -> list[dict]:
+    """Translate once per head with that head knocked out too (on top of `iv`), cached.
+
+    Each row holds the knocked-out translation and its log-probability next to the
+    unablated ones. (A teacher-forced score of the unablated output under each ablation
+    needs an engine call that does not exist yet: see the app report.)
+    """
+    return _knockout(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, tuple(heads))

@@ -1,0 +1,239 @@
+"""What every page does first: load the model, show the shared sidebar controls, translate once."""
+
+from __future__ import annotations
+
+import html
+import random
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from model import AnatomyError, Bundle, CheckpointError, TranslationResult
+from viz.export import page_html, toolbar_config
+from viz.style import Style
+
+from . import engine
+from .urlstate import (EXAMPLES, Controls, Field, Limits, all_heads, head_label, read_fields,
+                       shared_fields, write_fields)
+
+__all__ = ["Page", "bind", "big_text", "page_value", "set_value", "start"]
+
+VALUES, RAW, NOTES, FIELDS = "_anatomy_values", "_anatomy_url", "_anatomy_notes", "_anatomy_fields"
+
+PRESENTATION_CSS = """<style>
+html, body, [class*="st-"] { font-size: 20px; }
+h1 { font-size: 2.6rem !important; } h2 { font-size: 2.0rem !important; } h3 { font-size: 1.6rem !important; }
+[data-testid="stCaptionContainer"] { font-size: 1.05rem !important; color: #111 !important; }
+</style>"""
+
+
+def _random_sentence() -> str:
+    try:
+        from model.corpus import random_sentence
+    except ImportError:
+        return random.choice(EXAMPLES)
+    return random_sentence(random.randrange(1_000_000_000))
+
+
+def _values() -> dict[str, Any]:
+    return st.session_state[VALUES]
+
+
+def _register(fields: list[Field]) -> list[str]:
+    """Give each field its value from the URL the first time this session sees it; return notes."""
+    known: dict[str, Field] = st.session_state.setdefault(FIELDS, {})
+    new = [f for f in fields if f.key not in known]
+    if not new:
+        return []
+    values, notes = read_fields(new, st.session_state[RAW])
+    _values().update(values)
+    known.update({f.key: f for f in new})
+    return notes
+
+
+def _write_url() -> None:
+    known: dict[str, Field] = st.session_state[FIELDS]
+    wanted = write_fields(list(known.values()), _values())
+    for key, value in wanted.items():
+        if st.query_params.get(key) != value:
+            st.query_params[key] = value
+
+
+def _copy_from_widget(key: str, from_widget: Callable[[Any], Any]) -> None:
+    _values()[key] = from_widget(st.session_state[f"w_{key}"])
+
+
+def bind(key: str, render: Callable[..., Any], to_widget: Callable[[Any], Any] = lambda v: v,
+         from_widget: Callable[[Any], Any] = lambda v: v, **kwargs: Any) -> Any:
+    """Render a widget whose value lives in the session store (so every page shares it) and the URL."""
+    wkey = f"w_{key}"
+    # Always seed the widget from the store: a widget on another page (or a page reached
+    # through the menu) is a new widget for Streamlit, and its on_change has already copied
+    # any change the person made into the store before this run started.
+    st.session_state[wkey] = to_widget(_values()[key])
+    render(key=wkey, on_change=_copy_from_widget, args=(key, from_widget), **kwargs)
+    _values()[key] = from_widget(st.session_state[wkey])
+    _write_url()
+    return _values()[key]
+
+
+def page_value(spec: Field) -> Any:
+    """Register a page's own control (restored from the URL) and return its current value."""
+    for note in _register([spec]):
+        st.warning(note)
+    return _values()[spec.key]
+
+
+def set_value(key: str, value: Any) -> None:
+    """Change a stored control (e.g. from a chart click); the widget follows on this run."""
+    _values()[key] = value
+
+
+def _set_sentence(text: str) -> None:
+    _values()["sentence"] = text
+
+
+def _pick_example() -> None:
+    choice = st.session_state.get("w_example")
+    if choice:
+        _values()["sentence"] = choice
+    st.session_state["w_example"] = None
+
+
+def _sidebar(limits: Limits, bundle: Bundle) -> None:
+    heads = all_heads(limits)
+    by_label = {head_label(h): h for h in heads}
+    with st.sidebar:
+        st.markdown("### Sentence")
+        bind("sentence", st.text_input, label="English sentence", max_chars=2000,
+             help="Type any English sentence and press Enter. Case and final punctuation do not matter.")
+        st.selectbox("Examples", EXAMPLES, index=None, key="w_example", on_change=_pick_example,
+                     placeholder="Pick an example sentence")
+        st.button("Random sentence", icon=":material/casino:", on_click=lambda: _set_sentence(_random_sentence()),
+                  help="Draw a sentence from the corpus generator the model was trained on.")
+        st.markdown("### Decoding")
+        mode = bind("decode", st.radio, label="Decoding", options=["greedy", "beam"], horizontal=True,
+                    format_func=lambda m: "Greedy" if m == "greedy" else "Beam search",
+                    label_visibility="collapsed")
+        if mode == "beam":
+            bind("beam", st.slider, label="Beam size", min_value=2, max_value=16)
+        st.markdown("### Layer and head")
+        left, right = st.columns(2)
+        with left:
+            bind("layer", st.selectbox, label="Layer", options=list(range(1, limits.n_layers + 1)),
+                 format_func=lambda n: f"L{n}")
+        with right:
+            bind("head", st.selectbox, label="Head", options=list(range(1, limits.n_heads + 1)),
+                 format_func=lambda n: f"H{n}")
+        st.markdown("### Switches")
+        bind("causal", st.toggle, label="Causal mask",
+             help="Decoder self-attention may not look at later positions.")
+        bind("padding", st.toggle, label="Padding mask", help="No query looks at <pad> positions.")
+        bind("pe", st.toggle, label="Positional encoding", help="Add position information to the embeddings.")
+        bind("ablate", st.multiselect, label="Knock out heads", options=list(by_label),
+             to_widget=lambda hs: [head_label(h) for h in hs],
+             from_widget=lambda labels: tuple(sorted(by_label[x] for x in labels)),
+             placeholder="Choose heads to zero",
+             help="A knocked-out head's output is set to zero in every step.")
+        st.markdown("### Display")
+        bind("present", st.toggle, label="Presentation mode", help="Large fonts and a high-contrast scale.")
+        bind("export", st.radio, label="Chart download format", options=["png", "svg"], horizontal=True,
+             format_func=lambda f: "PNG (3x)" if f == "png" else "SVG",
+             help="What the camera button in each chart's toolbar saves.")
+        st.caption(f"Model {bundle.card.get('name', 'checkpoint')} · id {bundle.checkpoint_id} · "
+                   f"{limits.n_encoder_layers}+{limits.n_decoder_layers} layers × {limits.n_heads} heads")
+
+
+@dataclass
+class Page:
+    """One rerun of one page: the model, the controls, the main result and the figures shown."""
+
+    title: str
+    bundle: Bundle
+    limits: Limits
+    controls: Controls
+    style: Style
+    result: TranslationResult | None = None
+    figures: list[tuple[str, go.Figure]] = field(default_factory=list)
+
+    @property
+    def plotly_config(self) -> dict:
+        """Toolbar settings: PNG at 3x scale or SVG, as chosen in the sidebar."""
+        name = re.sub(r"[^a-z0-9]+", "-", self.title.lower()).strip("-")
+        return toolbar_config(self.controls.export, filename=f"anatomy-{name}")
+
+    def show(self, fig: go.Figure, caption: str = "", key: str | None = None,
+             on_select: Any = "ignore", **kwargs: Any) -> Any:
+        """Draw a figure (export settings applied) and keep it for the page's HTML download."""
+        self.figures.append((caption or (fig.layout.title.text or ""), fig))
+        event = st.plotly_chart(fig, config=self.plotly_config, theme=None, key=key,
+                                on_select=on_select, **kwargs)
+        if caption:
+            st.caption(caption)
+        return event
+
+    def translate(self, **changes: Any) -> TranslationResult:
+        """Translate the sentence under the controls' switches, optionally changed; errors stop the page."""
+        iv = self.controls.interventions(**changes)
+        try:
+            return engine.translate(self.bundle, self.controls.sentence, iv, self.controls.beam_size)
+        except AnatomyError as exc:
+            st.error(str(exc))
+            st.stop()
+            raise  # unreachable: st.stop raises
+
+    def finish(self) -> None:
+        """Offer every figure of the page as one self-contained HTML file."""
+        if not self.figures:
+            return
+        figures, title, fmt = list(self.figures), f"Transformer Anatomy: {self.title}", self.controls.export
+        intro = f"Sentence: {self.controls.sentence}"
+        st.divider()
+        st.download_button("Download this page's charts as HTML (works offline)",
+                           data=lambda: page_html(title, figures, intro, fmt),
+                           file_name=f"anatomy-{re.sub(r'[^a-z0-9]+', '-', self.title.lower())}.html",
+                           mime="text/html", icon=":material/download:", on_click="ignore")
+
+
+def start(title: str, icon: str = "", needs_result: bool = True) -> Page:
+    """Set up a page: config, model, sidebar controls, URL state, and the main translation."""
+    st.set_page_config(page_title=f"{title} · Transformer Anatomy", page_icon=icon or None, layout="wide")
+    try:
+        bundle = engine.get_bundle(engine.checkpoint_path())
+    except CheckpointError as exc:
+        st.title(title)
+        st.error(str(exc))
+        st.stop()
+        raise
+    cfg = bundle.config
+    limits = Limits(cfg.n_encoder_layers, cfg.n_decoder_layers, cfg.n_heads, cfg.max_len)
+    if VALUES not in st.session_state:
+        st.session_state[VALUES] = {}
+        st.session_state[RAW] = {k: st.query_params[k] for k in st.query_params}
+        st.session_state[NOTES] = []
+    st.session_state[NOTES].extend(_register(shared_fields(limits)))
+    _sidebar(limits, bundle)
+    controls = Controls.from_values(_values())
+    style = Style(presentation=controls.presentation)
+    if controls.presentation:
+        st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
+    st.title(title)
+    for note in st.session_state[NOTES]:
+        st.warning(note)
+    st.session_state[NOTES] = []
+    page = Page(title, bundle, limits, controls, style)
+    if needs_result:
+        page.result = page.translate()
+        for warning in page.result.warnings:
+            st.warning(warning)
+    return page
+
+
+def big_text(text: str, size_rem: float = 2.2) -> None:
+    """Show text large; it is HTML-escaped, so typed text can never become markup."""
+    safe = html.escape(" ".join(text.split())) or "&nbsp;"
+    st.markdown(f"<div style='font-size:{size_rem}rem;font-weight:600;line-height:1.25;"
+                f"margin:0.2rem 0 0.8rem 0'>{safe}</div>", unsafe_allow_html=True)

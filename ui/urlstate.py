@@ -1,0 +1,198 @@
+"""The controls as plain values, and their round trip through URL query parameters (no streamlit)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from model import DecodeOptions, Interventions
+
+Head = tuple[str, str, int, int]
+BLOCKS: dict[str, tuple[str, str]] = {"enc-self": ("encoder", "self"), "dec-self": ("decoder", "self"),
+                                      "dec-cross": ("decoder", "cross")}
+BLOCK_NAMES = {"enc-self": "encoder self-attention", "dec-self": "decoder masked self-attention",
+               "dec-cross": "decoder cross-attention"}
+EXAMPLES = [
+    "The small girl sees a white bird.",
+    "The cat eats the apple.",
+    "My sisters will see the old house.",
+    "The boys did not close the blue door.",
+    "She gives the new book to the teacher.",
+    "Do you love the red car?",
+    "Five boys often closed these blue windows but they will see their library.",
+]
+MAX_SENTENCE = 2000
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the loaded model allows the controls to pick."""
+
+    n_encoder_layers: int
+    n_decoder_layers: int
+    n_heads: int
+    max_len: int
+
+    @property
+    def n_layers(self) -> int:
+        """Largest layer count of the two stacks (the layer picker's range)."""
+        return max(self.n_encoder_layers, self.n_decoder_layers)
+
+    def layers_of(self, stack: str) -> int:
+        """Number of layers of 'encoder' or 'decoder'."""
+        return self.n_encoder_layers if stack == "encoder" else self.n_decoder_layers
+
+
+def head_label(head: Head) -> str:
+    """Human label of a head, 1-based: ('decoder', 'cross', 0, 1) -> 'decoder cross L1 H2'."""
+    stack, kind, layer, index = head
+    return f"{stack} {kind} L{layer + 1} H{index + 1}"
+
+
+def head_code(head: Head) -> str:
+    """URL form of a head, 1-based: ('decoder', 'cross', 0, 1) -> 'dec-cross-1-2'."""
+    stack, kind, layer, index = head
+    block = next(code for code, pair in BLOCKS.items() if pair == (stack, kind))
+    return f"{block}-{layer + 1}-{index + 1}"
+
+
+def all_heads(limits: Limits) -> list[Head]:
+    """Every attention head of the model in reading order."""
+    return [(stack, kind, layer, head) for stack, kind in BLOCKS.values()
+            for layer in range(limits.layers_of(stack)) for head in range(limits.n_heads)]
+
+
+def parse_head_code(code: str, limits: Limits) -> Head:
+    """'dec-cross-1-2' -> ('decoder', 'cross', 0, 1), checked against the model."""
+    block, _, numbers = code.strip().rpartition("-")
+    block, _, layer_text = block.rpartition("-")
+    if block not in BLOCKS:
+        raise ValueError(f"unknown head {code!r}")
+    stack, kind = BLOCKS[block]
+    layer, head = int(layer_text) - 1, int(numbers) - 1
+    if not (0 <= layer < limits.layers_of(stack) and 0 <= head < limits.n_heads):
+        raise ValueError(f"no head {code!r} in this model")
+    return stack, kind, layer, head
+
+
+def _on_off(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("on", "1", "true", "yes"):
+        return True
+    if value in ("off", "0", "false", "no"):
+        return False
+    raise ValueError(f"expected on or off, got {text!r}")
+
+
+def _int_in(low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = int(text)
+        if not low <= value <= high:
+            raise ValueError(f"{value} is outside {low}..{high}")
+        return value
+    return parse
+
+
+def _sentence(text: str) -> str:
+    if not text.strip():
+        raise ValueError("empty sentence")
+    if len(text) > MAX_SENTENCE:
+        raise ValueError(f"longer than {MAX_SENTENCE} characters")
+    return text
+
+
+def _choice(*options: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in options:
+            raise ValueError(f"expected one of {', '.join(options)}")
+        return text
+    return parse
+
+
+@dataclass(frozen=True)
+class Field:
+    """One control: its URL key, default, parser (raises ValueError) and URL writer."""
+
+    key: str
+    default: Any
+    parse: Callable[[str], Any]
+    dump: Callable[[Any], str] = str
+
+
+def shared_fields(limits: Limits) -> list[Field]:
+    """The controls every page shares, with ranges taken from the model."""
+    on_off = lambda value: "on" if value else "off"  # noqa: E731
+    heads = lambda text: tuple(sorted({parse_head_code(c, limits) for c in text.split(",") if c.strip()}))  # noqa: E731
+    return [
+        Field("sentence", EXAMPLES[0], _sentence),
+        Field("decode", "greedy", _choice("greedy", "beam")),
+        Field("beam", 4, _int_in(2, 16)),
+        Field("layer", 1, _int_in(1, limits.n_layers)),
+        Field("head", 1, _int_in(1, limits.n_heads)),
+        Field("causal", True, _on_off, on_off),
+        Field("padding", True, _on_off, on_off),
+        Field("pe", True, _on_off, on_off),
+        Field("ablate", (), heads, lambda value: ",".join(head_code(h) for h in value)),
+        Field("step", 1, _int_in(1, limits.max_len)),
+        Field("present", False, _on_off, on_off),
+        Field("export", "png", _choice("png", "svg")),
+    ]
+
+
+def read_fields(fields: list[Field], params: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
+    """Values for `fields` from query parameters; a bad value falls back to its default, with a note."""
+    values, notes = {}, []
+    for field in fields:
+        values[field.key] = field.default
+        if field.key not in params:
+            continue
+        raw = params[field.key]
+        try:
+            values[field.key] = field.parse(raw)
+        except (ValueError, TypeError) as exc:
+            notes.append(f"URL parameter {field.key}={raw[:60]!r} is not valid ({exc}); "
+                         f"using the default {field.dump(field.default) or '(none)'}.")
+    return values, notes
+
+
+def write_fields(fields: list[Field], values: Mapping[str, Any]) -> dict[str, str]:
+    """Query parameters for `values` (every field, so a URL fixes the whole view)."""
+    return {field.key: field.dump(values[field.key]) for field in fields if field.key in values}
+
+
+@dataclass(frozen=True)
+class Controls:
+    """The shared controls of one rerun, as plain values (layers, heads and steps 0-based)."""
+
+    sentence: str
+    beam_size: int
+    layer: int
+    head: int
+    causal: bool
+    padding: bool
+    positional: bool
+    ablate: tuple[Head, ...]
+    step: int
+    presentation: bool
+    export: str
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> "Controls":
+        """Build from the store of URL-keyed values."""
+        return cls(sentence=values["sentence"],
+                   beam_size=values["beam"] if values["decode"] == "beam" else 1,
+                   layer=values["layer"] - 1, head=values["head"] - 1,
+                   causal=values["causal"], padding=values["padding"], positional=values["pe"],
+                   ablate=tuple(values["ablate"]), step=values["step"] - 1,
+                   presentation=values["present"], export=values["export"])
+
+    def interventions(self, **changes: Any) -> Interventions:
+        """The engine switches these controls ask for (optionally changed)."""
+        base = dict(causal_mask=self.causal, padding_mask=self.padding,
+                    positional_encoding=self.positional, ablate=frozenset(self.ablate))
+        base.update(changes)
+        return Interventions(**base)
+
+    def options(self) -> DecodeOptions:
+        """Decoding options these controls ask for."""
+        return DecodeOptions(beam_size=self.beam_size)

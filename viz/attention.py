@@ -1,0 +1,169 @@
+"""Attention patterns as heatmaps: heads side by side, the head average, and the model view."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .labels import axis_labels, thin_ticks
+from .style import Style
+
+CONTAINER_PX = 1150  # width a wide Streamlit page gives a chart (approximate)
+HOVER = "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"
+
+
+def check_pattern(pattern: np.ndarray, queries: list[str], keys: list[str]) -> None:
+    """Refuse a pattern whose last two axes do not match the query and key tokens."""
+    if pattern.ndim < 2 or tuple(pattern.shape[-2:]) != (len(queries), len(keys)):
+        raise ValueError(f"attention pattern of shape {tuple(pattern.shape)} does not match "
+                         f"{len(queries)} query tokens x {len(keys)} key tokens")
+
+
+def _panel_height(n_queries: int, style: Style, low: int = 260, high: int = 620) -> int:
+    return int(min(high, max(low, n_queries * (style.tick + 5) + 90)))
+
+
+def _label_axes(fig: go.Figure, row: int | None, col: int | None, qlabels: list[str], klabels: list[str],
+                width_px: float, height_px: float, style: Style, show_y: bool = True) -> None:
+    where = {} if row is None else dict(row=row, col=col)
+    _, xt = thin_ticks(klabels, width_px, style.tick)
+    _, yt = thin_ticks(qlabels, height_px, style.tick)
+    fig.update_xaxes(type="category", tickmode="array", tickvals=xt, ticktext=xt, tickangle=-90,
+                     showgrid=False, zeroline=False, **where)
+    fig.update_yaxes(type="category", tickmode="array", tickvals=yt, ticktext=yt if show_y else [""] * len(yt),
+                     autorange="reversed", showgrid=False, zeroline=False, **where)
+
+
+def _row_outline(fig: go.Figure, row_index: int, n_keys: int, style: Style, xref: str, yref: str) -> None:
+    fig.add_shape(type="rect", x0=-0.5, x1=n_keys - 0.5, y0=row_index - 0.5, y1=row_index + 0.5,
+                  xref=xref, yref=yref, line=dict(color=style.highlight, width=style.line_width + 1),
+                  fillcolor="rgba(0,0,0,0)")
+
+
+def _axis(labels: list[str], px: float, style: Style, **extra: object) -> dict:
+    _, shown = thin_ticks(labels, px, style.tick)
+    return dict(type="category", tickmode="array", tickvals=shown, ticktext=shown, showgrid=False,
+                zeroline=False, tickfont=dict(size=style.tick), automargin=True, **extra)
+
+
+def attention_heads(pattern: np.ndarray, queries: list[str], keys: list[str], style: Style,
+                    title: str, highlight_row: int | None = None,
+                    knocked_out: tuple[int, ...] = ()) -> go.Figure:
+    """All heads of one attention block side by side on one 0-1 colour scale ([heads, q, k])."""
+    check_pattern(pattern, queries, keys)
+    heads = pattern.shape[0]
+    per_row = min(heads, 4 if len(keys) <= 16 else 2)
+    n_rows = math.ceil(heads / per_row)
+    qlabels, klabels = axis_labels(queries), axis_labels(keys)
+    panel_h = _panel_height(len(queries), style)
+    width_px = CONTAINER_PX / per_row - 60
+    gap_x, gap_y = (0.05 if per_row > 1 else 0.0), (0.16 / n_rows if n_rows > 1 else 0.0)
+    cell_w, cell_h = (1 - gap_x * (per_row - 1)) / per_row, (1 - gap_y * (n_rows - 1)) / n_rows
+    data, layout, titles, shapes = [], {}, [], []
+    for h in range(heads):
+        row, col = divmod(h, per_row)
+        suffix = "" if h == 0 else str(h + 1)
+        x0, y1 = col * (cell_w + gap_x), 1 - row * (cell_h + gap_y)
+        data.append(go.Heatmap(z=pattern[h], x=klabels, y=qlabels, hovertemplate=HOVER, coloraxis="coloraxis",
+                               xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
+        layout[f"xaxis{suffix}"] = _axis(klabels, width_px, style, domain=[max(0.0, x0), min(1.0, x0 + cell_w)], anchor=f"y{suffix}",
+                                         tickangle=-90)
+        layout[f"yaxis{suffix}"] = _axis(qlabels if col == 0 else [], panel_h - 80, style,
+                                         domain=[max(0.0, y1 - cell_h), min(1.0, y1)], anchor=f"x{suffix}", autorange="reversed",
+                                         showticklabels=(col == 0))
+        name = f"H{h + 1}" + (" (knocked out)" if h in knocked_out else "")
+        titles.append(dict(text=name, x=x0 + cell_w / 2, y=y1, xref="paper", yref="paper", xanchor="center",
+                           yanchor="bottom", showarrow=False, font=dict(size=style.font)))
+        if highlight_row is not None and 0 <= highlight_row < len(queries):
+            shapes.append(dict(type="rect", x0=-0.5, x1=len(keys) - 0.5, y0=highlight_row - 0.5,
+                               y1=highlight_row + 0.5, xref=f"x{suffix}", yref=f"y{suffix}",
+                               line=dict(color=style.highlight, width=style.line_width + 1)))
+    fig = style.figure(coloraxis=dict(colorscale=style.weights, cmin=0.0, cmax=1.0,
+                                      colorbar=dict(title="weight", thickness=14)),
+                       annotations=titles, shapes=shapes, **layout)
+    fig.add_traces(data)
+    return style.apply(fig, title, height=panel_h * n_rows + 40)
+
+
+def attention_map(matrix: np.ndarray, queries: list[str], keys: list[str], style: Style, title: str,
+                  highlight_row: int | None = None, show_values: bool | None = None) -> go.Figure:
+    """One [queries, keys] weight matrix as a large heatmap (a single head or the head average)."""
+    check_pattern(matrix, queries, keys)
+    qlabels, klabels = axis_labels(queries), axis_labels(keys)
+    if show_values is None:
+        show_values = matrix.size <= 300
+    height = _panel_height(len(queries), style, low=320, high=760)
+    fig = style.figure()
+    fig.add_trace(go.Heatmap(z=matrix, x=klabels, y=qlabels, hovertemplate=HOVER,
+                             zmin=0.0, zmax=1.0, colorscale=style.weights,
+                             colorbar=dict(title="weight", thickness=14),
+                             texttemplate="%{z:.2f}" if show_values else None,
+                             textfont=dict(size=style.tick)))
+    _label_axes(fig, None, None, qlabels, klabels, min(CONTAINER_PX, 900), height - 100, style)
+    if highlight_row is not None and 0 <= highlight_row < len(queries):
+        _row_outline(fig, highlight_row, len(keys), style, "x", "y")
+    return style.apply(fig, title, height=height)
+
+
+def _tile_gap(n: int) -> int:
+    return max(1, round(n * 0.15))
+
+
+def model_view(patterns: list[np.ndarray], queries: list[str], keys: list[str], style: Style,
+               title: str, selected: tuple[int, int] | None = None) -> go.Figure:
+    """Every layer (rows) x every head (columns) of one attention kind, tiled in one heatmap.
+
+    Columns are labelled "H2 · key" and rows "L1 · query" (gaps get blank labels), so the
+    hover names the head, the query and the key, and a click maps back to (layer, head).
+    """
+    if not patterns:
+        raise ValueError("model view needs at least one layer")
+    for pattern in patterns:
+        check_pattern(pattern, queries, keys)
+    layers, heads = len(patterns), patterns[0].shape[0]
+    nq, nk = len(queries), len(keys)
+    gq, gk = _tile_gap(nq), _tile_gap(nk)
+    image = np.full((layers * (nq + gq) - gq, heads * (nk + gk) - gk), np.nan)
+    qlabels, klabels = axis_labels(queries), axis_labels(keys)
+    xs, ys = [], []
+    for head in range(heads):
+        xs += [f"H{head + 1} · {k}" for k in klabels] + ["\u200b" * (len(xs) + i + 1) for i in range(gk)]
+    for layer in range(layers):
+        ys += [f"L{layer + 1} · {q}" for q in qlabels] + ["\u200b" * (len(ys) + i + 1) for i in range(gq)]
+    xs, ys = xs[:image.shape[1]], ys[:image.shape[0]]
+    for layer, pattern in enumerate(patterns):
+        for head in range(heads):
+            r0, c0 = layer * (nq + gq), head * (nk + gk)
+            image[r0:r0 + nq, c0:c0 + nk] = pattern[head]
+    fig = style.figure()
+    fig.add_trace(go.Heatmap(
+        z=image, x=xs, y=ys, hoverongaps=False, zmin=0.0, zmax=1.0, colorscale=style.weights,
+        colorbar=dict(title="weight", thickness=14),
+        hovertemplate="%{y}<br>%{x}<br>weight %{z:.3f}<extra></extra>"))
+    fig.update_xaxes(type="category", tickmode="array", tickvals=[xs[h * (nk + gk) + (nk - 1) // 2] for h in range(heads)],
+                     ticktext=[f"H{h + 1}" for h in range(heads)], side="top", showgrid=False, zeroline=False)
+    fig.update_yaxes(type="category", tickmode="array", tickvals=[ys[l * (nq + gq) + (nq - 1) // 2] for l in range(layers)],
+                     ticktext=[f"L{l + 1}" for l in range(layers)], autorange="reversed",
+                     showgrid=False, zeroline=False)
+    if selected is not None:
+        layer, head = selected
+        if 0 <= layer < layers and 0 <= head < heads:
+            r0, c0 = layer * (nq + gq), head * (nk + gk)
+            fig.add_shape(type="rect", x0=c0 - 0.5, x1=c0 + nk - 0.5, y0=r0 - 0.5, y1=r0 + nq - 0.5,
+                          line=dict(color=style.highlight, width=style.line_width + 1))
+    tile_px = 170 if not style.presentation else 220
+    fig = style.apply(fig, title, height=int(80 + layers * tile_px * max(0.5, min(1.5, nq / max(nk, 1)))))
+    fig.update_layout(margin=dict(t=90))
+    return fig
+
+
+def model_view_cell(x: str, y: str) -> tuple[int, int] | None:
+    """(layer, head) of the model-view tile under labels (x, y); None in a gap."""
+    try:
+        head = int(x.split(" · ", 1)[0].removeprefix("H")) - 1
+        layer = int(y.split(" · ", 1)[0].removeprefix("L")) - 1
+    except (ValueError, AttributeError):
+        return None
+    return layer, head

@@ -1,0 +1,45 @@
+"""Display labels for SentencePiece pieces: readable, distinct, and safe inside plotly text."""
+
+from __future__ import annotations
+
+import math
+
+WORD_START = "▁"
+SPACE_SIGN = "␣"
+
+
+def display_piece(piece: str) -> str:
+    """A piece as a person reads it: the word-start marker dropped, a bare space made visible."""
+    text = piece[1:] if piece.startswith(WORD_START) else piece
+    return text if text else SPACE_SIGN
+
+
+def escape_plotly(text: str) -> str:
+    """Escape text for plotly, which reads a subset of HTML in labels, titles and hover text."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def distinct_labels(pieces: list[str]) -> list[str]:
+    """Display text per position; a text that repeats gets its position in front ("03 le")."""
+    texts = [display_piece(p) for p in pieces]
+    counts: dict[str, int] = {}
+    for text in texts:
+        counts[text] = counts.get(text, 0) + 1
+    width = max(2, len(str(max(len(texts) - 1, 0))))
+    return [f"{i:0{width}d} {t}" if counts[t] > 1 else t for i, t in enumerate(texts)]
+
+
+def axis_labels(pieces: list[str]) -> list[str]:
+    """Distinct display labels escaped for plotly axes and hover text."""
+    return [escape_plotly(label) for label in distinct_labels(pieces)]
+
+
+def thin_ticks(labels: list[str], axis_px: float, font_px: float) -> tuple[list[int], list[str]]:
+    """Tick positions and texts so that labels `font_px` high never overlap along `axis_px`."""
+    n = len(labels)
+    if n == 0:
+        return [], []
+    room = max(axis_px, 1.0) / n
+    stride = max(1, math.ceil(font_px * 1.3 / room))
+    positions = list(range(0, n, stride))
+    return positions, [labels[i] for i in positions]

@@ -1,0 +1,82 @@
+"""Looks shared by every figure: normal screen or presentation mode (projector)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+
+
+# A small template: plotly's stock templates are large and copying them dominates figure build time.
+_AXIS = dict(gridcolor="#e5e5e5", linecolor="#444444", zerolinecolor="#cccccc", ticks="outside",
+             tickcolor="#444444", showline=True)
+TEMPLATE = dict(layout=dict(paper_bgcolor="white", plot_bgcolor="white", xaxis=_AXIS, yaxis=_AXIS,
+                            font=dict(family="Inter, Helvetica, Arial, sans-serif")))
+
+
+@dataclass(frozen=True)
+class Style:
+    """Fonts and colour scales; presentation mode is large and high-contrast."""
+
+    presentation: bool = False
+
+    @property
+    def font(self) -> int:
+        """Base font size in pixels."""
+        return 20 if self.presentation else 13
+
+    @property
+    def tick(self) -> int:
+        """Tick label size in pixels."""
+        return 17 if self.presentation else 11
+
+    @property
+    def title(self) -> int:
+        """Figure title size in pixels."""
+        return 26 if self.presentation else 16
+
+    @property
+    def weights(self) -> str:
+        """Sequential colour scale for values in [0, 1] (colourblind-safe)."""
+        return "Inferno" if self.presentation else "Viridis"
+
+    @property
+    def diverging(self) -> str:
+        """Diverging colour scale for signed values (colourblind-safe)."""
+        return "RdBu_r"
+
+    @property
+    def highlight(self) -> str:
+        """Outline colour drawn over heatmaps."""
+        return "#00e5ff" if self.presentation else "#ff2d95"
+
+    @property
+    def line_width(self) -> float:
+        """Width of curves and outlines."""
+        return 4.0 if self.presentation else 2.0
+
+    @property
+    def palette(self) -> list[str]:
+        """Okabe-Ito colours, distinguishable with every common colour vision deficiency."""
+        return ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+
+    def figure(self, **layout: object) -> go.Figure:
+        """An empty figure on the light template (pass it to make_subplots(figure=...) for grids)."""
+        return go.Figure(layout=dict(template=TEMPLATE, **layout))
+
+    def apply(self, fig: go.Figure, title: str | None = None, height: int | None = None) -> go.Figure:
+        """Set fonts, template, margins and (optionally) the title and height of `fig`."""
+        fig.update_layout(
+            font=dict(size=self.font, color="#111111"),
+            margin=dict(l=10, r=10, t=60 if title else 30, b=10),
+            colorway=self.palette,
+            hoverlabel=dict(font_size=self.font),
+        )
+        if title is not None:
+            fig.update_layout(title=dict(text=title, font=dict(size=self.title), x=0, xanchor="left"))
+        if height is not None:
+            fig.update_layout(height=height)
+        fig.update_xaxes(tickfont=dict(size=self.tick), automargin=True)
+        fig.update_yaxes(tickfont=dict(size=self.tick), automargin=True)
+        fig.update_annotations(font_size=self.font)
+        return fig

@@ -1,0 +1,72 @@
+"""What the Translate page shows: pieces with ids, the candidates of each step, the beams."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from model import Beam, Step
+
+from .labels import display_piece, distinct_labels, escape_plotly, thin_ticks
+from .style import Style
+
+
+def pieces_frame(pieces: list[str], ids: list[int]) -> pd.DataFrame:
+    """One row per position: the raw SentencePiece piece, how it reads, and its id."""
+    if len(pieces) != len(ids):
+        raise ValueError(f"{len(pieces)} pieces but {len(ids)} ids")
+    return pd.DataFrame({"position": range(len(pieces)), "piece": pieces,
+                         "reads": [display_piece(p) for p in pieces], "id": list(ids)})
+
+
+def steps_frame(steps: list[Step]) -> pd.DataFrame:
+    """One row per decoding step: the chosen piece, its probability and the top candidates."""
+    width = max((len(s.top) for s in steps), default=0)
+    rows = []
+    for step in steps:
+        row = {"step": step.position + 1, "chosen": display_piece(step.chosen), "p(chosen)": step.probability}
+        for rank in range(width):
+            if rank < len(step.top):
+                piece, prob = step.top[rank]
+                row[f"#{rank + 1}"] = f"{display_piece(piece)}  {prob:.1%}"
+            else:
+                row[f"#{rank + 1}"] = ""
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def step_candidates(steps: list[Step], style: Style, title: str = "Top candidates at every decoding step") -> go.Figure:
+    """Grid of steps (rows) x rank (columns): each cell is a candidate piece coloured by its probability."""
+    if not steps:
+        raise ValueError("no decoding steps to show")
+    width = max(len(s.top) for s in steps)
+    probs = np.full((len(steps), width), np.nan)
+    text = np.full((len(steps), width), "", dtype=object)
+    for i, step in enumerate(steps):
+        for rank, (piece, prob) in enumerate(step.top):
+            probs[i, rank] = prob
+            mark = " ✔" if piece == step.chosen else ""
+            text[i, rank] = escape_plotly(display_piece(piece)) + mark
+    chosen = distinct_labels([s.chosen for s in steps])
+    row_labels = [f"t={i + 1} → {escape_plotly(label)}" for i, label in enumerate(chosen)]
+    row_px = style.tick + 12
+    height = max(260, row_px * len(steps) + 110)
+    yv, yt = thin_ticks(row_labels, height - 110, style.tick)
+    fig = style.figure()
+    fig.add_trace(go.Heatmap(
+        z=probs, text=text, texttemplate="%{text}", textfont=dict(size=style.tick),
+        customdata=np.stack([text, np.array(row_labels, dtype=object)[:, None].repeat(width, 1)], axis=-1),
+        hovertemplate="%{customdata[1]}<br>rank %{x}: %{customdata[0]}<br>p = %{z:.3f}<extra></extra>",
+        zmin=0.0, zmax=1.0, colorscale=style.weights, colorbar=dict(title="p", thickness=14),
+        x=[f"#{r + 1}" for r in range(width)], hoverongaps=False))
+    fig.update_yaxes(tickvals=yv, ticktext=yt, autorange="reversed", showgrid=False)
+    fig.update_xaxes(side="top", showgrid=False)
+    return style.apply(fig, title, height=height)
+
+
+def beams_frame(beams: list[Beam]) -> pd.DataFrame:
+    """The final beams, best first, with log-probability and length-normalized score."""
+    return pd.DataFrame([{"rank": i + 1, "translation": b.translation, "pieces": len(b.pieces),
+                          "log-prob": b.log_prob, "score": b.score, "finished": b.finished}
+                         for i, b in enumerate(beams)])
