@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui.page import big_text, start
+from ui.page import big_text, md, start
 from viz.translate import beams_frame, pieces_frame, step_candidates, steps_frame
 
 page = start("Translate", ":material/translate:")
@@ -14,7 +14,7 @@ st.caption("The model read:")
 st.text(result.source)
 
 if result.unknown_words:
-    st.warning("Words the model never saw in training: " + ", ".join(f"“{w}”" for w in result.unknown_words))
+    st.markdown("Flagged, never seen in training: " + ", ".join(f"**{md(w)}**" for w in result.unknown_words))
 with st.expander("What vocabulary does the model know?"):
     try:
         from model.corpus import lexicon_by_category

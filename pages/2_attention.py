@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui.page import bind, page_value, set_value, start
+from ui.page import bind, md, page_value, set_value, start
 from ui.urlstate import BLOCK_NAMES, BLOCKS, Field
 from viz.attention import attention_heads, attention_map, model_view, model_view_cell
 from viz.labels import display_piece
@@ -36,8 +36,8 @@ if n_steps > 1:
 else:
     step = 0
 step = min(step, n_steps - 1)
-st.markdown(f"Step **t = {step + 1}** read “{display_piece(trace.tgt_pieces[step])}” "
-            f"and produced “{display_piece(trace.out_pieces[step])}”.")
+st.markdown(f"Step **t = {step + 1}** read “{md(display_piece(trace.tgt_pieces[step]))}” "
+            f"and produced “{md(display_piece(trace.out_pieces[step]))}”.")
 
 for block, (stack, kind) in BLOCKS.items():
     n_layers = page.limits.layers_of(stack)

@@ -19,7 +19,14 @@ from . import engine
 from .urlstate import (EXAMPLES, Controls, Field, Limits, all_heads, head_label, read_fields,
                        shared_fields, write_fields)
 
-__all__ = ["Page", "bind", "big_text", "page_value", "set_value", "start"]
+__all__ = ["Page", "bind", "big_text", "md", "page_value", "set_value", "start"]
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>$])")
+
+
+def md(text: str) -> str:
+    """Text made literal inside Streamlit markdown: HTML escaped, markdown punctuation backslashed."""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False))
 
 VALUES, RAW, NOTES, FIELDS = "_anatomy_values", "_anatomy_url", "_anatomy_notes", "_anatomy_fields"
 
@@ -83,7 +90,7 @@ def bind(key: str, render: Callable[..., Any], to_widget: Callable[[Any], Any] =
 def page_value(spec: Field) -> Any:
     """Register a page's own control (restored from the URL) and return its current value."""
     for note in _register([spec]):
-        st.warning(note)
+        st.warning(md(note))
     return _values()[spec.key]
 
 
@@ -143,7 +150,7 @@ def _sidebar(limits: Limits, bundle: Bundle) -> None:
         bind("export", st.radio, label="Chart download format", options=["png", "svg"], horizontal=True,
              format_func=lambda f: "PNG (3x)" if f == "png" else "SVG",
              help="What the camera button in each chart's toolbar saves.")
-        st.caption(f"Model {bundle.card.get('name', 'checkpoint')} · id {bundle.checkpoint_id} · "
+        st.caption(f"Model {md(bundle.card.get('name', 'checkpoint'))} · id {bundle.checkpoint_id} · "
                    f"{limits.n_encoder_layers}+{limits.n_decoder_layers} layers × {limits.n_heads} heads")
 
 
@@ -181,7 +188,7 @@ class Page:
         try:
             return engine.translate(self.bundle, self.controls.sentence, iv, self.controls.beam_size)
         except AnatomyError as exc:
-            st.error(str(exc))
+            st.error(md(str(exc)))
             st.stop()
             raise  # unreachable: st.stop raises
 
@@ -205,7 +212,7 @@ def start(title: str, icon: str = "", needs_result: bool = True) -> Page:
         bundle = engine.get_bundle(engine.checkpoint_path())
     except CheckpointError as exc:
         st.title(title)
-        st.error(str(exc))
+        st.error(md(str(exc)))
         st.stop()
         raise
     cfg = bundle.config
@@ -222,13 +229,13 @@ def start(title: str, icon: str = "", needs_result: bool = True) -> Page:
         st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
     st.title(title)
     for note in st.session_state[NOTES]:
-        st.warning(note)
+        st.warning(md(note))
     st.session_state[NOTES] = []
     page = Page(title, bundle, limits, controls, style)
     if needs_result:
         page.result = page.translate()
         for warning in page.result.warnings:
-            st.warning(warning)
+            st.warning(md(warning))
     return page
 
 

@@ -1,0 +1,81 @@
+"""Positional encoding: the table, its frequencies, similarities, sizes, and the switch-off experiment."""
+
+import streamlit as st
+
+from model.positional import sinusoidal_encoding
+from ui.page import big_text, bind, page_value, start
+from ui.urlstate import Field
+from viz.masks import mask_comparison
+from viz.positional import encoding_curves, encoding_heatmap, similarity_matrix, vector_sizes
+
+page = start("Positional encoding", ":material/waves:")
+trace, ctl, style, cfg = page.result.trace, page.controls, page.style, page.bundle.config
+d_model = cfg.d_model
+
+
+def _dims(text: str) -> tuple[int, int]:
+    low, _, high = text.partition("-")
+    lo, hi = int(low), int(high)
+    if not 0 <= lo < hi < d_model:
+        raise ValueError(f"expected two dimensions a-b with 0 <= a < b < {d_model}")
+    return lo, hi
+
+
+page_value(Field("dims", (0, min(d_model - 1, 15)), _dims, lambda v: f"{v[0]}-{v[1]}"))
+
+st.markdown("Attention by itself does not know word order: it treats its input as a set. The paper adds "
+            "to each embedding a vector that depends only on the position, made of sines and cosines "
+            "of geometrically decreasing frequencies: PE(pos, 2i) = sin(pos / 10000^(2i/d)), "
+            "PE(pos, 2i+1) = cos(pos / 10000^(2i/d)).")
+if cfg.positional != "sinusoidal":
+    st.info("This model learns its position vectors instead of using the formula; the plots below show "
+            "the paper's sinusoidal table for comparison.")
+table = sinusoidal_encoding(cfg.max_len, d_model).numpy()
+
+left, right = st.columns([3, 2])
+with left:
+    page.show(encoding_heatmap(table, style, f"The encoding matrix ({cfg.max_len} positions × {d_model} dimensions)"),
+              "Each row is the vector added at one position. Left columns change fast with position, right "
+              "columns slowly: every position gets a unique pattern.", key="pe-table")
+with right:
+    page.show(similarity_matrix(table, style),
+              "Cosine similarity of the encodings of two positions: high near the diagonal and falling "
+              "with distance, so nearby positions look alike.", key="pe-sim")
+
+lo, hi = bind("dims", st.slider, label="Dimensions to plot", min_value=0, max_value=d_model - 1,
+              to_widget=tuple, from_widget=tuple)
+count = min(6, hi - lo + 1)
+dims = sorted({round(lo + i * (hi - lo) / max(count - 1, 1)) for i in range(count)})
+page.show(encoding_curves(table, dims, style),
+          "Each dimension is a wave over positions; its period grows from 2π (dimension 0) to 10000·2π. "
+          "Together they work like the hands of a clock.", key="pe-curves")
+
+st.subheader("Why the embeddings are multiplied by √d_model")
+token = trace.tensor("src_embed.hook_token")[0]
+scaled = trace.tensor("src_embed.hook_scaled")[0]
+position = trace.tensor("src_embed.hook_position")[0]
+page.show(vector_sizes(token, scaled, position, trace.src_pieces, style),
+          f"Token embeddings start small (about 1 here); multiplied by √{d_model} ≈ {d_model ** 0.5:.1f} they "
+          f"outweigh the encoding (norm about √({d_model}/2) ≈ {(d_model / 2) ** 0.5:.1f}), so position "
+          "information does not drown the meaning of the word." + (
+              " The positional encoding is switched off in the sidebar, so its bars are zero." if not ctl.positional
+              else ""), key="pe-sizes")
+
+st.subheader("Experiment: switch the encoding off")
+with_pe = page.translate(positional_encoding=True)
+without_pe = page.translate(positional_encoding=False)
+left, right = st.columns(2)
+with left:
+    st.caption("With positional encoding")
+    big_text(with_pe.translation or "(empty)", 1.5)
+with right:
+    st.caption("Without positional encoding")
+    big_text(without_pe.translation or "(empty)", 1.5)
+layer = min(ctl.layer, cfg.n_encoder_layers - 1)
+on = with_pe.trace.pattern("encoder", "self", layer)[ctl.head]
+off = without_pe.trace.pattern("encoder", "self", layer)[ctl.head]
+page.show(mask_comparison(on, off, trace.src_pieces, trace.src_pieces, style,
+                          f"Encoder self-attention L{layer + 1} H{ctl.head + 1}", ("encoding on", "encoding off")),
+          "Without the encoding, a word attends the same way wherever it stands: repeated words get "
+          "identical rows, and the model loses word order.", key="pe-experiment")
+page.finish()

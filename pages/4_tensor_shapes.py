@@ -1,0 +1,55 @@
+"""Tensor shapes: every stage from ids to logits, its shape, statistics, a flow diagram and a heatmap."""
+
+import re
+
+import streamlit as st
+
+from ui.page import bind, md, page_value, set_value, start
+from ui.urlstate import Field
+from viz.shapes import as_matrix, flow_diagram, stages_frame, symbolic_shape, tensor_heatmap
+
+page = start("Tensor shapes", ":material/view_in_ar:")
+trace, ctl, style, cfg = page.result.trace, page.controls, page.style, page.bundle.config
+stages = [name for name, _ in trace.stages]
+
+st.markdown(f"B = batch ({trace.tensor('src_embed.hook_ids').shape[0]}), S = source pieces ({len(trace.src_pieces)}), "
+            f"T = target pieces ({len(trace.tgt_pieces)}), d_model = {cfg.d_model}, h = {cfg.n_heads} heads, "
+            f"d_k = d_model / h = {cfg.d_k}, d_ff = {cfg.d_ff}, vocab = {cfg.vocab_size}.")
+
+
+def _stage(text: str) -> str:
+    if not re.fullmatch(r"[a-z_]+(\.[a-z0-9_]+)*", text):
+        raise ValueError("not a stage name")
+    return text
+
+
+default_stage = "decoder.layers.0.cross_attn.hook_pattern" if "decoder.layers.0.cross_attn.hook_pattern" in stages else stages[0]
+STAGE = Field("stage", default_stage, _stage)
+page_value(STAGE)
+
+st.subheader("Every stage, in the order it runs")
+frame = stages_frame(trace.tensors)
+st.dataframe(frame, hide_index=True, height=420,
+             column_config={c: st.column_config.NumberColumn(c, format="%.4f") for c in ("mean", "std", "min", "max")})
+st.caption("Statistics are over the finite entries; 'masked' counts the −∞ that masks put into the scores.")
+
+st.subheader("The flow through one encoder layer and one decoder layer")
+page.show(flow_diagram(dict(trace.stages), style),
+          "Numbers on the arrows are the shapes of the tensors that flow along them for this sentence.",
+          key="flow")
+
+st.subheader("Look inside one stage")
+if page_value(STAGE) not in stages:
+    st.warning(md(f"This trace has no stage {page_value(STAGE)!r}; showing {default_stage}."))
+    set_value("stage", default_stage)
+name = bind("stage", st.selectbox, label="Stage", options=stages,
+            format_func=lambda n: f"{n}   {symbolic_shape(n, trace.tensor(n).ndim)}")
+array = trace.tensor(name)
+encoder_side = name.startswith(("src_embed", "encoder"))
+pieces = trace.src_pieces if encoder_side else trace.tgt_pieces
+matrix = as_matrix(array, ctl.head)
+heads_note = f", head H{ctl.head + 1}" if array.ndim == 4 else ""
+columns = "key" if name.endswith(("scores", "pattern")) else ("vocabulary id" if name == "hook_logits" else "dimension")
+page.show(tensor_heatmap(matrix, pieces, style, f"{name} {tuple(array.shape)}{heads_note}", columns),
+          "Rows are positions (pieces); pick the head in the sidebar for per-head tensors.", key="stage-heatmap")
+page.finish()

@@ -1,0 +1,146 @@
+"""Masks and heads lab: scores -> masked -> softmax, the causal and padding masks, head knock-out."""
+
+import streamlit as st
+
+from model import AnatomyError
+from ui import engine
+from ui.page import big_text, bind, md, page_value, start
+from ui.urlstate import BLOCK_NAMES, BLOCKS, Field, all_heads, head_label
+from viz.masks import knockout_chart, knockout_frame, mask_comparison, probability_comparison, score_pipeline
+
+page = start("Masks and heads lab", ":material/science:")
+trace, ctl, style, limits = page.result.trace, page.controls, page.style, page.limits
+
+
+def _block(text: str) -> str:
+    if text not in BLOCKS:
+        raise ValueError(f"expected one of {', '.join(BLOCKS)}")
+    return text
+
+
+def _short(text: str) -> str:
+    if not text.strip() or len(text) > 500:
+        raise ValueError("expected a short sentence")
+    return text
+
+
+page_value(Field("block", "dec-self", _block))
+page_value(Field("short", "I see a bird.", _short))
+
+# 1. scores -> masked scores -> softmax
+st.subheader("One head, step by step: scores → mask → softmax")
+block = bind("block", st.radio, label="Attention block", options=list(BLOCKS), horizontal=True,
+             format_func=lambda b: BLOCK_NAMES[b].capitalize())
+stack, kind = BLOCKS[block]
+layer = min(ctl.layer, limits.layers_of(stack) - 1)
+prefix = f"{stack}.layers.{layer}.{kind}_attn."
+queries = trace.src_pieces if block == "enc-self" else trace.tgt_pieces
+keys = trace.tgt_pieces if block == "dec-self" else trace.src_pieces
+page.show(score_pipeline(trace.tensor(prefix + "hook_scores")[0, ctl.head],
+                         trace.tensor(prefix + "hook_masked_scores")[0, ctl.head],
+                         trace.tensor(prefix + "hook_pattern")[0, ctl.head], queries, keys, style,
+                         f"{BLOCK_NAMES[block].capitalize()} L{layer + 1} H{ctl.head + 1}"),
+          "Left: how well each query matches each key (QKᵀ/√d_k). Middle: the mask sets forbidden pairs "
+          "to −∞ (blank). Right: softmax turns each row into weights that sum to 1; −∞ becomes exactly 0.",
+          key="pipeline")
+
+# 2. the causal mask
+st.subheader("The causal mask: no peeking at later words")
+causal_on = page.translate(causal_mask=True)
+causal_off = page.translate(causal_mask=False)
+dec_layer = min(ctl.layer, limits.n_decoder_layers - 1)
+on = causal_on.trace.pattern("decoder", "self", dec_layer)[ctl.head]
+off = causal_off.trace.pattern("decoder", "self", dec_layer)[ctl.head]
+page.show(mask_comparison(on, off, causal_on.trace.tgt_pieces, causal_on.trace.tgt_pieces, style,
+                          f"Decoder self-attention L{dec_layer + 1} H{ctl.head + 1}", ("causal mask on", "causal mask off")),
+          "With the mask off, every position also looks at the positions after it (right of the diagonal "
+          "lights up): in training the model would copy the answer instead of predicting it.", key="causal")
+st.caption("Output with the mask on, then off (decoding reads only the past either way; the probabilities "
+           "below come from one pass over the whole output, where the unmasked model can see ahead):")
+left, right = st.columns(2)
+with left:
+    big_text(causal_on.translation or "(empty)", 1.3)
+with right:
+    big_text(causal_off.translation or "(empty)", 1.3)
+page.show(probability_comparison(causal_on.steps, causal_off.steps, style,
+                                 "Probability of each output piece: causal mask on (before) and off (after)"),
+          key="causal-probs")
+
+# 3. the padding mask
+st.subheader("The padding mask: batching a shorter sentence")
+short = bind("short", st.text_input, label="A second sentence, batched with yours")
+try:
+    with_pad = engine.translate_batch(page.bundle, [ctl.sentence, short], ctl.interventions(padding_mask=True))
+    without_pad = engine.translate_batch(page.bundle, [ctl.sentence, short], ctl.interventions(padding_mask=False))
+except AnatomyError as exc:
+    st.error(md(str(exc)))
+else:
+    row = 1 if with_pad[1].trace.src_pieces.count("<pad>") >= with_pad[0].trace.src_pieces.count("<pad>") else 0
+    padded_on, padded_off = with_pad[row].trace, without_pad[row].trace
+    enc_layer = min(ctl.layer, limits.n_encoder_layers - 1)
+    n_pad = padded_on.src_pieces.count("<pad>")
+    st.markdown(f"In one batch every row has the same length, so the shorter sentence gets **{n_pad}** "
+                "`<pad>` pieces at the end." if n_pad else
+                "Both sentences have the same length: make the second one shorter to see padding.")
+    page.show(mask_comparison(padded_on.pattern("encoder", "self", enc_layer)[ctl.head],
+                              padded_off.pattern("encoder", "self", enc_layer)[ctl.head],
+                              padded_on.src_pieces, padded_on.src_pieces, style,
+                              f"The shorter sentence, encoder self-attention L{enc_layer + 1} H{ctl.head + 1}",
+                              ("padding mask on", "padding mask off")),
+              "With the mask on, no query gives any weight to the <pad> columns; with it off, real words "
+              "leak attention into padding.", key="padding")
+    left, right = st.columns(2)
+    with left:
+        st.caption("Its translation with the padding mask on")
+        big_text(with_pad[row].translation or "(empty)", 1.3)
+    with right:
+        st.caption("and off")
+        big_text(without_pad[row].translation or "(empty)", 1.3)
+
+# 4. knock out heads
+st.subheader("Knock out heads")
+labels = {h: head_label(h) for h in all_heads(limits)}
+if not ctl.ablate:
+    st.info("Pick heads under “Knock out heads” in the sidebar to see what the model does without them.")
+else:
+    before = page.translate(ablate=frozenset())
+    after = page.result
+    st.markdown("Knocked out: " + ", ".join(f"`{labels[h]}`" for h in ctl.ablate))
+    left, right = st.columns(2)
+    with left:
+        st.caption("All heads")
+        big_text(before.translation or "(empty)", 1.3)
+    with right:
+        st.caption("With the heads knocked out")
+        big_text(after.translation or "(empty)", 1.3)
+    page.show(probability_comparison(before.steps, after.steps, style,
+                                     "Probability of each output piece, before and after the knock-out"),
+              f"Log-probability of the output: {before.log_prob:.2f} before, {after.log_prob:.2f} after.",
+              key="knockout-probs")
+
+st.subheader("Knock out each head in turn")
+heads = all_heads(limits)
+st.caption(f"Runs {len(heads)} translations, each with one more head knocked out (on top of the sidebar's "
+           "switches), and ranks heads by how much the log-probability of the output falls.")
+sweep_key = (page.bundle.checkpoint_id, ctl.sentence, ctl.interventions(), ctl.beam_size)
+if st.button("Run the knock-out sweep", icon=":material/play_arrow:"):
+    with st.spinner(f"Translating {len(heads)} times ..."):
+        try:
+            rows = engine.knockout_sweep(page.bundle, ctl.sentence, ctl.interventions(), ctl.beam_size, heads)
+        except AnatomyError as exc:
+            st.error(md(str(exc)))
+            rows = []
+    st.session_state["_anatomy_sweep"] = (sweep_key, rows)
+stored = st.session_state.get("_anatomy_sweep")
+if stored and stored[0] == sweep_key and stored[1]:
+    frame = knockout_frame(stored[1], labels)
+    page.show(knockout_chart(frame, style), "Red bars: knocking out that head changed the translation.",
+              key="sweep-chart")
+    st.dataframe(frame, hide_index=True,
+                 column_config={"log-prob drop": st.column_config.NumberColumn(format="%.3f"),
+                                "log-prob": st.column_config.NumberColumn(format="%.3f")})
+    st.caption("The drop compares each knocked-out translation's own log-probability with the original's; "
+               "when the translation changes, it scores a different output.")
+elif stored and stored[0] != sweep_key:
+    st.caption("The controls changed since the last sweep: run it again.")
+page.finish()

@@ -1,0 +1,43 @@
+"""Training: loss and validation curves, the learning-rate schedule, and the model card."""
+
+import streamlit as st
+
+from ui.page import start
+from viz.training import card_frame, log_frame, loss_curves, lr_curve, metric_curves
+
+page = start("Training", ":material/monitoring:", needs_result=False)
+style, bundle = page.style, page.bundle
+
+records = bundle.train_log()
+if not records:
+    st.info("This checkpoint has no training log (train_log.jsonl), so there are no curves to draw.")
+else:
+    frame = log_frame(records)
+    loss, lr, metrics = loss_curves(frame, style), lr_curve(frame, style), metric_curves(frame, style)
+    if loss is not None:
+        page.show(loss, "Cross-entropy per target piece: training loss falls as the model learns; the "
+                        "validation loss shows whether it generalizes to sentences it never trained on.",
+                  key="loss")
+    left, right = st.columns(2)
+    with left:
+        if lr is not None:
+            page.show(lr, "The paper's schedule: the learning rate grows linearly during warm-up, then "
+                          "decays with the inverse square root of the step.", key="lr")
+    with right:
+        if metrics is not None:
+            page.show(metrics, "Scores on the validation set during training.", key="metrics")
+    if loss is None and lr is None and metrics is None:
+        st.info("The training log has no loss or learning-rate columns to draw.")
+    with st.expander("The raw training log"):
+        st.dataframe(frame, hide_index=True)
+
+st.subheader("Model card")
+n_params = sum(p.numel() for p in bundle.model.parameters())
+cfg = bundle.config
+cols = st.columns(4)
+cols[0].metric("Parameters", f"{n_params:,}")
+cols[1].metric("Layers (enc + dec)", f"{cfg.n_encoder_layers} + {cfg.n_decoder_layers}")
+cols[2].metric("d_model / heads", f"{cfg.d_model} / {cfg.n_heads}")
+cols[3].metric("Vocabulary", f"{cfg.vocab_size:,}")
+st.dataframe(card_frame(bundle.card, cfg.to_dict()), hide_index=True, width="stretch")
+page.finish()

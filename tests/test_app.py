@@ -1,0 +1,244 @@
+"""AppTest for every page: runs, shows charts, reacts to controls, restores controls from the URL."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = {
+    "translate": ("pages/1_translate.py", 1),
+    "attention": ("pages/2_attention.py", 11),
+    "positional": ("pages/3_positional_encoding.py", 5),
+    "shapes": ("pages/4_tensor_shapes.py", 2),
+    "masks": ("pages/5_masks_and_heads.py", 4),
+}
+TIMEOUT = 120
+
+
+@pytest.fixture(autouse=True)
+def checkpoint_env(tiny_checkpoint, monkeypatch):
+    """Every app test reads the tiny fixture checkpoint."""
+    monkeypatch.setenv("ANATOMY_CHECKPOINT", str(tiny_checkpoint))
+
+
+def run(page: str, params: dict[str, str] | None = None) -> AppTest:
+    """Run one page file the way AppTest reruns it (directly), optionally with URL query parameters."""
+    at = AppTest.from_file(str(ROOT / page), default_timeout=TIMEOUT)
+    for key, value in (params or {}).items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def charts(at: AppTest) -> list[dict]:
+    """The plotly figures on the page, as JSON."""
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def array(value) -> np.ndarray:
+    """A plotly JSON array: a list, or plotly's typed-array form {"dtype", "bdata", "shape"}."""
+    if isinstance(value, dict) and "bdata" in value:
+        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        if isinstance(shape, str):
+            shape = [int(n) for n in shape.split(",")]
+        return flat.reshape(shape) if shape else flat
+    return np.array(value, dtype=float)
+
+
+def chart_titled(at: AppTest, prefix: str) -> dict:
+    """The first figure whose title starts with `prefix`."""
+    for spec in charts(at):
+        if spec["layout"].get("title", {}).get("text", "").startswith(prefix):
+            return spec
+    raise AssertionError(f"no chart titled {prefix!r}")
+
+
+def translation(at: AppTest) -> str:
+    """The large translation text on the Translate page."""
+    return next(m.value for m in at.markdown if m.value.startswith("<div style='font-size"))
+
+
+def assert_clean(at: AppTest) -> None:
+    """No exception and no error box on the page."""
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+@pytest.mark.parametrize("name", sorted(PAGES))
+def test_page_runs_and_shows_its_charts(name):
+    path, expected = PAGES[name]
+    at = run(path)
+    assert_clean(at)
+    assert len(at.get("plotly_chart")) >= expected
+    for spec in charts(at):
+        assert spec["data"] or spec["layout"].get("shapes"), "every chart draws something"
+
+
+def test_entrypoint_runs_the_translate_page():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
+    assert_clean(at)
+    assert at.title[0].value == "Translate"
+    assert at.get("plotly_chart")
+
+
+def test_training_page_draws_the_log(tiny_checkpoint, tmp_path, monkeypatch):
+    logged = tmp_path / "logged"
+    shutil.copytree(tiny_checkpoint, logged)
+    records = [{"step": s, "train_loss": 5 / (1 + s / 100), "lr": min(s / 50, 1) * 1e-3 / max(1, s / 50) ** 0.5}
+               for s in range(0, 500, 25)]
+    records += [{"step": s, "valid_loss": 5.5 / (1 + s / 100), "valid_bleu": s / 20} for s in range(0, 500, 100)]
+    (logged / "train_log.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    monkeypatch.setenv("ANATOMY_CHECKPOINT", str(logged))
+    at = run("pages/6_training.py")
+    assert_clean(at)
+    titles = [spec["layout"]["title"]["text"] for spec in charts(at)]
+    assert titles == ["Training and validation loss", "Learning-rate schedule", "Validation scores"]
+    loss = chart_titled(at, "Training and validation loss")
+    assert {trace["name"] for trace in loss["data"]} == {"train_loss", "valid_loss"}
+
+
+def test_training_page_without_a_log_shows_the_card():
+    at = run("pages/6_training.py")
+    assert_clean(at)
+    assert any("no training log" in i.value for i in at.info)
+    assert at.dataframe
+
+
+def test_a_new_sentence_changes_the_translation(tiny_bundle):
+    at = run(PAGES["translate"][0])
+    first = translation(at)
+    at.sidebar.text_input(key="w_sentence").input("The old man reads a book in the garden").run()
+    assert_clean(at)
+    assert at.text[0].value == "the old man reads a book in the garden"
+    expected = tiny_bundle.translate("The old man reads a book in the garden").translation
+    assert expected in translation(at)
+    assert translation(at) != first
+    assert at.query_params["sentence"] == "The old man reads a book in the garden"
+
+
+def test_the_causal_switch_changes_the_decoder_patterns():
+    at = run(PAGES["attention"][0])
+    masked = array(chart_titled(at, "decoder masked self-attention")["data"][0]["z"])
+    assert np.allclose(np.triu(masked, k=1), 0.0)
+    at.sidebar.toggle(key="w_causal").set_value(False).run()
+    assert_clean(at)
+    unmasked = array(chart_titled(at, "decoder masked self-attention")["data"][0]["z"])
+    assert np.triu(unmasked, k=1).max() > 0.01
+    assert at.query_params["causal"] == "off"
+
+
+def test_ablating_heads_changes_the_output():
+    at = run(PAGES["translate"][0])
+    before = at.metric[0].value
+    cross = [label for label in at.sidebar.multiselect(key="w_ablate").options if "cross" in label]
+    at.sidebar.multiselect(key="w_ablate").set_value(cross).run()
+    assert_clean(at)
+    assert at.metric[0].value != before
+    assert "dec-cross-1-1" in at.query_params["ablate"]
+
+
+def test_knockout_lab_compares_before_and_after():
+    at = run(PAGES["masks"][0], {"ablate": "dec-cross-1-1,dec-cross-2-3"})
+    assert_clean(at)
+    chart_titled(at, "Probability of each output piece, before and after the knock-out")
+    at.button[0].click().run()
+    assert_clean(at)
+    chart_titled(at, "Heads ranked by the drop")
+    frames = at.dataframe
+    assert frames, "the sweep table is shown"
+
+
+def test_url_parameters_restore_every_control():
+    params = {"sentence": "I drink water", "decode": "beam", "beam": "3", "layer": "2", "head": "3",
+              "causal": "off", "padding": "off", "pe": "off", "ablate": "dec-cross-1-2,enc-self-2-4",
+              "step": "2", "present": "on", "export": "svg", "view": "enc-self"}
+    at = run(PAGES["attention"][0], params)
+    assert_clean(at)
+    side = at.sidebar
+    assert side.text_input(key="w_sentence").value == "I drink water"
+    assert side.radio(key="w_decode").value == "beam"
+    assert side.slider(key="w_beam").value == 3
+    assert side.selectbox(key="w_layer").value == 2
+    assert side.selectbox(key="w_head").value == 3
+    assert [side.toggle(key=k).value for k in ("w_causal", "w_padding", "w_pe", "w_present")] == [False, False, False, True]
+    assert side.multiselect(key="w_ablate").value == ["decoder cross L1 H2", "encoder self L2 H4"]
+    assert side.radio(key="w_export").value == "svg"
+    assert at.slider(key="w_step").value == 2
+    assert at.radio(key="w_view").value == "enc-self"
+    assert not at.warning or all("URL parameter" not in w.value for w in at.warning)
+    spec = chart_titled(at, "decoder masked self-attention, L2")
+    assert spec["layout"]["font"]["size"] == 20  # presentation mode
+    config = json.loads(at.get("plotly_chart")[0].proto.config)
+    assert config["toImageButtonOptions"] == {"format": "svg", "scale": 3, "filename": "anatomy-attention"}
+    assert {k: at.query_params[k] for k in params} == params
+
+
+def test_bad_url_parameters_fall_back_with_a_warning():
+    at = run(PAGES["translate"][0], {"layer": "99", "head": "x", "causal": "maybe", "ablate": "dec-cross-9-9"})
+    assert_clean(at)
+    notes = " ".join(w.value for w in at.warning)
+    for key in ("layer", "head", "causal", "ablate"):
+        assert f"URL parameter {key}" in notes
+    assert at.sidebar.selectbox(key="w_layer").value == 1
+    assert at.sidebar.toggle(key="w_causal").value is True
+    assert at.query_params["layer"] == "1"
+
+
+def test_controls_follow_the_person_to_another_page():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
+    at.sidebar.text_input(key="w_sentence").input("We are happy").run()
+    at.sidebar.toggle(key="w_pe").set_value(False).run()
+    at.sidebar.selectbox(key="w_head").set_value(2).run()
+    at.switch_page("pages/2_attention.py").run()
+    assert_clean(at)
+    assert at.title[0].value == "Attention"
+    assert at.sidebar.text_input(key="w_sentence").value == "We are happy"
+    assert at.sidebar.toggle(key="w_pe").value is False
+    assert at.sidebar.selectbox(key="w_head").value == 2
+    at.switch_page("pages/3_positional_encoding.py").run()
+    assert at.sidebar.text_input(key="w_sentence").value == "We are happy"
+    assert at.query_params["pe"] == "off"
+
+
+def test_empty_sentence_gives_a_message_not_a_traceback():
+    at = run(PAGES["translate"][0])
+    at.sidebar.text_input(key="w_sentence").input("   ").run()
+    assert not at.exception
+    assert "Type an English sentence" in at.error[0].value
+
+
+def test_missing_checkpoint_gives_a_message_not_a_traceback(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANATOMY_CHECKPOINT", str(tmp_path / "nowhere"))
+    for path, _ in PAGES.values():
+        at = run(path)
+        assert not at.exception
+        assert "Cannot load the checkpoint" in at.error[0].value
+
+
+def test_typed_html_is_shown_as_text():
+    at = run(PAGES["translate"][0], {"sentence": "<script>alert(1)</script> <b>the cat</b> <img src=x onerror=alert(2)>"})
+    assert_clean(at)
+    for block in at.markdown:
+        if block.proto.allow_html:
+            assert "<script" not in block.value and "<img" not in block.value and "<b>" not in block.value
+    spec = chart_titled(at, "Top candidates")
+    for text_row in spec["data"][0]["text"]:
+        for cell in text_row:
+            assert "<" not in cell.replace("&lt;", "")
+
+
+def test_example_and_random_buttons_set_the_sentence():
+    at = run(PAGES["translate"][0])
+    at.sidebar.selectbox(key="w_example").set_value("Do you love the red car?").run()
+    assert at.sidebar.text_input(key="w_sentence").value == "Do you love the red car?"
+    at.sidebar.button[0].click().run()
+    assert_clean(at)
+    assert at.sidebar.text_input(key="w_sentence").value != "Do you love the red car?"

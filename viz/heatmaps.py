@@ -1,0 +1,75 @@
+"""Generic side-by-side heatmap panels on labelled token axes (each panel with its own scale)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .labels import axis_labels, thin_ticks
+from .style import Style
+
+CONTAINER_PX = 1150
+
+
+@dataclass(frozen=True)
+class Scale:
+    """A colour scale for one panel: name, range and colour-bar title."""
+
+    colorscale: str
+    zmin: float | None = None
+    zmax: float | None = None
+    label: str = ""
+
+
+def _axis(labels: list[str], px: float, style: Style, **extra: object) -> dict:
+    _, shown = thin_ticks(labels, px, style.tick)
+    return dict(type="category", tickmode="array", tickvals=shown, ticktext=shown, showgrid=False,
+                zeroline=False, tickfont=dict(size=style.tick), automargin=True, **extra)
+
+
+def panels(matrices: list[np.ndarray], titles: list[str], queries: list[str], keys: list[str],
+           scales: list[Scale], style: Style, title: str, value_name: str = "value",
+           highlight_row: int | None = None, masked_text: str | None = None) -> go.Figure:
+    """Matrices [queries, keys] side by side, one panel per matrix, each with its colour bar.
+
+    Non-finite entries (masked scores are -inf) are left blank and, with `masked_text`, labelled.
+    """
+    if not matrices or len(matrices) != len(titles) or len(matrices) != len(scales):
+        raise ValueError("give one title and one scale per matrix")
+    for m in matrices:
+        if m.shape != (len(queries), len(keys)):
+            raise ValueError(f"matrix of shape {m.shape} does not match {len(queries)} queries x {len(keys)} keys")
+    qlabels, klabels = axis_labels(queries), axis_labels(keys)
+    n = len(matrices)
+    gap = 0.09 if n > 1 else 0.0
+    width = (1 - gap * (n - 1)) / n
+    height = int(min(640, max(300, len(queries) * (style.tick + 5) + 120)))
+    layout, notes, shapes, data = {}, [], [], []
+    for i, (matrix, name, scale) in enumerate(zip(matrices, titles, scales)):
+        suffix = "" if i == 0 else str(i + 1)
+        x0 = i * (width + gap)
+        finite = np.where(np.isfinite(matrix), matrix, np.nan)
+        text = None
+        if masked_text is not None and not np.isfinite(matrix).all():
+            text = np.where(np.isfinite(matrix), "", masked_text)
+        data.append(go.Heatmap(
+            z=finite, x=klabels, y=qlabels, xaxis=f"x{suffix}", yaxis=f"y{suffix}", colorscale=scale.colorscale,
+            zmin=scale.zmin, zmax=scale.zmax, text=text, texttemplate="%{text}" if text is not None else None,
+            textfont=dict(size=max(8, style.tick - 2), color="#666666"), hoverongaps=False,
+            colorbar=dict(title=scale.label, x=min(1.0, x0 + width) + 0.005, len=0.9, thickness=10),
+            hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{value_name} %{{z:.3f}}<extra>{name}</extra>"))
+        layout[f"xaxis{suffix}"] = _axis(klabels, CONTAINER_PX / n - 80, style, tickangle=-90,
+                                         domain=[x0, min(1.0, x0 + width - 0.02)], anchor=f"y{suffix}")
+        layout[f"yaxis{suffix}"] = _axis(qlabels, height - 120, style, autorange="reversed", anchor=f"x{suffix}",
+                                         showticklabels=(i == 0))
+        notes.append(dict(text=name, x=x0 + width / 2, y=1.0, xref="paper", yref="paper", xanchor="center",
+                          yanchor="bottom", showarrow=False, font=dict(size=style.font)))
+        if highlight_row is not None and 0 <= highlight_row < len(queries):
+            shapes.append(dict(type="rect", x0=-0.5, x1=len(keys) - 0.5, y0=highlight_row - 0.5,
+                               y1=highlight_row + 0.5, xref=f"x{suffix}", yref=f"y{suffix}",
+                               line=dict(color=style.highlight, width=style.line_width + 1)))
+    fig = style.figure(annotations=notes, shapes=shapes, **layout)
+    fig.add_traces(data)
+    return style.apply(fig, title, height=height)

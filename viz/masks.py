@@ -1,0 +1,85 @@
+"""The masks and heads lab: scores to softmax, before/after probabilities, the knock-out ranking."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from model import Step
+
+from .heatmaps import Scale, panels
+from .labels import display_piece, distinct_labels, escape_plotly
+from .style import Style
+
+
+def score_pipeline(scores: np.ndarray, masked: np.ndarray, pattern: np.ndarray, queries: list[str],
+                   keys: list[str], style: Style, title: str, highlight_row: int | None = None) -> go.Figure:
+    """Raw scores QK^T/sqrt(d_k) -> masked scores (-inf blank) -> softmax weights, side by side."""
+    finite = scores[np.isfinite(scores)]
+    bound = float(np.abs(finite).max()) if finite.size else 1.0
+    scale = Scale(style.diverging, -bound, bound, "score")
+    return panels([scores, masked, pattern], ["raw scores QKᵀ/√d_k", "masked scores", "softmax weights"],
+                  queries, keys, [scale, scale, Scale(style.weights, 0.0, 1.0, "weight")], style, title,
+                  highlight_row=highlight_row, masked_text="−∞")
+
+
+def mask_comparison(with_mask: np.ndarray, without_mask: np.ndarray, queries: list[str], keys: list[str],
+                    style: Style, title: str, names: tuple[str, str] = ("mask on", "mask off")) -> go.Figure:
+    """One head's weights with and without a mask, and where they differ (off minus on)."""
+    weights = Scale(style.weights, 0.0, 1.0, "weight")
+    return panels([with_mask, without_mask, without_mask - with_mask],
+                  [names[0], names[1], f"difference ({names[1]} − {names[0]})"], queries, keys,
+                  [weights, weights, Scale(style.diverging, -1.0, 1.0, "Δ")], style, title, value_name="weight")
+
+
+def probability_comparison(before: list[Step], after: list[Step], style: Style,
+                           title: str = "Probability of each output piece, before and after") -> go.Figure:
+    """Per decoding step: the probability of the piece chosen without and with the intervention."""
+    fig = style.figure()
+    for name, steps, colour in (("before", before, style.palette[0]), ("after", after, style.palette[1])):
+        labels = distinct_labels([s.chosen for s in steps])
+        fig.add_trace(go.Bar(
+            x=[f"t={s.position + 1}" for s in steps], y=[s.probability for s in steps], name=name,
+            marker_color=colour, text=[escape_plotly(label) for label in labels], textposition="outside",
+            textangle=-90 if len(steps) > 12 else 0, cliponaxis=False,
+            hovertemplate="%{x}: %{text}<br>p = %{y:.3f}<extra>" + name + "</extra>"))
+    fig.update_yaxes(title="probability", range=[0, 1.25])
+    fig.update_xaxes(type="category")
+    fig.update_layout(barmode="group", legend=dict(orientation="h", yanchor="bottom", y=1.02, x=1, xanchor="right"))
+    return style.apply(fig, title, height=420 if not style.presentation else 540)
+
+
+def knockout_frame(rows: list[dict], labels: dict[tuple, str]) -> pd.DataFrame:
+    """Rank heads by how far knocking each one out lowers the output's log-probability."""
+    records = []
+    for row in rows:
+        drop = row["base_log_prob"] - row["log_prob"]
+        records.append({"head": labels.get(row["head"], str(row["head"])),
+                        "translation changed": row["translation"] != row["base_translation"],
+                        "log-prob drop": drop, "log-prob": row["log_prob"],
+                        "translation with the head knocked out": row["translation"]})
+    frame = pd.DataFrame(records)
+    if frame.empty:
+        return frame
+    frame = frame.sort_values(["translation changed", "log-prob drop"], ascending=[False, False])
+    return frame.reset_index(drop=True)
+
+
+def knockout_chart(frame: pd.DataFrame, style: Style, top: int = 20,
+                   title: str = "Heads ranked by the drop in log-probability when knocked out") -> go.Figure:
+    """Horizontal bars of the largest drops (changed translations marked)."""
+    shown = frame.sort_values("log-prob drop", ascending=False).head(top).iloc[::-1]
+    colours = [style.palette[3] if changed else style.palette[0] for changed in shown["translation changed"]]
+    fig = style.figure()
+    fig.add_trace(go.Bar(x=shown["log-prob drop"], y=[escape_plotly(h) for h in shown["head"]], orientation="h",
+                         marker_color=colours,
+                         hovertemplate="%{y}<br>drop %{x:.3f}<extra></extra>"))
+    fig.update_xaxes(title="log-prob drop (higher = the head mattered more)")
+    fig.update_yaxes(type="category")
+    return style.apply(fig, title, height=max(300, 26 * len(shown) + 120))
+
+
+def padding_pieces(pieces: list[str]) -> list[str]:
+    """Pieces as display text, with padding made obvious."""
+    return ["[pad]" if p == "<pad>" else display_piece(p) for p in pieces]

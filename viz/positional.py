@@ -1,0 +1,77 @@
+"""The sinusoidal positional encoding: the table, its frequencies, similarities and sizes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .labels import axis_labels, thin_ticks
+from .style import Style
+
+
+def wavelength(dim: int, d_model: int) -> float:
+    """Period, in positions, of encoding dimension `dim`: 2*pi * 10000^(2i/d_model) with i = dim // 2."""
+    return 2 * math.pi * 10000 ** (2 * (dim // 2) / d_model)
+
+
+def encoding_heatmap(table: np.ndarray, style: Style, title: str = "The positional encoding matrix") -> go.Figure:
+    """Positions (rows) x dimensions (columns), values in [-1, 1]."""
+    fig = style.figure()
+    fig.add_trace(go.Heatmap(z=table, colorscale=style.diverging, zmin=-1.0, zmax=1.0,
+                             colorbar=dict(title="value", thickness=14),
+                             hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>"))
+    fig.update_xaxes(title="dimension", showgrid=False)
+    fig.update_yaxes(title="position", autorange="reversed", showgrid=False)
+    return style.apply(fig, title, height=440 if not style.presentation else 560)
+
+
+def encoding_curves(table: np.ndarray, dims: list[int], style: Style,
+                    title: str = "Chosen dimensions against position") -> go.Figure:
+    """One curve per chosen dimension: low dimensions oscillate fast, high ones slowly."""
+    d_model = table.shape[1]
+    fig = style.figure()
+    positions = np.arange(table.shape[0])
+    for dim in dims:
+        if not 0 <= dim < d_model:
+            raise ValueError(f"dimension {dim} is outside 0..{d_model - 1}")
+        kind = "sin" if dim % 2 == 0 else "cos"
+        fig.add_trace(go.Scatter(x=positions, y=table[:, dim], mode="lines", line=dict(width=style.line_width),
+                                 name=f"dim {dim} ({kind}, period {wavelength(dim, d_model):.1f})"))
+    fig.update_xaxes(title="position")
+    fig.update_yaxes(title="value", range=[-1.1, 1.1])
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
+    return style.apply(fig, title, height=420 if not style.presentation else 540)
+
+
+def similarity_matrix(table: np.ndarray, style: Style,
+                      title: str = "How similar the encodings of two positions are") -> go.Figure:
+    """Cosine similarity between the encodings of every pair of positions."""
+    norms = np.linalg.norm(table, axis=1, keepdims=True)
+    unit = table / np.where(norms == 0, 1.0, norms)
+    sim = unit @ unit.T
+    fig = style.figure()
+    fig.add_trace(go.Heatmap(z=sim, colorscale=style.diverging, zmin=-1.0, zmax=1.0,
+                             colorbar=dict(title="cosine", thickness=14),
+                             hovertemplate="positions %{y} and %{x}<br>cosine %{z:.3f}<extra></extra>"))
+    fig.update_xaxes(title="position", showgrid=False, scaleanchor="y")
+    fig.update_yaxes(title="position", autorange="reversed", showgrid=False)
+    return style.apply(fig, title, height=460 if not style.presentation else 560)
+
+
+def vector_sizes(token: np.ndarray, scaled: np.ndarray, position: np.ndarray, pieces: list[str],
+                 style: Style, title: str = "Sizes (L2 norm) of what is added at each position") -> go.Figure:
+    """Per position: the raw token embedding, the same times sqrt(d_model), and the encoding."""
+    if not (token.shape == scaled.shape == position.shape) or token.shape[0] != len(pieces):
+        raise ValueError("token, scaled and position must be [positions, d_model] with one piece per position")
+    labels = axis_labels(pieces)
+    fig = style.figure()
+    for name, values in (("token embedding", token), ("× √d_model", scaled), ("positional encoding", position)):
+        fig.add_trace(go.Bar(x=labels, y=np.linalg.norm(values, axis=1), name=name,
+                             hovertemplate="%{x}<br>" + name + ": %{y:.2f}<extra></extra>"))
+    _, shown = thin_ticks(labels, 1000, style.tick)
+    fig.update_xaxes(type="category", tickmode="array", tickvals=shown, ticktext=shown, tickangle=-60)
+    fig.update_yaxes(title="L2 norm")
+    fig.update_layout(barmode="group", legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+    return style.apply(fig, title, height=420 if not style.presentation else 540)

@@ -1,0 +1,150 @@
+"""Every stage from token ids to logits: numeric and symbolic shapes, statistics, a flow diagram."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from .labels import axis_labels, thin_ticks
+from .style import Style
+
+_LAYER = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.(.*)$")
+
+
+def symbolic_shape(name: str, ndim: int) -> str:
+    """The shape of a hook point in the paper's letters: (B, S, d_model), (B, h, T, S), ..."""
+    seq = "T" if name.startswith(("tgt_embed", "decoder")) or name == "hook_logits" else "S"
+    rest = name
+    match = _LAYER.match(name)
+    cross = False
+    if match:
+        rest = match.group(3)
+        cross = rest.startswith("cross_attn")
+    if name == "hook_logits":
+        return "(B, T, vocab)"
+    if rest.endswith("hook_ids"):
+        return f"(B, {seq})"
+    if rest.endswith(("hook_scores", "hook_masked_scores", "hook_pattern")):
+        keys = "S" if (cross or seq == "S") else "T"
+        return f"(B, h, {seq}, {keys})"
+    if rest.endswith(("hook_k", "hook_v")) and "attn" in rest:
+        return f"(B, h, {'S' if cross else seq}, d_k)"
+    if rest.endswith(("hook_q", "hook_context")) and "attn" in rest:
+        return f"(B, h, {seq}, d_k)"
+    if rest.endswith("ffn.hook_hidden"):
+        return f"(B, {seq}, d_ff)"
+    return f"(B, {seq}, d_model)" if ndim == 3 else "(" + ", ".join("?" * ndim) + ")"
+
+
+def stage_stats(array: np.ndarray) -> dict[str, float]:
+    """Mean, std, min and max over the finite entries, and how many entries are masked (-inf)."""
+    values = np.asarray(array, dtype=np.float64)
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return {"mean": np.nan, "std": np.nan, "min": np.nan, "max": np.nan, "masked": int(values.size)}
+    return {"mean": float(finite.mean()), "std": float(finite.std()), "min": float(finite.min()),
+            "max": float(finite.max()), "masked": int(values.size - finite.size)}
+
+
+def stages_frame(tensors: dict[str, np.ndarray]) -> pd.DataFrame:
+    """One row per hook point in execution order: shape, symbolic shape and statistics."""
+    rows = []
+    for index, (name, array) in enumerate(tensors.items()):
+        row = {"#": index + 1, "stage": name, "shape": str(tuple(array.shape)),
+               "symbolic": symbolic_shape(name, array.ndim)}
+        row.update(stage_stats(array))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def as_matrix(array: np.ndarray, head: int = 0) -> np.ndarray:
+    """A 2-D view of a recorded tensor: batch dropped, one head picked for (B, h, ., .) tensors."""
+    a = np.asarray(array)
+    if a.ndim >= 1:
+        a = a[0]
+    if a.ndim == 3:
+        a = a[min(head, a.shape[0] - 1)]
+    if a.ndim == 1:
+        a = a[None, :]
+    if a.ndim != 2:
+        raise ValueError(f"cannot draw a tensor of shape {array.shape} as a heatmap")
+    return a.astype(np.float64)
+
+
+def tensor_heatmap(matrix: np.ndarray, row_pieces: list[str] | None, style: Style, title: str,
+                   column_name: str = "dimension") -> go.Figure:
+    """A 2-D tensor as a heatmap (rows labelled with pieces when given); -inf shows as blank."""
+    z = np.where(np.isfinite(matrix), matrix, np.nan)
+    bound = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
+    fig = style.figure()
+    rows = axis_labels(row_pieces) if row_pieces is not None and len(row_pieces) == z.shape[0] else list(range(z.shape[0]))
+    fig.add_trace(go.Heatmap(z=z, y=[str(r) for r in rows], colorscale=style.diverging, zmin=-bound, zmax=bound,
+                             colorbar=dict(title="value", thickness=14), hoverongaps=False,
+                             hovertemplate="row %{y}<br>" + column_name + " %{x}<br>value %{z:.4f}<extra></extra>"))
+    height = int(min(700, max(280, z.shape[0] * (style.tick + 4) + 120)))
+    _, shown = thin_ticks([str(r) for r in rows], height - 120, style.tick)
+    fig.update_yaxes(type="category", tickmode="array", tickvals=shown, ticktext=shown, autorange="reversed",
+                     showgrid=False)
+    fig.update_xaxes(title=column_name, showgrid=False)
+    return style.apply(fig, title, height=height)
+
+
+def flow_diagram(shapes: dict[str, tuple[int, ...]], style: Style,
+                 title: str = "One encoder layer and one decoder layer, with shapes on the edges") -> go.Figure:
+    """Boxes for the stages of layer 0 of each stack; each arrow carries the tensor's shape."""
+    def shape(name: str) -> str:
+        return "×".join(str(d) for d in shapes[name]) if name in shapes else "?"
+
+    enc, dec = "encoder.layers.0.", "decoder.layers.0."
+    boxes = {  # name: (x, y, label)
+        "src_ids": (0, 9, "source ids"), "src_emb": (0, 8, "embed ×√d_model<br>+ positional enc."),
+        "enc_attn": (0, 6.6, "multi-head<br>self-attention"), "enc_norm1": (0, 5.3, "add & norm"),
+        "enc_ffn": (0, 4.0, "feed-forward"), "enc_norm2": (0, 2.7, "add & norm"),
+        "memory": (0, 1.4, "memory (encoder output)"),
+        "tgt_ids": (2, 9, "target ids (shifted)"), "tgt_emb": (2, 8, "embed ×√d_model<br>+ positional enc."),
+        "dec_attn": (2, 6.6, "masked multi-head<br>self-attention"), "dec_norm1": (2, 5.3, "add & norm"),
+        "dec_cross": (2, 4.0, "cross-attention<br>(queries: decoder, keys: memory)"),
+        "dec_norm2": (2, 2.7, "add & norm"), "dec_ffn": (2, 1.4, "feed-forward + add & norm"),
+        "logits": (2, 0.0, "linear → logits"),
+    }
+    edges = [  # (from, to, hook whose shape the edge carries)
+        ("src_ids", "src_emb", "src_embed.hook_ids"), ("src_emb", "enc_attn", "src_embed.hook_sum"),
+        ("enc_attn", "enc_norm1", enc + "self_attn.hook_out"), ("enc_norm1", "enc_ffn", enc + "hook_norm_self"),
+        ("enc_ffn", "enc_norm2", enc + "ffn.hook_out"), ("enc_norm2", "memory", "encoder.hook_memory"),
+        ("tgt_ids", "tgt_emb", "tgt_embed.hook_ids"), ("tgt_emb", "dec_attn", "tgt_embed.hook_sum"),
+        ("dec_attn", "dec_norm1", dec + "self_attn.hook_out"), ("dec_norm1", "dec_cross", dec + "hook_norm_self"),
+        ("memory", "dec_cross", "encoder.hook_memory"), ("dec_cross", "dec_norm2", dec + "cross_attn.hook_out"),
+        ("dec_norm2", "dec_ffn", dec + "hook_norm_cross"), ("dec_ffn", "logits", "decoder.hook_output"),
+    ]
+    fig = style.figure()
+    box_w, box_h = 0.42, 0.42
+    for key, (x, y, label) in boxes.items():
+        colour = "#dbeafe" if x == 0 else "#fde2c8"
+        fig.add_shape(type="rect", x0=x - box_w, x1=x + box_w, y0=y - box_h, y1=y + box_h,
+                      line=dict(color="#333333", width=1.5), fillcolor=colour, layer="below")
+        fig.add_annotation(x=x, y=y, text=label, showarrow=False, font=dict(size=style.tick))
+    for start, end, hook in edges:
+        x0, y0, _ = boxes[start]
+        x1, y1, _ = boxes[end]
+        if x0 == x1:
+            fig.add_annotation(x=x1, y=y1 + box_h, ax=x0, ay=y0 - box_h, xref="x", yref="y", axref="x", ayref="y",
+                               showarrow=True, arrowhead=2, arrowwidth=1.5, text="")
+            fig.add_annotation(x=x0 + box_w + 0.04, y=(y0 + y1) / 2, text=shape(hook), showarrow=False,
+                               xanchor="left", font=dict(size=style.tick, color="#0b5394"))
+        else:
+            fig.add_annotation(x=x1 - box_w, y=y1, ax=x0 + box_w, ay=y0, xref="x", yref="y", axref="x", ayref="y",
+                               showarrow=True, arrowhead=2, arrowwidth=1.5, text="")
+            fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2 + 0.25, text=shape(hook), showarrow=False,
+                               font=dict(size=style.tick, color="#0b5394"))
+    logits = shapes.get("hook_logits")
+    if logits is not None:
+        fig.add_annotation(x=2 + box_w + 0.04, y=-0.55, text=shape("hook_logits"), showarrow=False,
+                           xanchor="left", font=dict(size=style.tick, color="#0b5394"))
+    fig.add_annotation(x=0, y=9.75, text="<b>Encoder layer</b>", showarrow=False, font=dict(size=style.font))
+    fig.add_annotation(x=2, y=9.75, text="<b>Decoder layer</b>", showarrow=False, font=dict(size=style.font))
+    fig.update_xaxes(visible=False, range=[-0.6, 3.0])
+    fig.update_yaxes(visible=False, range=[-0.9, 10.1])
+    return style.apply(fig, title, height=720 if not style.presentation else 900)
