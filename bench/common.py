@@ -1,0 +1,35 @@
+"""Shared by the benchmarks: the model to measure and a median timer."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+TWELVE_WORDS = "My sister will give the red apple to the old teacher tomorrow."
+
+
+def median_seconds(fn: Callable[[], object], repeats: int, warmup: int = 2) -> float:
+    """Median wall-clock seconds of `fn()` over `repeats` runs after `warmup` runs."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def default_bundle():
+    """The shipped model, or say how to build it."""
+    from model import CheckpointError, load_bundle
+    try:
+        return load_bundle()
+    except CheckpointError as exc:
+        sys.exit(f"bench needs the default model: {exc}")

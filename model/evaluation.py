@@ -1,0 +1,121 @@
+"""Scores of a model on held-out pairs: BLEU, chrF, exact match, and attention-alignment agreement."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import sacrebleu
+import torch
+
+from .decoding import greedy
+from .hooks import recording
+from .interventions import Interventions
+from .tokenizer import Tokenizer
+from .tokens import BOS_ID, EOS_ID, PAD_ID
+from .transformer import Transformer
+
+
+def translate_many(model: Transformer, tokenizer: Tokenizer, sources: Sequence[str],
+                   batch_size: int = 100) -> list[str]:
+    """Greedy translations of canonical source strings, decoded in length-sorted batches."""
+    encoded = [tokenizer.encode(s)[: model.cfg.max_len - 1] + [EOS_ID] for s in sources]
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+    out: list[str] = [""] * len(encoded)
+    iv = Interventions()
+    was_training = model.training
+    model.eval()
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            chunk = order[start:start + batch_size]
+            width = max(len(encoded[i]) for i in chunk)
+            src = torch.tensor([encoded[i] + [PAD_ID] * (width - len(encoded[i])) for i in chunk],
+                               device=next(model.parameters()).device)
+            memory, mask = model.encode(src, iv)
+            limit = min(2 * width + 10, model.cfg.max_len - 1)
+            for i, (ids, _) in zip(chunk, greedy(model, memory, mask, iv, limit)):
+                out[i] = tokenizer.decode(ids)
+    model.train(was_training)
+    return out
+
+
+def translation_scores(hypotheses: Sequence[str], references: Sequence[str]) -> dict[str, float]:
+    """Corpus BLEU and chrF (sacrebleu) and the share of exactly right outputs, in percent."""
+    exact = sum(h == r for h, r in zip(hypotheses, references)) / max(len(references), 1)
+    return {"bleu": round(sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score, 2),
+            "chrf": round(sacrebleu.corpus_chrf(list(hypotheses), [list(references)]).score, 2),
+            "exact_match": round(100 * exact, 2), "n": len(references)}
+
+
+def source_word_of_pieces(pieces: list[str]) -> list[int]:
+    """Word index of each source piece: a piece starting with '▁' opens the next word."""
+    words, current = [], -1
+    for piece in pieces:
+        if piece.startswith("▁"):
+            current += 1
+        words.append(current)
+    return words
+
+
+def pieces_in_spans(tokenizer: Tokenizer, text: str, spans: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """Ids of `text` and, per piece, the index of the span holding its first visible character
+    (a bare '▁' piece belongs to the word after it)."""
+    proto = tokenizer.sp.encode(text, return_type="proto")
+    ids, anchors = [], []
+    for piece in proto.pieces:
+        ids.append(piece.id)
+        visible = piece.surface.lstrip(" ")
+        anchors.append(piece.begin + len(piece.surface) - len(visible) if visible else None)
+    owner, following = [], -1
+    for anchor in reversed(anchors):  # bare '▁' pieces take the owner of the piece after them
+        if anchor is not None:
+            following = next((i for i, (start, end) in enumerate(spans) if start <= anchor < end), -1)
+        owner.append(following)
+    return ids, owner[::-1]
+
+
+def alignment_agreement(model: Transformer, tokenizer: Tokenizer, examples: Sequence[tuple],
+                        tokenize_fr) -> tuple[np.ndarray, int]:
+    """Per decoder layer and head, the share of French words whose most-attended English word is
+    one the gold alignment links it to, and how many French words were scored.
+
+    examples: (canonical source, English token indices of the source words, French, alignment).
+    The row looked at is the decoder row that predicts the word's first piece; attention to a
+    word is summed over its pieces. Final punctuation is not scored (the source drops it).
+    """
+    cfg = model.cfg
+    hits = np.zeros((cfg.n_decoder_layers, cfg.n_heads))
+    scored = 0
+    iv = Interventions()
+    model.eval()
+    for source, en_index_of_word, french, alignment in examples:
+        src_ids = tokenizer.encode(source)[: cfg.max_len - 1]
+        src_word = source_word_of_pieces(tokenizer.pieces(src_ids)) + [-1]  # EOS is no word
+        fr_tokens = tokenize_fr(french)
+        fr_ids, fr_owner = pieces_in_spans(tokenizer, french, [(s, e) for _, s, e in fr_tokens])
+        fr_ids, fr_owner = fr_ids[: cfg.max_len - 1], fr_owner[: cfg.max_len - 1]
+        gold: dict[int, set[int]] = {}
+        for en_i, fr_i in alignment:
+            gold.setdefault(fr_i, set()).add(en_i)
+        with torch.inference_mode(), recording() as recorder:
+            model(torch.tensor([src_ids + [EOS_ID]]), torch.tensor([[BOS_ID] + fr_ids[:-1]]), iv)
+        patterns = np.stack([recorder.tensors[f"decoder.layers.{layer}.cross_attn.hook_pattern"][0].numpy()
+                             for layer in range(cfg.n_decoder_layers)])  # (L, h, T, S)
+        n_words = len(en_index_of_word)
+        to_word = np.zeros((len(src_word), n_words))
+        for key, word in enumerate(src_word):
+            if 0 <= word < n_words:
+                to_word[key, word] = 1.0
+        first_row: dict[int, int] = {}
+        for row, owner in enumerate(fr_owner):
+            first_row.setdefault(owner, row)
+        for fr_i, row in first_row.items():
+            if fr_i < 0 or fr_tokens[fr_i][0] in (".", "?"):
+                continue
+            targets = {w for w, en_i in enumerate(en_index_of_word) if en_i in gold.get(fr_i, ())}
+            if not targets:
+                continue
+            scored += 1
+            per_word = patterns[:, :, row, :] @ to_word  # (L, h, words)
+            hits += np.isin(per_word.argmax(-1), list(targets))
+    return hits / max(scored, 1), scored
