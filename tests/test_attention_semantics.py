@@ -135,3 +135,30 @@ def test_bad_configs_fail_at_construction():
         ModelConfig(activation="tanh")
     with pytest.raises(ValueError, match="unknown keys"):
         ModelConfig.from_dict({"d_model": 64, "layers": 2})
+
+
+def test_interventions_are_frozen_hashable_values():
+    a = Interventions(ablate=frozenset({("decoder", "cross", 1, 2)}))
+    b = Interventions(ablate={("decoder", "cross", 1, 2)})
+    assert a == b and hash(a) == hash(b) and len({a, b, Interventions()}) == 2
+    with pytest.raises(Exception):
+        a.causal_mask = False
+
+
+@pytest.mark.parametrize("changes", [{"positional": "learned"}, {"tie_embeddings": False},
+                                     {"norm_first": True, "activation": "gelu"}])
+def test_config_options_build_run_and_round_trip(tmp_path, changes):
+    from model import load_bundle
+    from model.checkpoint import save_checkpoint
+    from model.tokenizer import Tokenizer
+    tokenizer = Tokenizer.train(["the cat sleeps", "le chat dort."] * 20, 300)
+    cfg = ModelConfig(**{**CFG.to_dict(), "vocab_size": tokenizer.vocab_size, **changes})
+    torch.manual_seed(0)
+    model = Transformer(cfg).eval()
+    names = dict(model.named_parameters())
+    assert ("src_embed.positions.table" in names) == (cfg.positional == "learned")
+    assert ("generator.weight" in names) == (not cfg.tie_embeddings)
+    save_checkpoint(tmp_path, model, tokenizer, {})
+    loaded = load_bundle(tmp_path)
+    with torch.inference_mode():
+        torch.testing.assert_close(loaded.model(SRC, TGT), model(SRC, TGT), rtol=0, atol=0)
