@@ -5,7 +5,7 @@ import streamlit as st
 from ui.page import big_text, md, start
 from viz.translate import beams_frame, pieces_frame, step_candidates, steps_frame
 
-page = start("Translate", ":material/translate:")
+page = start("Translate")
 result, trace, ctl = page.result, page.result.trace, page.controls
 
 st.caption("French translation" + (f" (beam search, {ctl.beam_size} beams)" if ctl.beam_size > 1 else " (greedy)"))

@@ -7,7 +7,7 @@ from ui.urlstate import BLOCK_NAMES, BLOCKS, Field
 from viz.attention import attention_heads, attention_map, model_view, model_view_cell
 from viz.labels import display_piece
 
-page = start("Attention", ":material/grid_on:")
+page = start("Attention")
 trace, ctl, style = page.result.trace, page.controls, page.style
 n_steps = len(trace.tgt_pieces)
 

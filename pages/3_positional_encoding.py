@@ -8,7 +8,7 @@ from ui.urlstate import Field
 from viz.masks import mask_comparison
 from viz.positional import encoding_curves, encoding_heatmap, similarity_matrix, vector_sizes
 
-page = start("Positional encoding", ":material/waves:")
+page = start("Positional encoding")
 trace, ctl, style, cfg = page.result.trace, page.controls, page.style, page.bundle.config
 d_model = cfg.d_model
 

@@ -8,7 +8,7 @@ from ui.page import bind, md, page_value, set_value, start
 from ui.urlstate import Field
 from viz.shapes import as_matrix, flow_diagram, stages_frame, symbolic_shape, tensor_heatmap
 
-page = start("Tensor shapes", ":material/view_in_ar:")
+page = start("Tensor shapes")
 trace, ctl, style, cfg = page.result.trace, page.controls, page.style, page.bundle.config
 stages = [name for name, _ in trace.stages]
 

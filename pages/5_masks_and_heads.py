@@ -8,7 +8,7 @@ from ui.page import big_text, bind, md, page_value, start
 from ui.urlstate import BLOCK_NAMES, BLOCKS, Field, all_heads, head_label
 from viz.masks import knockout_chart, knockout_frame, mask_comparison, probability_comparison, score_pipeline
 
-page = start("Masks and heads lab", ":material/science:")
+page = start("Masks and heads lab")
 trace, ctl, style, limits = page.result.trace, page.controls, page.style, page.limits
 
 

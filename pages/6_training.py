@@ -5,7 +5,7 @@ import streamlit as st
 from ui.page import start
 from viz.training import card_frame, log_frame, loss_curves, lr_curve, metric_curves
 
-page = start("Training", ":material/monitoring:", needs_result=False)
+page = start("Training", needs_result=False)
 style, bundle = page.style, page.bundle
 
 records = bundle.train_log()

@@ -1,10 +1,13 @@
-"""The pages of the app, in menu order: (file, title, icon, url path)."""
+"""The pages of the app, in menu order: (file, title, icon, url path).
+
+Icons are emoji: a material icon becomes the favicon, fetched from a font CDN (fails offline).
+"""
 
 PAGES: list[tuple[str, str, str, str]] = [
-    ("pages/1_translate.py", "Translate", ":material/translate:", "translate"),
-    ("pages/2_attention.py", "Attention", ":material/grid_on:", "attention"),
-    ("pages/3_positional_encoding.py", "Positional encoding", ":material/waves:", "positional-encoding"),
-    ("pages/4_tensor_shapes.py", "Tensor shapes", ":material/view_in_ar:", "tensor-shapes"),
-    ("pages/5_masks_and_heads.py", "Masks and heads lab", ":material/science:", "masks-and-heads"),
-    ("pages/6_training.py", "Training", ":material/monitoring:", "training"),
+    ("pages/1_translate.py", "Translate", "🌍", "translate"),
+    ("pages/2_attention.py", "Attention", "👀", "attention"),
+    ("pages/3_positional_encoding.py", "Positional encoding", "🌊", "positional-encoding"),
+    ("pages/4_tensor_shapes.py", "Tensor shapes", "📐", "tensor-shapes"),
+    ("pages/5_masks_and_heads.py", "Masks and heads lab", "🧪", "masks-and-heads"),
+    ("pages/6_training.py", "Training", "📈", "training"),
 ]

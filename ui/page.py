@@ -205,9 +205,10 @@ class Page:
                            mime="text/html", icon=":material/download:", on_click="ignore")
 
 
-def start(title: str, icon: str = "", needs_result: bool = True) -> Page:
+def start(title: str, needs_result: bool = True) -> Page:
     """Set up a page: config, model, sidebar controls, URL state, and the main translation."""
-    st.set_page_config(page_title=f"{title} · Transformer Anatomy", page_icon=icon or None, layout="wide")
+    # An emoji favicon: a material icon here would be fetched from a font CDN (breaks offline).
+    st.set_page_config(page_title=f"{title} · Transformer Anatomy", page_icon="🔬", layout="wide")
     try:
         bundle = engine.get_bundle(engine.checkpoint_path())
     except CheckpointError as exc:

@@ -1,0 +1,185 @@
+"""The real app in a real browser: `streamlit run` on a free port, Debian chromium driven by Playwright."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = ROOT / "artifacts" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"]
+PAGES = [("Translate", "translate"), ("Attention", "attention"), ("Positional encoding", "positional-encoding"),
+         ("Tensor shapes", "tensor-shapes"), ("Masks and heads lab", "masks-and-heads"), ("Training", "training")]
+SENTENCE = "The old man reads a book in the garden"
+
+pytestmark = pytest.mark.e2e
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def checkpoint_with_log(tiny_checkpoint, tmp_path_factory) -> Path:
+    """The tiny checkpoint plus a small training log, so the Training page has curves."""
+    path = tmp_path_factory.mktemp("browser") / "ckpt"
+    shutil.copytree(tiny_checkpoint, path)
+    records = [{"step": s, "train_loss": 6 / (1 + s / 80), "lr": 1e-3 * min(s / 100, (100 / max(s, 1)) ** 0.5)}
+               for s in range(0, 1000, 20)]
+    records += [{"step": s, "valid_loss": 6.3 / (1 + s / 90), "valid_bleu": 30 * s / 1000} for s in range(0, 1000, 200)]
+    (path / "train_log.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(checkpoint_with_log):
+    """`streamlit run app.py` on a free local port; yields (base URL, seconds until healthy)."""
+    port = _free_port()
+    env = {**os.environ, "ANATOMY_CHECKPOINT": str(checkpoint_with_log)}
+    log = open(ROOT / "artifacts" / "browser-server.log", "w") if (ROOT / "artifacts").is_dir() else subprocess.DEVNULL
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address", "127.0.0.1",
+         "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            if proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with {proc.returncode}")
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise RuntimeError("streamlit did not become healthy in 30 s")
+        yield url, started
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium, never a downloaded one."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail("chromium is missing: ./test.sh installs it with apt-get install -y chromium")
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        instance = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield instance
+        instance.close()
+
+
+def _streamlit_probe(url: str) -> bool:
+    """Streamlit's own base-path probe: opened at /attention, it first tries /attention/_stcore/*."""
+    path = urlparse(url).path
+    return path.endswith(("/_stcore/health", "/_stcore/host-config")) and not path.startswith("/_stcore")
+
+
+def _console(errors: list[str], msg) -> None:
+    if msg.type == "error" and not _streamlit_probe(msg.location.get("url", "")):
+        errors.append(f"console.error: {msg.text} at {msg.location.get('url', '')}")
+
+
+def _open(browser, errors: list[str]):
+    context = browser.new_context(viewport={"width": 1500, "height": 1000}, device_scale_factor=1)
+    page = context.new_page()
+    page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
+    page.on("requestfailed", lambda request: errors.append(f"request failed: {request.url}"))
+    page.on("response", lambda response: errors.append(f"HTTP {response.status}: {response.url}")
+            if response.status >= 400 and not _streamlit_probe(response.url) else None)
+    page.on("console", lambda msg: _console(errors, msg))
+    return context, page
+
+
+def _settle(page, timeout_ms: int = 30000) -> None:
+    """Wait until Streamlit has finished running the script."""
+    page.wait_for_timeout(250)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+        " && document.querySelector('[data-testid=\"stApp\"]')", timeout=timeout_ms)
+
+
+def _charts(page, minimum: int = 1, timeout_ms: int = 30000) -> int:
+    page.wait_for_function(
+        f"() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= {minimum}", timeout=timeout_ms)
+    return page.locator(".js-plotly-plot").count()
+
+
+def _query(page) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
+
+
+def test_every_page_renders_its_charts_and_keeps_the_controls(server, browser):
+    url, started = server
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    errors: list[str] = []
+    context, page = _open(browser, errors)
+    page.goto(url)
+    _charts(page)
+    first_charts = time.monotonic() - started
+    box = page.get_by_label("English sentence", exact=True).and_(page.locator("input"))
+    box.fill(SENTENCE)
+    box.press("Enter")
+    page.wait_for_function(f"() => location.search.includes({json.dumps('sentence=' + SENTENCE.replace(' ', '+'))})"
+                           f" || decodeURIComponent(location.search).includes({json.dumps(SENTENCE)})", timeout=30000)
+    page.get_by_text("the old man reads a book in the garden", exact=True).wait_for(timeout=30000)
+    _settle(page)
+    # a switch set on the first page must still be set on every other page
+    page.get_by_text("Positional encoding", exact=True).first.wait_for()
+    page.locator("[data-testid='stSidebar'] label:has-text('Causal mask')").click()
+    _settle(page)
+    timings = {"first_charts_after_server_start_s": round(first_charts, 2)}
+    for index, (title, slug) in enumerate(PAGES, start=1):
+        clicked = time.monotonic()
+        page.locator("[data-testid='stSidebarNav'] a").nth(index - 1).click()
+        page.wait_for_function(f"() => [...document.querySelectorAll('h1')].some(h => h.innerText.trim() === {json.dumps(title)})",
+                               timeout=30000)
+        count = _charts(page)
+        _settle(page)
+        timings[f"{slug}_page_charts_s"] = round(time.monotonic() - clicked, 2)
+        assert count >= 1, f"{title} shows no chart"
+        assert page.get_by_label("English sentence", exact=True).and_(page.locator("input")).input_value() == SENTENCE, f"sentence lost on {title}"
+        causal = page.locator("[data-testid='stSidebar'] input[aria-label='Causal mask']")
+        assert not causal.is_checked(), f"causal switch lost on {title}"
+        assert _query(page).get("sentence") == SENTENCE and _query(page).get("causal") == "off"
+        assert page.locator("[data-testid='stException']").count() == 0, f"traceback on {title}"
+        page.screenshot(path=str(SHOTS / f"{index}_{slug}.png"), full_page=True)
+    (SHOTS / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
+    context.close()
+    assert not errors, errors
+
+
+def test_a_shared_url_restores_the_view(server, browser):
+    url, _ = server
+    errors: list[str] = []
+    context, page = _open(browser, errors)
+    page.goto(f"{url}/attention?sentence=We+are+happy&layer=2&head=3&causal=off&present=on&ablate=dec-cross-1-2&step=2")
+    _charts(page, minimum=5)
+    _settle(page)
+    assert page.get_by_label("English sentence", exact=True).and_(page.locator("input")).input_value() == "We are happy"
+    assert "decoder cross L1 H2" in page.inner_text("[data-testid='stSidebar']")
+    assert "Decoder masked self-attention · layer L2" in page.inner_text("[data-testid='stMain']")
+    page.screenshot(path=str(SHOTS / "7_attention_from_url_presentation.png"), full_page=False)
+    context.close()
+    assert not errors, errors
