@@ -5,6 +5,7 @@ from __future__ import annotations
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 import torch
 
@@ -51,6 +52,7 @@ class TranslationResult:
     steps: list[Step]
     beams: list[Beam]
     log_prob: float                 # of the whole output (EOS included when finished)
+    output_ids: tuple[int, ...] = ()  # the pieces scored by log_prob, EOS included when finished
     warnings: list[str] = field(default_factory=list)
     unknown_words: list[str] = field(default_factory=list)
 
@@ -143,7 +145,21 @@ class Bundle:
                 tensors={name: t.numpy() for name, t in recorder.tensors.items()},
                 interventions=interventions)
         return TranslationResult(source, self.tokenizer.decode(best.ids), recorded, steps, beams,
-                                 log_prob, warnings, unknown)
+                                 log_prob, tuple(produced), warnings, unknown)
+
+    def score(self, sentence: str, output_ids: Sequence[int],
+              interventions: Interventions = Interventions()) -> list[float]:
+        """Log-probability of each piece of a fixed output (teacher-forced) under the switches:
+        how a knocked-out head changes the model's belief in the same translation."""
+        self.check_interventions(interventions)
+        _, src_ids, _ = self.encode_source(sentence)
+        produced = list(output_ids)[: self.config.max_len]
+        if not produced:
+            raise InputError("There is no output to score.")
+        with torch.inference_mode():
+            logits = self.model(torch.tensor([src_ids]), torch.tensor([[BOS_ID] + produced[:-1]]), interventions)
+        log_probs = logits[0].float().log_softmax(dim=-1)
+        return log_probs[torch.arange(len(produced)), torch.tensor(produced)].tolist()
 
     def translate_batch(self, sentences: list[str], interventions: Interventions = Interventions(),
                         max_len: int | None = None) -> list[TranslationResult]:
@@ -180,7 +196,8 @@ class Bundle:
             log_prob = float(sum(log_probs[row, t, i] for t, i in enumerate(produced[row])))
             translation = self.tokenizer.decode(ids)
             beam = Beam(translation, self.tokenizer.pieces(ids), log_prob, log_prob, finished)
-            results.append(TranslationResult(source, translation, trace, steps, [beam], log_prob, warnings))
+            results.append(TranslationResult(source, translation, trace, steps, [beam], log_prob,
+                                             tuple(produced[row]), warnings))
         return results
 
     def _steps(self, probs: torch.Tensor, produced: list[int], top_k: int) -> list[Step]:

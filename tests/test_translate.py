@@ -163,3 +163,13 @@ def test_a_batch_row_matches_the_sentence_alone_and_shows_its_padding(tiny_bundl
     assert (padded.pattern("encoder", "self", 0)[..., pads] == 0).all()
     unmasked = tiny_bundle.translate_batch([long, short], Interventions(padding_mask=False), max_len=10)
     assert (unmasked[1].trace.pattern("encoder", "self", 0)[..., pads] > 0).all()
+
+
+def test_score_of_the_output_matches_its_log_prob_and_moves_under_ablation(tiny_bundle):
+    result = tiny_bundle.translate("The cat sleeps.", options=DecodeOptions(max_len=10))
+    scored = tiny_bundle.score("The cat sleeps.", result.output_ids)
+    assert sum(scored) == pytest.approx(result.log_prob, abs=1e-4)
+    assert [s.probability for s in result.steps] == pytest.approx([float(np.exp(x)) for x in scored], abs=1e-5)
+    knocked = tiny_bundle.score("The cat sleeps.", result.output_ids,
+                                Interventions(ablate=frozenset({("decoder", "cross", 1, 0)})))
+    assert sum(knocked) != pytest.approx(sum(scored), abs=1e-6)
