@@ -6,6 +6,7 @@ from model import AnatomyError
 from ui import engine
 from ui.page import big_text, bind, md, page_value, start
 from ui.urlstate import BLOCK_NAMES, BLOCKS, Field, all_heads, head_label
+from viz.attention import attention_map
 from viz.masks import knockout_chart, knockout_frame, mask_comparison, probability_comparison, score_pipeline
 
 page = start("Masks and heads lab")
@@ -51,10 +52,21 @@ causal_off = page.translate(causal_mask=False)
 dec_layer = min(ctl.layer, limits.n_decoder_layers - 1)
 on = causal_on.trace.pattern("decoder", "self", dec_layer)[ctl.head]
 off = causal_off.trace.pattern("decoder", "self", dec_layer)[ctl.head]
-page.show(mask_comparison(on, off, causal_on.trace.tgt_pieces, causal_on.trace.tgt_pieces, style,
-                          f"Decoder self-attention L{dec_layer + 1} H{ctl.head + 1}", ("causal mask on", "causal mask off")),
-          "With the mask off, every position also looks at the positions after it (right of the diagonal "
-          "lights up): in training the model would copy the answer instead of predicting it.", key="causal")
+title = f"Decoder self-attention L{dec_layer + 1} H{ctl.head + 1}"
+caption = ("With the mask off, every position also looks at the positions after it (right of the diagonal "
+           "lights up): in training the model would copy the answer instead of predicting it.")
+if causal_on.trace.tgt_pieces == causal_off.trace.tgt_pieces:
+    page.show(mask_comparison(on, off, causal_on.trace.tgt_pieces, causal_on.trace.tgt_pieces, style, title,
+                              ("causal mask on", "causal mask off")), caption, key="causal")
+else:
+    left, right = st.columns(2)
+    with left:
+        page.show(attention_map(on, causal_on.trace.tgt_pieces, causal_on.trace.tgt_pieces, style,
+                                f"{title}, causal mask on"), key="causal-on")
+    with right:
+        page.show(attention_map(off, causal_off.trace.tgt_pieces, causal_off.trace.tgt_pieces, style,
+                                f"{title}, causal mask off"), key="causal-off")
+    st.caption(caption + " Here the output itself changed, so the two plots have different rows.")
 st.caption("Output with the mask on, then off (decoding reads only the past either way; the probabilities "
            "below come from one pass over the whole output, where the unmasked model can see ahead):")
 left, right = st.columns(2)

@@ -100,8 +100,8 @@ def test_training_page_draws_the_log(tiny_checkpoint, tmp_path, monkeypatch):
     at = run("pages/6_training.py")
     assert_clean(at)
     titles = [spec["layout"]["title"]["text"] for spec in charts(at)]
-    assert titles == ["Training and validation loss", "Learning-rate schedule", "Validation scores"]
-    loss = chart_titled(at, "Training and validation loss")
+    assert titles == ["Loss", "Learning-rate schedule", "Validation scores"]
+    loss = chart_titled(at, "Loss")
     assert {trace["name"] for trace in loss["data"]} == {"train_loss", "valid_loss"}
 
 

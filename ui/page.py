@@ -31,9 +31,8 @@ def md(text: str) -> str:
 VALUES, RAW, NOTES, FIELDS = "_anatomy_values", "_anatomy_url", "_anatomy_notes", "_anatomy_fields"
 
 PRESENTATION_CSS = """<style>
-html, body, [class*="st-"] { font-size: 20px; }
-h1 { font-size: 2.6rem !important; } h2 { font-size: 2.0rem !important; } h3 { font-size: 1.6rem !important; }
-[data-testid="stCaptionContainer"] { font-size: 1.05rem !important; color: #111 !important; }
+html { font-size: 20px; }
+[data-testid="stCaptionContainer"] { color: #222 !important; }
 </style>"""
 
 
@@ -207,8 +206,8 @@ class Page:
 
 def start(title: str, needs_result: bool = True) -> Page:
     """Set up a page: config, model, sidebar controls, URL state, and the main translation."""
-    # An emoji favicon: a material icon here would be fetched from a font CDN (breaks offline).
-    st.set_page_config(page_title=f"{title} · Transformer Anatomy", page_icon="🔬", layout="wide")
+    # No page icon: a material icon would be fetched from a font CDN as the favicon (breaks offline).
+    st.set_page_config(page_title=f"{title} · Transformer Anatomy", layout="wide")
     try:
         bundle = engine.get_bundle(engine.checkpoint_path())
     except CheckpointError as exc:

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from model import Step
 
 from .heatmaps import Scale, panels
-from .labels import display_piece, distinct_labels, escape_plotly
+from .labels import display_piece, escape_plotly
 from .style import Style
 
 
@@ -38,11 +38,12 @@ def probability_comparison(before: list[Step], after: list[Step], style: Style,
     """Per decoding step: the probability of the piece chosen without and with the intervention."""
     fig = style.figure()
     for name, steps, colour in (("before", before, style.palette[0]), ("after", after, style.palette[1])):
-        labels = distinct_labels([s.chosen for s in steps])
+        labels = [display_piece(s.chosen) for s in steps]
         fig.add_trace(go.Bar(
             x=[f"t={s.position + 1}" for s in steps], y=[s.probability for s in steps], name=name,
-            marker_color=colour, text=[escape_plotly(label) for label in labels], textposition="outside",
-            textangle=-90 if len(steps) > 12 else 0, cliponaxis=False,
+            marker_color=colour, text=[escape_plotly(label) for label in labels],
+            textposition="outside" if len(steps) <= 20 else "none",
+            textangle=-90 if len(steps) > 10 else 0, cliponaxis=False,
             hovertemplate="%{x}: %{text}<br>p = %{y:.3f}<extra>" + name + "</extra>"))
     fig.update_yaxes(title="probability", range=[0, 1.25])
     fig.update_xaxes(type="category")

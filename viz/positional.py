@@ -41,7 +41,7 @@ def encoding_curves(table: np.ndarray, dims: list[int], style: Style,
                                  name=f"dim {dim} ({kind}, period {wavelength(dim, d_model):.1f})"))
     fig.update_xaxes(title="position")
     fig.update_yaxes(title="value", range=[-1.1, 1.1])
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
+    fig.update_layout(legend=dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left"))
     return style.apply(fig, title, height=420 if not style.presentation else 540)
 
 
@@ -55,7 +55,7 @@ def similarity_matrix(table: np.ndarray, style: Style,
     fig.add_trace(go.Heatmap(z=sim, colorscale=style.diverging, zmin=-1.0, zmax=1.0,
                              colorbar=dict(title="cosine", thickness=14),
                              hovertemplate="positions %{y} and %{x}<br>cosine %{z:.3f}<extra></extra>"))
-    fig.update_xaxes(title="position", showgrid=False, scaleanchor="y")
+    fig.update_xaxes(title="position", showgrid=False)
     fig.update_yaxes(title="position", autorange="reversed", showgrid=False)
     return style.apply(fig, title, height=460 if not style.presentation else 560)
 
@@ -73,5 +73,5 @@ def vector_sizes(token: np.ndarray, scaled: np.ndarray, position: np.ndarray, pi
     _, shown = thin_ticks(labels, 1000, style.tick)
     fig.update_xaxes(type="category", tickmode="array", tickvals=shown, ticktext=shown, tickangle=-60)
     fig.update_yaxes(title="L2 norm")
-    fig.update_layout(barmode="group", legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+    fig.update_layout(barmode="group", legend=dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left"))
     return style.apply(fig, title, height=420 if not style.presentation else 540)

@@ -79,9 +79,12 @@ def tensor_heatmap(matrix: np.ndarray, row_pieces: list[str] | None, style: Styl
     """A 2-D tensor as a heatmap (rows labelled with pieces when given); -inf shows as blank."""
     z = np.where(np.isfinite(matrix), matrix, np.nan)
     bound = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
+    signed = bool(np.isfinite(z).any() and np.nanmin(z) < 0)
+    scale = dict(colorscale=style.diverging, zmin=-bound, zmax=bound) if signed else \
+        dict(colorscale=style.weights, zmin=0.0, zmax=bound)
     fig = style.figure()
     rows = axis_labels(row_pieces) if row_pieces is not None and len(row_pieces) == z.shape[0] else list(range(z.shape[0]))
-    fig.add_trace(go.Heatmap(z=z, y=[str(r) for r in rows], colorscale=style.diverging, zmin=-bound, zmax=bound,
+    fig.add_trace(go.Heatmap(z=z, y=[str(r) for r in rows], **scale,
                              colorbar=dict(title="value", thickness=14), hoverongaps=False,
                              hovertemplate="row %{y}<br>" + column_name + " %{x}<br>value %{z:.4f}<extra></extra>"))
     height = int(min(700, max(280, z.shape[0] * (style.tick + 4) + 120)))
@@ -96,7 +99,9 @@ def flow_diagram(shapes: dict[str, tuple[int, ...]], style: Style,
                  title: str = "One encoder layer and one decoder layer, with shapes on the edges") -> go.Figure:
     """Boxes for the stages of layer 0 of each stack; each arrow carries the tensor's shape."""
     def shape(name: str) -> str:
-        return "×".join(str(d) for d in shapes[name]) if name in shapes else "?"
+        if name not in shapes:
+            return "?"
+        return f"{symbolic_shape(name, len(shapes[name]))}<br>{'×'.join(str(d) for d in shapes[name])}"
 
     enc, dec = "encoder.layers.0.", "decoder.layers.0."
     boxes = {  # name: (x, y, label)
@@ -119,32 +124,32 @@ def flow_diagram(shapes: dict[str, tuple[int, ...]], style: Style,
         ("memory", "dec_cross", "encoder.hook_memory"), ("dec_cross", "dec_norm2", dec + "cross_attn.hook_out"),
         ("dec_norm2", "dec_ffn", dec + "hook_norm_cross"), ("dec_ffn", "logits", "decoder.hook_output"),
     ]
-    fig = style.figure()
     box_w, box_h = 0.42, 0.42
+    rects, notes = [], []
     for key, (x, y, label) in boxes.items():
         colour = "#dbeafe" if x == 0 else "#fde2c8"
-        fig.add_shape(type="rect", x0=x - box_w, x1=x + box_w, y0=y - box_h, y1=y + box_h,
-                      line=dict(color="#333333", width=1.5), fillcolor=colour, layer="below")
-        fig.add_annotation(x=x, y=y, text=label, showarrow=False, font=dict(size=style.tick))
+        rects.append(dict(type="rect", x0=x - box_w, x1=x + box_w, y0=y - box_h, y1=y + box_h,
+                          line=dict(color="#333333", width=1.5), fillcolor=colour, layer="below"))
+        notes.append(dict(x=x, y=y, text=label, showarrow=False, font=dict(size=style.tick)))
+    shape_font = dict(size=max(9, style.tick - 1), color="#0b5394")
     for start, end, hook in edges:
         x0, y0, _ = boxes[start]
         x1, y1, _ = boxes[end]
+        arrow = dict(xref="x", yref="y", axref="x", ayref="y", showarrow=True, arrowhead=2, arrowwidth=1.5, text="")
         if x0 == x1:
-            fig.add_annotation(x=x1, y=y1 + box_h, ax=x0, ay=y0 - box_h, xref="x", yref="y", axref="x", ayref="y",
-                               showarrow=True, arrowhead=2, arrowwidth=1.5, text="")
-            fig.add_annotation(x=x0 + box_w + 0.04, y=(y0 + y1) / 2, text=shape(hook), showarrow=False,
-                               xanchor="left", font=dict(size=style.tick, color="#0b5394"))
+            notes.append(dict(x=x1, y=y1 + box_h, ax=x0, ay=y0 - box_h, **arrow))
+            notes.append(dict(x=x0 + box_w + 0.04, y=(y0 + y1) / 2, text=shape(hook), showarrow=False,
+                              xanchor="left", font=shape_font))
         else:
-            fig.add_annotation(x=x1 - box_w, y=y1, ax=x0 + box_w, ay=y0, xref="x", yref="y", axref="x", ayref="y",
-                               showarrow=True, arrowhead=2, arrowwidth=1.5, text="")
-            fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2 + 0.25, text=shape(hook), showarrow=False,
-                               font=dict(size=style.tick, color="#0b5394"))
-    logits = shapes.get("hook_logits")
-    if logits is not None:
-        fig.add_annotation(x=2 + box_w + 0.04, y=-0.55, text=shape("hook_logits"), showarrow=False,
-                           xanchor="left", font=dict(size=style.tick, color="#0b5394"))
-    fig.add_annotation(x=0, y=9.75, text="<b>Encoder layer</b>", showarrow=False, font=dict(size=style.font))
-    fig.add_annotation(x=2, y=9.75, text="<b>Decoder layer</b>", showarrow=False, font=dict(size=style.font))
+            notes.append(dict(x=x1 - box_w, y=y1, ax=x0 + box_w, ay=y0, **arrow))
+            notes.append(dict(x=(x0 + x1) / 2, y=(y0 + y1) / 2 + 0.35, text=shape(hook), showarrow=False,
+                              font=shape_font))
+    if "hook_logits" in shapes:
+        notes.append(dict(x=2 + box_w + 0.04, y=-0.55, text=shape("hook_logits"), showarrow=False,
+                          xanchor="left", font=shape_font))
+    notes.append(dict(x=0, y=9.75, text="<b>Encoder layer</b>", showarrow=False, font=dict(size=style.font)))
+    notes.append(dict(x=2, y=9.75, text="<b>Decoder layer</b>", showarrow=False, font=dict(size=style.font)))
+    fig = style.figure(shapes=rects, annotations=notes)
     fig.update_xaxes(visible=False, range=[-0.6, 3.0])
     fig.update_yaxes(visible=False, range=[-0.9, 10.1])
     return style.apply(fig, title, height=720 if not style.presentation else 900)

@@ -78,5 +78,4 @@ class Style:
             fig.update_layout(height=height)
         fig.update_xaxes(tickfont=dict(size=self.tick), automargin=True)
         fig.update_yaxes(tickfont=dict(size=self.tick), automargin=True)
-        fig.update_annotations(font_size=self.font)
         return fig

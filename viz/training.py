@@ -52,7 +52,7 @@ def metric_columns(frame: pd.DataFrame) -> list[str]:
     return [c for c in frame.columns if c not in skip and any(w in c.lower() for w in ("bleu", "acc", "chrf", "exact"))]
 
 
-def loss_curves(frame: pd.DataFrame, style: Style, title: str = "Training and validation loss") -> go.Figure | None:
+def loss_curves(frame: pd.DataFrame, style: Style, title: str = "Loss") -> go.Figure | None:
     """Every loss-like column against step (None if the log has none)."""
     columns = loss_columns(frame)
     return _curves(frame, columns, style, title, "loss") if columns else None
@@ -83,5 +83,5 @@ def card_frame(card: dict, config: dict) -> pd.DataFrame:
         else:
             rows.append((prefix, str(value)))
 
-    add("", {"config": config, **card})
+    add("", card if "config" in card else {"config": config, **card})
     return pd.DataFrame(rows, columns=["field", "value"])

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from model import Beam, Step
 
-from .labels import display_piece, distinct_labels, escape_plotly, thin_ticks
+from .labels import display_piece, escape_plotly, thin_ticks
 from .style import Style
 
 
@@ -48,8 +48,7 @@ def step_candidates(steps: list[Step], style: Style, title: str = "Top candidate
             probs[i, rank] = prob
             mark = " ✔" if piece == step.chosen else ""
             text[i, rank] = escape_plotly(display_piece(piece)) + mark
-    chosen = distinct_labels([s.chosen for s in steps])
-    row_labels = [f"t={i + 1} → {escape_plotly(label)}" for i, label in enumerate(chosen)]
+    row_labels = [f"t={i + 1} → {escape_plotly(display_piece(s.chosen))}" for i, s in enumerate(steps)]
     row_px = style.tick + 12
     height = max(260, row_px * len(steps) + 110)
     yv, yt = thin_ticks(row_labels, height - 110, style.tick)
@@ -57,9 +56,9 @@ def step_candidates(steps: list[Step], style: Style, title: str = "Top candidate
     fig.add_trace(go.Heatmap(
         z=probs, text=text, texttemplate="%{text}", textfont=dict(size=style.tick),
         customdata=np.stack([text, np.array(row_labels, dtype=object)[:, None].repeat(width, 1)], axis=-1),
-        hovertemplate="%{customdata[1]}<br>rank %{x}: %{customdata[0]}<br>p = %{z:.3f}<extra></extra>",
+        hovertemplate="%{customdata[1]}<br>%{x}: %{customdata[0]}<br>p = %{z:.3f}<extra></extra>",
         zmin=0.0, zmax=1.0, colorscale=style.weights, colorbar=dict(title="p", thickness=14),
-        x=[f"#{r + 1}" for r in range(width)], hoverongaps=False))
+        x=[f"rank {r + 1}" for r in range(width)], hoverongaps=False))
     fig.update_yaxes(tickvals=yv, ticktext=yt, autorange="reversed", showgrid=False)
     fig.update_xaxes(side="top", showgrid=False)
     return style.apply(fig, title, height=height)

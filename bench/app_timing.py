@@ -1,0 +1,67 @@
+"""Server-side rerun time of every page after a control change (Streamlit AppTest), and page sizes.
+
+    python bench/app_timing.py [--checkpoint DIR] [--repeats 7]
+
+Prints, per page, the median time of: the first run (model already loaded), a view change
+(head picker), and a switch change (causal mask toggled, so a new translation is needed the
+first time and comes from the cache afterwards), plus a new sentence each rerun (never cached).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+PAGES = ["pages/1_translate.py", "pages/2_attention.py", "pages/3_positional_encoding.py",
+         "pages/4_tensor_shapes.py", "pages/5_masks_and_heads.py", "pages/6_training.py"]
+SENTENCES = ["The cat eats the apple.", "My sisters will see the old house.", "The boys did not close the blue door.",
+             "She gives the new book to the teacher.", "Do you love the red car?", "This man buys the newspaper.",
+             "Your daughter sells phones in the train.", "Good children do not leave every week.",
+             "This red bird will walk with the boys.", "The small girl sees a white bird.",
+             "Seven sons will not sing long songs in eight old parks."]
+
+
+def _timed(action) -> float:
+    start = time.perf_counter()
+    at = action()
+    elapsed = time.perf_counter() - start
+    if at.exception:
+        raise RuntimeError(at.exception[0].message)
+    return elapsed
+
+
+def main() -> None:
+    """Run the measurements and print one line per page."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoint", default=os.environ.get("ANATOMY_CHECKPOINT", ""))
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args()
+    os.environ["ANATOMY_CHECKPOINT"] = args.checkpoint
+    from streamlit.testing.v1 import AppTest
+
+    warm = AppTest.from_file(str(ROOT / PAGES[0]), default_timeout=300)
+    load = _timed(warm.run)
+    print(f"checkpoint: {args.checkpoint or 'default'}; first run incl. model load: {load * 1000:.0f} ms")
+    print(f"{'page':34} {'first':>7} {'head':>7} {'causal':>7} {'sentence':>9}   (median ms)")
+    for page in PAGES:
+        at = AppTest.from_file(str(ROOT / page), default_timeout=300)
+        first = _timed(at.run)
+        head, causal, sentence = [], [], []
+        for i in range(args.repeats):
+            head.append(_timed(at.sidebar.selectbox(key="w_head").set_value(2 if i % 2 == 0 else 1).run))
+            causal.append(_timed(at.sidebar.toggle(key="w_causal").set_value(i % 2 == 1).run))
+            text = SENTENCES[i % len(SENTENCES)] + (" " * (i // len(SENTENCES)))
+            sentence.append(_timed(at.sidebar.text_input(key="w_sentence").input(text).run))
+        row = [first] + [statistics.median(v) for v in (head, causal, sentence)]
+        print(f"{page:34} " + " ".join(f"{v * 1000:7.0f}" for v in row[:3]) + f" {row[3] * 1000:9.0f}")
+
+
+if __name__ == "__main__":
+    main()
