@@ -1,0 +1,60 @@
+"""ui/urlstate: controls <-> URL query parameters, validated against the model (no streamlit run)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ui.urlstate import (Controls, Limits, all_heads, head_code, head_label, parse_head_code, read_fields,
+                         shared_fields, write_fields)
+
+LIMITS = Limits(n_encoder_layers=3, n_decoder_layers=2, n_heads=4, max_len=96)
+
+
+def test_defaults_round_trip_through_the_url():
+    fields = shared_fields(LIMITS)
+    values, notes = read_fields(fields, {})
+    assert notes == []
+    assert read_fields(fields, write_fields(fields, values)) == (values, [])
+
+
+def test_every_value_round_trips():
+    fields = shared_fields(LIMITS)
+    params = {"sentence": "I see <b>a</b> bird & co", "decode": "beam", "beam": "16", "layer": "3", "head": "4",
+              "causal": "off", "padding": "off", "pe": "off", "ablate": "enc-self-3-4,dec-cross-2-1",
+              "step": "7", "present": "on", "export": "svg"}
+    values, notes = read_fields(fields, params)
+    assert notes == []
+    assert write_fields(fields, values) == {**params, "ablate": "dec-cross-2-1,enc-self-3-4"}
+    controls = Controls.from_values(values)
+    assert (controls.beam_size, controls.layer, controls.head, controls.step) == (16, 2, 3, 6)
+    iv = controls.interventions()
+    assert not iv.causal_mask and not iv.padding_mask and not iv.positional_encoding
+    assert iv.ablate == {("encoder", "self", 2, 3), ("decoder", "cross", 1, 0)}
+    assert controls.options().beam_size == 16
+
+
+@pytest.mark.parametrize("key, raw", [("layer", "4"), ("layer", "0"), ("head", "two"), ("beam", "1"), ("beam", "99"),
+                                      ("causal", "maybe"), ("decode", "sample"), ("ablate", "dec-cross-3-1"),
+                                      ("ablate", "enc-cross-1-1"), ("step", "-2"), ("export", "gif"),
+                                      ("sentence", "   "), ("sentence", "x" * 2001)])
+def test_bad_values_fall_back_to_the_default_with_a_note(key, raw):
+    fields = shared_fields(LIMITS)
+    defaults, _ = read_fields(fields, {})
+    values, notes = read_fields(fields, {key: raw})
+    assert values == defaults
+    assert len(notes) == 1 and notes[0].startswith(f"URL parameter {key}=")
+
+
+def test_head_labels_and_codes():
+    heads = all_heads(LIMITS)
+    assert len(heads) == (3 + 2 * 2) * 4
+    assert head_label(("decoder", "cross", 0, 1)) == "decoder cross L1 H2"
+    for head in heads:
+        assert parse_head_code(head_code(head), LIMITS) == head
+    with pytest.raises(ValueError):
+        parse_head_code("dec-self-3-1", LIMITS)  # the decoder has 2 layers
+
+
+def test_greedy_ignores_the_beam_size():
+    values, _ = read_fields(shared_fields(LIMITS), {"decode": "greedy", "beam": "8"})
+    assert Controls.from_values(values).beam_size == 1

@@ -1,0 +1,214 @@
+"""viz/: pure figure and table builders (no streamlit), checked on real traces of the tiny model."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from model import Interventions
+from viz.attention import attention_heads, attention_map, check_pattern, model_view, model_view_cell
+from viz.export import page_html, toolbar_config
+from viz.labels import axis_labels, display_piece, distinct_labels, escape_plotly, thin_ticks
+from viz.masks import knockout_frame, mask_comparison, probability_comparison, score_pipeline
+from viz.positional import encoding_curves, similarity_matrix, vector_sizes, wavelength
+from viz.shapes import as_matrix, flow_diagram, stage_stats, stages_frame, symbolic_shape, tensor_heatmap
+from viz.style import Style
+from viz.training import card_frame, log_frame, loss_curves, lr_curve, metric_curves
+from viz.translate import beams_frame, pieces_frame, step_candidates, steps_frame
+
+VIZ = Path(__file__).resolve().parent.parent / "viz"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    """Like the app (ui.engine): small matrices run fastest on one thread, above all on a busy machine."""
+    import torch
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def result(tiny_bundle):
+    return tiny_bundle.translate("The small girl sees a white bird")
+
+
+def test_viz_never_imports_streamlit_or_torch():
+    for path in VIZ.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        names = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        names |= {(node.module or "").split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        assert not names & {"streamlit", "torch"}, path.name
+
+
+def test_labels_strip_the_word_marker_and_make_repeats_distinct():
+    assert display_piece("▁cat") == "cat"
+    assert display_piece("▁") == "␣"
+    assert distinct_labels(["▁le", "▁chat", "▁le", "</s>"]) == ["00 le", "chat", "02 le", "</s>"]
+    assert len(set(distinct_labels(["a"] * 120))) == 120
+    assert axis_labels(["<s>", "▁a&b", "<0xF0>"]) == ["&lt;s&gt;", "a&amp;b", "&lt;0xF0&gt;"]
+    assert escape_plotly("<b>x</b>") == "&lt;b&gt;x&lt;/b&gt;"
+
+
+@pytest.mark.parametrize("n", [1, 5, 12, 40, 90])
+def test_thinned_ticks_never_overlap(n):
+    axis_px, font = 300.0, 11
+    positions, texts = thin_ticks([str(i) for i in range(n)], axis_px, font)
+    assert positions[0] == 0 and len(positions) == len(texts)
+    spacing = axis_px / n * (positions[1] - positions[0]) if len(positions) > 1 else axis_px
+    assert spacing >= font * 1.3 - 1e-9
+
+
+def test_pattern_shape_mismatch_is_explained():
+    with pytest.raises(ValueError, match="does not match 2 query tokens x 3 key tokens"):
+        check_pattern(np.zeros((4, 3, 3)), ["a", "b"], ["a", "b", "c"])
+
+
+def test_attention_heads_one_panel_per_head_on_a_fixed_scale(result):
+    trace = result.trace
+    pattern = trace.pattern("decoder", "cross", 0)
+    fig = attention_heads(pattern, trace.tgt_pieces, trace.src_pieces, Style(), "cross", highlight_row=2,
+                          knocked_out=(1,))
+    assert len(fig.data) == pattern.shape[0]
+    assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0.0, 1.0)
+    assert [a.text for a in fig.layout.annotations][:2] == ["H1", "H2 (knocked out)"]
+    assert len(fig.layout.shapes) == pattern.shape[0]  # the step-t row outlined in every head
+    assert "&lt;s&gt;" in fig.data[0].y and "<s>" not in fig.data[0].y
+    assert "query" in fig.data[0].hovertemplate and "key" in fig.data[0].hovertemplate
+
+
+def test_head_average_and_presentation_style(result):
+    trace = result.trace
+    pattern = trace.pattern("encoder", "self", 1)
+    fig = attention_map(pattern.mean(axis=0), trace.src_pieces, trace.src_pieces, Style(presentation=True), "avg")
+    assert fig.layout.font.size == 20 and fig.data[0].colorscale is not None
+    assert np.allclose(np.asarray(fig.data[0].z).sum(axis=1), 1.0, atol=1e-5)
+
+
+def test_model_view_tiles_every_layer_and_head_and_maps_clicks_back(result):
+    trace = result.trace
+    patterns = [trace.pattern("decoder", "self", layer) for layer in range(2)]
+    fig = model_view(patterns, trace.tgt_pieces, trace.tgt_pieces, Style(), "view", selected=(1, 2))
+    z = np.asarray(fig.data[0].z, dtype=float)
+    assert np.isclose(np.nansum(z), sum(p.sum() for p in patterns), rtol=1e-4)
+    assert len(set(fig.data[0].x)) == len(fig.data[0].x) and len(set(fig.data[0].y)) == len(fig.data[0].y)
+    for layer in range(2):
+        for head in range(patterns[0].shape[0]):
+            x = next(label for label in fig.data[0].x if label.startswith(f"H{head + 1} · "))
+            y = next(label for label in fig.data[0].y if label.startswith(f"L{layer + 1} · "))
+            assert model_view_cell(x, y) == (layer, head)
+    assert model_view_cell("\u200b\u200b", "L1 · x") is None
+
+
+def test_translate_tables_and_candidates(result, tiny_bundle):
+    trace = result.trace
+    frame = pieces_frame(trace.src_pieces, list(trace.src_ids))
+    assert list(frame.columns) == ["position", "piece", "reads", "id"] and len(frame) == len(trace.src_pieces)
+    steps = steps_frame(result.steps)
+    assert len(steps) == len(result.steps) and "#5" in steps.columns
+    fig = step_candidates(result.steps, Style())
+    assert np.asarray(fig.data[0].z).shape == (len(result.steps), 5)
+    beams = tiny_bundle.translate("I drink water", options=__import__("model").DecodeOptions(beam_size=3)).beams
+    assert list(beams_frame(beams)["rank"]) == list(range(1, len(beams) + 1))
+
+
+def test_positional_figures(tiny_bundle, result):
+    from model.positional import sinusoidal_encoding
+    table = sinusoidal_encoding(48, 32).numpy()
+    curves = encoding_curves(table, [0, 1, 10], Style())
+    assert [t.name.split(" ")[1] for t in curves.data] == ["0", "1", "10"]
+    assert wavelength(0, 32) == pytest.approx(2 * np.pi)
+    sim = np.asarray(similarity_matrix(table, Style()).data[0].z)
+    assert np.allclose(np.diag(sim), 1.0, atol=1e-5)
+    trace = result.trace
+    sizes = vector_sizes(trace.tensor("src_embed.hook_token")[0], trace.tensor("src_embed.hook_scaled")[0],
+                         trace.tensor("src_embed.hook_position")[0], trace.src_pieces, Style())
+    token, scaled = (np.asarray(bar.y) for bar in sizes.data[:2])
+    assert np.allclose(scaled, token * np.sqrt(32), rtol=1e-4)
+    with pytest.raises(ValueError):
+        encoding_curves(table, [32], Style())
+
+
+def test_every_stage_has_a_symbolic_shape_matching_its_numbers(result, tiny_bundle):
+    trace, cfg = result.trace, tiny_bundle.config
+    sizes = {"B": 1, "S": len(trace.src_pieces), "T": len(trace.tgt_pieces), "h": cfg.n_heads, "d_k": cfg.d_k,
+             "d_model": cfg.d_model, "d_ff": cfg.d_ff, "vocab": cfg.vocab_size}
+    for name, shape in trace.stages:
+        symbols = symbolic_shape(name, len(shape)).strip("()").split(", ")
+        assert tuple(sizes[s] for s in symbols) == shape, name
+    frame = stages_frame(trace.tensors)
+    assert list(frame["stage"]) == [name for name, _ in trace.stages]
+    assert frame["stage"].iloc[0] == "src_embed.hook_ids" and frame["stage"].iloc[-1] == "hook_logits"
+
+
+def test_masked_scores_statistics_count_the_minus_infinities(result):
+    masked = result.trace.tensor("decoder.layers.0.self_attn.hook_masked_scores")
+    stats = stage_stats(masked)
+    t = masked.shape[-1]
+    assert stats["masked"] == masked.shape[1] * t * (t - 1) // 2
+    assert np.isfinite(stats["min"])
+
+
+def test_tensor_heatmap_and_flow_diagram(result):
+    trace = result.trace
+    matrix = as_matrix(trace.tensor("decoder.layers.0.self_attn.hook_masked_scores"), head=1)
+    fig = tensor_heatmap(matrix, trace.tgt_pieces, Style(), "masked")
+    assert np.isnan(np.asarray(fig.data[0].z, dtype=float)).any()  # -inf drawn as blank
+    flow = flow_diagram(dict(trace.stages), Style())
+    texts = " ".join(a.text or "" for a in flow.layout.annotations)
+    assert "(B, S, d_model)" in texts and f"1×{len(trace.src_pieces)}×32" in texts and "(B, T, vocab)" in texts
+
+
+def test_score_pipeline_and_mask_comparison(tiny_bundle, result):
+    trace = result.trace
+    prefix = "decoder.layers.0.self_attn."
+    fig = score_pipeline(trace.tensor(prefix + "hook_scores")[0, 0], trace.tensor(prefix + "hook_masked_scores")[0, 0],
+                         trace.tensor(prefix + "hook_pattern")[0, 0], trace.tgt_pieces, trace.tgt_pieces, Style(), "p")
+    assert len(fig.data) == 3 and "−∞" in np.asarray(fig.data[1].text).ravel()
+    off = tiny_bundle.translate("The small girl sees a white bird", Interventions(causal_mask=False)).trace
+    if off.tgt_pieces == trace.tgt_pieces:
+        comparison = mask_comparison(trace.pattern("decoder", "self", 0)[0], off.pattern("decoder", "self", 0)[0],
+                                     trace.tgt_pieces, trace.tgt_pieces, Style(), "causal")
+        assert np.triu(np.asarray(comparison.data[1].z), 1).max() > 0
+
+
+def test_probability_comparison_and_knockout_ranking(result):
+    fig = probability_comparison(result.steps, result.steps, Style())
+    assert [t.name for t in fig.data] == ["before", "after"]
+    rows = [{"head": ("decoder", "cross", 0, h), "translation": "x" if h == 2 else "base", "log_prob": -10.0 - h,
+             "base_translation": "base", "base_log_prob": -10.0} for h in range(4)]
+    frame = knockout_frame(rows, {("decoder", "cross", 0, h): f"decoder cross L1 H{h + 1}" for h in range(4)})
+    assert frame["head"].iloc[0] == "decoder cross L1 H3"  # the one that changed the translation
+    assert list(frame["head"].iloc[1:]) == ["decoder cross L1 H4", "decoder cross L1 H2", "decoder cross L1 H1"]
+
+
+def test_training_curves_from_the_engine_log_format():
+    records = [{"step": s, "epoch": 0, "loss": 7 - s / 100, "lr": s * 1e-6, "tokens_per_s": 4000.0} for s in range(25, 500, 25)]
+    records += [{"step": 250, "valid_bleu": 20.0, "valid_chrf": 50.0, "valid_exact_match": 5.0},
+                {"step": 500, "valid_bleu": 33.0, "valid_chrf": 60.0, "valid_exact_match": 9.0}]
+    frame = log_frame(records)
+    assert [t.name for t in loss_curves(frame, Style()).data] == ["loss"]
+    assert [t.name for t in lr_curve(frame, Style()).data] == ["lr"]
+    assert [t.name for t in metric_curves(frame, Style()).data] == ["valid_bleu", "valid_chrf", "valid_exact_match"]
+    assert loss_curves(log_frame([{"step": 1}]), Style()) is None
+    card = card_frame({"name": "m", "known_words": list("abcdefghijklmnop"), "validation": {"bleu": 33.2}},
+                      {"d_model": 32})
+    values = dict(zip(card["field"], card["value"]))
+    assert values["known_words"] == "16 items" and values["validation.bleu"] == "33.2" and values["config.d_model"] == "32"
+
+
+def test_page_html_is_self_contained(result):
+    fig = step_candidates(result.steps, Style())
+    html = page_html("A <title>", [("first <b>", fig), ("second", fig)], intro="typed <script>", image_format="svg")
+    assert html.count("plotly.js v") == 1  # the library is inlined once
+    assert not re.search(r"<script[^>]*\ssrc=", html) and not re.search(r"<link[^>]*href=", html)  # nothing fetched
+    assert "A &lt;title&gt;" in html and "typed &lt;script&gt;" in html and "first &lt;b&gt;" in html
+    assert html.count('"format": "svg"') == 2 or html.count('"format":"svg"') == 2
+    assert toolbar_config("png")["toImageButtonOptions"] == {"format": "png", "scale": 3, "filename": "transformer-anatomy"}
+    with pytest.raises(ValueError):
+        toolbar_config("gif")
