@@ -86,7 +86,7 @@ def _open_clicked() -> None:
 selected = (min(ctl.layer, len(patterns) - 1), ctl.head)
 page.show(model_view(patterns, queries, keys, style, f"{BLOCK_NAMES[view].capitalize()}: layers × heads",
                      selected),
-          "Each tile is one head (rows: layers, columns: heads). Click a tile, or use the sidebar pickers, "
+          "Each tile is one head (rows: layers, columns: heads). Click the dot on a tile, or use the sidebar pickers, "
           "to open that head large below.", key="model-view", on_select=_open_clicked,
           selection_mode="points")
 page.show(attention_map(patterns[selected[0]][selected[1]], queries, keys, style,

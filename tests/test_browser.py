@@ -126,6 +126,17 @@ def _charts(page, minimum: int = 1, timeout_ms: int = 30000) -> int:
     return page.locator(".js-plotly-plot").count()
 
 
+def _screenshot(page, path: Path) -> None:
+    """The whole page: Streamlit scrolls inside its main block, so grow the viewport to fit it."""
+    height = page.evaluate("() => Math.max(document.querySelector('[data-testid=\"stMain\"]').scrollHeight,"
+                           " document.querySelector('[data-testid=\"stSidebarContent\"]')?.scrollHeight || 0)")
+    size = page.viewport_size
+    page.set_viewport_size({"width": size["width"], "height": min(int(height) + 40, 12000)})
+    page.wait_for_timeout(700)  # plotly resizes its charts to the new layout
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size(size)
+
+
 def _query(page) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
 
@@ -164,7 +175,7 @@ def test_every_page_renders_its_charts_and_keeps_the_controls(server, browser):
         assert not causal.is_checked(), f"causal switch lost on {title}"
         assert _query(page).get("sentence") == SENTENCE and _query(page).get("causal") == "off"
         assert page.locator("[data-testid='stException']").count() == 0, f"traceback on {title}"
-        page.screenshot(path=str(SHOTS / f"{index}_{slug}.png"), full_page=True)
+        _screenshot(page, SHOTS / f"{index}_{slug}.png")
     (SHOTS / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
     context.close()
     assert not errors, errors
@@ -181,5 +192,56 @@ def test_a_shared_url_restores_the_view(server, browser):
     assert "decoder cross L1 H2" in page.inner_text("[data-testid='stSidebar']")
     assert "Decoder masked self-attention · layer L2" in page.inner_text("[data-testid='stMain']")
     page.screenshot(path=str(SHOTS / "7_attention_from_url_presentation.png"), full_page=False)
+    context.close()
+    assert not errors, errors
+
+
+def _chart_with_title(page, title: str):
+    return page.locator(".js-plotly-plot", has=page.locator(f"text.gtitle:text-is({json.dumps(title, ensure_ascii=False)})")).first
+
+
+def test_chart_toolbar_exports_svg_and_png_at_3x(server, browser, tmp_path):
+    url, _ = server
+    errors: list[str] = []
+    context, page = _open(browser, errors)
+    for fmt in ("svg", "png"):
+        page.goto(f"{url}/?sentence=We+are+happy&export={fmt}")
+        _charts(page)
+        _settle(page)
+        chart = page.locator(".js-plotly-plot").first
+        chart.hover()
+        button = chart.locator(".modebar-btn[data-title^='Download plot']")
+        with page.expect_download(timeout=30000) as download:
+            button.click()
+        saved = tmp_path / download.value.suggested_filename
+        download.value.save_as(saved)
+        assert saved.suffix == f".{fmt}", saved.name
+        data = saved.read_bytes()
+        if fmt == "svg":
+            assert data.lstrip().startswith(b"<svg") and b"&lt;s&gt;" not in data[:0]
+        else:
+            width = int.from_bytes(data[16:20], "big")
+            shown = chart.bounding_box()["width"]
+            assert abs(width - 3 * shown) <= 6, (width, shown)
+    context.close()
+    assert not errors, errors
+
+
+def test_clicking_a_model_view_tile_opens_that_head(server, browser):
+    url, _ = server
+    errors: list[str] = []
+    context, page = _open(browser, errors)
+    page.goto(f"{url}/attention?sentence=We+are+happy&view=dec-cross")
+    _charts(page, minimum=11)
+    _settle(page)
+    view = _chart_with_title(page, "Decoder cross-attention: layers × heads")
+    view.scroll_into_view_if_needed()
+    area = view.locator(".nsewdrag").first.bounding_box()
+    # tile L2 H3 of a 2-layer x 4-head grid: the middle of the third column, second row
+    page.mouse.click(area["x"] + area["width"] * 2.5 / 4, area["y"] + area["height"] * 0.78)
+    page.wait_for_function("() => location.search.includes('layer=2') && location.search.includes('head=3')",
+                           timeout=30000)
+    _settle(page)
+    _chart_with_title(page, "Decoder cross-attention L2 H3").wait_for(timeout=30000)
     context.close()
     assert not errors, errors

@@ -142,9 +142,20 @@ def model_view(patterns: list[np.ndarray], queries: list[str], keys: list[str], 
         z=image, x=xs, y=ys, hoverongaps=False, zmin=0.0, zmax=1.0, colorscale=style.weights,
         colorbar=dict(title="weight", thickness=14),
         hovertemplate="%{y}<br>%{x}<br>weight %{z:.3f}<extra></extra>"))
-    fig.update_xaxes(type="category", tickmode="array", tickvals=[xs[h * (nk + gk) + (nk - 1) // 2] for h in range(heads)],
+    centre_x = [xs[h * (nk + gk) + (nk - 1) // 2] for h in range(heads)]
+    centre_y = [ys[l * (nq + gq) + (nq - 1) // 2] for l in range(layers)]
+    # Heatmaps cannot be selected in plotly.js: one marker per tile makes "click a head" work.
+    fig.add_trace(go.Scatter(
+        x=[centre_x[h] for l in range(layers) for h in range(heads)],
+        y=[centre_y[l] for l in range(layers) for h in range(heads)],
+        mode="markers", showlegend=False,
+        marker=dict(size=16 if style.presentation else 12, color="rgba(255,255,255,0.55)", symbol="circle",
+                    line=dict(color="rgba(0,0,0,0.6)", width=1)),
+        hovertext=[f"L{l + 1} H{h + 1}: click to open this head" for l in range(layers) for h in range(heads)],
+        hoverinfo="text"))
+    fig.update_xaxes(type="category", tickmode="array", tickvals=centre_x,
                      ticktext=[f"H{h + 1}" for h in range(heads)], side="top", showgrid=False, zeroline=False)
-    fig.update_yaxes(type="category", tickmode="array", tickvals=[ys[l * (nq + gq) + (nq - 1) // 2] for l in range(layers)],
+    fig.update_yaxes(type="category", tickmode="array", tickvals=centre_y,
                      ticktext=[f"L{l + 1}" for l in range(layers)], autorange="reversed",
                      showgrid=False, zeroline=False)
     if selected is not None:
