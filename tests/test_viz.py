@@ -212,3 +212,15 @@ def test_page_html_is_self_contained(result):
     assert toolbar_config("png")["toImageButtonOptions"] == {"format": "png", "scale": 3, "filename": "transformer-anatomy"}
     with pytest.raises(ValueError):
         toolbar_config("gif")
+
+
+def test_no_colour_collides_with_streamlit_theme_placeholders(result):
+    """Streamlit's frontend rewrites colours #000001.. in chart JSON; Inferno's #000004 turned lavender."""
+    trace = result.trace
+    for presentation in (False, True):
+        style = Style(presentation=presentation)
+        figures = [attention_map(trace.pattern("encoder", "self", 0)[0], trace.src_pieces, trace.src_pieces, style, "a"),
+                   step_candidates(result.steps, style),
+                   probability_comparison(result.steps, result.steps, style)]
+        for fig in figures:
+            assert not re.search(r"#0000(0[1-9a-f]|[1-9a-f][0-9a-f])\b", fig.to_json(), re.IGNORECASE)

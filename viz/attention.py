@@ -22,7 +22,8 @@ def check_pattern(pattern: np.ndarray, queries: list[str], keys: list[str]) -> N
 
 
 def _panel_height(n_queries: int, style: Style, low: int = 260, high: int = 620) -> int:
-    return int(min(high, max(low, n_queries * (style.tick + 5) + 90)))
+    low = int(low * 1.35) if style.presentation else low
+    return int(min(high * 1.2 if style.presentation else high, max(low, n_queries * (style.tick + 5) + 90)))
 
 
 def _label_axes(fig: go.Figure, row: int | None, col: int | None, qlabels: list[str], klabels: list[str],

@@ -43,9 +43,9 @@ def panels(matrices: list[np.ndarray], titles: list[str], queries: list[str], ke
             raise ValueError(f"matrix of shape {m.shape} does not match {len(queries)} queries x {len(keys)} keys")
     qlabels, klabels = axis_labels(queries), axis_labels(keys)
     n = len(matrices)
-    gap = 0.09 if n > 1 else 0.0
+    gap = 0.12 if n > 1 else 0.0
     width = (1 - gap * (n - 1)) / n
-    height = int(min(640, max(300, len(queries) * (style.tick + 5) + 120)))
+    height = int(min(680, max(420 if style.presentation else 300, len(queries) * (style.tick + 5) + 120)))
     layout, notes, shapes, data = {}, [], [], []
     for i, (matrix, name, scale) in enumerate(zip(matrices, titles, scales)):
         suffix = "" if i == 0 else str(i + 1)
@@ -58,7 +58,8 @@ def panels(matrices: list[np.ndarray], titles: list[str], queries: list[str], ke
             z=finite, x=klabels, y=qlabels, xaxis=f"x{suffix}", yaxis=f"y{suffix}", colorscale=scale.colorscale,
             zmin=scale.zmin, zmax=scale.zmax, text=text, texttemplate="%{text}" if text is not None else None,
             textfont=dict(size=max(8, style.tick - 2), color="#666666"), hoverongaps=False,
-            colorbar=dict(title=scale.label, x=min(1.0, x0 + width) + 0.005, len=0.9, thickness=10),
+            colorbar=dict(title=dict(text=scale.label, side="right"), x=min(1.0, x0 + width) + 0.005, len=0.9,
+                          thickness=10),
             hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{value_name} %{{z:.3f}}<extra>{name}</extra>"))
         layout[f"xaxis{suffix}"] = _axis(klabels, CONTAINER_PX / n - 80, style, tickangle=-90,
                                          domain=[x0, min(1.0, x0 + width - 0.02)], anchor=f"y{suffix}")

@@ -47,7 +47,8 @@ def probability_comparison(before: list[Step], after: list[Step], style: Style,
             hovertemplate="%{x}: %{text}<br>p = %{y:.3f}<extra>" + name + "</extra>"))
     fig.update_yaxes(title="probability", range=[0, 1.25])
     fig.update_xaxes(type="category")
-    fig.update_layout(barmode="group", legend=dict(orientation="h", yanchor="bottom", y=1.02, x=1, xanchor="right"))
+    fig.update_layout(barmode="group", uniformtext=dict(minsize=max(9, style.tick - 3), mode="show"),
+                      legend=dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left"))
     return style.apply(fig, title, height=420 if not style.presentation else 540)
 
 

@@ -14,6 +14,12 @@ TEMPLATE = dict(layout=dict(paper_bgcolor="white", plot_bgcolor="white", xaxis=_
                             font=dict(family="Inter, Helvetica, Arial, sans-serif")))
 
 
+# Inferno with its first colour nudged: Streamlit's frontend rewrites the colours #000001..#0000NN
+# in a chart's JSON (its theme placeholders), which turned Inferno's "#000004" lavender.
+INFERNO = [[i / 9, c] for i, c in enumerate(
+    ["#010006", "#1b0c41", "#4a0c6b", "#781c6d", "#a52c60", "#cf4446", "#ed6925", "#fb9b06", "#f7d13d", "#fcffa4"])]
+
+
 @dataclass(frozen=True)
 class Style:
     """Fonts and colour scales; presentation mode is large and high-contrast."""
@@ -36,9 +42,9 @@ class Style:
         return 26 if self.presentation else 16
 
     @property
-    def weights(self) -> str:
+    def weights(self) -> str | list[list]:
         """Sequential colour scale for values in [0, 1] (colourblind-safe)."""
-        return "Inferno" if self.presentation else "Viridis"
+        return INFERNO if self.presentation else "Viridis"
 
     @property
     def diverging(self) -> str:

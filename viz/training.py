@@ -32,7 +32,7 @@ def _curves(frame: pd.DataFrame, columns: list[str], style: Style, title: str, y
                                  line=dict(width=style.line_width)))
     fig.update_xaxes(title=step or "record")
     fig.update_yaxes(title=y_title, type="log" if log_y else "linear")
-    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.02, x=1, xanchor="right"))
+    fig.update_layout(legend=dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left"))
     return style.apply(fig, title, height=400 if not style.presentation else 520)
 
 
