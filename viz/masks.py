@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from model import Step
 
 from .heatmaps import Scale, panels
-from .labels import display_piece, escape_plotly
+from .labels import display_piece, escape_plotly, thin_ticks
 from .style import Style
 
 
@@ -29,27 +29,38 @@ def mask_comparison(with_mask: np.ndarray, without_mask: np.ndarray, queries: li
     """One head's weights with and without a mask, and where they differ (off minus on)."""
     weights = Scale(style.weights, 0.0, 1.0, "weight")
     return panels([with_mask, without_mask, without_mask - with_mask],
-                  [names[0], names[1], f"difference ({names[1]} − {names[0]})"], queries, keys,
+                  [names[0], names[1], "difference (off − on)"], queries, keys,
                   [weights, weights, Scale(style.diverging, -1.0, 1.0, "Δ")], style, title, value_name="weight")
 
 
 def probability_comparison(before: list[Step], after: list[Step], style: Style,
                            title: str = "Probability of each output piece, before and after") -> go.Figure:
-    """Per decoding step: the probability of the piece chosen without and with the intervention."""
+    """Per decoding step: the probability of the piece chosen without and with the intervention.
+
+    The x axis names step t and the piece chosen before; an "after" bar is labelled only
+    where the intervention made the model choose a different piece.
+    """
+    steps = max(len(before), len(after))
+    ticks = []
+    for t in range(steps):
+        piece = escape_plotly(display_piece(before[t].chosen)) if t < len(before) else "–"
+        ticks.append(f"t={t + 1}<br>{piece}")
     fig = style.figure()
-    for name, steps, colour in (("before", before, style.palette[0]), ("after", after, style.palette[1])):
-        labels = [display_piece(s.chosen) for s in steps]
-        fig.add_trace(go.Bar(
-            x=[f"t={s.position + 1}" for s in steps], y=[s.probability for s in steps], name=name,
-            marker_color=colour, text=[escape_plotly(label) for label in labels],
-            textposition="outside" if len(steps) <= 20 else "none",
-            textangle=-90 if len(steps) > 10 else 0, cliponaxis=False,
-            hovertemplate="%{x}: %{text}<br>p = %{y:.3f}<extra>" + name + "</extra>"))
+    fig.add_trace(go.Bar(x=ticks[:len(before)], y=[s.probability for s in before], name="before",
+                         marker_color=style.palette[0],
+                         hovertemplate="%{x}<br>p = %{y:.3f}<extra>before</extra>"))
+    changed = [escape_plotly(display_piece(s.chosen)) if t >= len(before) or s.chosen != before[t].chosen else ""
+               for t, s in enumerate(after)]
+    fig.add_trace(go.Bar(x=ticks[:len(after)] + [f"t={t + 1}<br>–" for t in range(len(before), len(after))],
+                         y=[s.probability for s in after], name="after", marker_color=style.palette[1],
+                         text=changed, textposition="outside", cliponaxis=False, textangle=-90 if steps > 12 else 0,
+                         customdata=[escape_plotly(display_piece(s.chosen)) for s in after],
+                         hovertemplate="%{x}<br>after: %{customdata}, p = %{y:.3f}<extra>after</extra>"))
+    _, shown = thin_ticks(ticks, 1000, style.tick * 1.6)
     fig.update_yaxes(title="probability", range=[0, 1.25])
-    fig.update_xaxes(type="category")
-    fig.update_layout(barmode="group", uniformtext=dict(minsize=max(9, style.tick - 3), mode="show"),
-                      legend=dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left"))
-    return style.apply(fig, title, height=420 if not style.presentation else 540)
+    fig.update_xaxes(type="category", tickmode="array", tickvals=shown, ticktext=shown)
+    fig.update_layout(barmode="group", legend=dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left"))
+    return style.apply(fig, title, height=440 if not style.presentation else 560)
 
 
 def knockout_frame(rows: list[dict], labels: dict[tuple, str]) -> pd.DataFrame:
