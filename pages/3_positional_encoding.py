@@ -21,7 +21,7 @@ def _dims(text: str) -> tuple[int, int]:
     return lo, hi
 
 
-page_value(Field("dims", (0, min(d_model - 1, 15)), _dims, lambda v: f"{v[0]}-{v[1]}"))
+page_value(Field("dims", (0, d_model // 2), _dims, lambda v: f"{v[0]}-{v[1]}"))
 
 st.markdown("Attention by itself does not know word order: it treats its input as a set. The paper adds "
             "to each embedding a vector that depends only on the position, made of sines and cosines "
@@ -34,17 +34,17 @@ table = sinusoidal_encoding(cfg.max_len, d_model).numpy()
 
 left, right = st.columns([3, 2])
 with left:
-    page.show(encoding_heatmap(table, style, f"The encoding matrix ({cfg.max_len} positions × {d_model} dimensions)"),
+    page.show(encoding_heatmap(table, style, f"Encoding matrix ({cfg.max_len} × {d_model})"),
               "Each row is the vector added at one position. Left columns change fast with position, right "
               "columns slowly: every position gets a unique pattern.", key="pe-table")
 with right:
-    page.show(similarity_matrix(table, style),
+    page.show(similarity_matrix(table, style, "Position similarity"),
               "Cosine similarity of the encodings of two positions: high near the diagonal and falling "
               "with distance, so nearby positions look alike.", key="pe-sim")
 
 lo, hi = bind("dims", st.slider, label="Dimensions to plot", min_value=0, max_value=d_model - 1,
               to_widget=tuple, from_widget=tuple)
-count = min(6, hi - lo + 1)
+count = min(5, hi - lo + 1)
 dims = sorted({round(lo + i * (hi - lo) / max(count - 1, 1)) for i in range(count)})
 page.show(encoding_curves(table, dims, style),
           "Each dimension is a wave over positions; its period grows from 2π (dimension 0) to 10000·2π. "
