@@ -223,6 +223,14 @@ def test_chart_toolbar_exports_svg_and_png_at_3x(server, browser, tmp_path):
             width = int.from_bytes(data[16:20], "big")
             shown = chart.bounding_box()["width"]
             assert abs(width - 3 * shown) <= 6, (width, shown)
+    with page.expect_download(timeout=60000) as download:
+        page.get_by_text("Download this page's charts as HTML").click()
+    saved = tmp_path / "page.html"
+    download.value.save_as(saved)
+    html = saved.read_text(encoding="utf-8")
+    assert download.value.suggested_filename == "anatomy-translate.html"
+    assert "plotly.js v" in html and "Top candidates at every decoding step" in html
+    assert html.count('class="plotly-graph-div"') == len(page.locator(".js-plotly-plot").all())
     context.close()
     assert not errors, errors
 
