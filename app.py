@@ -9,5 +9,5 @@ import streamlit as st
 
 from ui.nav import PAGES
 
-st.navigation([st.Page(path, title=title, icon=icon, url_path=slug, default=(index == 0))
-               for index, (path, title, icon, slug) in enumerate(PAGES)]).run()
+st.navigation([st.Page(path, title=title, url_path=slug, default=(index == 0))
+               for index, (path, title, slug) in enumerate(PAGES)]).run()
