@@ -40,7 +40,7 @@ st.subheader("Pieces")
 st.caption("SentencePiece splits text into pieces; ▁ marks the start of a word. The encoder reads the source "
            "pieces; the decoder produced the output pieces one per step.")
 tokenizer = page.bundle.tokenizer
-out_ids = [tokenizer.sp.piece_to_id(p) for p in trace.out_pieces]
+out_ids = list(result.output_ids) or [tokenizer.sp.piece_to_id(p) for p in trace.out_pieces]
 left, right = st.columns(2)
 with left:
     st.markdown("**Source pieces** (encoder input)")

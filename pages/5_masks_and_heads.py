@@ -7,7 +7,8 @@ from ui import engine
 from ui.page import big_text, bind, md, page_value, start
 from ui.urlstate import BLOCK_NAMES, BLOCKS, Field, all_heads, head_label
 from viz.attention import attention_map
-from viz.masks import knockout_chart, knockout_frame, mask_comparison, probability_comparison, score_pipeline
+from viz.masks import (fixed_output_probabilities, knockout_chart, knockout_frame, mask_comparison,
+                       probability_comparison, score_pipeline)
 
 page = start("Masks and heads lab")
 trace, ctl, style, limits = page.result.trace, page.controls, page.style, page.limits
@@ -127,16 +128,23 @@ else:
         big_text(after.translation or "(empty)", 1.3)
     page.show(probability_comparison(before.steps, after.steps, style,
                                      "Probability of each output piece, before and after the knock-out"),
-              f"Log-probability of the output: {before.log_prob:.2f} before, {after.log_prob:.2f} after.",
-              key="knockout-probs")
+              f"Each step's chosen piece. Log-probability of the output: {before.log_prob:.2f} before, "
+              f"{after.log_prob:.2f} after.", key="knockout-probs")
+    if before.output_ids:
+        knocked = engine.score(page.bundle, ctl.sentence, before.output_ids, ctl.interventions())
+        unchanged = engine.score(page.bundle, ctl.sentence, before.output_ids, ctl.interventions(ablate=frozenset()))
+        page.show(fixed_output_probabilities(page.bundle.tokenizer.pieces(before.output_ids), unchanged, knocked, style),
+                  f"The original translation read with and without the heads (teacher-forced): its log-probability "
+                  f"falls from {sum(unchanged):.2f} to {sum(knocked):.2f}.", key="knockout-fixed")
 
 st.subheader("Knock out each head in turn")
 heads = all_heads(limits)
-st.caption(f"Runs {len(heads)} translations, each with one more head knocked out (on top of the sidebar's "
-           "switches), and ranks heads by how much the log-probability of the output falls.")
+st.caption(f"Knocks out each of the {len(heads)} heads in turn (on top of the sidebar's switches), scores the "
+           "original output under each knock-out, and ranks heads by how much its log-probability falls; it also "
+           "translates again to show whether the output itself changes.")
 sweep_key = (page.bundle.checkpoint_id, ctl.sentence, ctl.interventions(), ctl.beam_size)
 if st.button("Run the knock-out sweep", icon=":material/play_arrow:"):
-    with st.spinner(f"Translating {len(heads)} times ..."):
+    with st.spinner(f"Knocking out {len(heads)} heads ..."):
         try:
             rows = engine.knockout_sweep(page.bundle, ctl.sentence, ctl.interventions(), ctl.beam_size, heads)
         except AnatomyError as exc:
@@ -150,9 +158,7 @@ if stored and stored[0] == sweep_key and stored[1]:
               key="sweep-chart")
     st.dataframe(frame, hide_index=True,
                  column_config={"log-prob drop": st.column_config.NumberColumn(format="%.3f"),
-                                "log-prob": st.column_config.NumberColumn(format="%.3f")})
-    st.caption("The drop compares each knocked-out translation's own log-probability with the original's; "
-               "when the translation changes, it scores a different output.")
+                                "log-prob of the original output": st.column_config.NumberColumn(format="%.3f")})
 elif stored and stored[0] != sweep_key:
     st.caption("The controls changed since the last sweep: run it again.")
 page.finish()

@@ -158,6 +158,7 @@ def test_knockout_lab_compares_before_and_after():
     at = run(PAGES["masks"][0], {"ablate": "dec-cross-1-1,dec-cross-2-3"})
     assert_clean(at)
     chart_titled(at, "Probability of each output piece, before and after the knock-out")
+    chart_titled(at, "The same output, scored with and without the knock-out")
     at.button[0].click().run()
     assert_clean(at)
     chart_titled(at, "Heads ranked by the drop")

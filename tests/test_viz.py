@@ -13,7 +13,7 @@ from model import Interventions
 from viz.attention import attention_heads, attention_map, check_pattern, model_view, model_view_cell
 from viz.export import page_html, toolbar_config
 from viz.labels import axis_labels, display_piece, distinct_labels, escape_plotly, thin_ticks
-from viz.masks import knockout_frame, mask_comparison, probability_comparison, score_pipeline
+from viz.masks import fixed_output_probabilities, knockout_frame, mask_comparison, probability_comparison, score_pipeline
 from viz.positional import encoding_curves, similarity_matrix, vector_sizes, wavelength
 from viz.shapes import as_matrix, flow_diagram, stage_stats, stages_frame, symbolic_shape, tensor_heatmap
 from viz.style import Style
@@ -183,8 +183,11 @@ def test_probability_comparison_and_knockout_ranking(result):
     rows = [{"head": ("decoder", "cross", 0, h), "translation": "x" if h == 2 else "base", "log_prob": -10.0 - h,
              "base_translation": "base", "base_log_prob": -10.0} for h in range(4)]
     frame = knockout_frame(rows, {("decoder", "cross", 0, h): f"decoder cross L1 H{h + 1}" for h in range(4)})
-    assert frame["head"].iloc[0] == "decoder cross L1 H3"  # the one that changed the translation
-    assert list(frame["head"].iloc[1:]) == ["decoder cross L1 H4", "decoder cross L1 H2", "decoder cross L1 H1"]
+    assert list(frame["head"]) == [f"decoder cross L1 H{h}" for h in (4, 3, 2, 1)]
+    assert list(frame["translation changed"]) == [False, True, False, False]
+    fig = fixed_output_probabilities(["▁le", "</s>"], [-0.1, -0.2], [-1.0, -0.2], Style())
+    assert np.allclose(fig.data[1].y, np.exp([-1.0, -0.2]))
+    assert "&lt;/s&gt;" in fig.data[0].x[1]
 
 
 def test_training_curves_from_the_engine_log_format():

@@ -80,18 +80,25 @@ def _knockout(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, be
         iv = Interventions(causal_mask=base_iv.causal_mask, padding_mask=base_iv.padding_mask,
                            positional_encoding=base_iv.positional_encoding,
                            ablate=frozenset(base_iv.ablate | {head}))
+        fixed = sum(_bundle.score(sentence, base.output_ids, iv))
         knocked = _bundle.translate(sentence, iv, options, trace=False)
-        rows.append({"head": head, "translation": knocked.translation, "log_prob": knocked.log_prob,
+        rows.append({"head": head, "log_prob": fixed, "translation": knocked.translation,
                      "base_translation": base.translation, "base_log_prob": base.log_prob})
     return rows
 
 
 def knockout_sweep(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int,
                    heads: list[tuple[str, str, int, int]]) -> list[dict]:
-    """Translate once per head with that head knocked out too (on top of `iv`), cached.
-
-    Each row holds the knocked-out translation and its log-probability next to the
-    unablated ones. (A teacher-forced score of the unablated output under each ablation
-    needs an engine call that does not exist yet: see the app report.)
-    """
+    """Knock out each head in turn (on top of `iv`), cached: the teacher-forced log-probability
+    of the unablated output under that ablation, and the translation the model makes instead."""
     return _knockout(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, tuple(heads))
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def _score(_bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...], key: IvKey) -> list[float]:
+    return _bundle.score(sentence, list(output_ids), _iv(key))
+
+
+def score(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interventions) -> list[float]:
+    """Per-piece log-probabilities of a fixed output under the switches (teacher-forced), cached."""
+    return _score(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv))

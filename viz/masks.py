@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from model import Step
 
 from .heatmaps import Scale, panels
-from .labels import display_piece, escape_plotly, thin_ticks
+from .labels import axis_labels, display_piece, escape_plotly, thin_ticks
 from .style import Style
 
 
@@ -63,19 +63,36 @@ def probability_comparison(before: list[Step], after: list[Step], style: Style,
     return style.apply(fig, title, height=440 if not style.presentation else 560)
 
 
+def fixed_output_probabilities(pieces: list[str], before: list[float], after: list[float], style: Style,
+                               title: str = "The same output, scored with and without the knock-out") -> go.Figure:
+    """Per piece of one fixed output: its probability (from log-probabilities) before and after."""
+    if not len(pieces) == len(before) == len(after):
+        raise ValueError("give one log-probability before and after per piece")
+    labels = [f"t={t + 1}<br>{label}" for t, label in enumerate(axis_labels(pieces))]
+    fig = style.figure()
+    for name, values, colour in (("before", before, style.palette[0]), ("after", after, style.palette[1])):
+        fig.add_trace(go.Bar(x=labels, y=np.exp(np.asarray(values, dtype=float)), name=name, marker_color=colour,
+                             hovertemplate="%{x}<br>p = %{y:.3f}<extra>" + name + "</extra>"))
+    _, shown = thin_ticks(labels, 1000, style.tick * 1.6)
+    fig.update_yaxes(title="probability", range=[0, 1.05])
+    fig.update_xaxes(type="category", tickmode="array", tickvals=shown, ticktext=shown)
+    fig.update_layout(barmode="group", legend=dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left"))
+    return style.apply(fig, title, height=420 if not style.presentation else 540)
+
+
 def knockout_frame(rows: list[dict], labels: dict[tuple, str]) -> pd.DataFrame:
-    """Rank heads by how far knocking each one out lowers the output's log-probability."""
+    """Rank heads by how far knocking each one out lowers the log-probability of the unablated output."""
     records = []
     for row in rows:
         drop = row["base_log_prob"] - row["log_prob"]
         records.append({"head": labels.get(row["head"], str(row["head"])),
                         "translation changed": row["translation"] != row["base_translation"],
-                        "log-prob drop": drop, "log-prob": row["log_prob"],
+                        "log-prob drop": drop, "log-prob of the original output": row["log_prob"],
                         "translation with the head knocked out": row["translation"]})
     frame = pd.DataFrame(records)
     if frame.empty:
         return frame
-    frame = frame.sort_values(["translation changed", "log-prob drop"], ascending=[False, False])
+    frame = frame.sort_values("log-prob drop", ascending=False, kind="stable")
     return frame.reset_index(drop=True)
 
 
