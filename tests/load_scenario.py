@@ -1,0 +1,111 @@
+"""Many concurrent browser-less sessions against one real app: the load test and its benchmark."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urlencode
+
+from live_server import ROOT, rss_mib, running_app
+from st_session import PageRun, Session
+
+sys.path.insert(0, str(ROOT))
+
+PAGES = ("attention", "translate")
+SWITCHES = [{}, {"causal": "off"}, {"ablate": "dec-cross-1-1,enc-self-2-3"}, {"pe": "off"},
+            {"decode": "beam", "beam": "3"}, {"padding": "off", "layer": "2", "head": "3"}]
+
+
+def scenario(n_sessions: int, configs_each: int, seed: int = 7) -> list[list[tuple[str, str]]]:
+    """Per session, its own (page, query string) list: a corpus sentence under varied switches."""
+    from model.corpus import generate
+    sentences = [example.en for example in generate(n_sessions * configs_each, seed)]
+    plan = []
+    for session in range(n_sessions):
+        mine = []
+        for k in range(configs_each):
+            index = session * configs_each + k
+            query = urlencode({"sentence": sentences[index], **SWITCHES[index % len(SWITCHES)]})
+            mine.append((PAGES[index % len(PAGES)], query))
+        plan.append(mine)
+    return plan
+
+
+@dataclass
+class LoadReport:
+    """Figures of one load run."""
+
+    sessions: int
+    seconds: float
+    requests: int = 0
+    errors: list[str] = field(default_factory=list)
+    mismatches: list[str] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+    rss_start_mib: float = 0.0
+    rss_end_mib: float = 0.0
+
+    def percentile(self, q: float) -> float:
+        """Latency percentile in seconds."""
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))] if ordered else float("nan")
+
+    def summary(self) -> str:
+        """One paragraph of figures."""
+        return (f"{self.sessions} concurrent sessions for {self.seconds:.0f} s: {self.requests} page runs, "
+                f"{len(self.errors)} errors, {len(self.mismatches)} differing from the single-session run; "
+                f"latency p50 {self.percentile(50):.2f} s, p95 {self.percentile(95):.2f} s, "
+                f"mean {statistics.fmean(self.latencies) if self.latencies else float('nan'):.2f} s; "
+                f"server RSS {self.rss_start_mib:.0f} MiB at the start, {self.rss_end_mib:.0f} MiB at the end")
+
+
+async def _visit(url: str, page: str, query: str, reruns: int = 1) -> list[PageRun]:
+    """Open the URL in a new session (as a browser tab does), then rerun it `reruns` times."""
+    async with Session(url) as session:
+        return [await session.run(page, query) for _ in range(1 + reruns)]
+
+
+async def _alone(url: str, plan: list[list[tuple[str, str]]]) -> dict[tuple[str, str], PageRun]:
+    baseline = {}
+    for configs in plan:
+        for page, query in configs:
+            baseline[(page, query)] = (await _visit(url, page, query, reruns=0))[0]
+    return baseline
+
+
+async def _together(url: str, plan, baseline, seconds: float, report: LoadReport) -> None:
+    deadline = time.monotonic() + seconds
+
+    async def user(configs):
+        rounds = 0
+        while rounds == 0 or time.monotonic() < deadline:
+            for page, query in configs:
+                for run in await _visit(url, page, query, reruns=1):
+                    report.requests += 1
+                    report.latencies.append(run.seconds)
+                    report.errors.extend(run.errors)
+                    if run.elements != baseline[(page, query)].elements:
+                        report.mismatches.append(f"{page}?{query}")
+            rounds += 1
+
+    await asyncio.gather(*(user(configs) for configs in plan))
+
+
+def run_load(checkpoint=None, n_sessions: int = 20, configs_each: int = 2, seconds: float = 30.0) -> LoadReport:
+    """Single-session baseline on one server, then all sessions at once on a fresh one."""
+    plan = scenario(n_sessions, configs_each)
+    with running_app(checkpoint) as app:
+        baseline = asyncio.run(_alone(app.url, plan))
+    report = LoadReport(n_sessions, seconds)
+    report.errors.extend(e for run in baseline.values() for e in run.errors)
+    with running_app(checkpoint) as app:  # fresh caches: every page is computed under load
+        async def warm_then_load():
+            async with Session(app.url) as session:  # load the model once before measuring RSS
+                await session.run("translate", urlencode({"sentence": "The cat sleeps."}))
+            report.rss_start_mib = rss_mib(app.pid)
+            await _together(app.url, plan, baseline, seconds, report)
+        asyncio.run(warm_then_load())
+        report.rss_end_mib = rss_mib(app.pid)
+    return report
