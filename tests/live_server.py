@@ -24,6 +24,7 @@ class LiveApp:
     url: str
     port: int
     pid: int
+    started: float              # time.monotonic() when the process was launched
     seconds_to_healthy: float
     log: Path
 
@@ -69,7 +70,7 @@ def running_app(checkpoint: Path | None = None, timeout: float = 60.0) -> Iterat
             if time.monotonic() - started > timeout:
                 raise RuntimeError(f"streamlit did not answer within {timeout} s:\n{log.read_text()[-2000:]}")
             time.sleep(0.1)
-        yield LiveApp(url, port, process.pid, time.monotonic() - started, log)
+        yield LiveApp(url, port, process.pid, started, time.monotonic() - started, log)
     finally:
         process.terminate()
         try:

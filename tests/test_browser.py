@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+
+from live_server import running_app
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "artifacts" / "screenshots"
@@ -27,55 +23,11 @@ SENTENCE = "The old man reads a book in the garden"
 pytestmark = pytest.mark.e2e
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def checkpoint_with_log(tiny_checkpoint, tmp_path_factory) -> Path:
-    """The tiny checkpoint plus a small training log, so the Training page has curves."""
-    path = tmp_path_factory.mktemp("browser") / "ckpt"
-    shutil.copytree(tiny_checkpoint, path)
-    records = [{"step": s, "train_loss": 6 / (1 + s / 80), "lr": 1e-3 * min(s / 100, (100 / max(s, 1)) ** 0.5)}
-               for s in range(0, 1000, 20)]
-    records += [{"step": s, "valid_loss": 6.3 / (1 + s / 90), "valid_bleu": 30 * s / 1000} for s in range(0, 1000, 200)]
-    (path / "train_log.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
-    return path
-
-
-@pytest.fixture(scope="module")
-def server(checkpoint_with_log):
-    """`streamlit run app.py` on a free local port; yields (base URL, seconds until healthy)."""
-    port = _free_port()
-    env = {**os.environ, "ANATOMY_CHECKPOINT": str(checkpoint_with_log)}
-    log = open(ROOT / "artifacts" / "browser-server.log", "w") if (ROOT / "artifacts").is_dir() else subprocess.DEVNULL
-    started = time.monotonic()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            if proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited with {proc.returncode}")
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            raise RuntimeError("streamlit did not become healthy in 30 s")
-        yield url, started
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+def server():
+    """`streamlit run app.py` on the shipped model, on a free local port; yields (base URL, launch time)."""
+    with running_app(None) as app:
+        yield app.url, app.started
 
 
 @pytest.fixture(scope="module")
@@ -245,8 +197,11 @@ def test_clicking_a_model_view_tile_opens_that_head(server, browser):
     view = _chart_with_title(page, "Decoder cross-attention: layers × heads")
     view.scroll_into_view_if_needed()
     area = view.locator(".nsewdrag").first.bounding_box()
-    # tile L2 H3 of a 2-layer x 4-head grid: the middle of the third column, second row
-    page.mouse.click(area["x"] + area["width"] * 2.5 / 4, area["y"] + area["height"] * 0.78)
+    from model import load_bundle
+    cfg = load_bundle().config
+    # tile L2 H3 of the layers x heads grid: the middle of the third column, second row
+    page.mouse.click(area["x"] + area["width"] * 2.5 / cfg.n_heads,
+                     area["y"] + area["height"] * 1.5 / cfg.n_decoder_layers)
     page.wait_for_function("() => location.search.includes('layer=2') && location.search.includes('head=3')",
                            timeout=30000)
     _settle(page)
