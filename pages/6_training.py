@@ -3,7 +3,8 @@
 import streamlit as st
 
 from ui.page import start
-from viz.training import card_frame, log_frame, loss_curves, lr_curve, metric_curves
+from viz.training import (alignment_heatmap, card_frame, log_frame, loss_curves, lr_curve, metric_curves,
+                          scores_frame)
 
 page = start("Training", needs_result=False)
 style, bundle = page.style, page.bundle
@@ -39,5 +40,15 @@ cols[0].metric("Parameters", f"{n_params:,}")
 cols[1].metric("Layers (enc + dec)", f"{cfg.n_encoder_layers} + {cfg.n_decoder_layers}")
 cols[2].metric("d_model / heads", f"{cfg.d_model} / {cfg.n_heads}")
 cols[3].metric("Vocabulary", f"{cfg.vocab_size:,}")
-st.dataframe(card_frame(bundle.card, cfg.to_dict()), hide_index=True, width="stretch")
+scores = scores_frame(bundle.card)
+if not scores.empty:
+    st.dataframe(scores, hide_index=True, width="stretch")
+alignment = bundle.card.get("alignment", {}).get("per_layer_head")
+if alignment:
+    page.show(alignment_heatmap(alignment, style),
+              "For each decoder layer and head: the share of French words whose most-attended English word "
+              "(in the row that predicts the word) is the word the corpus generator aligned it to. "
+              "High values mark heads that learned the alignment.", key="alignment")
+with st.expander("Everything in the model card"):
+    st.dataframe(card_frame(bundle.card, cfg.to_dict()), hide_index=True, width="stretch")
 page.finish()

@@ -227,3 +227,18 @@ def test_no_colour_collides_with_streamlit_theme_placeholders(result):
                    probability_comparison(result.steps, result.steps, style)]
         for fig in figures:
             assert not re.search(r"#0000(0[1-9a-f]|[1-9a-f][0-9a-f])\b", fig.to_json(), re.IGNORECASE)
+
+
+def test_alignment_heatmap_and_scores_from_a_card():
+    from viz.style import Style
+    from viz.training import alignment_heatmap, scores_frame
+    card = {"test": {"bleu": 99.5, "chrf": 99.9, "exact_match": 98.0, "n": 2000},
+            "typed_variations": {"identical_share": 100.0, "sentences": 200, "variants_each": 4},
+            "alignment": {"per_layer_head": [[10.0, 20.0], [85.5, 40.0]], "best": {"layer": 1, "head": 0, "agreement": 85.5}}}
+    fig = alignment_heatmap(card["alignment"]["per_layer_head"], Style())
+    assert fig.data[0].z[1][0] == 85.5 and list(fig.data[0].y) == ["L1", "L2"]
+    assert (fig.data[0].zmin, fig.data[0].zmax) == (0, 100)
+    frame = scores_frame(card)
+    assert list(frame["value"]) == ["99.50", "99.90", "98.00", "100.0", "85.5"]
+    assert "decoder layer 2, head 1" in frame["measured on"].iloc[-1]
+    assert scores_frame({}).empty

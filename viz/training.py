@@ -85,3 +85,37 @@ def card_frame(card: dict, config: dict) -> pd.DataFrame:
 
     add("", card if "config" in card else {"config": config, **card})
     return pd.DataFrame(rows, columns=["field", "value"])
+
+
+def alignment_heatmap(per_layer_head: list[list[float]], style: Style,
+                      title: str = "Cross-attention agrees with the word alignment (%)") -> go.Figure:
+    """Decoder layers x heads: how often each head's strongest source word is the aligned one."""
+    values = [[float(v) for v in row] for row in per_layer_head]
+    layers = [f"L{i + 1}" for i in range(len(values))]
+    heads = [f"H{j + 1}" for j in range(len(values[0]) if values else 0)]
+    fig = style.figure()
+    fig.add_trace(go.Heatmap(z=values, x=heads, y=layers, zmin=0, zmax=100, colorscale=style.weights,
+                             text=[[f"{v:.0f}" for v in row] for row in values], texttemplate="%{text}",
+                             textfont=dict(size=style.font), colorbar=dict(title=dict(text="%", side="right")),
+                             hovertemplate="decoder %{y} %{x}<br>agreement %{z:.1f}%<extra></extra>"))
+    fig.update_xaxes(type="category", showgrid=False, side="top")
+    fig.update_yaxes(type="category", autorange="reversed", showgrid=False)
+    return style.apply(fig, title, height=120 + 70 * len(values))
+
+
+def scores_frame(card: dict) -> pd.DataFrame:
+    """Held-out scores of the card (test split, typed variations, best aligned head) as rows."""
+    rows = []
+    test = card.get("test", {})
+    for key, label in (("bleu", "BLEU"), ("chrf", "chrF"), ("exact_match", "exact match (%)")):
+        if key in test:
+            rows.append((f"test {label}", f"{test[key]:.2f}", f"{test.get('n', '?')} held-out sentences"))
+    typed = card.get("typed_variations", {})
+    if "identical_share" in typed:
+        rows.append(("typed variations translated identically (%)", f"{typed['identical_share']:.1f}",
+                     f"{typed.get('sentences', '?')} sentences x {typed.get('variants_each', '?')} variants"))
+    best = card.get("alignment", {}).get("best")
+    if best:
+        rows.append(("best cross-attention head vs gold alignment (%)", f"{best['agreement']:.1f}",
+                     f"decoder layer {best['layer'] + 1}, head {best['head'] + 1}"))
+    return pd.DataFrame(rows, columns=["score", "value", "measured on"])
