@@ -6,7 +6,7 @@ from model.positional import sinusoidal_encoding
 from ui.page import big_text, bind, page_value, start
 from ui.urlstate import Field
 from viz.masks import mask_comparison
-from viz.positional import encoding_curves, encoding_heatmap, similarity_matrix, vector_sizes
+from viz.positional import encoding_curves, encoding_heatmap, mean_norms, similarity_matrix, vector_sizes
 
 page = start("Positional encoding")
 trace, ctl, style, cfg = page.result.trace, page.controls, page.style, page.bundle.config
@@ -54,10 +54,12 @@ st.subheader("Why the embeddings are multiplied by √d_model")
 token = trace.tensor("src_embed.hook_token")[0]
 scaled = trace.tensor("src_embed.hook_scaled")[0]
 position = trace.tensor("src_embed.hook_position")[0]
+token_norm, scaled_norm, position_norm = mean_norms(token, scaled, position)
 page.show(vector_sizes(token, scaled, position, trace.src_pieces, style),
-          f"Token embeddings start small (about 1 here); multiplied by √{d_model} ≈ {d_model ** 0.5:.1f} they "
-          f"outweigh the encoding (norm about √({d_model}/2) ≈ {(d_model / 2) ** 0.5:.1f}), so position "
-          "information does not drown the meaning of the word." + (
+          f"In this sentence the token embeddings have a mean norm of {token_norm:.2f}; multiplied by "
+          f"√{d_model} ≈ {d_model ** 0.5:.1f} they reach {scaled_norm:.1f}, against {position_norm:.1f} for the "
+          "encoding (every encoding vector has norm √(d_model/2)), so position information does not drown "
+          "the meaning of the word." + (
               " The positional encoding is switched off in the sidebar, so its bars are zero." if not ctl.positional
               else ""), key="pe-sizes")
 

@@ -242,3 +242,9 @@ def test_alignment_heatmap_and_scores_from_a_card():
     assert list(frame["value"]) == ["99.50", "99.90", "98.00", "100.0", "85.5"]
     assert "decoder layer 2, head 1" in frame["measured on"].iloc[-1]
     assert scores_frame({}).empty
+
+
+def test_mean_norms_are_measured_not_assumed():
+    from viz.positional import mean_norms
+    token = np.array([[3.0, 4.0], [0.0, 1.0]])
+    assert mean_norms(token, token * 2, np.zeros((2, 2))) == pytest.approx((3.0, 6.0, 0.0))

@@ -75,3 +75,8 @@ def vector_sizes(token: np.ndarray, scaled: np.ndarray, position: np.ndarray, pi
     fig.update_yaxes(title="L2 norm")
     fig.update_layout(barmode="group", legend=dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left"))
     return style.apply(fig, title, height=420 if not style.presentation else 540)
+
+
+def mean_norms(token: np.ndarray, scaled: np.ndarray, position: np.ndarray) -> tuple[float, float, float]:
+    """Mean L2 norm over positions of the token embedding, the scaled embedding and the encoding."""
+    return tuple(float(np.linalg.norm(values, axis=-1).mean()) for values in (token, scaled, position))
