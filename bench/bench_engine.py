@@ -6,7 +6,7 @@
   nn.Transformer greedy  torch.nn.Transformer of the same sizes (eval), greedy decoding by
                          recomputing the prefix each step (it has no cache), same number of steps
 
-    python bench/bench_engine.py [--repeats 30] [--threads 2]
+    python bench/bench_engine.py [--repeats 100] [--threads 2]
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import argparse
 import torch
 from torch import nn
 
-from common import TWELVE_WORDS, default_bundle, median_seconds
+from common import TWELVE_WORDS, default_bundle, interleaved_medians
 
 
 class TorchSeq2Seq(nn.Module):
@@ -48,7 +48,7 @@ class TorchSeq2Seq(nn.Module):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--repeats", type=int, default=100)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--sentence", default=TWELVE_WORDS)
     args = parser.parse_args()
@@ -72,12 +72,12 @@ def main() -> None:
         with torch.inference_mode():
             reference.greedy(src, steps)
 
-    timings = {
-        "translate + trace": median_seconds(lambda: bundle.translate(args.sentence), args.repeats),
-        "translate, no capture": median_seconds(lambda: bundle.translate(args.sentence, trace=False), args.repeats),
-        "decode only": median_seconds(decode_only, args.repeats),
-        "nn.Transformer greedy": median_seconds(torch_greedy, args.repeats),
-    }
+    timings = interleaved_medians({
+        "translate + trace": lambda: bundle.translate(args.sentence),
+        "translate, no capture": lambda: bundle.translate(args.sentence, trace=False),
+        "decode only": decode_only,
+        "nn.Transformer greedy": torch_greedy,
+    }, args.repeats)
     print(f"sentence: {args.sentence!r} -> {result.translation!r}")
     print(f"model: d_model={cfg.d_model} heads={cfg.n_heads} d_ff={cfg.d_ff} layers={cfg.n_encoder_layers}+"
           f"{cfg.n_decoder_layers}; source {len(result.trace.src_ids)} pieces, {steps} decoding steps; "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import statistics
 import sys
 import time
@@ -24,6 +25,26 @@ def median_seconds(fn: Callable[[], object], repeats: int, warmup: int = 2) -> f
         fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def interleaved_medians(fns: dict[str, Callable[[], object]], repeats: int, warmup: int = 3) -> dict[str, float]:
+    """Median seconds of each function, timed in alternation and in a shuffled order each round,
+    so that a machine that slows down during the run, or a cache another contender left
+    cold, affects every contender alike."""
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    order = list(fns)
+    shuffle = random.Random(0).shuffle
+    for _ in range(repeats):
+        shuffle(order)  # no contender always runs right after the same other one
+        for name in order:
+            fn = fns[name]
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def default_bundle():

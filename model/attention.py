@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from .config import ModelConfig
+from .dropout import Dropout
 from .hooks import HookPoint
 
 
@@ -37,7 +38,7 @@ class MultiHeadAttention(nn.Module):
         self.w_k = nn.Linear(cfg.d_model, cfg.d_model)
         self.w_v = nn.Linear(cfg.d_model, cfg.d_model)
         self.w_o = nn.Linear(cfg.d_model, cfg.d_model)
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = Dropout(cfg.dropout)
         self.hook_q = HookPoint()              # (B, h, T, d_k)
         self.hook_k = HookPoint()              # (B, h, S, d_k)
         self.hook_v = HookPoint()              # (B, h, S, d_k)

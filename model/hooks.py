@@ -25,10 +25,13 @@ class Recorder:
         self.tensors: dict[str, torch.Tensor] = {}
 
     def record(self, name: str, x: torch.Tensor) -> None:
-        """Keep a detached CPU copy of `x` under `name`; a name may fire once per pass."""
+        """Keep `x` (detached, on the CPU) under `name`; a name may fire once per pass.
+
+        No copy is made: the model never changes a tensor in place after it passed a hook.
+        """
         if name in self.tensors:
             raise RuntimeError(f"hook point {name!r} fired twice in one recorded pass")
-        self.tensors[name] = x.detach().to("cpu", copy=True)
+        self.tensors[name] = x.detach().cpu()
 
 
 @contextmanager

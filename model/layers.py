@@ -13,6 +13,7 @@ from torch import nn
 
 from .attention import KVCache, MultiHeadAttention
 from .config import ModelConfig
+from .dropout import Dropout
 from .hooks import HookPoint
 
 
@@ -24,7 +25,7 @@ class FeedForward(nn.Module):
         self.w_1 = nn.Linear(cfg.d_model, cfg.d_ff)
         self.w_2 = nn.Linear(cfg.d_ff, cfg.d_model)
         self.activation = nn.ReLU() if cfg.activation == "relu" else nn.GELU()
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = Dropout(cfg.dropout)
         self.hook_hidden = HookPoint()  # (B, L, d_ff) after the activation
         self.hook_out = HookPoint()     # (B, L, d_model)
 
@@ -39,7 +40,7 @@ class TransformerLayer(nn.Module):
     def __init__(self, cfg: ModelConfig, cross: bool) -> None:
         super().__init__()
         self.norm_first = cfg.norm_first
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = Dropout(cfg.dropout)
         self.self_attn = MultiHeadAttention(cfg)
         self.norm_self = nn.LayerNorm(cfg.d_model)
         self.hook_resid_self = HookPoint()  # (B, L, d_model) x + SelfAttn(...)

@@ -14,6 +14,7 @@ from torch import nn
 
 from .attention import KVCache
 from .config import ModelConfig
+from .dropout import Dropout
 from .hooks import HookPoint, name_hook_points
 from .interventions import Interventions
 from .layers import TransformerLayer
@@ -31,7 +32,7 @@ class Embeddings(nn.Module):
         self.scale = math.sqrt(cfg.d_model)
         positions = SinusoidalPositions if cfg.positional == "sinusoidal" else LearnedPositions
         self.positions = positions(cfg.max_len, cfg.d_model)
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = Dropout(cfg.dropout)
         self.hook_ids = HookPoint()       # (B, L) token ids
         self.hook_token = HookPoint()     # (B, L, d_model) embedding rows
         self.hook_scaled = HookPoint()    # (B, L, d_model) times sqrt(d_model)
