@@ -20,3 +20,14 @@ def tiny_checkpoint(tmp_path_factory) -> Path:
 def tiny_bundle(tiny_checkpoint):
     from model import load_bundle
     return load_bundle(tiny_checkpoint)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def restore_torch_threads():
+    """The app sets one torch thread (ui.engine), and new threads inherit the last value set in
+    any thread: give every test module torch's own count back, in this thread and for new ones,
+    so that traces compared across threads are computed alike."""
+    import torch
+    before = torch.get_num_threads()
+    yield
+    torch.set_num_threads(before)

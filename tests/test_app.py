@@ -23,15 +23,6 @@ PAGES = {
 TIMEOUT = 120
 
 
-@pytest.fixture(scope="module", autouse=True)
-def restore_torch_threads():
-    """The app sets one torch thread per process (ui.engine); give the other test modules theirs back."""
-    import torch
-    before = torch.get_num_threads()
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(autouse=True)
 def checkpoint_env(tiny_checkpoint, monkeypatch):
     """Every app test reads the tiny fixture checkpoint."""
