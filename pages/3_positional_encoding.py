@@ -3,7 +3,7 @@
 import streamlit as st
 
 from model.positional import sinusoidal_encoding
-from ui.page import big_text, bind, page_value, start
+from ui.page import bind, page_value, start, two_translations
 from ui.urlstate import Field
 from viz.masks import mask_comparison
 from viz.positional import encoding_curves, encoding_heatmap, mean_norms, similarity_matrix, vector_sizes
@@ -66,13 +66,8 @@ page.show(vector_sizes(token, scaled, position, trace.src_pieces, style),
 st.subheader("Experiment: switch the encoding off")
 with_pe = page.translate(positional_encoding=True)
 without_pe = page.translate(positional_encoding=False)
-left, right = st.columns(2)
-with left:
-    st.caption("With positional encoding")
-    big_text(with_pe.translation or "(empty)", 1.5)
-with right:
-    st.caption("Without positional encoding")
-    big_text(without_pe.translation or "(empty)", 1.5)
+two_translations(("With positional encoding", with_pe.translation),
+                 ("Without positional encoding", without_pe.translation), 1.5)
 layer = min(ctl.layer, cfg.n_encoder_layers - 1)
 on = with_pe.trace.pattern("encoder", "self", layer)[ctl.head]
 off = without_pe.trace.pattern("encoder", "self", layer)[ctl.head]

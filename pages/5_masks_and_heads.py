@@ -4,7 +4,7 @@ import streamlit as st
 
 from model import AnatomyError
 from ui import engine
-from ui.page import big_text, bind, md, page_value, start
+from ui.page import bind, md, page_value, start, two_translations
 from ui.urlstate import BLOCK_NAMES, BLOCKS, Field, all_heads, head_label
 from viz.attention import attention_map
 from viz.masks import (fixed_output_probabilities, knockout_chart, knockout_frame, mask_comparison,
@@ -70,11 +70,7 @@ else:
     st.caption(caption + " Here the output itself changed, so the two plots have different rows.")
 st.caption("Output with the mask on, then off (decoding reads only the past either way; the probabilities "
            "below come from one pass over the whole output, where the unmasked model can see ahead):")
-left, right = st.columns(2)
-with left:
-    big_text(causal_on.translation or "(empty)", 1.3)
-with right:
-    big_text(causal_off.translation or "(empty)", 1.3)
+two_translations(("", causal_on.translation), ("", causal_off.translation))
 page.show(probability_comparison(causal_on.steps, causal_off.steps, style,
                                  "Probability of each output piece: causal mask on (before) and off (after)"),
           key="causal-probs")
@@ -102,13 +98,8 @@ else:
                               ("padding mask on", "padding mask off")),
               "With the mask on, no query gives any weight to the <pad> columns; with it off, real words "
               "leak attention into padding.", key="padding")
-    left, right = st.columns(2)
-    with left:
-        st.caption("Its translation with the padding mask on")
-        big_text(with_pad[row].translation or "(empty)", 1.3)
-    with right:
-        st.caption("and off")
-        big_text(without_pad[row].translation or "(empty)", 1.3)
+    two_translations(("Its translation with the padding mask on", with_pad[row].translation),
+                     ("and off", without_pad[row].translation))
 
 # 4. knock out heads
 st.subheader("Knock out heads")
@@ -119,13 +110,7 @@ else:
     before = page.translate(ablate=frozenset())
     after = page.result
     st.markdown("Knocked out: " + ", ".join(f"`{labels[h]}`" for h in ctl.ablate))
-    left, right = st.columns(2)
-    with left:
-        st.caption("All heads")
-        big_text(before.translation or "(empty)", 1.3)
-    with right:
-        st.caption("With the heads knocked out")
-        big_text(after.translation or "(empty)", 1.3)
+    two_translations(("All heads", before.translation), ("With the heads knocked out", after.translation))
     page.show(probability_comparison(before.steps, after.steps, style,
                                      "Probability of each output piece, before and after the knock-out"),
               f"Each step's chosen piece. Log-probability of the output: {before.log_prob:.2f} before, "

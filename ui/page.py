@@ -19,7 +19,7 @@ from . import engine
 from .urlstate import (EXAMPLES, Controls, Field, Limits, all_heads, head_label, read_fields,
                        shared_fields, write_fields)
 
-__all__ = ["Page", "bind", "big_text", "md", "page_value", "set_value", "start"]
+__all__ = ["Page", "bind", "big_text", "md", "page_value", "set_value", "start", "two_translations"]
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>$])")
 
@@ -237,6 +237,15 @@ def start(title: str, needs_result: bool = True) -> Page:
         for warning in page.result.warnings:
             st.warning(md(warning))
     return page
+
+
+def two_translations(left: tuple[str, str], right: tuple[str, str], size_rem: float = 1.3) -> None:
+    """Two (caption, translation) pairs side by side: the experiment's before and after."""
+    for column, (caption, text) in zip(st.columns(2), (left, right)):
+        with column:
+            if caption:
+                st.caption(caption)
+            big_text(text or "(empty)", size_rem)
 
 
 def big_text(text: str, size_rem: float = 2.2) -> None:
