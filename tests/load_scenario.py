@@ -46,6 +46,7 @@ class LoadReport:
     latencies: list[float] = field(default_factory=list)
     rss_start_mib: float = 0.0
     rss_end_mib: float = 0.0
+    rss_samples: list[tuple[float, float]] = field(default_factory=list)  # (seconds, MiB) every 10 s
 
     def percentile(self, q: float) -> float:
         """Latency percentile in seconds."""
@@ -58,7 +59,8 @@ class LoadReport:
                 f"{len(self.errors)} errors, {len(self.mismatches)} differing from the single-session run; "
                 f"latency p50 {self.percentile(50):.2f} s, p95 {self.percentile(95):.2f} s, "
                 f"mean {statistics.fmean(self.latencies) if self.latencies else float('nan'):.2f} s; "
-                f"server RSS {self.rss_start_mib:.0f} MiB at the start, {self.rss_end_mib:.0f} MiB at the end")
+                f"server RSS {self.rss_start_mib:.0f} MiB at the start, {self.rss_end_mib:.0f} MiB at the end "
+                f"(every 10 s: {', '.join(f'{mib:.0f}' for _, mib in self.rss_samples)})")
 
 
 async def _visit(url: str, page: str, query: str, reruns: int = 1) -> list[PageRun]:
@@ -75,8 +77,20 @@ async def _alone(url: str, plan: list[list[tuple[str, str]]]) -> dict[tuple[str,
     return baseline
 
 
-async def _together(url: str, plan, baseline, seconds: float, report: LoadReport) -> None:
+async def _sample_rss(pid: int, report: LoadReport, stop: asyncio.Event) -> None:
+    start = time.monotonic()
+    while not stop.is_set():
+        report.rss_samples.append((time.monotonic() - start, rss_mib(pid)))
+        try:
+            await asyncio.wait_for(stop.wait(), 10)
+        except asyncio.TimeoutError:
+            pass
+
+
+async def _together(url: str, pid: int, plan, baseline, seconds: float, report: LoadReport) -> None:
     deadline = time.monotonic() + seconds
+    stop = asyncio.Event()
+    sampler = asyncio.create_task(_sample_rss(pid, report, stop))
 
     async def user(configs):
         rounds = 0
@@ -91,6 +105,8 @@ async def _together(url: str, plan, baseline, seconds: float, report: LoadReport
             rounds += 1
 
     await asyncio.gather(*(user(configs) for configs in plan))
+    stop.set()
+    await sampler
 
 
 def run_load(checkpoint=None, n_sessions: int = 20, configs_each: int = 2, seconds: float = 30.0) -> LoadReport:
@@ -105,7 +121,7 @@ def run_load(checkpoint=None, n_sessions: int = 20, configs_each: int = 2, secon
             async with Session(app.url) as session:  # load the model once before measuring RSS
                 await session.run("translate", urlencode({"sentence": "The cat sleeps."}))
             report.rss_start_mib = rss_mib(app.pid)
-            await _together(app.url, plan, baseline, seconds, report)
+            await _together(app.url, app.pid, plan, baseline, seconds, report)
         asyncio.run(warm_then_load())
         report.rss_end_mib = rss_mib(app.pid)
     return report
