@@ -41,7 +41,8 @@ def main() -> None:
     for target, sentence in chosen.items():
         result = bundle.translate(sentence)
         ms = 1000 * median_seconds(lambda: bundle.translate(sentence), args.repeats)
-        print(f"  source {len(result.trace.src_ids):3d} pieces, output {len(result.trace.out_pieces):3d}: {ms:8.1f}")
+        print(f"  source {len(result.trace.src_ids):3d} pieces, output {len(result.trace.out_pieces):3d}: {ms:8.1f}"
+              f"   {sentence!r} -> {result.translation!r}")
 
     print("2. Attention page rerun after a new sentence (AppTest, server side, median ms)")
     os.environ["ANATOMY_CHECKPOINT"] = ""
