@@ -5,6 +5,7 @@ import json
 import pytest
 
 from model import load_bundle
+from live_server import ROOT
 from model.checkpoint import read_train_log
 from model.train import learning_rate, make_batches, train
 
@@ -63,3 +64,14 @@ def test_batches_group_similar_lengths_within_the_token_budget():
         widths = [lengths[i] for i in batch]
         assert max(widths) * len(batch) <= 300 or len(batch) == 1
         assert max(widths) - min(widths) <= 2 or len(batch) < 10
+
+
+def test_the_app_opens_the_trained_checkpoint_and_draws_its_log(trained, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+    root, _ = trained
+    monkeypatch.setenv("ANATOMY_CHECKPOINT", str(root / "ckpt"))
+    for page, charts in (("pages/6_training.py", 3), ("pages/1_translate.py", 1)):
+        at = AppTest.from_file(str(ROOT / page), default_timeout=120).run()
+        assert not at.exception, [e.message for e in at.exception]
+        assert not at.error, [e.value for e in at.error]
+        assert len(at.get("plotly_chart")) >= charts
