@@ -15,7 +15,7 @@ from .errors import REBUILD_HINT, CheckpointError, InputError
 from .hooks import not_recording, recording
 from .interventions import DecodeOptions, Interventions
 from .tokenizer import normalize_source
-from .tokens import BOS_ID, EOS_ID, PAD_ID
+from .tokens import BOS_ID, EOS_ID, PAD_ID, pad_rows
 from .trace import Trace
 
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
@@ -127,9 +127,8 @@ class Bundle:
             tgt_ids = [BOS_ID] + produced[:-1]
             logits = self.model.decode(torch.tensor([tgt_ids]), memory, src_mask, interventions)
         log_probs = logits[0].float().log_softmax(dim=-1)  # (T, vocab)
-        probs = log_probs.exp()
-        steps = self._steps(probs, produced, options.top_k)
-        log_prob = float(log_probs[torch.arange(len(produced)), torch.tensor(produced)].sum())
+        steps = self._steps(log_probs.exp(), produced, options.top_k)
+        log_prob = float(_chosen(log_probs, produced).sum())
         if not best.finished:
             warnings.append(f"The output was cut at {max_len} pieces before the model ended it.")
         beams = [Beam(self.tokenizer.decode(h.ids), self.tokenizer.pieces(h.ids),
@@ -158,8 +157,7 @@ class Bundle:
             raise InputError("There is no output to score.")
         with torch.inference_mode():
             logits = self.model(torch.tensor([src_ids]), torch.tensor([[BOS_ID] + produced[:-1]]), interventions)
-        log_probs = logits[0].float().log_softmax(dim=-1)
-        return log_probs[torch.arange(len(produced)), torch.tensor(produced)].tolist()
+        return _chosen(logits[0].float().log_softmax(dim=-1), produced).tolist()
 
     def translate_batch(self, sentences: list[str], interventions: Interventions = Interventions(),
                         max_len: int | None = None) -> list[TranslationResult]:
@@ -172,28 +170,26 @@ class Bundle:
             raise InputError("Give at least one sentence to translate.")
         self.check_interventions(interventions)
         encoded = [self.encode_source(s) for s in sentences]
-        width = max(len(ids) for _, ids, _ in encoded)
-        src = torch.tensor([ids + [PAD_ID] * (width - len(ids)) for _, ids, _ in encoded])
-        limit = min(max_len or 2 * width + 10, self.config.max_len - 1)
+        src = pad_rows([ids for _, ids, _ in encoded])
+        limit = min(max_len or 2 * src.size(1) + 10, self.config.max_len - 1)
         with torch.inference_mode(), recording() as recorder:
             memory, src_mask = self.model.encode(src, interventions)
             with not_recording():
                 outputs = greedy(self.model, memory, src_mask, interventions, limit)
             produced = [ids + ([EOS_ID] if finished else []) or [EOS_ID] for ids, finished in outputs]
-            length = max(len(p) for p in produced)
-            tgt = torch.tensor([[BOS_ID] + p[:-1] + [PAD_ID] * (length - len(p)) for p in produced])
+            tgt = pad_rows([[BOS_ID] + p[:-1] for p in produced])
             logits = self.model.decode(tgt, memory, src_mask, interventions)
         log_probs = logits.float().log_softmax(dim=-1)  # (B, T, vocab)
         results = []
         for row, ((source, src_ids, warnings), (ids, finished)) in enumerate(zip(encoded, outputs)):
             full_src, full_tgt = src[row].tolist(), tgt[row].tolist()
-            chosen = produced[row] + [PAD_ID] * (length - len(produced[row]))
+            chosen = produced[row] + [PAD_ID] * (tgt.size(1) - len(produced[row]))
             trace = Trace(tuple(full_src), self.tokenizer.pieces(full_src), tuple(full_tgt),
                           self.tokenizer.pieces(full_tgt), self.tokenizer.pieces(chosen),
                           {name: t[row:row + 1].numpy() for name, t in recorder.tensors.items()},
                           interventions)
             steps = self._steps(log_probs[row].exp(), produced[row], top_k=5)
-            log_prob = float(sum(log_probs[row, t, i] for t, i in enumerate(produced[row])))
+            log_prob = float(_chosen(log_probs[row], produced[row]).sum())
             translation = self.tokenizer.decode(ids)
             beam = Beam(translation, self.tokenizer.pieces(ids), log_prob, log_prob, finished)
             results.append(TranslationResult(source, translation, trace, steps, [beam], log_prob,
@@ -207,6 +203,11 @@ class Bundle:
             top = list(zip(self.tokenizer.pieces(top_i[t].tolist()), top_p[t].tolist()))
             steps.append(Step(t, self.tokenizer.pieces([chosen])[0], float(probs[t, chosen]), top))
         return steps
+
+
+def _chosen(log_probs: torch.Tensor, produced: Sequence[int]) -> torch.Tensor:
+    """Row t's log-probability of piece produced[t]: log_probs (T, vocab) -> (T,)."""
+    return log_probs[torch.arange(len(produced)), torch.tensor(list(produced))]
 
 
 def load_bundle(path: Path | str | None = None) -> Bundle:

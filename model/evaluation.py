@@ -12,7 +12,7 @@ from .decoding import greedy
 from .hooks import recording
 from .interventions import Interventions
 from .tokenizer import Tokenizer
-from .tokens import BOS_ID, EOS_ID, PAD_ID
+from .tokens import BOS_ID, EOS_ID, pad_rows
 from .transformer import Transformer
 
 
@@ -28,11 +28,9 @@ def translate_many(model: Transformer, tokenizer: Tokenizer, sources: Sequence[s
     with torch.inference_mode():
         for start in range(0, len(order), batch_size):
             chunk = order[start:start + batch_size]
-            width = max(len(encoded[i]) for i in chunk)
-            src = torch.tensor([encoded[i] + [PAD_ID] * (width - len(encoded[i])) for i in chunk],
-                               device=next(model.parameters()).device)
+            src = pad_rows([encoded[i] for i in chunk], next(model.parameters()).device)
             memory, mask = model.encode(src, iv)
-            limit = min(2 * width + 10, model.cfg.max_len - 1)
+            limit = min(2 * src.size(1) + 10, model.cfg.max_len - 1)
             for i, (ids, _) in zip(chunk, greedy(model, memory, mask, iv, limit)):
                 out[i] = tokenizer.decode(ids)
     model.train(was_training)

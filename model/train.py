@@ -28,7 +28,7 @@ from .config import ModelConfig
 from .evaluation import translate_many, translation_scores
 from .presets import PRESETS, Preset
 from .tokenizer import Tokenizer, normalize_source
-from .tokens import BOS_ID, EOS_ID, PAD_ID
+from .tokens import BOS_ID, EOS_ID, PAD_ID, pad_rows
 from .transformer import Transformer
 
 OPTIMIZER_STATE, TRAIN_STATE = "optimizer.safetensors", "train_state.json"
@@ -74,12 +74,6 @@ def make_batches(lengths: list[int], max_tokens: int, rng: random.Random) -> lis
         batches.append(current)
     rng.shuffle(batches)
     return batches
-
-
-def pad(rows: list[list[int]], device: torch.device) -> torch.Tensor:
-    """(B, longest) tensor of id rows padded with PAD_ID."""
-    width = max(len(r) for r in rows)
-    return torch.tensor([r + [PAD_ID] * (width - len(r)) for r in rows], device=device)
 
 
 def pick_device(name: str) -> torch.device:
@@ -162,8 +156,8 @@ def train(preset_name: str, out: Path, data: Path | None = None, seed: int = 1,
             lr = learning_rate(step, cfg.d_model, preset.warmup, preset.lr_factor)
             for group in optimizer.param_groups:
                 group["lr"] = lr
-            source = pad([src[i] for i in batch], device)
-            target = pad([tgt[i] for i in batch], device)
+            source = pad_rows([src[i] for i in batch], device)
+            target = pad_rows([tgt[i] for i in batch], device)
             logits = model(source, target[:, :-1])
             gold = target[:, 1:]
             loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), gold.reshape(-1),
