@@ -16,15 +16,21 @@ def wavelength(dim: int, d_model: int) -> float:
     return 2 * math.pi * 10000 ** (2 * (dim // 2) / d_model)
 
 
+def _signed_heatmap(z: np.ndarray, style: Style, title: str, x_title: str, value: str, hover: str,
+                    height: int) -> go.Figure:
+    """Rows are positions; values in [-1, 1] on the diverging scale."""
+    fig = style.figure()
+    fig.add_trace(go.Heatmap(z=z, colorscale=style.diverging, zmin=-1.0, zmax=1.0,
+                             colorbar=dict(title=value, thickness=14), hovertemplate=hover + "<extra></extra>"))
+    fig.update_xaxes(title=x_title, showgrid=False)
+    fig.update_yaxes(title="position", autorange="reversed", showgrid=False)
+    return style.apply(fig, title, height=height if not style.presentation else 560)
+
+
 def encoding_heatmap(table: np.ndarray, style: Style, title: str = "The positional encoding matrix") -> go.Figure:
     """Positions (rows) x dimensions (columns), values in [-1, 1]."""
-    fig = style.figure()
-    fig.add_trace(go.Heatmap(z=table, colorscale=style.diverging, zmin=-1.0, zmax=1.0,
-                             colorbar=dict(title="value", thickness=14),
-                             hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>"))
-    fig.update_xaxes(title="dimension", showgrid=False)
-    fig.update_yaxes(title="position", autorange="reversed", showgrid=False)
-    return style.apply(fig, title, height=440 if not style.presentation else 560)
+    return _signed_heatmap(table, style, title, "dimension", "value",
+                           "position %{y}<br>dimension %{x}<br>value %{z:.3f}", 440)
 
 
 def encoding_curves(table: np.ndarray, dims: list[int], style: Style,
@@ -50,14 +56,8 @@ def similarity_matrix(table: np.ndarray, style: Style,
     """Cosine similarity between the encodings of every pair of positions."""
     norms = np.linalg.norm(table, axis=1, keepdims=True)
     unit = table / np.where(norms == 0, 1.0, norms)
-    sim = unit @ unit.T
-    fig = style.figure()
-    fig.add_trace(go.Heatmap(z=sim, colorscale=style.diverging, zmin=-1.0, zmax=1.0,
-                             colorbar=dict(title="cosine", thickness=14),
-                             hovertemplate="positions %{y} and %{x}<br>cosine %{z:.3f}<extra></extra>"))
-    fig.update_xaxes(title="position", showgrid=False)
-    fig.update_yaxes(title="position", autorange="reversed", showgrid=False)
-    return style.apply(fig, title, height=460 if not style.presentation else 560)
+    return _signed_heatmap(unit @ unit.T, style, title, "position", "cosine",
+                           "positions %{y} and %{x}<br>cosine %{z:.3f}", 460)
 
 
 def vector_sizes(token: np.ndarray, scaled: np.ndarray, position: np.ndarray, pieces: list[str],
