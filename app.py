@@ -7,7 +7,11 @@ same path through the same code.
 
 import streamlit as st
 
-from ui.nav import PAGES
+from ui import warmup
+
+warmup.wait()  # started by serve.py: let it finish before this thread imports torch
+
+from ui.nav import PAGES  # noqa: E402
 
 st.navigation([st.Page(path, title=title, url_path=slug, default=(index == 0))
                for index, (path, title, slug) in enumerate(PAGES)]).run()

@@ -3,4 +3,4 @@
 set -euo pipefail
 source "$(dirname "$0")/scripts/bootstrap.sh"
 cd "$ROOT"
-exec "$VENV/bin/python" -m streamlit run app.py --server.headless true --browser.gatherUsageStats false "$@"
+exec "$VENV/bin/python" -m streamlit run serve.py --server.headless true --browser.gatherUsageStats false "$@"

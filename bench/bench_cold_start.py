@@ -1,9 +1,17 @@
-"""Cold start of the real app on the shipped model, in a real browser (Debian chromium):
-process launch -> health endpoint answering -> first page's charts drawn.
+"""Cold start of the real app on the shipped model, in a real browser (Debian chromium), measured
+side by side with a yardstick: a Streamlit script that draws one three-point plotly chart and
+nothing else (bench/floor_app.py), started the same way.
 
     python bench/bench_cold_start.py [--runs 3]
 
-The browser is started before the server so that its own start-up is not counted.
+For each server start (a fresh process every time) it records:
+  * process launch -> /_stcore/health answers;
+  * early visitor: the browser opens the page the moment health answers -> first chart,
+    counted from process launch (the worst case: the visitor races the model's warm-up);
+  * later visitor: the browser opens the page 6 s after launch (the warm-up has finished)
+    -> first chart, counted from navigation;
+  * the same later visitor again, with Streamlit's static files in its browser cache.
+The browser is started once, before any server, so its own start-up is not counted.
 """
 
 from __future__ import annotations
@@ -12,6 +20,7 @@ import argparse
 import statistics
 import sys
 import time
+from collections import defaultdict
 
 from common import ROOT
 
@@ -21,6 +30,34 @@ from live_server import running_app  # noqa: E402
 
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync"]
+LATER = 6.0
+VIEWPORT = {"width": 1500, "height": 1000}
+APPS = {"Transformer Anatomy (serve.py)": "serve.py", "one-chart yardstick (floor_app.py)": "bench/floor_app.py"}
+
+
+def _seconds_to_chart(page, url: str) -> float:
+    started = time.monotonic()
+    page.goto(url)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=60000)
+    return time.monotonic() - started
+
+
+def measure(browser, script: str, returning, times: dict[str, list[float]]) -> None:
+    """One fresh server for the early visitor, another for the later ones."""
+    with running_app(None, script=script) as app:
+        page = browser.new_context(viewport=VIEWPORT).new_page()
+        _seconds_to_chart(page, app.url)
+        times["launch -> health"].append(app.seconds_to_healthy)
+        times["early visitor: launch -> first chart"].append(time.monotonic() - app.started)
+        page.context.close()
+    with running_app(None, script=script) as app:
+        time.sleep(max(0.0, app.started + LATER - time.monotonic()))
+        page = browser.new_context(viewport=VIEWPORT).new_page()
+        times["later visitor: navigation -> first chart"].append(_seconds_to_chart(page, app.url))
+        page.context.close()
+        page = returning.new_page()
+        times["same, returning (browser cache)"].append(_seconds_to_chart(page, app.url))
+        page.close()
 
 
 def main() -> None:
@@ -28,37 +65,23 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
-    healthy, fresh, cached = [], [], []
+    results: dict[str, dict[str, list[float]]] = {name: defaultdict(list) for name in APPS}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
-        returning = browser.new_context(viewport={"width": 1500, "height": 1000})
-        for run in range(args.runs + 1):
-            # a new visitor (empty browser cache) and, after the first run, a returning one
-            # (Streamlit's hashed static files already in the browser cache: a speaker who
-            # restarts the server before a talk)
-            visitors = [(browser.new_context(viewport={"width": 1500, "height": 1000}), fresh)]
-            if run > 0:
-                visitors.append((returning, cached))
-            for context, times in visitors:
-                page = context.new_page()
-                with running_app(None) as app:
-                    page.goto(app.url)
-                    page.locator(".js-plotly-plot").first.wait_for(timeout=60000)
-                    times.append(time.monotonic() - app.started)
-                    healthy.append(app.seconds_to_healthy)
-                page.close()
-            if run == 0:  # fill the returning visitor's cache
-                page = returning.new_page()
-                with running_app(None) as app:
-                    page.goto(app.url)
-                    page.locator(".js-plotly-plot").first.wait_for(timeout=60000)
-                page.close()
+        returning = {name: browser.new_context(viewport=VIEWPORT) for name in APPS}
+        for name, script in APPS.items():  # fill each returning visitor's cache once
+            with running_app(None, script=script) as app:
+                _seconds_to_chart(returning[name].new_page(), app.url)
+        for _ in range(args.runs):
+            for name, script in APPS.items():  # alternate, so both see the same machine
+                measure(browser, script, returning[name], results[name])
         browser.close()
-    print(f"cold start of the server (median, min-max; server restarted for every measurement):")
-    for label, values in (("process launch -> /_stcore/health answers", healthy),
-                          ("-> first chart, new visitor (empty browser cache)", fresh),
-                          ("-> first chart, returning visitor (browser cache)", cached)):
-        print(f"  {label:<52}{statistics.median(values):5.2f} s ({min(values):.2f}-{max(values):.2f}, n={len(values)})")
+    print(f"cold start, {args.runs} server starts per row (median, min-max; a fresh server process each time)")
+    ours, floor = results.values()
+    for label in ours:
+        mine, base = statistics.median(ours[label]), statistics.median(floor[label])
+        print(f"  {label:<44} ours {mine:5.2f} s ({min(ours[label]):.2f}-{max(ours[label]):.2f})   "
+              f"yardstick {base:5.2f} s ({min(floor[label]):.2f}-{max(floor[label]):.2f})   ratio {mine / base:4.2f}")
 
 
 if __name__ == "__main__":

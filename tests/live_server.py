@@ -1,4 +1,4 @@
-"""Start the real app (`streamlit run app.py`) on a free local port for a test or a benchmark."""
+"""Start the real app (`streamlit run serve.py`, as ./app.sh does) on a free local port for a test or a benchmark."""
 
 from __future__ import annotations
 
@@ -45,12 +45,13 @@ def rss_mib(pid: int) -> float:
 
 
 @contextmanager
-def running_app(checkpoint: Path | None = None, timeout: float = 60.0) -> Iterator[LiveApp]:
-    """`streamlit run app.py` with ANATOMY_CHECKPOINT=checkpoint (None: the shipped model)."""
+def running_app(checkpoint: Path | None = None, timeout: float = 60.0, script: str = "serve.py") -> Iterator[LiveApp]:
+    """`streamlit run serve.py` with ANATOMY_CHECKPOINT=checkpoint (None: the shipped model);
+    `script` runs another Streamlit script of the repository instead."""
     port = free_port()
     env = {**os.environ, "ANATOMY_CHECKPOINT": str(checkpoint) if checkpoint else ""}
     log = Path(tempfile.mkstemp(prefix="anatomy-server-", suffix=".log")[1])
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+    command = [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
                "--server.port", str(port), "--server.address", "127.0.0.1",
                "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
     started = time.monotonic()

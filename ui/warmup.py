@@ -1,0 +1,64 @@
+"""Load torch, the model and the default translation while the server starts.
+
+`streamlit run serve.py` (./app.sh) runs `lifespan` once, at server start. It begins the
+warm-up in a background thread, so the server answers at once, and the first visitor does not
+wait for torch to import (about 1.5 s here). `app.py` calls `wait()` before importing anything
+heavy, so an early visitor never imports the same modules as the warm-up thread at the same
+time. Without the launcher (`streamlit run app.py`, AppTest) `wait()` returns at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator
+
+THREAD_NAME = "anatomy-warm-up"
+_LOG = logging.getLogger(__name__)
+_thread: threading.Thread | None = None
+
+
+class _NoContextWarning(logging.Filter):
+    """Drop Streamlit's 'missing ScriptRunContext' warning for the warm-up thread only: it runs
+    cached functions outside any session on purpose."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.threadName == THREAD_NAME and "ScriptRunContext" in record.getMessage())
+
+
+def _warm_up() -> None:
+    started = time.monotonic()
+    try:
+        from model import AnatomyError, Interventions
+
+        from . import engine, page  # noqa: F401  (page pulls in what every page imports)
+        from .urlstate import EXAMPLES
+
+        try:
+            bundle = engine.get_bundle(engine.checkpoint_path())
+            engine.translate(bundle, EXAMPLES[0], Interventions())
+        except AnatomyError as exc:  # the page shows the same message to the visitor
+            print(f"Warm-up could not load the model: {exc}", flush=True)
+            return
+    except Exception:  # a bug, not bad input: keep the traceback in the server log
+        _LOG.exception("warm-up failed")
+        return
+    print(f"Model loaded and the first page prepared in {time.monotonic() - started:.1f} s.", flush=True)
+
+
+@asynccontextmanager
+async def lifespan(app: Any) -> AsyncIterator[None]:
+    """st.App lifespan hook: start the warm-up and let the server answer meanwhile."""
+    global _thread
+    logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").addFilter(_NoContextWarning())
+    _thread = threading.Thread(target=_warm_up, name=THREAD_NAME, daemon=True)
+    _thread.start()
+    yield
+
+
+def wait(timeout: float = 120.0) -> None:
+    """Block until the warm-up (if one was started) has finished."""
+    if _thread is not None:
+        _thread.join(timeout)
