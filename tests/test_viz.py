@@ -86,7 +86,8 @@ def test_head_average_and_presentation_style(result):
     trace = result.trace
     pattern = trace.pattern("encoder", "self", 1)
     fig = attention_map(pattern.mean(axis=0), trace.src_pieces, trace.src_pieces, Style(presentation=True), "avg")
-    assert fig.layout.font.size == 20 and fig.data[0].colorscale is not None
+    assert fig.layout.template.layout.font.size == 20 and fig.data[0].colorscale is not None
+    assert fig.layout.template.layout.xaxis.tickfont.size == 17 and fig.layout.title.font.size == 26
     assert np.allclose(np.asarray(fig.data[0].z).sum(axis=1), 1.0, atol=1e-5)
 
 

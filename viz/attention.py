@@ -7,10 +7,8 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from .labels import axis_labels, thin_ticks
+from .labels import CONTAINER_PX, axis_labels, token_axis
 from .style import Style
-
-CONTAINER_PX = 1150  # width a wide Streamlit page gives a chart (approximate)
 HOVER = "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"
 
 
@@ -26,27 +24,10 @@ def _panel_height(n_queries: int, style: Style, low: int = 260, high: int = 620)
     return int(min(high * 1.2 if style.presentation else high, max(low, n_queries * (style.tick + 5) + 90)))
 
 
-def _label_axes(fig: go.Figure, row: int | None, col: int | None, qlabels: list[str], klabels: list[str],
-                width_px: float, height_px: float, style: Style, show_y: bool = True) -> None:
-    where = {} if row is None else dict(row=row, col=col)
-    _, xt = thin_ticks(klabels, width_px, style.tick)
-    _, yt = thin_ticks(qlabels, height_px, style.tick)
-    fig.update_xaxes(type="category", tickmode="array", tickvals=xt, ticktext=xt, tickangle=-90,
-                     showgrid=False, zeroline=False, **where)
-    fig.update_yaxes(type="category", tickmode="array", tickvals=yt, ticktext=yt if show_y else [""] * len(yt),
-                     autorange="reversed", showgrid=False, zeroline=False, **where)
-
-
 def _row_outline(fig: go.Figure, row_index: int, n_keys: int, style: Style, xref: str, yref: str) -> None:
     fig.add_shape(type="rect", x0=-0.5, x1=n_keys - 0.5, y0=row_index - 0.5, y1=row_index + 0.5,
                   xref=xref, yref=yref, line=dict(color=style.highlight, width=style.line_width + 1),
                   fillcolor="rgba(0,0,0,0)")
-
-
-def _axis(labels: list[str], px: float, style: Style, **extra: object) -> dict:
-    _, shown = thin_ticks(labels, px, style.tick)
-    return dict(type="category", tickmode="array", tickvals=shown, ticktext=shown, showgrid=False,
-                zeroline=False, tickfont=dict(size=style.tick), automargin=True, **extra)
 
 
 def attention_heads(pattern: np.ndarray, queries: list[str], keys: list[str], style: Style,
@@ -69,9 +50,9 @@ def attention_heads(pattern: np.ndarray, queries: list[str], keys: list[str], st
         x0, y1 = col * (cell_w + gap_x), 1 - row * (cell_h + gap_y)
         data.append(go.Heatmap(z=pattern[h], x=klabels, y=qlabels, hovertemplate=HOVER, coloraxis="coloraxis",
                                xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
-        layout[f"xaxis{suffix}"] = _axis(klabels, width_px, style, domain=[max(0.0, x0), min(1.0, x0 + cell_w)], anchor=f"y{suffix}",
+        layout[f"xaxis{suffix}"] = token_axis(klabels, width_px, style.tick, domain=[max(0.0, x0), min(1.0, x0 + cell_w)], anchor=f"y{suffix}",
                                          tickangle=-90)
-        layout[f"yaxis{suffix}"] = _axis(qlabels if col == 0 else [], panel_h - 80, style,
+        layout[f"yaxis{suffix}"] = token_axis(qlabels if col == 0 else [], panel_h - 80, style.tick,
                                          domain=[max(0.0, y1 - cell_h), min(1.0, y1)], anchor=f"x{suffix}", autorange="reversed",
                                          showticklabels=(col == 0))
         name = f"H{h + 1}" + (" (knocked out)" if h in knocked_out else "")
@@ -96,13 +77,13 @@ def attention_map(matrix: np.ndarray, queries: list[str], keys: list[str], style
     if show_values is None:
         show_values = matrix.size <= 300
     height = _panel_height(len(queries), style, low=320, high=760)
-    fig = style.figure()
+    fig = style.figure(xaxis=token_axis(klabels, min(CONTAINER_PX, 900), style.tick, tickangle=-90),
+                       yaxis=token_axis(qlabels, height - 100, style.tick, autorange="reversed"))
     fig.add_trace(go.Heatmap(z=matrix, x=klabels, y=qlabels, hovertemplate=HOVER,
                              zmin=0.0, zmax=1.0, colorscale=style.weights,
                              colorbar=dict(title="weight", thickness=14),
                              texttemplate="%{z:.2f}" if show_values else None,
                              textfont=dict(size=style.tick)))
-    _label_axes(fig, None, None, qlabels, klabels, min(CONTAINER_PX, 900), height - 100, style)
     if highlight_row is not None and 0 <= highlight_row < len(queries):
         _row_outline(fig, highlight_row, len(keys), style, "x", "y")
     return style.apply(fig, title, height=height)
@@ -138,13 +119,17 @@ def model_view(patterns: list[np.ndarray], queries: list[str], keys: list[str], 
         for head in range(heads):
             r0, c0 = layer * (nq + gq), head * (nk + gk)
             image[r0:r0 + nq, c0:c0 + nk] = pattern[head]
-    fig = style.figure()
+    centre_x = [xs[h * (nk + gk) + (nk - 1) // 2] for h in range(heads)]
+    centre_y = [ys[l * (nq + gq) + (nq - 1) // 2] for l in range(layers)]
+    fig = style.figure(
+        xaxis=dict(type="category", tickmode="array", tickvals=centre_x, ticktext=[f"H{h + 1}" for h in range(heads)],
+                   side="top", showgrid=False, zeroline=False),
+        yaxis=dict(type="category", tickmode="array", tickvals=centre_y, ticktext=[f"L{l + 1}" for l in range(layers)],
+                   autorange="reversed", showgrid=False, zeroline=False))
     fig.add_trace(go.Heatmap(
         z=image, x=xs, y=ys, hoverongaps=False, zmin=0.0, zmax=1.0, colorscale=style.weights,
         colorbar=dict(title="weight", thickness=14),
         hovertemplate="%{y}<br>%{x}<br>weight %{z:.3f}<extra></extra>"))
-    centre_x = [xs[h * (nk + gk) + (nk - 1) // 2] for h in range(heads)]
-    centre_y = [ys[l * (nq + gq) + (nq - 1) // 2] for l in range(layers)]
     # Heatmaps cannot be selected in plotly.js: one marker per tile makes "click a head" work.
     fig.add_trace(go.Scatter(
         x=[centre_x[h] for l in range(layers) for h in range(heads)],
@@ -154,11 +139,6 @@ def model_view(patterns: list[np.ndarray], queries: list[str], keys: list[str], 
                     line=dict(color="rgba(0,0,0,0.6)", width=1)),
         hovertext=[f"L{l + 1} H{h + 1}: click to open this head" for l in range(layers) for h in range(heads)],
         hoverinfo="text"))
-    fig.update_xaxes(type="category", tickmode="array", tickvals=centre_x,
-                     ticktext=[f"H{h + 1}" for h in range(heads)], side="top", showgrid=False, zeroline=False)
-    fig.update_yaxes(type="category", tickmode="array", tickvals=centre_y,
-                     ticktext=[f"L{l + 1}" for l in range(layers)], autorange="reversed",
-                     showgrid=False, zeroline=False)
     if selected is not None:
         layer, head = selected
         if 0 <= layer < layers and 0 <= head < heads:

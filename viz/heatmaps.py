@@ -7,10 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from .labels import axis_labels, thin_ticks
+from .labels import CONTAINER_PX, axis_labels, token_axis
 from .style import Style
-
-CONTAINER_PX = 1150
 
 
 @dataclass(frozen=True)
@@ -21,12 +19,6 @@ class Scale:
     zmin: float | None = None
     zmax: float | None = None
     label: str = ""
-
-
-def _axis(labels: list[str], px: float, style: Style, **extra: object) -> dict:
-    _, shown = thin_ticks(labels, px, style.tick)
-    return dict(type="category", tickmode="array", tickvals=shown, ticktext=shown, showgrid=False,
-                zeroline=False, tickfont=dict(size=style.tick), automargin=True, **extra)
 
 
 def panels(matrices: list[np.ndarray], titles: list[str], queries: list[str], keys: list[str],
@@ -61,9 +53,9 @@ def panels(matrices: list[np.ndarray], titles: list[str], queries: list[str], ke
             colorbar=dict(title=dict(text=scale.label, side="right"), x=min(1.0, x0 + width) + 0.005, len=0.9,
                           thickness=10),
             hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{value_name} %{{z:.3f}}<extra>{name}</extra>"))
-        layout[f"xaxis{suffix}"] = _axis(klabels, CONTAINER_PX / n - 80, style, tickangle=-90,
+        layout[f"xaxis{suffix}"] = token_axis(klabels, CONTAINER_PX / n - 80, style.tick, tickangle=-90,
                                          domain=[x0, min(1.0, x0 + width - 0.02)], anchor=f"y{suffix}")
-        layout[f"yaxis{suffix}"] = _axis(qlabels, height - 120, style, autorange="reversed", anchor=f"x{suffix}",
+        layout[f"yaxis{suffix}"] = token_axis(qlabels, height - 120, style.tick, autorange="reversed", anchor=f"x{suffix}",
                                          showticklabels=(i == 0))
         notes.append(dict(text=name, x=x0 + width / 2, y=1.0, xref="paper", yref="paper", xanchor="center",
                           yanchor="bottom", showarrow=False, font=dict(size=style.font)))

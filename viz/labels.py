@@ -43,3 +43,13 @@ def thin_ticks(labels: list[str], axis_px: float, font_px: float) -> tuple[list[
     stride = max(1, math.ceil(font_px * 1.3 / room))
     positions = list(range(0, n, stride))
     return positions, [labels[i] for i in positions]
+
+
+CONTAINER_PX = 1150  # width a wide Streamlit page gives a chart (approximate)
+
+
+def token_axis(labels: list[str], axis_px: float, font_px: float, **extra: object) -> dict:
+    """A categorical plotly axis over token labels, thinned so that no two labels overlap."""
+    _, shown = thin_ticks(labels, axis_px, font_px)
+    return dict(type="category", tickmode="array", tickvals=shown, ticktext=shown, showgrid=False,
+                zeroline=False, **extra)

@@ -10,7 +10,7 @@ from model import Step
 
 from .heatmaps import Scale, panels
 from .labels import axis_labels, display_piece, escape_plotly, thin_ticks
-from .style import Style
+from .style import RIGHT_LEGEND, Style
 
 
 def score_pipeline(scores: np.ndarray, masked: np.ndarray, pattern: np.ndarray, queries: list[str],
@@ -45,7 +45,9 @@ def probability_comparison(before: list[Step], after: list[Step], style: Style,
     for t in range(steps):
         piece = escape_plotly(display_piece(before[t].chosen)) if t < len(before) else "–"
         ticks.append(f"t={t + 1}<br>{piece}")
-    fig = style.figure()
+    _, shown = thin_ticks(ticks, 1000, style.tick * 1.6)
+    fig = style.figure(barmode="group", legend=RIGHT_LEGEND, yaxis=dict(title="probability", range=[0, 1.25]),
+                       xaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown))
     fig.add_trace(go.Bar(x=ticks[:len(before)], y=[s.probability for s in before], name="before",
                          marker_color=style.palette[0],
                          hovertemplate="%{x}<br>p = %{y:.3f}<extra>before</extra>"))
@@ -56,10 +58,6 @@ def probability_comparison(before: list[Step], after: list[Step], style: Style,
                          text=changed, textposition="outside", cliponaxis=False, textangle=-90 if steps > 12 else 0,
                          customdata=[escape_plotly(display_piece(s.chosen)) for s in after],
                          hovertemplate="%{x}<br>after: %{customdata}, p = %{y:.3f}<extra>after</extra>"))
-    _, shown = thin_ticks(ticks, 1000, style.tick * 1.6)
-    fig.update_yaxes(title="probability", range=[0, 1.25])
-    fig.update_xaxes(type="category", tickmode="array", tickvals=shown, ticktext=shown)
-    fig.update_layout(barmode="group", legend=dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left"))
     return style.apply(fig, title, height=440 if not style.presentation else 560)
 
 
@@ -69,14 +67,12 @@ def fixed_output_probabilities(pieces: list[str], before: list[float], after: li
     if not len(pieces) == len(before) == len(after):
         raise ValueError("give one log-probability before and after per piece")
     labels = [f"t={t + 1}<br>{label}" for t, label in enumerate(axis_labels(pieces))]
-    fig = style.figure()
+    _, shown = thin_ticks(labels, 1000, style.tick * 1.6)
+    fig = style.figure(barmode="group", legend=RIGHT_LEGEND, yaxis=dict(title="probability", range=[0, 1.05]),
+                       xaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown))
     for name, values, colour in (("before", before, style.palette[0]), ("after", after, style.palette[1])):
         fig.add_trace(go.Bar(x=labels, y=np.exp(np.asarray(values, dtype=float)), name=name, marker_color=colour,
                              hovertemplate="%{x}<br>p = %{y:.3f}<extra>" + name + "</extra>"))
-    _, shown = thin_ticks(labels, 1000, style.tick * 1.6)
-    fig.update_yaxes(title="probability", range=[0, 1.05])
-    fig.update_xaxes(type="category", tickmode="array", tickvals=shown, ticktext=shown)
-    fig.update_layout(barmode="group", legend=dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left"))
     return style.apply(fig, title, height=420 if not style.presentation else 540)
 
 
@@ -101,12 +97,11 @@ def knockout_chart(frame: pd.DataFrame, style: Style, top: int = 20,
     """Horizontal bars of the largest drops (changed translations marked)."""
     shown = frame.sort_values("log-prob drop", ascending=False).head(top).iloc[::-1]
     colours = [style.palette[3] if changed else style.palette[0] for changed in shown["translation changed"]]
-    fig = style.figure()
+    fig = style.figure(xaxis=dict(title="log-prob drop (higher = the head mattered more)"),
+                       yaxis=dict(type="category"))
     fig.add_trace(go.Bar(x=shown["log-prob drop"], y=[escape_plotly(h) for h in shown["head"]], orientation="h",
                          marker_color=colours,
                          hovertemplate="%{y}<br>drop %{x:.3f}<extra></extra>"))
-    fig.update_xaxes(title="log-prob drop (higher = the head mattered more)")
-    fig.update_yaxes(type="category")
     return style.apply(fig, title, height=max(300, 26 * len(shown) + 120))
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .labels import axis_labels, thin_ticks
-from .style import Style
+from .style import RIGHT_LEGEND, Style
 
 
 def wavelength(dim: int, d_model: int) -> float:
@@ -19,11 +19,10 @@ def wavelength(dim: int, d_model: int) -> float:
 def _signed_heatmap(z: np.ndarray, style: Style, title: str, x_title: str, value: str, hover: str,
                     height: int) -> go.Figure:
     """Rows are positions; values in [-1, 1] on the diverging scale."""
-    fig = style.figure()
+    fig = style.figure(xaxis=dict(title=x_title, showgrid=False),
+                       yaxis=dict(title="position", autorange="reversed", showgrid=False))
     fig.add_trace(go.Heatmap(z=z, colorscale=style.diverging, zmin=-1.0, zmax=1.0,
                              colorbar=dict(title=value, thickness=14), hovertemplate=hover + "<extra></extra>"))
-    fig.update_xaxes(title=x_title, showgrid=False)
-    fig.update_yaxes(title="position", autorange="reversed", showgrid=False)
     return style.apply(fig, title, height=height if not style.presentation else 560)
 
 
@@ -37,7 +36,8 @@ def encoding_curves(table: np.ndarray, dims: list[int], style: Style,
                     title: str = "Chosen dimensions against position") -> go.Figure:
     """One curve per chosen dimension: low dimensions oscillate fast, high ones slowly."""
     d_model = table.shape[1]
-    fig = style.figure()
+    fig = style.figure(legend=RIGHT_LEGEND, xaxis=dict(title="position"),
+                       yaxis=dict(title="value", range=[-1.1, 1.1]))
     positions = np.arange(table.shape[0])
     for dim in dims:
         if not 0 <= dim < d_model:
@@ -45,9 +45,6 @@ def encoding_curves(table: np.ndarray, dims: list[int], style: Style,
         kind = "sin" if dim % 2 == 0 else "cos"
         fig.add_trace(go.Scatter(x=positions, y=table[:, dim], mode="lines", line=dict(width=style.line_width),
                                  name=f"dim {dim} ({kind}, period {wavelength(dim, d_model):.1f})"))
-    fig.update_xaxes(title="position")
-    fig.update_yaxes(title="value", range=[-1.1, 1.1])
-    fig.update_layout(legend=dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left"))
     return style.apply(fig, title, height=420 if not style.presentation else 540)
 
 
@@ -66,14 +63,12 @@ def vector_sizes(token: np.ndarray, scaled: np.ndarray, position: np.ndarray, pi
     if not (token.shape == scaled.shape == position.shape) or token.shape[0] != len(pieces):
         raise ValueError("token, scaled and position must be [positions, d_model] with one piece per position")
     labels = axis_labels(pieces)
-    fig = style.figure()
+    _, shown = thin_ticks(labels, 1000, style.tick)
+    fig = style.figure(barmode="group", legend=RIGHT_LEGEND, yaxis=dict(title="L2 norm"),
+                       xaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown, tickangle=-60))
     for name, values in (("token embedding", token), ("× √d_model", scaled), ("positional encoding", position)):
         fig.add_trace(go.Bar(x=labels, y=np.linalg.norm(values, axis=1), name=name,
                              hovertemplate="%{x}<br>" + name + ": %{y:.2f}<extra></extra>"))
-    _, shown = thin_ticks(labels, 1000, style.tick)
-    fig.update_xaxes(type="category", tickmode="array", tickvals=shown, ticktext=shown, tickangle=-60)
-    fig.update_yaxes(title="L2 norm")
-    fig.update_layout(barmode="group", legend=dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left"))
     return style.apply(fig, title, height=420 if not style.presentation else 540)
 
 

@@ -82,16 +82,15 @@ def tensor_heatmap(matrix: np.ndarray, row_pieces: list[str] | None, style: Styl
     signed = bool(np.isfinite(z).any() and np.nanmin(z) < 0)
     scale = dict(colorscale=style.diverging, zmin=-bound, zmax=bound) if signed else \
         dict(colorscale=style.weights, zmin=0.0, zmax=bound)
-    fig = style.figure()
     rows = axis_labels(row_pieces) if row_pieces is not None and len(row_pieces) == z.shape[0] else list(range(z.shape[0]))
+    height = int(min(700, max(280, z.shape[0] * (style.tick + 4) + 120)))
+    _, shown = thin_ticks([str(r) for r in rows], height - 120, style.tick)
+    fig = style.figure(xaxis=dict(title=column_name, showgrid=False),
+                       yaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown,
+                                  autorange="reversed", showgrid=False))
     fig.add_trace(go.Heatmap(z=z, y=[str(r) for r in rows], **scale,
                              colorbar=dict(title="value", thickness=14), hoverongaps=False,
                              hovertemplate="row %{y}<br>" + column_name + " %{x}<br>value %{z:.4f}<extra></extra>"))
-    height = int(min(700, max(280, z.shape[0] * (style.tick + 4) + 120)))
-    _, shown = thin_ticks([str(r) for r in rows], height - 120, style.tick)
-    fig.update_yaxes(type="category", tickmode="array", tickvals=shown, ticktext=shown, autorange="reversed",
-                     showgrid=False)
-    fig.update_xaxes(title=column_name, showgrid=False)
     return style.apply(fig, title, height=height)
 
 
@@ -149,7 +148,6 @@ def flow_diagram(shapes: dict[str, tuple[int, ...]], style: Style,
                           xanchor="left", font=shape_font))
     notes.append(dict(x=0, y=9.75, text="<b>Encoder layer</b>", showarrow=False, font=dict(size=style.font)))
     notes.append(dict(x=2, y=9.75, text="<b>Decoder layer</b>", showarrow=False, font=dict(size=style.font)))
-    fig = style.figure(shapes=rects, annotations=notes)
-    fig.update_xaxes(visible=False, range=[-0.6, 3.0])
-    fig.update_yaxes(visible=False, range=[-0.9, 10.1])
+    fig = style.figure(shapes=rects, annotations=notes, xaxis=dict(visible=False, range=[-0.6, 3.0]),
+                       yaxis=dict(visible=False, range=[-0.9, 10.1]))
     return style.apply(fig, title, height=720 if not style.presentation else 900)

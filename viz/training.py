@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from .style import Style
+from .style import RIGHT_LEGEND, Style
 
 STEP_KEYS = ("step", "global_step", "iteration", "iter", "epoch")
 
@@ -24,15 +24,13 @@ def _step_column(frame: pd.DataFrame) -> str | None:
 def _curves(frame: pd.DataFrame, columns: list[str], style: Style, title: str, y_title: str,
             log_y: bool = False) -> go.Figure:
     step = _step_column(frame)
-    fig = style.figure()
+    fig = style.figure(legend=RIGHT_LEGEND, xaxis=dict(title=step or "record"),
+                       yaxis=dict(title=y_title, type="log" if log_y else "linear"))
     for column in columns:
         part = frame[[c for c in (step, column) if c]].dropna()
         x = part[step] if step else part.index
         fig.add_trace(go.Scatter(x=x, y=part[column], name=column, mode="lines+markers" if len(part) < 40 else "lines",
                                  line=dict(width=style.line_width)))
-    fig.update_xaxes(title=step or "record")
-    fig.update_yaxes(title=y_title, type="log" if log_y else "linear")
-    fig.update_layout(legend=dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left"))
     return style.apply(fig, title, height=400 if not style.presentation else 520)
 
 
@@ -93,13 +91,12 @@ def alignment_heatmap(per_layer_head: list[list[float]], style: Style,
     values = [[float(v) for v in row] for row in per_layer_head]
     layers = [f"L{i + 1}" for i in range(len(values))]
     heads = [f"H{j + 1}" for j in range(len(values[0]) if values else 0)]
-    fig = style.figure()
+    fig = style.figure(xaxis=dict(type="category", showgrid=False, side="top"),
+                       yaxis=dict(type="category", autorange="reversed", showgrid=False))
     fig.add_trace(go.Heatmap(z=values, x=heads, y=layers, zmin=0, zmax=100, colorscale=style.weights,
                              text=[[f"{v:.0f}" for v in row] for row in values], texttemplate="%{text}",
                              textfont=dict(size=style.font), colorbar=dict(title=dict(text="%", side="right")),
                              hovertemplate="decoder %{y} %{x}<br>agreement %{z:.1f}%<extra></extra>"))
-    fig.update_xaxes(type="category", showgrid=False, side="top")
-    fig.update_yaxes(type="category", autorange="reversed", showgrid=False)
     return style.apply(fig, title, height=120 + 70 * len(values))
 
 

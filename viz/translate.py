@@ -52,15 +52,14 @@ def step_candidates(steps: list[Step], style: Style, title: str = "Top candidate
     row_px = style.tick + 12
     height = max(260, row_px * len(steps) + 110)
     yv, yt = thin_ticks(row_labels, height - 110, style.tick)
-    fig = style.figure()
+    fig = style.figure(xaxis=dict(side="top", showgrid=False),
+                       yaxis=dict(tickvals=yv, ticktext=yt, autorange="reversed", showgrid=False))
     fig.add_trace(go.Heatmap(
         z=probs, text=text, texttemplate="%{text}", textfont=dict(size=style.tick),
         customdata=np.stack([text, np.array(row_labels, dtype=object)[:, None].repeat(width, 1)], axis=-1),
         hovertemplate="%{customdata[1]}<br>%{x}: %{customdata[0]}<br>p = %{z:.3f}<extra></extra>",
         zmin=0.0, zmax=1.0, colorscale=style.weights, colorbar=dict(title="p", thickness=14),
         x=[f"rank {r + 1}" for r in range(width)], hoverongaps=False))
-    fig.update_yaxes(tickvals=yv, ticktext=yt, autorange="reversed", showgrid=False)
-    fig.update_xaxes(side="top", showgrid=False)
     return style.apply(fig, title, height=height)
 
 
