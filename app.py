@@ -1,4 +1,4 @@
-"""Transformer Anatomy: `streamlit run app.py`. Only the page menu lives here.
+"""Transformer Anatomy: `streamlit run app.py` (or serve.py, which loads the model first). Only the page menu lives here.
 
 Every page file sets itself up through `ui.page.start` (model, sidebar controls, URL state),
 so the live server (app.py -> page) and AppTest (which runs page files directly) take the
@@ -9,7 +9,8 @@ import streamlit as st
 
 from ui import warmup
 
-warmup.wait()  # started by serve.py: let it finish before this thread imports torch
+with st.spinner("Loading the model ..."):  # only an early visitor sees it: serve.py started the load
+    warmup.wait()  # let it finish before this thread imports torch
 
 from ui.nav import PAGES  # noqa: E402
 
