@@ -10,7 +10,7 @@ from typing import Sequence
 import torch
 
 from .checkpoint import Checkpoint, load_checkpoint, read_train_log
-from .decoding import Hypothesis, beam_search, greedy
+from .decoding import Hypothesis, beam_search, greedy, logits_as_decoded
 from .errors import REBUILD_HINT, CheckpointError, InputError
 from .hooks import not_recording, recording
 from .interventions import DecodeOptions, Interventions
@@ -125,7 +125,10 @@ class Bundle:
             if not produced:  # a maximum length of 0 pieces cannot happen; keep one row anyway
                 produced = [EOS_ID]
             tgt_ids = [BOS_ID] + produced[:-1]
-            logits = self.model.decode(torch.tensor([tgt_ids]), memory, src_mask, interventions)
+            tgt = torch.tensor([tgt_ids])
+            logits = self.model.decode(tgt, memory, src_mask, interventions)
+            with not_recording():
+                logits = logits_as_decoded(self.model, tgt, memory, src_mask, interventions, logits)
         log_probs = logits[0].float().log_softmax(dim=-1)  # (T, vocab)
         steps = self._steps(log_probs.exp(), produced, options.top_k)
         log_prob = float(_chosen(log_probs, produced).sum())
@@ -179,6 +182,8 @@ class Bundle:
             produced = [ids + ([EOS_ID] if finished else []) or [EOS_ID] for ids, finished in outputs]
             tgt = pad_rows([[BOS_ID] + p[:-1] for p in produced])
             logits = self.model.decode(tgt, memory, src_mask, interventions)
+            with not_recording():
+                logits = logits_as_decoded(self.model, tgt, memory, src_mask, interventions, logits)
         log_probs = logits.float().log_softmax(dim=-1)  # (B, T, vocab)
         results = []
         for row, ((source, src_ids, warnings), (ids, finished)) in enumerate(zip(encoded, outputs)):

@@ -58,6 +58,20 @@ def greedy(model: Transformer, memory: torch.Tensor, src_mask: torch.Tensor | No
     return results
 
 
+def logits_as_decoded(model: Transformer, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None,
+                      iv: Interventions, one_pass: torch.Tensor) -> torch.Tensor:
+    """Logits (B, T, vocab) that each decoding step chose from, for the pieces `tgt` (B, T) fed in.
+
+    With the causal mask on, no position sees a later one, so the pass over the whole output
+    (`one_pass`) already holds them. With it off, that pass lets position t look at pieces
+    that did not exist yet when step t chose: each row is recomputed from its own prefix.
+    """
+    if iv.causal_mask:
+        return one_pass
+    return torch.stack([model.decode(tgt[:, :t + 1], memory, src_mask, iv)[:, -1] for t in range(tgt.size(1))],
+                       dim=1)
+
+
 def _normalized(log_prob: float, length: int, length_penalty: float) -> float:
     return log_prob / (max(length, 1) ** length_penalty)
 

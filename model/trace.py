@@ -12,7 +12,8 @@ from .interventions import KINDS, Interventions
 @dataclass(frozen=True)
 class Trace:
     """Every hook point's tensor, in execution order, for one encoder pass and one
-    teacher-forced decoder pass over the chosen output (row t = what decoding step t saw)."""
+    teacher-forced decoder pass over the chosen output (row t = what decoding step t saw; with
+    the causal mask off, row t also sees the later pieces, which step t did not have yet)."""
 
     src_ids: tuple[int, ...]       # source ids, EOS included
     src_pieces: list[str]          # one per source position (the keys of cross-attention)

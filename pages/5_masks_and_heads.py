@@ -68,8 +68,9 @@ else:
         page.show(attention_map(off, causal_off.trace.tgt_pieces, causal_off.trace.tgt_pieces, style,
                                 f"{title}, causal mask off"), key="causal-off")
     st.caption(caption + " Here the output itself changed, so the two plots have different rows.")
-st.caption("Output with the mask on, then off (decoding reads only the past either way; the probabilities "
-           "below come from one pass over the whole output, where the unmasked model can see ahead):")
+st.caption("Output with the mask on, then off. While decoding, a step can only read the pieces made before it, "
+           "mask or no mask; without the mask, though, those pieces also read each other both ways, unlike "
+           "anything the model saw in training. The probabilities below are the ones each step chose from:")
 two_translations(("", causal_on.translation), ("", causal_off.translation))
 page.show(probability_comparison(causal_on.steps, causal_off.steps, style,
                                  "Probability of each output piece: causal mask on (before) and off (after)"),

@@ -173,3 +173,25 @@ def test_score_of_the_output_matches_its_log_prob_and_moves_under_ablation(tiny_
     knocked = tiny_bundle.score("The cat sleeps.", result.output_ids,
                                 Interventions(ablate=frozenset({("decoder", "cross", 1, 0)})))
     assert sum(knocked) != pytest.approx(sum(scored), abs=1e-6)
+
+
+SWITCHES = [Interventions(), Interventions(causal_mask=False),
+            Interventions(causal_mask=False, positional_encoding=False)]
+
+
+@pytest.mark.parametrize("iv", SWITCHES, ids=["default", "causal-off", "causal-and-positions-off"])
+def test_each_step_shows_the_distribution_greedy_decoding_chose_from(tiny_bundle, iv):
+    """Greedy keeps each step's most likely piece, so the steps shown must say so, also with the
+    causal mask off (where one pass over the finished output would let a step see the future)."""
+    for sentence in ("The small girl sees a white bird.", "My sister will give the red apple to the old teacher."):
+        result = tiny_bundle.translate(sentence, iv, DecodeOptions(max_len=16))
+        assert [step.top[0][0] for step in result.steps] == [step.chosen for step in result.steps]
+        assert result.log_prob == pytest.approx(sum(np.log(step.probability) for step in result.steps), abs=1e-4)
+        for row in tiny_bundle.translate_batch([sentence, "The cat sleeps."], iv, max_len=16):
+            assert [step.top[0][0] for step in row.steps] == [step.chosen for step in row.steps]
+
+
+def test_beam_log_prob_is_the_one_beam_search_ranked_by_with_the_causal_mask_off(tiny_bundle):
+    result = tiny_bundle.translate("The small girl sees a white bird.", Interventions(causal_mask=False),
+                                   DecodeOptions(beam_size=3, max_len=16))
+    assert result.log_prob == pytest.approx(result.beams[0].log_prob, abs=1e-4)
