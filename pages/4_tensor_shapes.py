@@ -49,7 +49,10 @@ encoder_side = name.startswith(("src_embed", "encoder"))
 pieces = trace.src_pieces if encoder_side else trace.tgt_pieces
 matrix = as_matrix(array, ctl.head)
 heads_note = f", head H{ctl.head + 1}" if array.ndim == 4 else ""
-columns = "key" if name.endswith(("scores", "pattern")) else ("vocabulary id" if name == "hook_logits" else "dimension")
-page.show(tensor_heatmap(matrix, pieces, style, f"{name} {tuple(array.shape)}{heads_note}", columns),
-          "Rows are positions (pieces); pick the head in the sidebar for per-head tensors.", key="stage-heatmap")
+attention = name.endswith(("scores", "pattern"))
+keys = (trace.tgt_pieces if name.startswith("decoder") and ".self_attn." in name else trace.src_pieces) if attention else None
+columns = "key" if attention else ("vocabulary id" if name == "hook_logits" else "dimension")
+page.show(tensor_heatmap(matrix, pieces, style, f"{name} {tuple(array.shape)}{heads_note}", columns, keys),
+          "Rows are positions (pieces); for attention scores and weights the columns are the keys. Pick the head "
+          "in the sidebar for per-head tensors.", key="stage-heatmap")
 page.finish()

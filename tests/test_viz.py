@@ -160,6 +160,9 @@ def test_tensor_heatmap_and_flow_diagram(result):
     matrix = as_matrix(trace.tensor("decoder.layers.0.self_attn.hook_masked_scores"), head=1)
     fig = tensor_heatmap(matrix, trace.tgt_pieces, Style(), "masked")
     assert np.isnan(np.asarray(fig.data[0].z, dtype=float)).any()  # -inf drawn as blank
+    cross = as_matrix(trace.tensor("decoder.layers.0.cross_attn.hook_pattern"))
+    keyed = tensor_heatmap(cross, trace.tgt_pieces, Style(), "cross", "key", trace.src_pieces)
+    assert list(keyed.data[0].x) == axis_labels(trace.src_pieces) and keyed.layout.xaxis.title.text == "key"
     flow = flow_diagram(dict(trace.stages), Style())
     texts = " ".join(a.text or "" for a in flow.layout.annotations)
     assert "(B, S, d_model)" in texts and f"1×{len(trace.src_pieces)}×32" in texts and "(B, T, vocab)" in texts

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .labels import axis_labels, thin_ticks
+from .labels import CONTAINER_PX, axis_labels, thin_ticks, token_axis
 from .style import Style
 
 _LAYER = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.(.*)$")
@@ -75,8 +75,9 @@ def as_matrix(array: np.ndarray, head: int = 0) -> np.ndarray:
 
 
 def tensor_heatmap(matrix: np.ndarray, row_pieces: list[str] | None, style: Style, title: str,
-                   column_name: str = "dimension") -> go.Figure:
-    """A 2-D tensor as a heatmap (rows labelled with pieces when given); -inf shows as blank."""
+                   column_name: str = "dimension", column_pieces: list[str] | None = None) -> go.Figure:
+    """A 2-D tensor as a heatmap, rows (and columns, for attention keys) labelled with pieces when
+    given; -inf shows as blank."""
     z = np.where(np.isfinite(matrix), matrix, np.nan)
     bound = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
     signed = bool(np.isfinite(z).any() and np.nanmin(z) < 0)
@@ -85,10 +86,14 @@ def tensor_heatmap(matrix: np.ndarray, row_pieces: list[str] | None, style: Styl
     rows = axis_labels(row_pieces) if row_pieces is not None and len(row_pieces) == z.shape[0] else list(range(z.shape[0]))
     height = int(min(700, max(280, z.shape[0] * (style.tick + 4) + 120)))
     _, shown = thin_ticks([str(r) for r in rows], height - 120, style.tick)
-    fig = style.figure(xaxis=dict(title=column_name, showgrid=False),
-                       yaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown,
-                                  autorange="reversed", showgrid=False))
-    fig.add_trace(go.Heatmap(z=z, y=[str(r) for r in rows], **scale,
+    columns = None
+    xaxis = dict(title=column_name, showgrid=False)
+    if column_pieces is not None and len(column_pieces) == z.shape[1]:
+        columns = axis_labels(column_pieces)
+        xaxis = token_axis(columns, CONTAINER_PX - 200, style.tick, title=column_name, tickangle=-90)
+    fig = style.figure(xaxis=xaxis, yaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown,
+                                               autorange="reversed", showgrid=False))
+    fig.add_trace(go.Heatmap(z=z, x=columns, y=[str(r) for r in rows], **scale,
                              colorbar=dict(title="value", thickness=14), hoverongaps=False,
                              hovertemplate="row %{y}<br>" + column_name + " %{x}<br>value %{z:.4f}<extra></extra>"))
     return style.apply(fig, title, height=height)
@@ -137,8 +142,10 @@ def flow_diagram(shapes: dict[str, tuple[int, ...]], style: Style,
         arrow = dict(xref="x", yref="y", axref="x", ayref="y", showarrow=True, arrowhead=2, arrowwidth=1.5, text="")
         if x0 == x1:
             notes.append(dict(x=x1, y=y1 + box_h, ax=x0, ay=y0 - box_h, **arrow))
-            notes.append(dict(x=x0 + box_w + 0.04, y=(y0 + y1) / 2, text=shape(hook), showarrow=False,
-                              xanchor="left", font=shape_font))
+            # encoder shapes on the outer (left) side, so the arrow into cross-attention crosses none
+            side = -1 if x0 == 0 else 1
+            notes.append(dict(x=x0 + side * (box_w + 0.04), y=(y0 + y1) / 2, text=shape(hook), showarrow=False,
+                              xanchor="right" if side < 0 else "left", font=shape_font))
         else:
             notes.append(dict(x=x1 - box_w, y=y1, ax=x0 + box_w, ay=y0, **arrow))
             notes.append(dict(x=(x0 + x1) / 2, y=(y0 + y1) / 2 + 0.35, text=shape(hook), showarrow=False,
@@ -148,6 +155,6 @@ def flow_diagram(shapes: dict[str, tuple[int, ...]], style: Style,
                           xanchor="left", font=shape_font))
     notes.append(dict(x=0, y=9.75, text="<b>Encoder layer</b>", showarrow=False, font=dict(size=style.font)))
     notes.append(dict(x=2, y=9.75, text="<b>Decoder layer</b>", showarrow=False, font=dict(size=style.font)))
-    fig = style.figure(shapes=rects, annotations=notes, xaxis=dict(visible=False, range=[-0.6, 3.0]),
+    fig = style.figure(shapes=rects, annotations=notes, xaxis=dict(visible=False, range=[-1.0, 3.0]),
                        yaxis=dict(visible=False, range=[-0.9, 10.1]))
     return style.apply(fig, title, height=720 if not style.presentation else 900)
