@@ -29,13 +29,12 @@ def _queries(block: str) -> list[str]:
     return trace.src_pieces if block == "enc-self" else trace.tgt_pieces
 
 
-step = ctl.step
+# A step kept from a longer output (or a URL) is brought inside this output before the slider sees it.
+step = min(ctl.step, n_steps - 1)
+set_value("step", step + 1)
 if n_steps > 1:
     step = bind("step", st.slider, label="Decoding step t (outlined row in the decoder plots)",
                 min_value=1, max_value=n_steps) - 1
-else:
-    step = 0
-step = min(step, n_steps - 1)
 st.markdown(f"Step **t = {step + 1}** read “{md(display_piece(trace.tgt_pieces[step]))}” "
             f"and produced “{md(display_piece(trace.out_pieces[step]))}”.")
 

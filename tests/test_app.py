@@ -243,3 +243,16 @@ def test_example_and_random_buttons_set_the_sentence():
     at.sidebar.button[0].click().run()
     assert_clean(at)
     assert at.sidebar.text_input(key="w_sentence").value != "Do you love the red car?"
+
+
+def test_a_step_beyond_the_output_is_brought_inside_it():
+    at = run(PAGES["attention"][0], {"sentence": "The cat sleeps", "step": "30"})
+    assert_clean(at)
+    last = at.slider(key="w_step")
+    assert last.value == last.max
+    long = "My sister will give the red apple to the old teacher tomorrow"
+    at.sidebar.text_input(key="w_sentence").input(long).run()
+    at.slider(key="w_step").set_value(at.slider(key="w_step").max).run()
+    at.sidebar.text_input(key="w_sentence").input("We are happy").run()
+    assert_clean(at)
+    assert at.slider(key="w_step").value == at.slider(key="w_step").max
