@@ -151,15 +151,19 @@ class Bundle:
 
     def score(self, sentence: str, output_ids: Sequence[int],
               interventions: Interventions = Interventions()) -> list[float]:
-        """Log-probability of each piece of a fixed output (teacher-forced) under the switches:
-        how a knocked-out head changes the model's belief in the same translation."""
+        """Log-probability of each piece of a fixed output under the switches, as a decoding step
+        fed the same earlier pieces would give it: how a knocked-out head changes the model's
+        belief in the same translation."""
         self.check_interventions(interventions)
         _, src_ids, _ = self.encode_source(sentence)
         produced = list(output_ids)[: self.config.max_len]
         if not produced:
             raise InputError("There is no output to score.")
+        tgt = torch.tensor([[BOS_ID] + produced[:-1]])
         with torch.inference_mode():
-            logits = self.model(torch.tensor([src_ids]), torch.tensor([[BOS_ID] + produced[:-1]]), interventions)
+            memory, src_mask = self.model.encode(torch.tensor([src_ids]), interventions)
+            logits = self.model.decode(tgt, memory, src_mask, interventions)
+            logits = logits_as_decoded(self.model, tgt, memory, src_mask, interventions, logits)
         return _chosen(logits[0].float().log_softmax(dim=-1), produced).tolist()
 
     def translate_batch(self, sentences: list[str], interventions: Interventions = Interventions(),

@@ -120,14 +120,16 @@ else:
         knocked = engine.score(page.bundle, ctl.sentence, before.output_ids, ctl.interventions())
         unchanged = engine.score(page.bundle, ctl.sentence, before.output_ids, ctl.interventions(ablate=frozenset()))
         page.show(fixed_output_probabilities(page.bundle.tokenizer.pieces(before.output_ids), unchanged, knocked, style),
-                  f"The original translation read with and without the heads (teacher-forced): its log-probability "
-                  f"falls from {sum(unchanged):.2f} to {sum(knocked):.2f}.", key="knockout-fixed")
+                  f"The original translation, each piece scored after the same earlier pieces, with and without the "
+                  f"heads: its log-probability goes from {sum(unchanged):.2f} to {sum(knocked):.2f}.",
+                  key="knockout-fixed")
 
 st.subheader("Knock out each head in turn")
-heads = all_heads(limits)
-st.caption(f"Knocks out each of the {len(heads)} heads in turn (on top of the sidebar's switches), scores the "
-           "original output under each knock-out, and ranks heads by how much its log-probability falls; it also "
-           "translates again to show whether the output itself changes.")
+heads = [h for h in all_heads(limits) if h not in ctl.ablate]
+st.caption(f"Knocks out each of the {len(heads)} heads in turn (on top of the sidebar's switches"
+           + (", so the heads already knocked out there are left out" if ctl.ablate else "")
+           + "), scores the original output under each knock-out, and ranks heads by how much its log-probability "
+           "falls; it also translates again to show whether the output itself changes.")
 sweep_key = (page.bundle.checkpoint_id, ctl.sentence, ctl.interventions(), ctl.beam_size)
 if st.button("Run the knock-out sweep", icon=":material/play_arrow:"):
     with st.spinner(f"Knocking out {len(heads)} heads ..."):

@@ -155,6 +155,9 @@ def test_knockout_lab_compares_before_and_after():
     chart_titled(at, "Heads ranked by the drop")
     frames = at.dataframe
     assert frames, "the sweep table is shown"
+    ranked = set(frames[-1].value["head"])
+    every_head = at.sidebar.multiselect(key="w_ablate").options
+    assert len(ranked) == len(every_head) - 2 and not ranked & set(at.sidebar.multiselect(key="w_ablate").value)
 
 
 def test_url_parameters_restore_every_control():

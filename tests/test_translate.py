@@ -195,3 +195,12 @@ def test_beam_log_prob_is_the_one_beam_search_ranked_by_with_the_causal_mask_off
     result = tiny_bundle.translate("The small girl sees a white bird.", Interventions(causal_mask=False),
                                    DecodeOptions(beam_size=3, max_len=16))
     assert result.log_prob == pytest.approx(result.beams[0].log_prob, abs=1e-4)
+
+
+@pytest.mark.parametrize("iv", SWITCHES, ids=["default", "causal-off", "causal-and-positions-off"])
+def test_scoring_the_output_gives_back_its_log_prob_under_every_switch(tiny_bundle, iv):
+    """The knock-out ranking subtracts score() from translate()'s log-probability: the two must agree
+    when nothing is knocked out, the causal mask off included."""
+    result = tiny_bundle.translate("The small girl sees a white bird.", iv, DecodeOptions(max_len=16))
+    scored = tiny_bundle.score("The small girl sees a white bird.", result.output_ids, iv)
+    assert sum(scored) == pytest.approx(result.log_prob, abs=1e-4)
