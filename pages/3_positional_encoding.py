@@ -6,7 +6,7 @@ from model.positional import sinusoidal_encoding
 from ui.page import bind, page_value, start, two_translations
 from ui.urlstate import Field
 from viz.masks import mask_comparison
-from viz.positional import encoding_curves, encoding_heatmap, mean_norms, similarity_matrix, vector_sizes
+from viz.positional import encoding_curves, encoding_heatmap, mean_norms, similarity_matrix, vector_sizes, wavelength
 
 page = start("Positional encoding")
 trace, ctl, style, cfg = page.result.trace, page.controls, page.style, page.bundle.config
@@ -47,8 +47,9 @@ lo, hi = bind("dims", st.slider, label="Dimensions to plot", min_value=0, max_va
 count = min(5, hi - lo + 1)
 dims = sorted({round(lo + i * (hi - lo) / max(count - 1, 1)) for i in range(count)})
 page.show(encoding_curves(table, dims, style),
-          "Each dimension is a wave over positions; its period grows from 2π (dimension 0) to 10000·2π. "
-          "Together they work like the hands of a clock.", key="pe-curves")
+          f"Each dimension is a wave over positions; its period grows from 2π ≈ 6.3 (dimensions 0 and 1) to "
+          f"{wavelength(d_model - 1, d_model):,.0f} (dimensions {d_model - 2} and {d_model - 1}), approaching "
+          "10000·2π as d_model grows. Together they work like the hands of a clock.", key="pe-curves")
 
 st.subheader("Why the embeddings are multiplied by √d_model")
 token = trace.tensor("src_embed.hook_token")[0]

@@ -45,14 +45,19 @@ if page_value(STAGE) not in stages:
 name = bind("stage", st.selectbox, label="Stage", options=stages,
             format_func=lambda n: f"{n}   {symbolic_shape(n, trace.tensor(n).ndim)}")
 array = trace.tensor(name)
-encoder_side = name.startswith(("src_embed", "encoder"))
-pieces = trace.src_pieces if encoder_side else trace.tgt_pieces
+# cross-attention's keys and values are projections of the encoder memory: one row per source piece
+source_rows = name.startswith(("src_embed", "encoder")) or ".cross_attn.hook_k" in name or ".cross_attn.hook_v" in name
+pieces = trace.src_pieces if source_rows else trace.tgt_pieces
 matrix = as_matrix(array, ctl.head)
 heads_note = f", head H{ctl.head + 1}" if array.ndim == 4 else ""
 attention = name.endswith(("scores", "pattern"))
-keys = (trace.tgt_pieces if name.startswith("decoder") and ".self_attn." in name else trace.src_pieces) if attention else None
-columns = "key" if attention else ("vocabulary id" if name == "hook_logits" else "dimension")
-page.show(tensor_heatmap(matrix, pieces, style, f"{name} {tuple(array.shape)}{heads_note}", columns, keys),
+if name.endswith("hook_ids"):  # one row of ids: the columns are the positions
+    rows, keys, columns = None, pieces, "position (colour: the token id)"
+else:
+    rows, columns = pieces, "key" if attention else ("vocabulary id" if name == "hook_logits" else "dimension")
+    keys = (trace.tgt_pieces if name.startswith("decoder") and ".self_attn." in name else trace.src_pieces) \
+        if attention else None
+page.show(tensor_heatmap(matrix, rows, style, f"{name} {tuple(array.shape)}{heads_note}", columns, keys),
           "Rows are positions (pieces); for attention scores and weights the columns are the keys. Pick the head "
           "in the sidebar for per-head tensors.", key="stage-heatmap")
 page.finish()

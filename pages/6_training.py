@@ -4,7 +4,7 @@ import streamlit as st
 
 from ui.page import start
 from viz.training import (alignment_heatmap, card_frame, log_frame, loss_curves, lr_curve, metric_curves,
-                          scores_frame)
+                          loss_columns, scores_frame)
 
 page = start("Training", needs_result=False)
 style, bundle = page.style, page.bundle
@@ -16,8 +16,14 @@ else:
     frame = log_frame(records)
     loss, lr, metrics = loss_curves(frame, style), lr_curve(frame, style), metric_curves(frame, style)
     if loss is not None:
-        page.show(loss, "Cross-entropy per target piece: training loss falls as the model learns; the "
-                        "validation loss shows whether it generalizes to sentences it never trained on.",
+        smoothing = bundle.card.get("training", {}).get("label_smoothing")
+        validated = any("valid" in column for column in loss_columns(frame))
+        page.show(loss, "Cross-entropy per target piece, which falls as the model learns"
+                  + (f", with label smoothing {smoothing}: the model is trained to leave that share of probability "
+                     "to other pieces, so the loss levels off above zero even when every translation is right"
+                     if smoothing else "")
+                  + (". The validation loss shows whether it generalizes to sentences it never trained on."
+                     if validated else ". How well it generalizes shows in the validation scores below."),
                   key="loss")
     left, right = st.columns(2)
     with left:

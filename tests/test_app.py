@@ -259,3 +259,12 @@ def test_a_step_beyond_the_output_is_brought_inside_it():
     at.sidebar.text_input(key="w_sentence").input("We are happy").run()
     assert_clean(at)
     assert at.slider(key="w_step").value == at.slider(key="w_step").max
+
+
+def test_tensor_shapes_labels_cross_attention_keys_and_values_with_the_source(tiny_bundle):
+    from viz.labels import axis_labels
+    trace = tiny_bundle.translate("We are happy").trace
+    for stage, axis in (("decoder.layers.0.cross_attn.hook_k", "y"), ("decoder.layers.0.cross_attn.hook_pattern", "x")):
+        at = run(PAGES["shapes"][0], {"sentence": "We are happy", "stage": stage})
+        assert_clean(at)
+        assert charts(at)[-1]["data"][0][axis] == axis_labels(trace.src_pieces), stage
