@@ -37,6 +37,12 @@ if n_steps > 1:
                 min_value=1, max_value=n_steps) - 1
 st.markdown(f"Step **t = {step + 1}** read “{md(display_piece(trace.tgt_pieces[step]))}” "
             f"and produced “{md(display_piece(trace.out_pieces[step]))}”.")
+if not ctl.causal:
+    st.info("The causal mask is off. While decoding, step t could still read only the pieces made before it, "
+            "but without the mask they all read each other both ways, so every step recomputed them. The decoder "
+            "plots below come from one pass over the finished output, in which every row also sees the later "
+            "pieces: the outlined row is what step t would compute if the rest of the output already existed, "
+            "not exactly what it computed. (The Translate page's candidates are the ones each step chose from.)")
 
 for block, (stack, kind) in BLOCKS.items():
     n_layers = page.limits.layers_of(stack)
@@ -51,14 +57,20 @@ for block, (stack, kind) in BLOCKS.items():
                               f"{BLOCK_NAMES[block]}, L{layer + 1}: every head", highlight, off),
               CAPTIONS[block], key=f"heads-{block}")
     left, right = st.columns(2)
+    live = [h for h in range(pattern.shape[0]) if h not in off] or list(range(pattern.shape[0]))
     with left:
-        page.show(attention_map(pattern.mean(axis=0), _queries(block), _keys(block), style,
-                                f"Average of the {pattern.shape[0]} heads", highlight),
-                  "The mean over heads: what the layer attends to as a whole.", key=f"avg-{block}")
+        page.show(attention_map(pattern[live].mean(axis=0), _queries(block), _keys(block), style,
+                                f"Average of the {len(live)} heads" + (" still on" if off else ""), highlight),
+                  "The mean over heads: what the layer attends to as a whole."
+                  + (" Knocked-out heads are left out: they still compute weights, but their output is zeroed."
+                     if off else ""), key=f"avg-{block}")
     with right:
         page.show(attention_map(pattern[ctl.head], _queries(block), _keys(block), style,
-                                f"Head H{ctl.head + 1} alone", highlight),
-                  "The head picked in the sidebar, with its weights.", key=f"one-{block}")
+                                f"Head H{ctl.head + 1} alone" + (" (knocked out)" if ctl.head in off else ""),
+                                highlight),
+                  "The head picked in the sidebar, with its weights"
+                  + (": it still computes them, but its output is zeroed." if ctl.head in off else "."),
+                  key=f"one-{block}")
 
 st.subheader("Model view: all layers × all heads")
 VIEW = Field("view", "dec-cross", lambda text: text if text in BLOCKS else (_ for _ in ()).throw(
@@ -83,13 +95,15 @@ def _open_clicked() -> None:
 
 
 selected = (min(ctl.layer, len(patterns) - 1), ctl.head)
+knocked = {(layer, head) for layer in range(len(patterns)) for head in ctl.interventions().heads_off(stack, kind, layer)}
 page.show(model_view(patterns, queries, keys, style, f"{BLOCK_NAMES[view].capitalize()}: layers × heads",
-                     selected),
+                     selected, knocked),
           "Each tile is one head (rows: layers, columns: heads). Click the dot on a tile, or use the sidebar pickers, "
           "to open that head large below.", key="model-view", on_select=_open_clicked,
           selection_mode="points")
 page.show(attention_map(patterns[selected[0]][selected[1]], queries, keys, style,
-                        f"{BLOCK_NAMES[view].capitalize()} L{selected[0] + 1} H{selected[1] + 1}",
+                        f"{BLOCK_NAMES[view].capitalize()} L{selected[0] + 1} H{selected[1] + 1}"
+                        + (" (knocked out)" if selected in knocked else ""),
                         None if view == "enc-self" else step),
           "The selected head, large.", key="view-large")
 page.finish()

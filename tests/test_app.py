@@ -268,3 +268,22 @@ def test_tensor_shapes_labels_cross_attention_keys_and_values_with_the_source(ti
         at = run(PAGES["shapes"][0], {"sentence": "We are happy", "stage": stage})
         assert_clean(at)
         assert charts(at)[-1]["data"][0][axis] == axis_labels(trace.src_pieces), stage
+
+
+def test_attention_page_says_which_heads_are_knocked_out_and_averages_the_rest():
+    at = run(PAGES["attention"][0], {"ablate": "dec-cross-1-1", "view": "dec-cross", "layer": "1", "head": "1"})
+    assert_clean(at)
+    titles = [spec["layout"]["title"]["text"] for spec in charts(at)]
+    assert "Head H1 alone (knocked out)" in titles and "Decoder cross-attention L1 H1 (knocked out)" in titles
+    every_head = chart_titled(at, "decoder cross-attention, L1: every head")["data"]
+    live = [array(panel["z"]) for panel in every_head[1:]]  # H1 is knocked out
+    average = [spec for spec in charts(at)
+               if spec["layout"]["title"]["text"] == f"Average of the {len(live)} heads still on"]
+    assert len(average) == 1
+    np.testing.assert_allclose(array(average[0]["data"][0]["z"]), np.mean(live, axis=0), atol=1e-6)
+
+
+def test_attention_page_explains_the_decoder_plots_when_the_causal_mask_is_off():
+    at = run(PAGES["attention"][0], {"causal": "off"})
+    assert_clean(at)
+    assert any("causal mask is off" in box.value for box in at.info)

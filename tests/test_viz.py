@@ -252,3 +252,13 @@ def test_mean_norms_are_measured_not_assumed():
     from viz.positional import mean_norms
     token = np.array([[3.0, 4.0], [0.0, 1.0]])
     assert mean_norms(token, token * 2, np.zeros((2, 2))) == pytest.approx((3.0, 6.0, 0.0))
+
+
+def test_model_view_marks_knocked_out_heads(result):
+    trace = result.trace
+    patterns = [trace.pattern("decoder", "cross", layer) for layer in range(trace.n_layers("decoder"))]
+    fig = model_view(patterns, trace.tgt_pieces, trace.src_pieces, Style(), "view", knocked_out={(0, 1)})
+    tiles = fig.data[1]
+    heads = patterns[0].shape[0]
+    assert tiles.marker.symbol[1] == "x" and tiles.marker.symbol.count("x") == 1
+    assert "knocked out" in tiles.hovertext[1] and "knocked out" not in tiles.hovertext[heads]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from typing import Collection
 
 import numpy as np
 import plotly.graph_objects as go
 
 from .labels import CONTAINER_PX, axis_labels, token_axis
 from .style import Style
+
 HOVER = "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"
 
 
@@ -94,11 +96,13 @@ def _tile_gap(n: int) -> int:
 
 
 def model_view(patterns: list[np.ndarray], queries: list[str], keys: list[str], style: Style,
-               title: str, selected: tuple[int, int] | None = None) -> go.Figure:
+               title: str, selected: tuple[int, int] | None = None,
+               knocked_out: Collection[tuple[int, int]] = ()) -> go.Figure:
     """Every layer (rows) x every head (columns) of one attention kind, tiled in one heatmap.
 
     Columns are labelled "H2 · key" and rows "L1 · query" (gaps get blank labels), so the
     hover names the head, the query and the key, and a click maps back to (layer, head).
+    Knocked-out (layer, head) tiles get a cross instead of a dot.
     """
     if not patterns:
         raise ValueError("model view needs at least one layer")
@@ -135,9 +139,11 @@ def model_view(patterns: list[np.ndarray], queries: list[str], keys: list[str], 
         x=[centre_x[h] for l in range(layers) for h in range(heads)],
         y=[centre_y[l] for l in range(layers) for h in range(heads)],
         mode="markers", showlegend=False,
-        marker=dict(size=16 if style.presentation else 12, color="rgba(255,255,255,0.55)", symbol="circle",
+        marker=dict(size=16 if style.presentation else 12, color="rgba(255,255,255,0.55)",
+                    symbol=["x" if (l, h) in knocked_out else "circle" for l in range(layers) for h in range(heads)],
                     line=dict(color="rgba(0,0,0,0.6)", width=1)),
-        hovertext=[f"L{l + 1} H{h + 1}: click to open this head" for l in range(layers) for h in range(heads)],
+        hovertext=[f"L{l + 1} H{h + 1}" + (" (knocked out)" if (l, h) in knocked_out else "") + ": click to open this head"
+                   for l in range(layers) for h in range(heads)],
         hoverinfo="text"))
     if selected is not None:
         layer, head = selected
