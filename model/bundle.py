@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,7 +105,8 @@ class Bundle:
         """Translate one sentence under the given switches; record a Trace unless trace=False."""
         self.check_interventions(interventions)
         source, src_ids, warnings = self.encode_source(sentence)
-        unknown = [w for w in dict.fromkeys(source.split()) if self.known_words and w not in self.known_words]
+        words = _WORD.findall(source)  # "cat," is the known word "cat"; "don't" stays one unknown word
+        unknown = [w for w in dict.fromkeys(words) if self.known_words and w not in self.known_words]
         if unknown:
             warnings.append("Never seen in training: " + ", ".join(unknown)
                             + ". The model can only guess at these words.")
@@ -212,6 +214,9 @@ class Bundle:
             top = list(zip(self.tokenizer.pieces(top_i[t].tolist()), top_p[t].tolist()))
             steps.append(Step(t, self.tokenizer.pieces([chosen])[0], float(probs[t, chosen]), top))
         return steps
+
+
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*|\d+")
 
 
 def _chosen(log_probs: torch.Tensor, produced: Sequence[int]) -> torch.Tensor:

@@ -52,7 +52,10 @@ with right:
 st.subheader("Decoding, step by step")
 page.show(step_candidates(result.steps, page.style),
           "Each row is one decoding step: the five pieces the model found most likely, coloured by "
-          "probability; ✔ marks the piece that was kept.")
+          "probability; ✔ marks the piece that was kept"
+          + (". Beam search keeps the pieces of the best whole output, so a kept piece can rank below the "
+             "first, or below the five shown (then no ✔ appears in its row; its probability is in the table)."
+             if ctl.beam_size > 1 else "."))
 with st.expander("The same as a table"):
     st.dataframe(steps_frame(result.steps), hide_index=True,
                  column_config={"p(chosen)": st.column_config.ProgressColumn(

@@ -82,6 +82,9 @@ def test_unknown_words_are_flagged(tiny_bundle):
     result = tiny_bundle.translate("The zebra sleeps.")
     assert result.unknown_words == ["zebra"]
     assert any("zebra" in w for w in result.warnings)
+    assert {"the", "cat"} <= tiny_bundle.known_words
+    punctuated = tiny_bundle.translate("The cat, (the zebra) don't; 7")
+    assert punctuated.unknown_words == ["zebra", "don't", "7"]
 
 
 def test_ablating_a_head_that_does_not_exist_is_refused(tiny_bundle):
