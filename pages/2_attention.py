@@ -35,8 +35,8 @@ set_value("step", step + 1)
 if n_steps > 1:
     step = bind("step", st.slider, label="Decoding step t (outlined row in the decoder plots)",
                 min_value=1, max_value=n_steps) - 1
-st.markdown(f"Step **t = {step + 1}** read “{md(display_piece(trace.tgt_pieces[step]))}” "
-            f"and produced “{md(display_piece(trace.out_pieces[step]))}”.")
+st.markdown(f"Step **t = {step + 1}** read “{md(display_piece(trace.tgt_pieces[step]))}” (decoder position {step}, "
+            f"counted from 0 like every position here) and produced “{md(display_piece(trace.out_pieces[step]))}”.")
 if not ctl.causal:
     st.info("The causal mask is off. While decoding, step t could still read only the pieces made before it, "
             "but without the mask they all read each other both ways, so every step recomputed them. The decoder "
