@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+import unicodedata
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,7 +105,7 @@ class Bundle:
         """Translate one sentence under the given switches; record a Trace unless trace=False."""
         self.check_interventions(interventions)
         source, src_ids, warnings = self.encode_source(sentence)
-        words = _WORD.findall(source)  # "cat," is the known word "cat"; "don't" stays one unknown word
+        words = _words(source)  # "cat," is the known word "cat"; "don't" and "🐱" are unknown words
         unknown = [w for w in dict.fromkeys(words) if self.known_words and w not in self.known_words]
         if unknown:
             warnings.append("Never seen in training: " + ", ".join(unknown)
@@ -216,7 +216,18 @@ class Bundle:
         return steps
 
 
-_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*|\d+")
+def _words(text: str) -> list[str]:
+    """The space-separated words of `text` with punctuation stripped from their ends."""
+    words = []
+    for token in text.split():
+        start, end = 0, len(token)
+        while start < end and unicodedata.category(token[start]).startswith("P"):
+            start += 1
+        while end > start and unicodedata.category(token[end - 1]).startswith("P"):
+            end -= 1
+        if start < end:
+            words.append(token[start:end])
+    return words
 
 
 def _chosen(log_probs: torch.Tensor, produced: Sequence[int]) -> torch.Tensor:
