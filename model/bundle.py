@@ -11,7 +11,7 @@ from typing import Sequence
 import torch
 
 from .checkpoint import Checkpoint, load_checkpoint, read_train_log
-from .decoding import Hypothesis, beam_search, greedy, logits_as_decoded
+from .decoding import Hypothesis, as_decoded, beam_search, greedy
 from .errors import REBUILD_HINT, CheckpointError, InputError
 from .hooks import not_recording, recording
 from .interventions import DecodeOptions, Interventions
@@ -130,7 +130,8 @@ class Bundle:
             tgt = torch.tensor([tgt_ids])
             logits = self.model.decode(tgt, memory, src_mask, interventions)
             with not_recording():
-                logits = logits_as_decoded(self.model, tgt, memory, src_mask, interventions, logits)
+                logits = as_decoded(self.model, tgt, memory, src_mask, interventions, logits,
+                                    recorder.tensors if recorder is not None else None)
         log_probs = logits[0].float().log_softmax(dim=-1)  # (T, vocab)
         steps = self._steps(log_probs.exp(), produced, options.top_k)
         log_prob = float(_chosen(log_probs, produced).sum())
@@ -140,32 +141,48 @@ class Bundle:
                       log_prob if options.beam_size == 1 else h.log_prob,
                       log_prob if options.beam_size == 1 else h.score, h.finished)
                  for h in hypotheses]
-        recorded = None
-        if recorder is not None:
-            recorded = Trace(
-                src_ids=tuple(src_ids), src_pieces=self.tokenizer.pieces(src_ids),
-                tgt_ids=tuple(tgt_ids), tgt_pieces=self.tokenizer.pieces(tgt_ids),
-                out_pieces=self.tokenizer.pieces(produced),
-                tensors={name: t.numpy() for name, t in recorder.tensors.items()},
-                interventions=interventions)
+        recorded = None if recorder is None else self._trace(src_ids, produced, recorder.tensors, interventions)
         return TranslationResult(source, self.tokenizer.decode(best.ids), recorded, steps, beams,
                                  log_prob, tuple(produced), warnings, unknown)
+
+    def _trace(self, src_ids: list[int], produced: list[int], tensors: dict[str, torch.Tensor],
+               interventions: Interventions) -> Trace:
+        tgt_ids = [BOS_ID] + produced[:-1]
+        return Trace(src_ids=tuple(src_ids), src_pieces=self.tokenizer.pieces(src_ids),
+                     tgt_ids=tuple(tgt_ids), tgt_pieces=self.tokenizer.pieces(tgt_ids),
+                     out_pieces=self.tokenizer.pieces(produced),
+                     tensors={name: t.numpy() for name, t in tensors.items()}, interventions=interventions)
+
+    def _fixed_output(self, sentence: str, output_ids: Sequence[int],
+                      interventions: Interventions) -> tuple[list[int], list[int]]:
+        self.check_interventions(interventions)
+        _, src_ids, _ = self.encode_source(sentence)
+        produced = list(output_ids)[: self.config.max_len]
+        if not produced:
+            raise InputError("There is no output to score.")
+        return src_ids, produced
+
+    def teacher_forced(self, sentence: str, output_ids: Sequence[int],
+                       interventions: Interventions = Interventions()) -> Trace:
+        """One recorded pass over a fixed output with every piece fed at once, as in training: with
+        the causal mask off, each position also sees the pieces after it, which is what the mask
+        is there to stop."""
+        src_ids, produced = self._fixed_output(sentence, output_ids, interventions)
+        with torch.inference_mode(), recording() as recorder:
+            self.model(torch.tensor([src_ids]), torch.tensor([[BOS_ID] + produced[:-1]]), interventions)
+        return self._trace(src_ids, produced, recorder.tensors, interventions)
 
     def score(self, sentence: str, output_ids: Sequence[int],
               interventions: Interventions = Interventions()) -> list[float]:
         """Log-probability of each piece of a fixed output under the switches, as a decoding step
         fed the same earlier pieces would give it: how a knocked-out head changes the model's
         belief in the same translation."""
-        self.check_interventions(interventions)
-        _, src_ids, _ = self.encode_source(sentence)
-        produced = list(output_ids)[: self.config.max_len]
-        if not produced:
-            raise InputError("There is no output to score.")
+        src_ids, produced = self._fixed_output(sentence, output_ids, interventions)
         tgt = torch.tensor([[BOS_ID] + produced[:-1]])
         with torch.inference_mode():
             memory, src_mask = self.model.encode(torch.tensor([src_ids]), interventions)
             logits = self.model.decode(tgt, memory, src_mask, interventions)
-            logits = logits_as_decoded(self.model, tgt, memory, src_mask, interventions, logits)
+            logits = as_decoded(self.model, tgt, memory, src_mask, interventions, logits)
         return _chosen(logits[0].float().log_softmax(dim=-1), produced).tolist()
 
     def translate_batch(self, sentences: list[str], interventions: Interventions = Interventions(),
@@ -189,7 +206,7 @@ class Bundle:
             tgt = pad_rows([[BOS_ID] + p[:-1] for p in produced])
             logits = self.model.decode(tgt, memory, src_mask, interventions)
             with not_recording():
-                logits = logits_as_decoded(self.model, tgt, memory, src_mask, interventions, logits)
+                logits = as_decoded(self.model, tgt, memory, src_mask, interventions, logits, recorder.tensors)
         log_probs = logits.float().log_softmax(dim=-1)  # (B, T, vocab)
         results = []
         for row, ((source, src_ids, warnings), (ids, finished)) in enumerate(zip(encoded, outputs)):

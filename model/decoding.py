@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from .attention import KVCache
+from .hooks import recording
 from .interventions import Interventions
 from .tokens import BOS_ID, EOS_ID, PAD_ID
 from .transformer import Transformer
@@ -58,18 +59,46 @@ def greedy(model: Transformer, memory: torch.Tensor, src_mask: torch.Tensor | No
     return results
 
 
-def logits_as_decoded(model: Transformer, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None,
-                      iv: Interventions, one_pass: torch.Tensor) -> torch.Tensor:
-    """Logits (B, T, vocab) that each decoding step chose from, for the pieces `tgt` (B, T) fed in.
+def as_decoded(model: Transformer, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None,
+               iv: Interventions, one_pass: torch.Tensor, recorded: dict[str, torch.Tensor] | None = None
+               ) -> torch.Tensor:
+    """Logits (B, T, vocab) that each decoding step chose from, for the pieces `tgt` (B, T) fed in;
+    with `recorded` (a Recorder's tensors from the same one pass), its decoder tensors are
+    rewritten in place the same way, so that row t is what step t computed.
 
     With the causal mask on, no position sees a later one, so the pass over the whole output
-    (`one_pass`) already holds them. With it off, that pass lets position t look at pieces
-    that did not exist yet when step t chose: each row is recomputed from its own prefix.
+    (`one_pass`, and `recorded` as it is) already holds them. With it off, that pass lets
+    position t look at pieces that did not exist yet when step t chose: row t is taken from a
+    pass over the first t+1 pieces, and keys after t are left out (weight 0, score NaN).
     """
     if iv.causal_mask:
         return one_pass
-    return torch.stack([model.decode(tgt[:, :t + 1], memory, src_mask, iv)[:, -1] for t in range(tgt.size(1))],
-                       dim=1)
+    passes = []
+    for t in range(tgt.size(1)):
+        with recording() as recorder:
+            model.decode(tgt[:, :t + 1], memory, src_mask, iv)
+        passes.append(recorder.tensors)
+    if recorded is not None:
+        for name in passes[0]:
+            recorded[name] = _row_by_row(name, recorded[name], [p[name] for p in passes])
+    return torch.stack([p["hook_logits"][:, -1] for p in passes], dim=1)
+
+
+def _row_by_row(name: str, whole: torch.Tensor, passes: list[torch.Tensor]) -> torch.Tensor:
+    """`whole` rebuilt with row t (query position t) taken from the t-th prefix pass."""
+    if ".cross_attn.hook_k" in name or ".cross_attn.hook_v" in name:
+        return whole  # projections of the encoder memory: the same in every pass
+    query_axis = 2 if whole.dim() == 4 else 1
+    keys_are_steps = whole.dim() == 4 and ".self_attn." in name and name.endswith(("scores", "pattern"))
+    rebuilt = torch.full_like(whole, 0.0 if name.endswith("pattern") else float("nan")) if keys_are_steps \
+        else torch.empty_like(whole)
+    for t, part in enumerate(passes):
+        row, target = part.select(query_axis, t), rebuilt.select(query_axis, t)
+        if keys_are_steps:
+            target[..., :t + 1] = row
+        else:
+            target.copy_(row)
+    return rebuilt
 
 
 def _normalized(log_prob: float, length: int, length_penalty: float) -> float:

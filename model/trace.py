@@ -12,8 +12,10 @@ from .interventions import KINDS, Interventions
 @dataclass(frozen=True)
 class Trace:
     """Every hook point's tensor, in execution order, for one encoder pass and one
-    teacher-forced decoder pass over the chosen output (row t = what decoding step t saw; with
-    the causal mask off, row t also sees the later pieces, which step t did not have yet)."""
+    teacher-forced decoder pass over the chosen output, so that row t is what decoding step t
+    computed. With the causal mask off, that pass would let row t see later pieces, so each
+    decoder row comes from its own step's pass instead (decoding.as_decoded);
+    Bundle.teacher_forced gives the one-pass view."""
 
     src_ids: tuple[int, ...]       # source ids, EOS included
     src_pieces: list[str]          # one per source position (the keys of cross-attention)

@@ -38,11 +38,11 @@ if n_steps > 1:
 st.markdown(f"Step **t = {step + 1}** read “{md(display_piece(trace.tgt_pieces[step]))}” (decoder position {step}, "
             f"counted from 0 like every position here) and produced “{md(display_piece(trace.out_pieces[step]))}”.")
 if not ctl.causal:
-    st.info("The causal mask is off. While decoding, step t could still read only the pieces made before it, "
-            "but without the mask they all read each other both ways, so every step recomputed them. The decoder "
-            "plots below come from one pass over the finished output, in which every row also sees the later "
-            "pieces: the outlined row is what step t would compute if the rest of the output already existed, "
-            "not exactly what it computed. (The Translate page's candidates are the ones each step chose from.)")
+    st.info("The causal mask is off. While decoding, step t still reads only the pieces made so far (later ones do "
+            "not exist yet, so the right of the diagonal stays empty): each row below is what its step computed in "
+            "its own pass. What changes is that those earlier pieces, recomputed at every step, now read each "
+            "other both ways, so from decoder layer 2 on their keys and values differ from the masked run. The "
+            "Masks and heads lab shows the whole output read in one pass, where the future lights up.")
 
 for block, (stack, kind) in BLOCKS.items():
     n_layers = page.limits.layers_of(stack)

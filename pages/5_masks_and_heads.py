@@ -6,12 +6,15 @@ from model import AnatomyError
 from ui import engine
 from ui.page import bind, md, page_value, start, two_translations
 from ui.urlstate import BLOCK_NAMES, BLOCKS, Field, all_heads, head_label
-from viz.attention import attention_map
 from viz.masks import (fixed_output_probabilities, knockout_chart, knockout_frame, mask_comparison,
                        probability_comparison, score_pipeline)
 
 page = start("Masks and heads lab")
-trace, ctl, style, limits = page.result.trace, page.controls, page.style, page.limits
+ctl, style, limits = page.controls, page.style, page.limits
+st.caption("This lab looks at one pass over the whole translation with every piece fed at once, as in training, "
+           "which is where the masks do their work.")
+# the page's translation, all of it read in one pass under the sidebar's switches
+trace = engine.teacher_forced(page.bundle, ctl.sentence, page.result.output_ids, ctl.interventions())
 
 
 def _block(text: str) -> str:
@@ -51,23 +54,16 @@ st.subheader("The causal mask: no peeking at later words")
 causal_on = page.translate(causal_mask=True)
 causal_off = page.translate(causal_mask=False)
 dec_layer = min(ctl.layer, limits.n_decoder_layers - 1)
-on = causal_on.trace.pattern("decoder", "self", dec_layer)[ctl.head]
-off = causal_off.trace.pattern("decoder", "self", dec_layer)[ctl.head]
-title = f"Decoder self-attention L{dec_layer + 1} H{ctl.head + 1}"
-caption = ("With the mask off, every position also looks at the positions after it (right of the diagonal "
-           "lights up): in training the model would copy the answer instead of predicting it.")
-if causal_on.trace.tgt_pieces == causal_off.trace.tgt_pieces:
-    page.show(mask_comparison(on, off, causal_on.trace.tgt_pieces, causal_on.trace.tgt_pieces, style, title,
-                              ("causal mask on", "causal mask off")), caption, key="causal")
-else:
-    left, right = st.columns(2)
-    with left:
-        page.show(attention_map(on, causal_on.trace.tgt_pieces, causal_on.trace.tgt_pieces, style,
-                                f"{title}, causal mask on"), key="causal-on")
-    with right:
-        page.show(attention_map(off, causal_off.trace.tgt_pieces, causal_off.trace.tgt_pieces, style,
-                                f"{title}, causal mask off"), key="causal-off")
-    st.caption(caption + " Here the output itself changed, so the two plots have different rows.")
+seen_on = causal_on.trace
+seen_off = engine.teacher_forced(page.bundle, ctl.sentence, causal_on.output_ids, ctl.interventions(causal_mask=False))
+page.show(mask_comparison(seen_on.pattern("decoder", "self", dec_layer)[ctl.head],
+                          seen_off.pattern("decoder", "self", dec_layer)[ctl.head],
+                          seen_on.tgt_pieces, seen_on.tgt_pieces, style,
+                          f"Decoder self-attention L{dec_layer + 1} H{ctl.head + 1}",
+                          ("causal mask on", "causal mask off")),
+          "The translation made with the mask on, read in one pass with the mask on and off. With it off, "
+          "every position also looks at the positions after it (right of the diagonal lights up): in training "
+          "the model would copy the answer instead of learning to predict it.", key="causal")
 st.caption("Output with the mask on, then off. While decoding, a step can only read the pieces made before it, "
            "mask or no mask; without the mask, though, those pieces also read each other both ways, unlike "
            "anything the model saw in training. The probabilities below are the ones each step chose from:")

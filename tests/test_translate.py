@@ -6,6 +6,7 @@ import torch
 
 from model import DecodeOptions, InputError, Interventions
 from model.decoding import beam_search, greedy
+from model.hooks import recording
 from model.tokenizer import MAX_CHARS, normalize_source
 from model.tokens import BOS_ID, EOS_ID
 
@@ -207,3 +208,36 @@ def test_scoring_the_output_gives_back_its_log_prob_under_every_switch(tiny_bund
     result = tiny_bundle.translate("The small girl sees a white bird.", iv, DecodeOptions(max_len=16))
     scored = tiny_bundle.score("The small girl sees a white bird.", result.output_ids, iv)
     assert sum(scored) == pytest.approx(result.log_prob, abs=1e-4)
+
+
+def test_with_the_causal_mask_off_row_t_of_the_trace_is_what_step_t_computed(tiny_bundle):
+    iv = Interventions(causal_mask=False)
+    result = tiny_bundle.translate("The small girl sees a white bird.", iv, DecodeOptions(max_len=12))
+    trace, model = result.trace, tiny_bundle.model
+    src, tgt = torch.tensor([list(trace.src_ids)]), torch.tensor([list(trace.tgt_ids)])
+    names = ("decoder.layers.1.self_attn.hook_pattern", "decoder.layers.1.self_attn.hook_k",
+             "decoder.layers.1.cross_attn.hook_pattern", "decoder.hook_output", "hook_logits")
+    with torch.inference_mode():
+        memory, mask = model.encode(src, iv)
+        for t in range(tgt.size(1)):
+            with recording() as step:
+                model.decode(tgt[:, :t + 1], memory, mask, iv)
+            for name in names:
+                row = step.tensors[name].numpy()[..., t, :]
+                np.testing.assert_allclose(trace.tensor(name)[..., t, :row.shape[-1]], row, atol=1e-6, err_msg=name)
+    pattern = trace.tensor("decoder.layers.1.self_attn.hook_pattern")[0]
+    assert (np.triu(pattern, k=1) == 0).all()  # keys after t did not exist yet when step t ran
+    np.testing.assert_allclose(pattern.sum(-1), 1.0, atol=1e-5)
+    probs = torch.tensor(trace.tensor("hook_logits")[0]).softmax(-1).numpy()
+    chosen = [probs[t, tiny_bundle.tokenizer.sp.piece_to_id(step.chosen)] for t, step in enumerate(result.steps)]
+    np.testing.assert_allclose(chosen, [step.probability for step in result.steps], atol=1e-5)
+
+
+def test_teacher_forced_reads_the_whole_output_at_once(tiny_bundle):
+    result = tiny_bundle.translate("The small girl sees a white bird.", options=DecodeOptions(max_len=12))
+    masked = tiny_bundle.teacher_forced("The small girl sees a white bird.", result.output_ids)
+    np.testing.assert_array_equal(masked.tensor("hook_logits"), result.trace.tensor("hook_logits"))
+    unmasked = tiny_bundle.teacher_forced("The small girl sees a white bird.", result.output_ids,
+                                          Interventions(causal_mask=False))
+    assert unmasked.tgt_pieces == result.trace.tgt_pieces
+    assert np.triu(unmasked.pattern("decoder", "self", 0)[0], k=1).max() > 0.01

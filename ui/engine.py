@@ -7,7 +7,7 @@ import os
 import streamlit as st
 import torch
 
-from model import Bundle, DecodeOptions, Interventions, TranslationResult, load_bundle
+from model import Bundle, DecodeOptions, Interventions, Trace, TranslationResult, load_bundle
 
 CHECKPOINT_ENV = "ANATOMY_CHECKPOINT"
 
@@ -92,6 +92,17 @@ def knockout_sweep(bundle: Bundle, sentence: str, iv: Interventions, beam_size: 
     """Knock out each head in turn (on top of `iv`), cached: the teacher-forced log-probability
     of the unablated output under that ablation, and the translation the model makes instead."""
     return _knockout(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, tuple(heads))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _teacher_forced(_bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...],
+                    key: IvKey) -> Trace:
+    return _bundle.teacher_forced(sentence, list(output_ids), _iv(key))
+
+
+def teacher_forced(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interventions) -> Trace:
+    """One recorded pass over a fixed output with every piece fed at once (as in training), cached."""
+    return _teacher_forced(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv))
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
