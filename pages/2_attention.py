@@ -15,7 +15,8 @@ CAPTIONS = {
     "enc-self": "Rows are queries, columns are keys, both source pieces. Row i shows how much piece i "
                 "took from every piece of the sentence (each row sums to 1).",
     "dec-self": "Rows are decoder positions (the piece fed in at that step), columns the pieces it may "
-                "look back at. With the causal mask on, everything right of the diagonal is 0.",
+                "look back at. Everything right of the diagonal is 0: the causal mask hides it, and with the mask "
+                "off those pieces did not exist yet when the step ran.",
     "dec-cross": "Rows are decoder positions, columns are source pieces: where in the English sentence "
                  "each step of the French output looked.",
 }
