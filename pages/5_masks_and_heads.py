@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from model import AnatomyError
+from model import AnatomyError, Trace
 from ui import engine
 from ui.page import bind, md, page_value, start, two_translations
 from ui.urlstate import BLOCK_NAMES, BLOCKS, Field, all_heads, head_label
@@ -49,6 +49,14 @@ page.show(score_pipeline(trace.tensor(prefix + "hook_scores")[0, ctl.head],
           "to −∞ (blank). Right: softmax turns each row into weights that sum to 1; −∞ becomes exactly 0.",
           key="pipeline")
 
+def _mask_effect(on: Trace, off: Trace, stack: str, layer: int, pieces: list[str], title: str, mask: str,
+                 caption: str, key: str) -> None:
+    """One self-attention head with a mask on and off, side by side with their difference."""
+    page.show(mask_comparison(on.pattern(stack, "self", layer)[ctl.head], off.pattern(stack, "self", layer)[ctl.head],
+                              pieces, pieces, style, f"{title} L{layer + 1} H{ctl.head + 1}",
+                              (f"{mask} on", f"{mask} off")), caption, key=key)
+
+
 # 2. the causal mask
 st.subheader("The causal mask: no peeking at later words")
 causal_on = page.translate(causal_mask=True)
@@ -56,14 +64,10 @@ causal_off = page.translate(causal_mask=False)
 dec_layer = min(ctl.layer, limits.n_decoder_layers - 1)
 seen_on = causal_on.trace
 seen_off = engine.teacher_forced(page.bundle, ctl.sentence, causal_on.output_ids, ctl.interventions(causal_mask=False))
-page.show(mask_comparison(seen_on.pattern("decoder", "self", dec_layer)[ctl.head],
-                          seen_off.pattern("decoder", "self", dec_layer)[ctl.head],
-                          seen_on.tgt_pieces, seen_on.tgt_pieces, style,
-                          f"Decoder self-attention L{dec_layer + 1} H{ctl.head + 1}",
-                          ("causal mask on", "causal mask off")),
-          "The translation made with the mask on, read in one pass with the mask on and off. With it off, "
+_mask_effect(seen_on, seen_off, "decoder", dec_layer, seen_on.tgt_pieces, "Decoder self-attention", "causal mask",
+             "The translation made with the mask on, read in one pass with the mask on and off. With it off, "
           "every position also looks at the positions after it (right of the diagonal lights up): in training "
-          "the model would copy the answer instead of learning to predict it.", key="causal")
+             "the model would copy the answer instead of learning to predict it.", "causal")
 st.caption("Output with the mask on, then off. While decoding, a step can only read the pieces made before it, "
            "mask or no mask; without the mask, though, those pieces also read each other both ways, unlike "
            "anything the model saw in training. The probabilities below are the ones each step chose from:")
@@ -88,13 +92,10 @@ else:
     st.markdown(f"In one batch every row has the same length, so the shorter sentence gets **{n_pad}** "
                 "`<pad>` pieces at the end." if n_pad else
                 "Both sentences have the same length: make the second one shorter to see padding.")
-    page.show(mask_comparison(padded_on.pattern("encoder", "self", enc_layer)[ctl.head],
-                              padded_off.pattern("encoder", "self", enc_layer)[ctl.head],
-                              padded_on.src_pieces, padded_on.src_pieces, style,
-                              f"The shorter sentence, encoder self-attention L{enc_layer + 1} H{ctl.head + 1}",
-                              ("padding mask on", "padding mask off")),
-              "With the mask on, no query gives any weight to the <pad> columns; with it off, real words "
-              "leak attention into padding.", key="padding")
+    _mask_effect(padded_on, padded_off, "encoder", enc_layer, padded_on.src_pieces,
+                 "The shorter sentence, encoder self-attention", "padding mask",
+                 "With the mask on, no query gives any weight to the <pad> columns; with it off, real words "
+                 "leak attention into padding.", "padding")
     two_translations(("Its translation with the padding mask on", with_pad[row].translation),
                      ("and off", without_pad[row].translation))
 
