@@ -17,8 +17,8 @@ SHOTS = ROOT / "artifacts" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync"]
-PAGES = [("Translate", "translate"), ("Attention", "attention"), ("Positional encoding", "positional-encoding"),
-         ("Tensor shapes", "tensor-shapes"), ("Masks and heads lab", "masks-and-heads"), ("Training", "training")]
+PAGES = [("Translate", "translate"), ("Attention", "attention"), ("Positional encoding", "positional_encoding"),
+         ("Tensor shapes", "tensor_shapes"), ("Masks and heads lab", "masks_and_heads"), ("Training", "training")]
 SENTENCE = "The old man reads a book in the garden"
 
 pytestmark = pytest.mark.e2e
@@ -130,6 +130,22 @@ def test_every_page_renders_its_charts_and_keeps_the_controls(server, browser):
         assert page.locator("[data-testid='stException']").count() == 0, f"traceback on {title}"
         _screenshot(page, SHOTS / f"{index}_{slug}.png")
     (SHOTS / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
+    context.close()
+    assert not errors, errors
+
+
+def test_every_page_opens_straight_from_its_url(server, browser):
+    """A shared link to any page opens that page, with no "Page not found" dialog on the way."""
+    from ui.nav import PAGES as MENU  # the paths the app itself puts in the address bar
+    url, _ = server
+    errors: list[str] = []
+    context, page = _open(browser, errors)
+    for _, title, slug in MENU:
+        page.goto(f"{url}/{slug}?sentence=We+are+happy")
+        _charts(page)
+        _settle(page)
+        assert page.locator("h1").first.inner_text().strip() == title
+        assert page.get_by_text("Page not found").count() == 0, slug
     context.close()
     assert not errors, errors
 
