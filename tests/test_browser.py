@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import contextmanager
 from xml.etree import ElementTree
 from pathlib import Path
+from typing import Iterator
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -54,7 +56,11 @@ def _console(errors: list[str], msg) -> None:
         errors.append(f"console.error: {msg.text} at {msg.location.get('url', '')}")
 
 
-def _open(browser, errors: list[str]):
+@contextmanager
+def _visit(browser) -> Iterator:
+    """A fresh browser context's page; on leaving, it closes and asserts that the page logged no
+    JavaScript error, failed request or HTTP error."""
+    errors: list[str] = []
     context = browser.new_context(viewport={"width": 1500, "height": 1000}, device_scale_factor=1)
     page = context.new_page()
     page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
@@ -62,7 +68,18 @@ def _open(browser, errors: list[str]):
     page.on("response", lambda response: errors.append(f"HTTP {response.status}: {response.url}")
             if response.status >= 400 and not _streamlit_probe(response.url) else None)
     page.on("console", lambda msg: _console(errors, msg))
-    return context, page
+    try:
+        yield page
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+def _load(page, url: str, minimum: int = 1) -> None:
+    """Open `url` and wait for its charts and for the script to finish."""
+    page.goto(url)
+    _charts(page, minimum)
+    _settle(page)
 
 
 def _settle(page, timeout_ms: int = 30000) -> None:
@@ -97,72 +114,60 @@ def _query(page) -> dict[str, str]:
 def test_every_page_renders_its_charts_and_keeps_the_controls(server, browser):
     url, started = server
     SHOTS.mkdir(parents=True, exist_ok=True)
-    errors: list[str] = []
-    context, page = _open(browser, errors)
-    page.goto(url)
-    _charts(page)
-    first_charts = time.monotonic() - started
-    box = page.get_by_label("English sentence", exact=True).and_(page.locator("input"))
-    box.fill(SENTENCE)
-    box.press("Enter")
-    page.wait_for_function(f"() => location.search.includes({json.dumps('sentence=' + SENTENCE.replace(' ', '+'))})"
-                           f" || decodeURIComponent(location.search).includes({json.dumps(SENTENCE)})", timeout=30000)
-    page.get_by_text("the old man reads a book in the garden", exact=True).wait_for(timeout=30000)
-    _settle(page)
-    # a switch set on the first page must still be set on every other page
-    page.get_by_text("Positional encoding", exact=True).first.wait_for()
-    page.locator("[data-testid='stSidebar'] label:has-text('Causal mask')").click()
-    _settle(page)
-    timings = {"first_charts_after_server_start_s": round(first_charts, 2)}
-    for index, (title, slug) in enumerate(PAGES, start=1):
-        clicked = time.monotonic()
-        page.locator("[data-testid='stSidebarNav'] a").nth(index - 1).click()
-        page.wait_for_function(f"() => [...document.querySelectorAll('h1')].some(h => h.innerText.trim() === {json.dumps(title)})",
-                               timeout=30000)
-        count = _charts(page)
+    with _visit(browser) as page:
+        page.goto(url)
+        _charts(page)
+        first_charts = time.monotonic() - started
+        box = page.get_by_label("English sentence", exact=True).and_(page.locator("input"))
+        box.fill(SENTENCE)
+        box.press("Enter")
+        page.wait_for_function(f"() => location.search.includes({json.dumps('sentence=' + SENTENCE.replace(' ', '+'))})"
+                               f" || decodeURIComponent(location.search).includes({json.dumps(SENTENCE)})", timeout=30000)
+        page.get_by_text("the old man reads a book in the garden", exact=True).wait_for(timeout=30000)
         _settle(page)
-        timings[f"{slug}_page_charts_s"] = round(time.monotonic() - clicked, 2)
-        assert count >= 1, f"{title} shows no chart"
-        assert page.get_by_label("English sentence", exact=True).and_(page.locator("input")).input_value() == SENTENCE, f"sentence lost on {title}"
-        causal = page.locator("[data-testid='stSidebar'] input[aria-label='Causal mask']")
-        assert not causal.is_checked(), f"causal switch lost on {title}"
-        assert _query(page).get("sentence") == SENTENCE and _query(page).get("causal") == "off"
-        assert page.locator("[data-testid='stException']").count() == 0, f"traceback on {title}"
-        _screenshot(page, SHOTS / f"{index}_{slug}.png")
-    (SHOTS / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
-    context.close()
-    assert not errors, errors
+        # a switch set on the first page must still be set on every other page
+        page.get_by_text("Positional encoding", exact=True).first.wait_for()
+        page.locator("[data-testid='stSidebar'] label:has-text('Causal mask')").click()
+        _settle(page)
+        timings = {"first_charts_after_server_start_s": round(first_charts, 2)}
+        for index, (title, slug) in enumerate(PAGES, start=1):
+            clicked = time.monotonic()
+            page.locator("[data-testid='stSidebarNav'] a").nth(index - 1).click()
+            page.wait_for_function(f"() => [...document.querySelectorAll('h1')].some(h => h.innerText.trim() === {json.dumps(title)})",
+                                   timeout=30000)
+            count = _charts(page)
+            _settle(page)
+            timings[f"{slug}_page_charts_s"] = round(time.monotonic() - clicked, 2)
+            assert count >= 1, f"{title} shows no chart"
+            assert page.get_by_label("English sentence", exact=True).and_(page.locator("input")).input_value() == SENTENCE, f"sentence lost on {title}"
+            causal = page.locator("[data-testid='stSidebar'] input[aria-label='Causal mask']")
+            assert not causal.is_checked(), f"causal switch lost on {title}"
+            assert _query(page).get("sentence") == SENTENCE and _query(page).get("causal") == "off"
+            assert page.locator("[data-testid='stException']").count() == 0, f"traceback on {title}"
+            _screenshot(page, SHOTS / f"{index}_{slug}.png")
+        (SHOTS / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
 
 
 def test_every_page_opens_straight_from_its_url(server, browser):
     """A shared link to any page opens that page, with no "Page not found" dialog on the way."""
     from ui.nav import PAGES as MENU  # the paths the app itself puts in the address bar
     url, _ = server
-    errors: list[str] = []
-    context, page = _open(browser, errors)
-    for index, (_, title, slug) in enumerate(MENU):
-        page.goto(f"{url}/{slug if index else ''}?sentence=We+are+happy")  # the first page lives at "/"
-        _charts(page)
-        _settle(page)
-        assert page.locator("h1").first.inner_text().strip() == title
-        assert page.get_by_text("Page not found").count() == 0, slug
-    context.close()
-    assert not errors, errors
+    with _visit(browser) as page:
+        for index, (_, title, slug) in enumerate(MENU):
+            _load(page, f"{url}/{slug if index else ''}?sentence=We+are+happy")  # the first page lives at "/"
+            assert page.locator("h1").first.inner_text().strip() == title
+            assert page.get_by_text("Page not found").count() == 0, slug
 
 
 def test_a_shared_url_restores_the_view(server, browser):
     url, _ = server
-    errors: list[str] = []
-    context, page = _open(browser, errors)
-    page.goto(f"{url}/attention?sentence=We+are+happy&layer=2&head=3&causal=off&present=on&ablate=dec-cross-1-2&step=2")
-    _charts(page, minimum=5)
-    _settle(page)
-    assert page.get_by_label("English sentence", exact=True).and_(page.locator("input")).input_value() == "We are happy"
-    assert "decoder cross L1 H2" in page.inner_text("[data-testid='stSidebar']")
-    assert "Decoder masked self-attention · layer L2" in page.inner_text("[data-testid='stMain']")
-    page.screenshot(path=str(SHOTS / "7_attention_from_url_presentation.png"), full_page=False)
-    context.close()
-    assert not errors, errors
+    with _visit(browser) as page:
+        _load(page, f"{url}/attention?sentence=We+are+happy&layer=2&head=3&causal=off&present=on"
+                    "&ablate=dec-cross-1-2&step=2", minimum=5)
+        assert page.get_by_label("English sentence", exact=True).and_(page.locator("input")).input_value() == "We are happy"
+        assert "decoder cross L1 H2" in page.inner_text("[data-testid='stSidebar']")
+        assert "Decoder masked self-attention · layer L2" in page.inner_text("[data-testid='stMain']")
+        page.screenshot(path=str(SHOTS / "7_attention_from_url_presentation.png"), full_page=False)
 
 
 def _chart_with_title(page, title: str):
@@ -171,58 +176,48 @@ def _chart_with_title(page, title: str):
 
 def test_chart_toolbar_exports_svg_and_png_at_3x(server, browser, tmp_path):
     url, _ = server
-    errors: list[str] = []
-    context, page = _open(browser, errors)
-    for fmt in ("svg", "png"):
-        page.goto(f"{url}/?sentence=We+are+happy&export={fmt}")
-        _charts(page)
-        _settle(page)
-        chart = page.locator(".js-plotly-plot").first
-        chart.hover()
-        button = chart.locator(".modebar-btn[data-title^='Download plot']")
-        with page.expect_download(timeout=30000) as download:
-            button.click()
-        saved = tmp_path / download.value.suggested_filename
+    with _visit(browser) as page:
+        for fmt in ("svg", "png"):
+            _load(page, f"{url}/?sentence=We+are+happy&export={fmt}")
+            chart = page.locator(".js-plotly-plot").first
+            chart.hover()
+            button = chart.locator(".modebar-btn[data-title^='Download plot']")
+            with page.expect_download(timeout=30000) as download:
+                button.click()
+            saved = tmp_path / download.value.suggested_filename
+            download.value.save_as(saved)
+            assert saved.suffix == f".{fmt}", saved.name
+            data = saved.read_bytes()
+            if fmt == "svg":
+                assert data.lstrip().startswith(b"<svg")
+                ElementTree.fromstring(data)  # well-formed XML: token text such as "<s>" is escaped
+            else:
+                width = int.from_bytes(data[16:20], "big")
+                shown = chart.bounding_box()["width"]
+                assert abs(width - 3 * shown) <= 6, (width, shown)
+        with page.expect_download(timeout=60000) as download:
+            page.get_by_text("Download this page's charts as HTML").click()
+        saved = tmp_path / "page.html"
         download.value.save_as(saved)
-        assert saved.suffix == f".{fmt}", saved.name
-        data = saved.read_bytes()
-        if fmt == "svg":
-            assert data.lstrip().startswith(b"<svg")
-            ElementTree.fromstring(data)  # well-formed XML: token text such as "<s>" is escaped
-        else:
-            width = int.from_bytes(data[16:20], "big")
-            shown = chart.bounding_box()["width"]
-            assert abs(width - 3 * shown) <= 6, (width, shown)
-    with page.expect_download(timeout=60000) as download:
-        page.get_by_text("Download this page's charts as HTML").click()
-    saved = tmp_path / "page.html"
-    download.value.save_as(saved)
-    html = saved.read_text(encoding="utf-8")
-    assert download.value.suggested_filename == "anatomy-translate.html"
-    assert "plotly.js v" in html and "Top candidates at every decoding step" in html
-    assert html.count('class="plotly-graph-div"') == len(page.locator(".js-plotly-plot").all())
-    context.close()
-    assert not errors, errors
+        html = saved.read_text(encoding="utf-8")
+        assert download.value.suggested_filename == "anatomy-translate.html"
+        assert "plotly.js v" in html and "Top candidates at every decoding step" in html
+        assert html.count('class="plotly-graph-div"') == len(page.locator(".js-plotly-plot").all())
 
 
 def test_clicking_a_model_view_tile_opens_that_head(server, browser):
     url, _ = server
-    errors: list[str] = []
-    context, page = _open(browser, errors)
-    page.goto(f"{url}/attention?sentence=We+are+happy&view=dec-cross")
-    _charts(page, minimum=11)
-    _settle(page)
-    view = _chart_with_title(page, "Decoder cross-attention: layers × heads")
-    view.scroll_into_view_if_needed()
-    area = view.locator(".nsewdrag").first.bounding_box()
-    from model import load_bundle
-    cfg = load_bundle().config
-    # tile L2 H3 of the layers x heads grid: the middle of the third column, second row
-    page.mouse.click(area["x"] + area["width"] * 2.5 / cfg.n_heads,
-                     area["y"] + area["height"] * 1.5 / cfg.n_decoder_layers)
-    page.wait_for_function("() => location.search.includes('layer=2') && location.search.includes('head=3')",
-                           timeout=30000)
-    _settle(page)
-    _chart_with_title(page, "Decoder cross-attention L2 H3").wait_for(timeout=30000)
-    context.close()
-    assert not errors, errors
+    with _visit(browser) as page:
+        _load(page, f"{url}/attention?sentence=We+are+happy&view=dec-cross", minimum=11)
+        view = _chart_with_title(page, "Decoder cross-attention: layers × heads")
+        view.scroll_into_view_if_needed()
+        area = view.locator(".nsewdrag").first.bounding_box()
+        from model import load_bundle
+        cfg = load_bundle().config
+        # tile L2 H3 of the layers x heads grid: the middle of the third column, second row
+        page.mouse.click(area["x"] + area["width"] * 2.5 / cfg.n_heads,
+                         area["y"] + area["height"] * 1.5 / cfg.n_decoder_layers)
+        page.wait_for_function("() => location.search.includes('layer=2') && location.search.includes('head=3')",
+                               timeout=30000)
+        _settle(page)
+        _chart_with_title(page, "Decoder cross-attention L2 H3").wait_for(timeout=30000)
