@@ -74,14 +74,14 @@ def as_decoded(model: Transformer, tgt: torch.Tensor, memory: torch.Tensor, src_
     if iv.causal_mask:
         return one_pass
     passes = []
-    for t in range(tgt.size(1)):
+    for t in range(tgt.size(1) - 1):  # the last step's pass is the one pass itself
         with recording() as recorder:
             model.decode(tgt[:, :t + 1], memory, src_mask, iv)
         passes.append(recorder.tensors)
-    if recorded is not None:
+    if recorded is not None and passes:  # with one piece, the one pass is the only step
         for name in passes[0]:
-            recorded[name] = _row_by_row(name, recorded[name], [p[name] for p in passes])
-    return torch.stack([p["hook_logits"][:, -1] for p in passes], dim=1)
+            recorded[name] = _row_by_row(name, recorded[name], [p[name] for p in passes] + [recorded[name]])
+    return torch.stack([p["hook_logits"][:, -1] for p in passes] + [one_pass[:, -1]], dim=1)
 
 
 def _row_by_row(name: str, whole: torch.Tensor, passes: list[torch.Tensor]) -> torch.Tensor:
