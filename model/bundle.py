@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import unicodedata
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
 import torch
 
 from .checkpoint import Checkpoint, load_checkpoint, read_train_log
@@ -16,7 +17,7 @@ from .errors import REBUILD_HINT, CheckpointError, InputError
 from .hooks import not_recording, recording
 from .interventions import DecodeOptions, Interventions
 from .tokenizer import normalize_source
-from .tokens import BOS_ID, EOS_ID, PAD_ID, pad_rows
+from .tokens import SpecialIds, pad_rows
 from .trace import Trace
 
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
@@ -58,6 +59,23 @@ class TranslationResult:
     unknown_words: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class EncodeResult:
+    """What one call to `Bundle.encode` found out: the encoder's stages and a sentence embedding."""
+
+    source: str                     # the text the model read
+    trace: Trace                    # encoder stages only (no decoder rows)
+    embedding: np.ndarray           # (d_model,) pooled final encoder states, unit length
+    warnings: list[str] = field(default_factory=list)
+    unknown_words: list[str] = field(default_factory=list)
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """Cosine similarity of two vectors (0 when either is zero)."""
+    norm = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(a @ b) / norm if norm else 0.0
+
+
 class Bundle:
     """The model, its tokenizer and its card; one instance can serve many threads at once."""
 
@@ -65,10 +83,24 @@ class Bundle:
         self.checkpoint = checkpoint
         self.model = checkpoint.model
         self.tokenizer = checkpoint.tokenizer
+        self.specials = checkpoint.tokenizer.specials
         self.config = checkpoint.config
         self.card = checkpoint.card
         self.checkpoint_id = checkpoint.checkpoint_id
+        self.family = checkpoint.family
+        self.generation = checkpoint.generation
+        self.pooling = checkpoint.pooling
         self.known_words = frozenset(checkpoint.card.get("known_words", ()))
+
+    @property
+    def kind(self) -> str:
+        """"encoder-decoder" (it translates) or "encoder" (it reads a sentence, as BERT does)."""
+        return self.config.kind
+
+    @property
+    def name(self) -> str:
+        """The model's display name."""
+        return str(self.card.get("name") or self.path.name)
 
     @property
     def path(self) -> Path:
@@ -89,44 +121,71 @@ class Bundle:
                                  f"there is no {stack} {kind}-attention layer {layer} head {head}")
 
     def encode_source(self, sentence: str) -> tuple[str, list[int], list[str]]:
-        """Canonical text, source ids (EOS included, cut to the model's length) and warnings."""
-        normalized = normalize_source(sentence)
+        """The text the model reads, its source ids (the family's specials included, cut to the
+        model's length) and warnings."""
+        normalized = normalize_source(sentence, canonical=self.tokenizer.canonical_input)
         warnings = list(normalized.warnings)
-        ids = self.tokenizer.encode(normalized.text)
-        limit = self.config.max_len - 1
-        if len(ids) > limit:
-            warnings.append(f"The sentence was cut to its first {limit} of {len(ids)} pieces "
-                            f"(the model reads at most {limit}).")
-            ids = ids[:limit]
-        return normalized.text, ids + [EOS_ID], warnings
+        ids = self.tokenizer.encode_source(normalized.text)
+        limit = self.config.max_len
+        if len(ids) > limit:  # keep the closing special (EOS or [SEP])
+            warnings.append(f"The sentence was cut to its first {limit - 1} of {len(ids) - 1} pieces "
+                            f"(the model reads at most {limit} positions).")
+            ids = ids[:limit - 1] + ids[-1:]
+        if self.specials.unk in ids:
+            count = ids.count(self.specials.unk)
+            warnings.append(f"The model's vocabulary has no piece for {count} part{'s' * (count > 1)} of the text: "
+                            f"it reads {'them' if count > 1 else 'it'} as {self.tokenizer.pieces([self.specials.unk])[0]}.")
+        return normalized.text, ids, warnings
 
-    def translate(self, sentence: str, interventions: Interventions = Interventions(),
-                  options: DecodeOptions = DecodeOptions(), trace: bool = True) -> TranslationResult:
-        """Translate one sentence under the given switches; record a Trace unless trace=False."""
-        self.check_interventions(interventions)
-        source, src_ids, warnings = self.encode_source(sentence)
+    def _unknown_words(self, source: str, warnings: list[str]) -> list[str]:
         words = _words(source)  # "cat," is the known word "cat"; "don't" and "🐱" are unknown words
         unknown = [w for w in dict.fromkeys(words) if self.known_words and w not in self.known_words]
         if unknown:
             warnings.append("Never seen in training: " + ", ".join(unknown)
                             + ". The model can only guess at these words.")
+        return unknown
+
+    def _require_decoder(self) -> None:
+        if self.kind != "encoder-decoder":
+            raise InputError(f"{self.name} is an encoder-only model ({self.family}): it reads a sentence "
+                             "but has no decoder, so it cannot translate. Use encode() instead.")
+
+    def max_output(self, src_len: int, options: DecodeOptions) -> int:
+        """How many pieces decoding may produce: the option, else 2 x source + 10, within the model."""
         cap = self.config.max_len - 1
-        max_len = min(options.max_len or 2 * len(src_ids) + 10, cap)
+        if self.generation.get("max_length"):
+            cap = min(cap, int(self.generation["max_length"]) - 1)
+        return min(options.max_len or 2 * src_len + 10, cap)
+
+    def _specials_for(self, max_len: int) -> SpecialIds:
+        # the checkpoint forces EOS only at its own maximum length, not at this app's shorter default
+        cap = self.max_output(10 ** 6, DecodeOptions())
+        return replace(self.specials, force_eos_at_end=self.specials.force_eos_at_end and max_len == cap)
+
+    def translate(self, sentence: str, interventions: Interventions = Interventions(),
+                  options: DecodeOptions = DecodeOptions(), trace: bool = True) -> TranslationResult:
+        """Translate one sentence under the given switches; record a Trace unless trace=False."""
+        self._require_decoder()
+        self.check_interventions(interventions)
+        source, src_ids, warnings = self.encode_source(sentence)
+        unknown = self._unknown_words(source, warnings)
+        max_len = self.max_output(len(src_ids), options)
+        specials = self._specials_for(max_len)
         src = torch.tensor([src_ids])
         with torch.inference_mode(), (recording() if trace else nullcontext()) as recorder:
             memory, src_mask = self.model.encode(src, interventions)
             with not_recording():
                 if options.beam_size == 1:
-                    [(ids, finished)] = greedy(self.model, memory, src_mask, interventions, max_len)
+                    [(ids, finished)] = greedy(self.model, memory, src_mask, interventions, max_len, specials)
                     hypotheses = [Hypothesis(tuple(ids), 0.0, 0.0, finished)]
                 else:
                     hypotheses = beam_search(self.model, memory, src_mask, interventions,
-                                             options.beam_size, max_len, options.length_penalty)
+                                             options.beam_size, max_len, options.length_penalty, specials)
             best = hypotheses[0]
-            produced = list(best.ids) + ([EOS_ID] if best.finished else [])
+            produced = list(best.ids) + ([specials.eos] if best.finished else [])
             if not produced:  # a maximum length of 0 pieces cannot happen; keep one row anyway
-                produced = [EOS_ID]
-            tgt_ids = [BOS_ID] + produced[:-1]
+                produced = [specials.eos]
+            tgt_ids = [specials.bos] + produced[:-1]
             tgt = torch.tensor([tgt_ids])
             logits = self.model.decode(tgt, memory, src_mask, interventions)
             with not_recording():
@@ -147,7 +206,7 @@ class Bundle:
 
     def _trace(self, src_ids: list[int], produced: list[int], tensors: dict[str, torch.Tensor],
                interventions: Interventions) -> Trace:
-        tgt_ids = [BOS_ID] + produced[:-1]
+        tgt_ids = [self.specials.bos] + produced[:-1]
         return Trace(src_ids=tuple(src_ids), src_pieces=self.tokenizer.pieces(src_ids),
                      tgt_ids=tuple(tgt_ids), tgt_pieces=self.tokenizer.pieces(tgt_ids),
                      out_pieces=self.tokenizer.pieces(produced),
@@ -155,6 +214,7 @@ class Bundle:
 
     def _fixed_output(self, sentence: str, output_ids: Sequence[int],
                       interventions: Interventions) -> tuple[list[int], list[int]]:
+        self._require_decoder()
         self.check_interventions(interventions)
         _, src_ids, _ = self.encode_source(sentence)
         produced = list(output_ids)[: self.config.max_len]
@@ -169,7 +229,7 @@ class Bundle:
         is there to stop."""
         src_ids, produced = self._fixed_output(sentence, output_ids, interventions)
         with torch.inference_mode(), recording() as recorder:
-            self.model(torch.tensor([src_ids]), torch.tensor([[BOS_ID] + produced[:-1]]), interventions)
+            self.model(torch.tensor([src_ids]), torch.tensor([[self.specials.bos] + produced[:-1]]), interventions)
         return self._trace(src_ids, produced, recorder.tensors, interventions)
 
     def score(self, sentence: str, output_ids: Sequence[int],
@@ -178,7 +238,7 @@ class Bundle:
         fed the same earlier pieces would give it: how a knocked-out head changes the model's
         belief in the same translation."""
         src_ids, produced = self._fixed_output(sentence, output_ids, interventions)
-        tgt = torch.tensor([[BOS_ID] + produced[:-1]])
+        tgt = torch.tensor([[self.specials.bos] + produced[:-1]])
         with torch.inference_mode():
             memory, src_mask = self.model.encode(torch.tensor([src_ids]), interventions)
             logits = self.model.decode(tgt, memory, src_mask, interventions)
@@ -194,16 +254,18 @@ class Bundle:
         """
         if not sentences:
             raise InputError("Give at least one sentence to translate.")
+        self._require_decoder()
         self.check_interventions(interventions)
+        specials = self.specials
         encoded = [self.encode_source(s) for s in sentences]
-        src = pad_rows([ids for _, ids, _ in encoded])
-        limit = min(max_len or 2 * src.size(1) + 10, self.config.max_len - 1)
+        src = pad_rows([ids for _, ids, _ in encoded], pad_id=specials.pad)
+        limit = self.max_output(src.size(1), DecodeOptions(max_len=max_len))
         with torch.inference_mode(), recording() as recorder:
             memory, src_mask = self.model.encode(src, interventions)
             with not_recording():
-                outputs = greedy(self.model, memory, src_mask, interventions, limit)
-            produced = [ids + ([EOS_ID] if finished else []) or [EOS_ID] for ids, finished in outputs]
-            tgt = pad_rows([[BOS_ID] + p[:-1] for p in produced])
+                outputs = greedy(self.model, memory, src_mask, interventions, limit, self._specials_for(limit))
+            produced = [ids + ([specials.eos] if finished else []) or [specials.eos] for ids, finished in outputs]
+            tgt = pad_rows([[specials.bos] + p[:-1] for p in produced], pad_id=specials.pad)
             logits = self.model.decode(tgt, memory, src_mask, interventions)
             with not_recording():
                 logits = as_decoded(self.model, tgt, memory, src_mask, interventions, logits, recorder.tensors)
@@ -211,7 +273,7 @@ class Bundle:
         results = []
         for row, ((source, src_ids, warnings), (ids, finished)) in enumerate(zip(encoded, outputs)):
             full_src, full_tgt = src[row].tolist(), tgt[row].tolist()
-            chosen = produced[row] + [PAD_ID] * (tgt.size(1) - len(produced[row]))
+            chosen = produced[row] + [specials.pad] * (tgt.size(1) - len(produced[row]))
             trace = Trace(tuple(full_src), self.tokenizer.pieces(full_src), tuple(full_tgt),
                           self.tokenizer.pieces(full_tgt), self.tokenizer.pieces(chosen),
                           {name: t[row:row + 1].numpy() for name, t in recorder.tensors.items()},
@@ -223,6 +285,37 @@ class Bundle:
             results.append(TranslationResult(source, translation, trace, steps, [beam], log_prob,
                                              tuple(produced[row]), warnings))
         return results
+
+    def encode(self, sentence: str, interventions: Interventions = Interventions()) -> EncodeResult:
+        """Run the encoder alone on one sentence (any kind of model): its Trace and the sentence
+        embedding."""
+        [result] = self.encode_batch([sentence], interventions)
+        return result
+
+    def encode_batch(self, sentences: list[str], interventions: Interventions = Interventions()) -> list[EncodeResult]:
+        """Encode sentences together in one padded batch (the padding demo of an encoder-only
+        model); each trace is its row of the batch, padding included."""
+        if not sentences:
+            raise InputError("Give at least one sentence to encode.")
+        self.check_interventions(interventions)
+        encoded = [self.encode_source(s) for s in sentences]
+        src = pad_rows([ids for _, ids, _ in encoded], pad_id=self.specials.pad)
+        with torch.inference_mode(), recording() as recorder:
+            memory, _ = self.model.encode(src, interventions)
+        results = []
+        for row, (source, src_ids, warnings) in enumerate(encoded):
+            full_src = src[row].tolist()
+            trace = Trace(tuple(full_src), self.tokenizer.pieces(full_src), (), [], [],
+                          {name: t[row:row + 1].numpy() for name, t in recorder.tensors.items()}, interventions)
+            unknown = self._unknown_words(source, warnings)
+            results.append(EncodeResult(source, trace, self._pool(memory[row], len(src_ids)), warnings, unknown))
+        return results
+
+    def _pool(self, states: torch.Tensor, length: int) -> np.ndarray:
+        """Sentence embedding from final states (S, d_model): the mean over the real positions
+        (sentence-transformers' pooling) or the first position ([CLS]), scaled to unit length."""
+        vector = states[0] if self.pooling == "cls" else states[:length].mean(dim=0)
+        return torch.nn.functional.normalize(vector.float(), dim=0).numpy()
 
     def _steps(self, probs: torch.Tensor, produced: list[int], top_k: int) -> list[Step]:
         top_p, top_i = probs.topk(min(top_k, probs.size(-1)), dim=-1)

@@ -3,19 +3,19 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from safetensors import safe_open
 from safetensors.torch import save_file
 
 from .config import ModelConfig
 from .errors import REBUILD_HINT, CheckpointError
 from .tokenizer import Tokenizer
 from .transformer import Transformer
+from .vocabulary import Vocabulary
+from .weights import build_model, fingerprint, read_tensors, weight_files
 
 CONFIG, WEIGHTS, TOKENIZER, CARD, TRAIN_LOG = (
     "config.json", "model.safetensors", "tokenizer.model", "card.json", "train_log.jsonl")
@@ -29,9 +29,12 @@ class Checkpoint:
     path: Path
     config: ModelConfig
     model: Transformer
-    tokenizer: Tokenizer
+    tokenizer: Vocabulary
     card: dict
-    checkpoint_id: str  # sha256 of the weights file: names this exact model in caches
+    checkpoint_id: str  # sha256 of config, tokenizer and weights: names this exact model in caches
+    family: str = "anatomy"   # this project's own layout, or the Hugging Face model_type ("marian", "bert")
+    generation: dict = field(default_factory=dict)  # generation_config.json defaults (max_length, num_beams, ...)
+    pooling: str = "mean"     # how a sentence embedding is pooled from the encoder's final states
 
 
 def save_checkpoint(path: Path, model: Transformer, tokenizer: Tokenizer, card: dict) -> None:
@@ -59,25 +62,21 @@ def _read_json(path: Path, name: str) -> dict:
     return data
 
 
-def _read_weights(path: Path) -> dict[str, torch.Tensor]:
-    # safe_open parses the safetensors header itself: a pickle or a truncated file is refused,
-    # never executed.
-    try:
-        with safe_open(str(path / WEIGHTS), framework="pt") as handle:
-            return {name: handle.get_tensor(name) for name in handle.keys()}
-    except Exception as exc:  # the library raises several types for corrupt files
-        raise _fail(path, f"{WEIGHTS} is not a valid safetensors file ({type(exc).__name__}: {exc})") from None
-
-
 def load_checkpoint(path: Path) -> Checkpoint:
-    """Load and validate a checkpoint directory, or raise CheckpointError naming the problem."""
+    """Load and validate a checkpoint directory, or raise CheckpointError naming the problem: this
+    project's own layout, or a Hugging Face one whose config.json names a supported model_type."""
     path = Path(path)
     if not path.is_dir():
         raise _fail(path, "the directory does not exist")
+    if not (path / CONFIG).is_file():
+        raise _fail(path, f"missing {CONFIG}")
+    config_data = _read_json(path, CONFIG)
+    if "model_type" in config_data:
+        from .families import load_family  # noqa: PLC0415  (families import this module)
+        return load_family(path, config_data)
     missing = [name for name in REQUIRED if not (path / name).is_file()]
     if missing:
         raise _fail(path, f"missing {', '.join(missing)}")
-    config_data = _read_json(path, CONFIG)
     try:
         config = ModelConfig.from_dict(config_data)
     except (TypeError, ValueError) as exc:
@@ -90,22 +89,11 @@ def load_checkpoint(path: Path) -> Checkpoint:
     if tokenizer.vocab_size != config.vocab_size:
         raise _fail(path, f"the tokenizer has {tokenizer.vocab_size} pieces but the config says "
                           f"vocab_size {config.vocab_size}")
-    weights = _read_weights(path)
-    model = Transformer(config)
-    expected = dict(model.named_parameters())
-    absent, extra = sorted(set(expected) - set(weights)), sorted(set(weights) - set(expected))
-    if absent or extra:
-        raise _fail(path, f"the weights do not match the config (missing {absent[:3]}, unexpected {extra[:3]})")
-    for name, param in expected.items():
-        tensor = weights[name]
-        if tuple(tensor.shape) != tuple(param.shape):
-            raise _fail(path, f"weight {name} has shape {tuple(tensor.shape)}, the config needs {tuple(param.shape)}")
-        if not tensor.dtype.is_floating_point or not torch.isfinite(tensor).all():
-            raise _fail(path, f"weight {name} is not a finite floating-point tensor")
-        with torch.no_grad():
-            param.copy_(tensor)
-    model.eval()
-    checkpoint_id = hashlib.sha256((path / WEIGHTS).read_bytes()).hexdigest()[:16]
+    try:
+        model = build_model(config, read_tensors(weight_files(path)), path)
+    except CheckpointError as exc:
+        raise CheckpointError(f"{exc} {REBUILD_HINT}") from None
+    checkpoint_id = fingerprint([path / CONFIG, path / TOKENIZER, path / WEIGHTS])
     return Checkpoint(path, config, model, tokenizer, card, checkpoint_id)
 
 

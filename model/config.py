@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
-ACTIVATIONS = ("relu", "gelu")
-POSITIONALS = ("sinusoidal", "learned")
+ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
+# "sinusoidal": the paper's table, sin and cos interleaved; "sinusoidal_halves": Marian's, the same
+# frequencies with every sin in the first half of the dimensions and every cos in the second
+POSITIONALS = ("sinusoidal", "sinusoidal_halves", "learned")
 
 
 @dataclass(frozen=True)
@@ -17,24 +19,35 @@ class ModelConfig:
     n_heads: int = 4              # attention heads per block; d_k = d_model // n_heads
     d_ff: int = 1024              # hidden width of the position-wise feed-forward network
     n_encoder_layers: int = 3
-    n_decoder_layers: int = 3
+    n_decoder_layers: int = 3     # 0 for an encoder-only model (BERT)
     dropout: float = 0.1          # on sublayer outputs, attention weights and the FFN hidden layer
     max_len: int = 128            # longest sequence, in pieces, that either side accepts
     norm_first: bool = False      # False: Post-LN as in the paper; True: Pre-LN (+ a final LayerNorm)
     activation: str = "relu"      # FFN non-linearity: "relu" (paper) or "gelu"
     tie_embeddings: bool = True   # source and target embeddings and the output projection share one matrix
-    positional: str = "sinusoidal"  # "sinusoidal" (the paper's fixed formula) or "learned"
+    positional: str = "sinusoidal"  # one of POSITIONALS
+    scale_embeddings: bool = True  # multiply token embeddings by sqrt(d_model) (the paper, Marian; not BERT)
+    embed_norm: bool = False       # LayerNorm over the embedding sum (BERT)
+    token_types: int = 0           # token-type (segment) embeddings added to the sum (BERT: 2); 0 = none
+    layer_norm_eps: float = 1e-5   # BERT uses 1e-12
+    logits_bias: bool = False      # a fixed bias added to the output logits (Marian's final_logits_bias)
+    pad_id: int = 0                # the padding piece: its embedding row, and where padding starts
 
     def __post_init__(self) -> None:
         problems = []
-        for name in ("vocab_size", "d_model", "n_heads", "d_ff", "n_encoder_layers",
-                     "n_decoder_layers", "max_len"):
+        for name in ("vocab_size", "d_model", "n_heads", "d_ff", "n_encoder_layers", "max_len"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 problems.append(f"{name} must be a positive integer, got {value!r}")
+        for name in ("n_decoder_layers", "token_types", "pad_id"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                problems.append(f"{name} must be a non-negative integer, got {value!r}")
+        if not problems and self.pad_id >= self.vocab_size:
+            problems.append(f"pad_id ({self.pad_id}) must be below vocab_size ({self.vocab_size})")
         if not problems and self.d_model % self.n_heads:
             problems.append(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
-        if not problems and self.positional == "sinusoidal" and self.d_model % 2:
+        if not problems and self.positional.startswith("sinusoidal") and self.d_model % 2:
             problems.append(f"sinusoidal positions need an even d_model, got {self.d_model}")
         if not (isinstance(self.dropout, (int, float)) and 0.0 <= self.dropout < 1.0):
             problems.append(f"dropout must be in [0, 1), got {self.dropout!r}")
@@ -42,11 +55,18 @@ class ModelConfig:
             problems.append(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
         if self.positional not in POSITIONALS:
             problems.append(f"positional must be one of {POSITIONALS}, got {self.positional!r}")
-        for name in ("norm_first", "tie_embeddings"):
+        if not (isinstance(self.layer_norm_eps, float) and 0.0 < self.layer_norm_eps < 1.0):
+            problems.append(f"layer_norm_eps must be a small positive number, got {self.layer_norm_eps!r}")
+        for name in ("norm_first", "tie_embeddings", "scale_embeddings", "embed_norm", "logits_bias"):
             if not isinstance(getattr(self, name), bool):
                 problems.append(f"{name} must be true or false, got {getattr(self, name)!r}")
         if problems:
             raise ValueError("Invalid model config: " + "; ".join(problems))
+
+    @property
+    def kind(self) -> str:
+        """"encoder-decoder", or "encoder" for a model without a decoder."""
+        return "encoder-decoder" if self.n_decoder_layers else "encoder"
 
     @property
     def d_k(self) -> int:

@@ -15,7 +15,7 @@ import torch
 from .attention import KVCache
 from .hooks import recording
 from .interventions import Interventions
-from .tokens import BOS_ID, EOS_ID, PAD_ID
+from .tokens import PROJECT_SPECIALS, SpecialIds
 from .transformer import Transformer
 
 
@@ -38,24 +38,39 @@ def _step_logits(model: Transformer, tokens: torch.Tensor, memory: torch.Tensor,
     return model.decode(tokens, memory, src_mask, iv)[:, -1]
 
 
+def allowed(scores: torch.Tensor, step: int, max_len: int, specials: SpecialIds) -> torch.Tensor:
+    """Scores (B, vocab) with what may not come next set to -inf: banned pieces, and at the last
+    step every piece but EOS when the checkpoint forces an end (then EOS scores 0, as in
+    transformers' forced_eos_token_id)."""
+    if specials.force_eos_at_end and step == max_len - 1:
+        forced = torch.full_like(scores, float("-inf"))
+        forced[:, specials.eos] = 0.0
+        return forced
+    if specials.banned:
+        scores = scores.clone()
+        scores[:, list(specials.banned)] = float("-inf")
+    return scores
+
+
 def greedy(model: Transformer, memory: torch.Tensor, src_mask: torch.Tensor | None,
-           iv: Interventions, max_len: int) -> list[tuple[list[int], bool]]:
+           iv: Interventions, max_len: int, specials: SpecialIds = PROJECT_SPECIALS) -> list[tuple[list[int], bool]]:
     """Most likely piece at each step, for a batch; returns (ids without BOS/EOS, finished)."""
     batch = memory.size(0)
     cache = KVCache() if iv.causal_mask else None
-    tokens = torch.full((batch, 1), BOS_ID, dtype=torch.long, device=memory.device)
+    tokens = torch.full((batch, 1), specials.bos, dtype=torch.long, device=memory.device)
     finished = torch.zeros(batch, dtype=torch.bool, device=memory.device)
-    for _ in range(max_len):
-        next_ids = _step_logits(model, tokens, memory, src_mask, iv, cache).argmax(dim=-1)  # (B,)
-        next_ids = next_ids.masked_fill(finished, PAD_ID)
+    for step in range(max_len):
+        logits = _step_logits(model, tokens, memory, src_mask, iv, cache)
+        next_ids = allowed(logits, step, max_len, specials).argmax(dim=-1)  # (B,)
+        next_ids = next_ids.masked_fill(finished, specials.pad)
         tokens = torch.cat([tokens, next_ids[:, None]], dim=1)
-        finished |= next_ids == EOS_ID
+        finished |= next_ids == specials.eos
         if bool(finished.all()):
             break
     results = []
     for row, done in zip(tokens[:, 1:].tolist(), finished.tolist()):
-        ids = row[:row.index(EOS_ID)] if done else row
-        results.append(([i for i in ids if i != PAD_ID], done))
+        ids = row[:row.index(specials.eos)] if done else row
+        results.append(([i for i in ids if i != specials.pad], done))
     return results
 
 
@@ -107,28 +122,34 @@ def _normalized(log_prob: float, length: int, length_penalty: float) -> float:
 
 def beam_search(model: Transformer, memory: torch.Tensor, src_mask: torch.Tensor | None,
                 iv: Interventions, beam_size: int, max_len: int,
-                length_penalty: float = 1.0) -> list[Hypothesis]:
+                length_penalty: float = 1.0, specials: SpecialIds = PROJECT_SPECIALS) -> list[Hypothesis]:
     """Keep the `beam_size` best partial outputs of one sentence; return up to `beam_size`
-    hypotheses, best first."""
+    hypotheses, best first.
+
+    Each step ranks the 2k best continuations of all beams; one that ends with EOS is finished
+    only if it ranks among the first k (as in transformers' beam search), and the search stops
+    once k outputs are finished (its early_stopping=True).
+    """
     if memory.size(0) != 1:
         raise ValueError("beam search decodes one sentence at a time")
     cache = KVCache() if iv.causal_mask else None
-    tokens = torch.full((1, 1), BOS_ID, dtype=torch.long, device=memory.device)  # (k, t)
+    tokens = torch.full((1, 1), specials.bos, dtype=torch.long, device=memory.device)  # (k, t)
     scores = torch.zeros(1, device=memory.device)  # (k,)
     done: list[Hypothesis] = []
     for step in range(max_len):
         live = tokens.size(0)
         logits = _step_logits(model, tokens, memory.expand(live, -1, -1), src_mask, iv, cache)
-        log_probs = logits.float().log_softmax(dim=-1)  # (k, vocab)
+        log_probs = allowed(logits.float().log_softmax(dim=-1), step, max_len, specials)  # (k, vocab)
         vocab = log_probs.size(-1)
         totals = (scores[:, None] + log_probs).view(-1)
         best, flat = totals.topk(min(2 * beam_size, totals.numel()))
         keep_origin, keep_piece, keep_score = [], [], []
-        for total, index in zip(best.tolist(), flat.tolist()):
+        for rank, (total, index) in enumerate(zip(best.tolist(), flat.tolist())):
             origin, piece = divmod(index, vocab)
-            if piece == EOS_ID:
-                ids = tuple(tokens[origin, 1:].tolist())
-                done.append(Hypothesis(ids, total, _normalized(total, len(ids) + 1, length_penalty), True))
+            if piece == specials.eos:
+                if rank < beam_size:
+                    ids = tuple(tokens[origin, 1:].tolist())
+                    done.append(Hypothesis(ids, total, _normalized(total, len(ids) + 1, length_penalty), True))
             elif len(keep_origin) < beam_size:
                 keep_origin.append(origin)
                 keep_piece.append(piece)

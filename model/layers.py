@@ -17,14 +17,19 @@ from .dropout import Dropout
 from .hooks import HookPoint
 
 
+ACTIVATION_MODULES: dict[str, Callable[[], nn.Module]] = {
+    "relu": nn.ReLU, "gelu": nn.GELU, "gelu_tanh": lambda: nn.GELU(approximate="tanh"), "silu": nn.SiLU}
+
+
 class FeedForward(nn.Module):
-    """FFN(x) = max(0, x W1 + b1) W2 + b2, applied to each position separately."""
+    """FFN(x) = max(0, x W1 + b1) W2 + b2, applied to each position separately (ReLU in the paper;
+    BERT uses GELU, Marian SiLU)."""
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.w_1 = nn.Linear(cfg.d_model, cfg.d_ff)
         self.w_2 = nn.Linear(cfg.d_ff, cfg.d_model)
-        self.activation = nn.ReLU() if cfg.activation == "relu" else nn.GELU()
+        self.activation = ACTIVATION_MODULES[cfg.activation]()
         self.dropout = Dropout(cfg.dropout)
         self.hook_hidden = HookPoint()  # (B, L, d_ff) after the activation
         self.hook_out = HookPoint()     # (B, L, d_model)
@@ -42,16 +47,16 @@ class TransformerLayer(nn.Module):
         self.norm_first = cfg.norm_first
         self.dropout = Dropout(cfg.dropout)
         self.self_attn = MultiHeadAttention(cfg)
-        self.norm_self = nn.LayerNorm(cfg.d_model)
+        self.norm_self = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps)
         self.hook_resid_self = HookPoint()  # (B, L, d_model) x + SelfAttn(...)
         self.hook_norm_self = HookPoint()   # (B, L, d_model)
         if cross:
             self.cross_attn = MultiHeadAttention(cfg)
-            self.norm_cross = nn.LayerNorm(cfg.d_model)
+            self.norm_cross = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps)
             self.hook_resid_cross = HookPoint()
             self.hook_norm_cross = HookPoint()
         self.ffn = FeedForward(cfg)
-        self.norm_ffn = nn.LayerNorm(cfg.d_model)
+        self.norm_ffn = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps)
         self.hook_resid_ffn = HookPoint()
         self.hook_norm_ffn = HookPoint()
 

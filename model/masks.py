@@ -10,9 +10,19 @@ def subsequent_mask(size: int, device: torch.device | None = None) -> torch.Tens
     return torch.ones(size, size, dtype=torch.bool, device=device).tril()
 
 
+def lengths(ids: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """(B,) real length of each right-padded row of `ids` (B, S).
+
+    Position 0 always counts: Marian's decoder starts from the pad id itself, so "every id that
+    is not the pad id" would hide its first position.
+    """
+    return 1 + (ids[:, 1:] != pad_id).sum(dim=1)
+
+
 def padding_mask(ids: torch.Tensor, pad_id: int) -> torch.Tensor:
-    """(B, 1, 1, S) mask that hides padded key positions from every query and head."""
-    return (ids != pad_id)[:, None, None, :]
+    """(B, 1, 1, S) mask that hides the right-hand padding of each row from every query and head."""
+    positions = torch.arange(ids.size(1), device=ids.device)
+    return (positions[None, :] < lengths(ids, pad_id)[:, None])[:, None, None, :]
 
 
 def combine(*masks: torch.Tensor | None) -> torch.Tensor | None:

@@ -12,7 +12,7 @@ from typing import Iterable
 import sentencepiece as spm
 
 from .errors import InputError
-from .tokens import BOS_ID, EOS_ID, PAD_ID, SPECIAL_PIECES, UNK_ID
+from .tokens import BOS_ID, EOS_ID, PAD_ID, PROJECT_SPECIALS, SPECIAL_PIECES, UNK_ID
 
 MAX_CHARS = 2000
 _CONTROL_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn"}
@@ -27,11 +27,13 @@ class Normalized:
     warnings: tuple[str, ...] = ()
 
 
-def normalize_source(text: str) -> Normalized:
+def normalize_source(text: str, canonical: bool = True) -> Normalized:
     """Make typed English canonical: case, spacing and final punctuation never change the output.
 
-    The model is trained on exactly this form (lower case, single spaces, no final
+    This project's models are trained on exactly this form (lower case, single spaces, no final
     punctuation), so "the red car is very fast" and "The red car is very fast." are one input.
+    With canonical=False (real pretrained models, which read text as typed) only invisible
+    characters, runs of spaces and excess length are dealt with.
     """
     if not isinstance(text, str):
         raise InputError(f"A sentence must be text, got {type(text).__name__}")
@@ -45,14 +47,18 @@ def normalize_source(text: str) -> Normalized:
     if len(cleaned) > MAX_CHARS:
         warnings.append(f"The text was cut to its first {MAX_CHARS} of {len(cleaned)} characters.")
         cleaned = cleaned[:MAX_CHARS]
-    canonical = _FINAL_PUNCTUATION.sub("", " ".join(cleaned.split()).lower())
-    if not canonical:
-        raise InputError("Type an English sentence to translate, for example: The cat sleeps.")
-    return Normalized(canonical, tuple(warnings))
+    spaced = " ".join(cleaned.split())
+    result = _FINAL_PUNCTUATION.sub("", spaced.lower()) if canonical else spaced
+    if not result:
+        raise InputError("Type an English sentence, for example: The cat sleeps.")
+    return Normalized(result, tuple(warnings))
 
 
 class Tokenizer:
     """A SentencePiece model shared by source and target, with this project's fixed special ids."""
+
+    specials = PROJECT_SPECIALS
+    canonical_input = True
 
     def __init__(self, model_proto: bytes) -> None:
         self.proto = model_proto
@@ -92,6 +98,10 @@ class Tokenizer:
     def encode(self, text: str) -> list[int]:
         """Piece ids of `text`, without BOS/EOS."""
         return self.sp.encode(text)
+
+    def encode_source(self, text: str) -> list[int]:
+        """Piece ids of `text`, then EOS: what the encoder reads."""
+        return self.sp.encode(text) + [EOS_ID]
 
     def pieces(self, ids: Iterable[int]) -> list[str]:
         """The piece of each id, as SentencePiece writes it (word starts carry '▁')."""

@@ -1,6 +1,8 @@
-"""Special token ids fixed for every tokenizer and checkpoint of this project, and padding."""
+"""Special token ids (this project's fixed ones, and a checkpoint's own), and padding."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import torch
 
@@ -11,7 +13,22 @@ EOS_ID = 3
 SPECIAL_PIECES = {PAD_ID: "<pad>", UNK_ID: "<unk>", BOS_ID: "<s>", EOS_ID: "</s>"}
 
 
-def pad_rows(rows: list[list[int]], device: torch.device | str | None = None) -> torch.Tensor:
-    """(B, longest) tensor of id rows, padded on the right with PAD_ID."""
+@dataclass(frozen=True)
+class SpecialIds:
+    """The ids decoding and padding need; each vocabulary carries its own."""
+
+    pad: int = PAD_ID
+    unk: int = UNK_ID
+    bos: int = BOS_ID               # the decoder's first input (Marian starts from its pad id)
+    eos: int = EOS_ID
+    banned: tuple[int, ...] = ()    # never produced (Marian's generation config bans <pad>)
+    force_eos_at_end: bool = False  # the last step allowed must end the output (Marian's forced_eos_token_id)
+
+
+PROJECT_SPECIALS = SpecialIds()
+
+
+def pad_rows(rows: list[list[int]], device: torch.device | str | None = None, pad_id: int = PAD_ID) -> torch.Tensor:
+    """(B, longest) tensor of id rows, padded on the right with `pad_id`."""
     width = max(len(r) for r in rows)
-    return torch.tensor([list(r) + [PAD_ID] * (width - len(r)) for r in rows], device=device)
+    return torch.tensor([list(r) + [pad_id] * (width - len(r)) for r in rows], device=device)

@@ -20,35 +20,55 @@ from .interventions import Interventions
 from .layers import TransformerLayer
 from .masks import combine, padding_mask, subsequent_mask
 from .positional import LearnedPositions, SinusoidalPositions
-from .tokens import PAD_ID
+
+
+def _positions(cfg: ModelConfig) -> nn.Module:
+    if cfg.positional == "learned":
+        return LearnedPositions(cfg.max_len, cfg.d_model)
+    return SinusoidalPositions(cfg.max_len, cfg.d_model, halves=cfg.positional == "sinusoidal_halves")
 
 
 class Embeddings(nn.Module):
-    """"We multiply those weights by sqrt(d_model)" and add the positional encoding (3.4, 3.5)."""
+    """"We multiply those weights by sqrt(d_model)" and add the positional encoding (3.4, 3.5).
+
+    BERT instead adds a token-type vector and normalizes the sum, without the scaling.
+    """
 
     def __init__(self, cfg: ModelConfig, token: nn.Embedding) -> None:
         super().__init__()
         self.token = token
-        self.scale = math.sqrt(cfg.d_model)
-        positions = SinusoidalPositions if cfg.positional == "sinusoidal" else LearnedPositions
-        self.positions = positions(cfg.max_len, cfg.d_model)
+        self.scale = math.sqrt(cfg.d_model) if cfg.scale_embeddings else 1.0
+        self.positions = _positions(cfg)
         self.dropout = Dropout(cfg.dropout)
         self.hook_ids = HookPoint()       # (B, L) token ids
         self.hook_token = HookPoint()     # (B, L, d_model) embedding rows
-        self.hook_scaled = HookPoint()    # (B, L, d_model) times sqrt(d_model)
+        self.hook_scaled = HookPoint()    # (B, L, d_model) times sqrt(d_model) (equal to token without scaling)
         self.hook_position = HookPoint()  # (B, L, d_model) zeros when switched off
+        if cfg.token_types:
+            self.token_type = nn.Embedding(cfg.token_types, cfg.d_model)
+            self.hook_token_type = HookPoint()  # (B, L, d_model) every piece is of type 0
         self.hook_sum = HookPoint()       # (B, L, d_model)
+        if cfg.embed_norm:
+            self.norm = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps)
+            self.hook_norm = HookPoint()  # (B, L, d_model) the normalized sum
 
     def forward(self, ids: torch.Tensor, use_positions: bool = True, start: int = 0) -> torch.Tensor:
         batch, length = self.hook_ids(ids).shape
         if start + length > self.positions.table.shape[0]:
             raise ValueError(f"sequence of {start + length} pieces exceeds max_len "
                              f"{self.positions.table.shape[0]}")
-        scaled = self.hook_scaled(self.hook_token(self.token(ids)) * self.scale)  # (B, L, d_model)
+        token = self.hook_token(self.token(ids))  # (B, L, d_model)
+        scaled = self.hook_scaled(token * self.scale if self.scale != 1.0 else token)
         position = self.positions(start, length).expand(batch, length, -1)  # (B, L, d_model)
         if not use_positions:
             position = torch.zeros_like(position)
-        return self.dropout(self.hook_sum(scaled + self.hook_position(position)))
+        total = scaled + self.hook_position(position)
+        if hasattr(self, "token_type"):
+            total = total + self.hook_token_type(self.token_type.weight[0].expand(batch, length, -1))
+        total = self.hook_sum(total)
+        if hasattr(self, "norm"):
+            total = self.hook_norm(self.norm(total))
+        return self.dropout(total)
 
 
 class Encoder(nn.Module):
@@ -57,7 +77,7 @@ class Encoder(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.layers = nn.ModuleList(TransformerLayer(cfg, cross=False) for _ in range(cfg.n_encoder_layers))
-        self.final_norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
+        self.final_norm = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps) if cfg.norm_first else nn.Identity()
         self.hook_memory = HookPoint()  # (B, S, d_model) what the decoder's cross-attention reads
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None, iv: Interventions) -> torch.Tensor:
@@ -73,7 +93,7 @@ class Decoder(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.layers = nn.ModuleList(TransformerLayer(cfg, cross=True) for _ in range(cfg.n_decoder_layers))
-        self.final_norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
+        self.final_norm = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps) if cfg.norm_first else nn.Identity()
         self.hook_output = HookPoint()  # (B, T, d_model)
 
     def forward(self, x: torch.Tensor, self_mask: torch.Tensor | None, memory: torch.Tensor,
@@ -87,20 +107,24 @@ class Decoder(nn.Module):
 
 
 class Transformer(nn.Module):
-    """Encoder, decoder and the output projection to the shared vocabulary."""
+    """Encoder, decoder and the output projection to the shared vocabulary; with no decoder
+    layers (an encoder-only model such as BERT), the encoder alone."""
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.cfg = cfg
-        src_token = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=PAD_ID)
-        tgt_token = src_token if cfg.tie_embeddings else nn.Embedding(cfg.vocab_size, cfg.d_model,
-                                                                       padding_idx=PAD_ID)
+        src_token = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
         self.src_embed = Embeddings(cfg, src_token)
-        self.tgt_embed = Embeddings(cfg, tgt_token)
         self.encoder = Encoder(cfg)
-        self.decoder = Decoder(cfg)
-        self.generator = None if cfg.tie_embeddings else nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
-        self.hook_logits = HookPoint()  # (B, T, vocab)
+        if cfg.n_decoder_layers:
+            tgt_token = src_token if cfg.tie_embeddings else nn.Embedding(cfg.vocab_size, cfg.d_model,
+                                                                           padding_idx=cfg.pad_id)
+            self.tgt_embed = Embeddings(cfg, tgt_token)
+            self.decoder = Decoder(cfg)
+            self.generator = None if cfg.tie_embeddings else nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+            if cfg.logits_bias:
+                self.logits_bias = nn.Parameter(torch.zeros(cfg.vocab_size), requires_grad=False)
+            self.hook_logits = HookPoint()  # (B, T, vocab)
         self._init_weights()
         self.hook_names = name_hook_points(self)
 
@@ -110,13 +134,13 @@ class Transformer(nn.Module):
                 # N(0, d^-1/2): after the sqrt(d_model) scaling, embeddings have unit scale.
                 nn.init.normal_(param, std=self.cfg.d_model ** -0.5)
                 with torch.no_grad():
-                    param[PAD_ID].zero_()
+                    param[self.cfg.pad_id].zero_()
             elif param.dim() > 1 and "positions" not in name:
                 nn.init.xavier_uniform_(param)
 
     def encode(self, src: torch.Tensor, iv: Interventions) -> tuple[torch.Tensor, torch.Tensor | None]:
         """src (B, S) ids -> memory (B, S, d_model) and the source padding mask it was built with."""
-        src_mask = padding_mask(src, PAD_ID) if iv.padding_mask else None  # (B, 1, 1, S)
+        src_mask = padding_mask(src, self.cfg.pad_id) if iv.padding_mask else None  # (B, 1, 1, S)
         memory = self.encoder(self.src_embed(src, iv.positional_encoding), src_mask, iv)
         return memory, src_mask
 
@@ -127,12 +151,12 @@ class Transformer(nn.Module):
         self_mask = None
         if cache is None:  # with a cache, each step's keys are its own past: nothing to hide
             causal = subsequent_mask(length, tgt.device) if iv.causal_mask else None  # (T, T)
-            pad = padding_mask(tgt, PAD_ID) if iv.padding_mask else None  # (B, 1, 1, T)
+            pad = padding_mask(tgt, self.cfg.pad_id) if iv.padding_mask else None  # (B, 1, 1, T)
             self_mask = combine(causal, pad)
         x = self.tgt_embed(tgt, iv.positional_encoding, start)
         x = self.decoder(x, self_mask, memory, src_mask, iv, cache)  # (B, T, d_model)
         weight = self.tgt_embed.token.weight if self.generator is None else self.generator.weight
-        return self.hook_logits(F.linear(x, weight))
+        return self.hook_logits(F.linear(x, weight, getattr(self, "logits_bias", None)))
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor, iv: Interventions = Interventions()) -> torch.Tensor:
         """Teacher-forced pass: logits (B, T, vocab) for target inputs `tgt` given source `src`."""

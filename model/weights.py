@@ -1,0 +1,102 @@
+"""Weights from safetensors files (one file, or shards with an index) into the one Transformer.
+
+Nothing here unpickles: a directory that has only PyTorch's pickle format is refused with the
+command that converts it once (`python -m model.convert_bin DIR`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Iterable
+
+import torch
+from safetensors import safe_open
+
+from .config import ModelConfig
+from .errors import CheckpointError
+from .positional import SinusoidalPositions, sinusoidal_encoding
+from .transformer import Transformer
+
+WEIGHTS, INDEX, PICKLE = "model.safetensors", "model.safetensors.index.json", "pytorch_model.bin"
+CONVERT_COMMAND = "python -m model.convert_bin"
+
+
+def weight_files(path: Path) -> list[Path]:
+    """The safetensors file(s) of a checkpoint directory, or a CheckpointError that says what to do."""
+    if (path / WEIGHTS).is_file():
+        return [path / WEIGHTS]
+    if (path / INDEX).is_file():
+        try:
+            index = json.loads((path / INDEX).read_text(encoding="utf-8"))
+            shards = sorted(set(index["weight_map"].values()))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise CheckpointError(f"Cannot load the checkpoint at {path}: {INDEX} is not a valid shard index "
+                                  f"({exc}).") from None
+        missing = [name for name in shards if not (path / name).is_file() or "/" in name or "\\" in name]
+        if missing:
+            raise CheckpointError(f"Cannot load the checkpoint at {path}: shards named in {INDEX} are missing: "
+                                  f"{', '.join(missing[:3])}.")
+        return [path / name for name in shards]
+    if (path / PICKLE).is_file():
+        raise CheckpointError(f"The checkpoint at {path} has only {PICKLE}, PyTorch's pickle format, which this app "
+                              f"never opens (a pickle can run code). Convert it once with: {CONVERT_COMMAND} {path}")
+    raise CheckpointError(f"Cannot load the checkpoint at {path}: it has no {WEIGHTS} (nor {INDEX}).")
+
+
+def read_tensors(files: Iterable[Path]) -> dict[str, torch.Tensor]:
+    """Every tensor of the safetensors files, by name; a corrupt or foreign file is refused."""
+    tensors: dict[str, torch.Tensor] = {}
+    for file in files:
+        # safe_open parses the safetensors header itself: a pickle or a truncated file is
+        # refused, never executed.
+        try:
+            with safe_open(str(file), framework="pt") as handle:
+                for name in handle.keys():
+                    tensors[name] = handle.get_tensor(name)
+        except Exception as exc:  # the library raises several types for corrupt files
+            raise CheckpointError(f"Cannot load the checkpoint at {file.parent}: {file.name} is not a valid "
+                                  f"safetensors file ({type(exc).__name__}: {exc}).") from None
+    return tensors
+
+
+def build_model(cfg: ModelConfig, state: dict[str, torch.Tensor], where: Path) -> Transformer:
+    """A Transformer in eval mode holding exactly `state` (our parameter names), checked name by
+    name and shape by shape. The tensors become the parameters (no second copy in memory)."""
+    with torch.device("meta"):
+        model = Transformer(cfg)
+    every = dict(model.named_parameters(remove_duplicate=False))
+    expected = dict(model.named_parameters())  # a tied matrix once, under its first name
+    canonical = {name: next(n for n, p in expected.items() if p is param) for name, param in every.items()}
+    absent, extra = sorted(set(expected) - set(state)), sorted(set(state) - set(expected))
+    if absent or extra:
+        raise CheckpointError(f"Cannot load the checkpoint at {where}: the weights do not match the config "
+                              f"(missing {absent[:3]}, unexpected {extra[:3]}).")
+    ready = {}
+    for name, param in expected.items():
+        tensor = state[name]
+        if tuple(tensor.shape) != tuple(param.shape):
+            raise CheckpointError(f"Cannot load the checkpoint at {where}: weight {name} has shape "
+                                  f"{tuple(tensor.shape)}, the config needs {tuple(param.shape)}.")
+        if not tensor.dtype.is_floating_point or not torch.isfinite(tensor).all():
+            raise CheckpointError(f"Cannot load the checkpoint at {where}: weight {name} is not a finite "
+                                  "floating-point tensor.")
+        ready[name] = tensor.float()  # no copy when already float32
+    model.load_state_dict({name: ready[canonical[name]] for name in every}, strict=True, assign=True)
+    for module in model.modules():  # formulas, not weights: computed again off the meta device
+        if isinstance(module, SinusoidalPositions):
+            length, width = module.table.shape
+            module.register_buffer("table", sinusoidal_encoding(length, width, module.halves), persistent=False)
+    return model.eval()
+
+
+def fingerprint(files: Iterable[Path]) -> str:
+    """sha256 over the files' contents, in order: names one exact model (config, tokenizer, weights)."""
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(file.name.encode())
+        with open(file, "rb") as handle:
+            while chunk := handle.read(1 << 22):
+                digest.update(chunk)
+    return digest.hexdigest()[:16]
