@@ -1,0 +1,80 @@
+"""Hugging Face checkpoint families, each a small converter onto the one Transformer.
+
+A family module maps the checkpoint's config.json onto `ModelConfig` (`model_config`), its
+parameter names onto ours (`rename`), and reads its tokenizer files into a `Vocabulary`
+(`vocabulary`, `tokenizer_files`). Everything else (weights, checks, the card) is shared here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from types import ModuleType
+
+from ..checkpoint import Checkpoint
+from ..errors import CheckpointError
+from ..weights import build_model, fingerprint, read_tensors, weight_files
+from . import bert, marian
+
+FAMILIES: dict[str, ModuleType] = {"marian": marian, "bert": bert}
+SUPPORTED = "marian (Marian MT, e.g. Helsinki-NLP/opus-mt-en-fr) and bert (BERT, MiniLM and other BERT encoders)"
+GENERATION = "generation_config.json"
+
+
+def load_family(path: Path, hf_config: dict) -> Checkpoint:
+    """Load a Hugging Face directory whose config.json names its model_type."""
+    model_type = hf_config.get("model_type")
+    family = FAMILIES.get(model_type) if isinstance(model_type, str) else None
+    if family is None:
+        raise CheckpointError(f"Cannot open the checkpoint at {path}: model_type {model_type!r} is not a "
+                              f"supported family. Supported: {SUPPORTED}.")
+    generation = _optional_json(path / GENERATION)
+    cfg = family.model_config(hf_config, path)
+    vocab = family.vocabulary(path, hf_config, generation)
+    if vocab.vocab_size > cfg.vocab_size:
+        raise CheckpointError(f"Cannot open the checkpoint at {path}: the tokenizer has {vocab.vocab_size} ids but "
+                              f"the model only {cfg.vocab_size}.")
+    files = weight_files(path)
+    model = build_model(cfg, family.rename(read_tensors(files), path), path)
+    card = _card(path, hf_config, model_type, sum(p.numel() for p in model.parameters()),
+                 sum(f.stat().st_size for f in files))
+    identity = fingerprint([path / "config.json", *family.tokenizer_files(path), *files])
+    return Checkpoint(path, cfg, model, vocab, card, identity, model_type, generation,
+                      family.pooling(path) if hasattr(family, "pooling") else "mean")
+
+
+def _optional_json(file: Path) -> dict:
+    if not file.is_file():
+        return {}
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CheckpointError(f"Cannot open the checkpoint at {file.parent}: {file.name} is not readable JSON "
+                              f"({exc}).") from None
+    return data if isinstance(data, dict) else {}
+
+
+def _readme_facts(path: Path) -> dict[str, str]:
+    """The title and licence a model's README.md states (its front matter and first heading)."""
+    try:
+        text = (path / "README.md").read_text(encoding="utf-8")[:20_000]
+    except (OSError, UnicodeDecodeError):
+        return {}
+    facts = {}
+    licence = re.search(r"^license:\s*(\S+)", text, flags=re.MULTILINE)
+    if licence:
+        facts["licence"] = licence.group(1)
+    title = re.search(r"^#\s+(.+)$", text, flags=re.MULTILINE)
+    if title:
+        facts["name"] = title.group(1).strip()[:80]
+    return facts
+
+
+def _card(path: Path, hf_config: dict, model_type: str, n_params: int, weight_bytes: int) -> dict:
+    facts = _readme_facts(path)
+    return {"name": facts.get("name") or path.name, "family": model_type,
+            "source": str(hf_config.get("_name_or_path") or path.name), "path": str(path),
+            "licence": facts.get("licence", "not stated in the checkpoint"),
+            "architectures": hf_config.get("architectures", []), "parameters": n_params,
+            "weights_bytes": weight_bytes}

@@ -1,0 +1,135 @@
+"""BERT encoders (BERT, MiniLM, ...): learned positions, token types, LayerNorm on the embedding
+sum, no sqrt(d_model) scaling, GELU, Post-LN; no decoder. Tokenized by the `tokenizers` library
+from the checkpoint's own tokenizer.json."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Iterable
+
+import torch
+from tokenizers import Tokenizer
+
+from ..config import ModelConfig
+from ..errors import CheckpointError
+from ..tokens import SpecialIds
+
+ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu",
+               "silu": "silu", "swish": "silu"}
+_EMBEDDINGS = {"embeddings.word_embeddings.weight": "src_embed.token.weight",
+               "embeddings.position_embeddings.weight": "src_embed.positions.table",
+               "embeddings.token_type_embeddings.weight": "src_embed.token_type.weight",
+               "embeddings.LayerNorm.weight": "src_embed.norm.weight",
+               "embeddings.LayerNorm.bias": "src_embed.norm.bias"}
+_LAYER_PARTS = {"attention.self.query": "self_attn.w_q", "attention.self.key": "self_attn.w_k",
+                "attention.self.value": "self_attn.w_v", "attention.output.dense": "self_attn.w_o",
+                "attention.output.LayerNorm": "norm_self", "intermediate.dense": "ffn.w_1",
+                "output.dense": "ffn.w_2", "output.LayerNorm": "norm_ffn"}
+_LAYER = re.compile(r"^encoder\.layer\.(\d+)\.(.+)\.(weight|bias)$")
+_UNUSED = ("embeddings.position_ids", "pooler.", "cls.")  # an index buffer and heads the encoder view never runs
+
+
+def _refuse(path: Path, problem: str) -> CheckpointError:
+    return CheckpointError(f"Cannot open the BERT checkpoint at {path}: {problem}.")
+
+
+def model_config(hf: dict, path: Path) -> ModelConfig:
+    """Our (encoder-only) ModelConfig for a BERT config.json."""
+    if hf.get("position_embedding_type", "absolute") != "absolute":
+        raise _refuse(path, f"position_embedding_type {hf.get('position_embedding_type')!r} is not supported "
+                            "(only absolute learned positions)")
+    activation = ACTIVATIONS.get(hf.get("hidden_act", "gelu"))
+    if activation is None:
+        raise _refuse(path, f"hidden_act {hf.get('hidden_act')!r} is not one of {sorted(ACTIVATIONS)}")
+    try:
+        return ModelConfig(vocab_size=hf.get("vocab_size"), d_model=hf.get("hidden_size", 768),
+                           n_heads=hf.get("num_attention_heads", 12), d_ff=hf.get("intermediate_size", 3072),
+                           n_encoder_layers=hf.get("num_hidden_layers", 12), n_decoder_layers=0, dropout=0.0,
+                           max_len=hf.get("max_position_embeddings", 512), norm_first=False, activation=activation,
+                           positional="learned", scale_embeddings=False, embed_norm=True,
+                           token_types=hf.get("type_vocab_size", 2), layer_norm_eps=float(hf.get("layer_norm_eps", 1e-12)),
+                           pad_id=hf.get("pad_token_id", 0) or 0)
+    except (TypeError, ValueError) as exc:
+        raise _refuse(path, f"config.json does not describe a usable model ({exc})") from None
+
+
+def _norm_name(name: str) -> str:
+    return name.replace("LayerNorm.gamma", "LayerNorm.weight").replace("LayerNorm.beta", "LayerNorm.bias")
+
+
+def rename(tensors: dict[str, torch.Tensor], path: Path) -> dict[str, torch.Tensor]:
+    """BERT parameter names (with or without the `bert.` prefix) -> ours; the pooler is left out."""
+    ours = {}
+    for name, tensor in tensors.items():
+        name = _norm_name(name.removeprefix("bert."))
+        if name.startswith(_UNUSED):
+            continue
+        if name in _EMBEDDINGS:
+            ours[_EMBEDDINGS[name]] = tensor
+            continue
+        match = _LAYER.match(name)
+        part = _LAYER_PARTS.get(match.group(2)) if match else None
+        if part is None:
+            ours[name] = tensor  # left under its own name: reported as unexpected
+            continue
+        layer, _, kind = match.groups()
+        ours[f"encoder.layers.{layer}.{part}.{kind}"] = tensor
+    return ours
+
+
+def tokenizer_files(path: Path) -> list[Path]:
+    """The files that define this tokenizer (part of the checkpoint's identity)."""
+    return [path / "tokenizer.json"]
+
+
+def pooling(path: Path) -> str:
+    """'cls' when sentence-transformers' pooling config says so, else 'mean' (its usual choice)."""
+    try:
+        config = json.loads((path / "1_Pooling" / "config.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return "mean"
+    return "cls" if isinstance(config, dict) and config.get("pooling_mode_cls_token") else "mean"
+
+
+class BertVocabulary:
+    """The checkpoint's tokenizer.json run by the `tokenizers` library: [CLS] pieces [SEP]."""
+
+    canonical_input = False
+
+    def __init__(self, path: Path, hf: dict) -> None:
+        if not (path / "tokenizer.json").is_file():
+            raise _refuse(path, "missing tokenizer.json")
+        try:
+            self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+        except Exception as exc:  # the library raises its own exception type for broken files
+            raise _refuse(path, f"tokenizer.json is not readable ({exc})") from None
+        self.tokenizer.no_truncation()  # the engine cuts to the model's length itself, with a warning
+        self.tokenizer.no_padding()
+        found = {name: self.tokenizer.token_to_id(name) for name in ("[PAD]", "[UNK]", "[CLS]", "[SEP]")}
+        if None in found.values():
+            raise _refuse(path, "tokenizer.json lacks one of [PAD], [UNK], [CLS], [SEP]")
+        self.specials = SpecialIds(pad=found["[PAD]"], unk=found["[UNK]"], bos=found["[CLS]"], eos=found["[SEP]"])
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of ids, added tokens included."""
+        return self.tokenizer.get_vocab_size(with_added_tokens=True)
+
+    def encode_source(self, text: str) -> list[int]:
+        """[CLS] pieces [SEP], as the reference tokenizer gives them."""
+        return self.tokenizer.encode(text).ids
+
+    def pieces(self, ids: Iterable[int]) -> list[str]:
+        """The token of each id ('##' marks a piece that continues a word)."""
+        return [self.tokenizer.id_to_token(int(i)) or "[UNK]" for i in ids]
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Text of ids, special tokens left out."""
+        return self.tokenizer.decode([int(i) for i in ids])
+
+
+def vocabulary(path: Path, hf: dict, generation: dict) -> BertVocabulary:
+    """The tokenizer of a BERT directory."""
+    return BertVocabulary(path, hf)
