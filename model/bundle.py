@@ -107,6 +107,11 @@ class Bundle:
         """The checkpoint directory."""
         return self.checkpoint.path
 
+    def position_table(self) -> np.ndarray:
+        """(max_len, d_model) what the encoder adds at each position: the sinusoid (either layout)
+        or the learned table."""
+        return self.model.src_embed.positions.table.detach().float().numpy().copy()
+
     def train_log(self) -> list[dict]:
         """The training log records of this checkpoint, if it has one."""
         return read_train_log(self.path)

@@ -1,46 +1,90 @@
-"""Translate: the translation, the pieces with their ids, every step's candidates, the beams."""
+"""Translate: the translation, the pieces with their ids, every step's candidates, the beams.
+For an encoder-only model: the sentence, its pieces, its embedding and its similarity to another."""
 
 import streamlit as st
 
-from ui.page import big_text, md, start
+from model import cosine
+from ui.page import Page, big_text, bind, md, page_value, start
+from ui.urlstate import Field
+from viz.embedding import embedding_strips
 from viz.translate import beams_frame, pieces_frame, step_candidates, steps_frame
 
-page = start("Translate")
+
+def _second_sentence(text: str) -> str:
+    if not text.strip() or len(text) > 2000:
+        raise ValueError("expected a sentence of at most 2000 characters")
+    return text
+
+
+def sentence_page(page: Page) -> None:
+    """What an encoder-only model does with a sentence: pieces, ids, and one vector for the whole."""
+    result, trace = page.result, page.result.trace
+    st.info(f"{page.bundle.name} is an encoder-only model ({page.bundle.family}): it reads a sentence and gives "
+            "one vector per piece, which the other pages open up, but it has no decoder and does not translate. "
+            "Averaged over the pieces, those vectors make one sentence embedding; sentences that mean "
+            "similar things get embeddings pointing the same way.")
+    st.caption("The model read:")
+    big_text(result.source, 1.6)
+    st.subheader("Pieces")
+    st.caption("The tokenizer splits the text into word pieces (## marks a piece that continues a word) between "
+               "[CLS] and [SEP]; the encoder reads their ids.")
+    st.dataframe(pieces_frame(trace.src_pieces, list(trace.src_ids)), hide_index=True, height=280)
+    st.subheader("Sentence embedding and similarity")
+    page_value(Field("compare", "A little girl is looking at a bird.", _second_sentence))
+    other_text = bind("compare", st.text_input, label="A second sentence to compare with", max_chars=2000)
+    other = page.encode(other_text)
+    for warning in other.warnings:
+        st.warning(md(warning))
+    similarity = cosine(result.embedding, other.embedding)
+    st.metric("Cosine similarity of the two sentence embeddings", f"{similarity:.3f}")
+    page.show(embedding_strips([result.embedding, other.embedding], [result.source, other.source], page.style,
+                               f"Sentence embeddings ({result.embedding.shape[0]} dimensions)"),
+              f"Each row is one sentence's embedding ({'the first piece, [CLS]' if page.bundle.pooling == 'cls' else 'the mean of its pieces’ final vectors'}, "
+              "scaled to length 1); red is positive, blue negative. The cosine similarity is the sum of the "
+              "products of the two rows, column by column: 1 for the same direction, near 0 for unrelated "
+              "sentences.", key="embeddings")
+    page.finish()
+
+
+page = start("Translate", encoder_title="Sentence")
+if page.encoder_only:
+    sentence_page(page)
+    st.stop()
 result, trace, ctl = page.result, page.result.trace, page.controls
 
-st.caption("French translation" + (f" (beam search, {ctl.beam_size} beams)" if ctl.beam_size > 1 else " (greedy)"))
+st.caption(("French translation" if page.bundle.family == "anatomy" else "Translation") + (f" (beam search, {ctl.beam_size} beams)" if ctl.beam_size > 1 else " (greedy)"))
 big_text(result.translation or "(empty output)")
 st.caption("The model read:")
 st.text(result.source)
 
 if result.unknown_words:
     st.markdown("Flagged, never seen in training: " + ", ".join(f"**{md(w)}**" for w in result.unknown_words))
-with st.expander("What vocabulary does the model know?"):
-    try:
-        from model.corpus import lexicon_by_category
-        categories = lexicon_by_category()
-    except ImportError:
-        categories = {}
-    if categories:
-        st.write("The corpus the model was trained on uses these English words (with their French):")
-        cols = st.columns(3)
-        for index, (category, pairs) in enumerate(categories.items()):
-            with cols[index % 3]:
-                st.markdown(f"**{category.capitalize()}** ({len(pairs)})")
-                st.dataframe({"English": [en for en, _ in pairs], "French": [fr for _, fr in pairs]},
-                             hide_index=True, height=200)
-    known = sorted(page.bundle.known_words)
-    if known:
-        st.write(f"Words seen in the training sentences ({len(known)}):")
-        st.text(", ".join(known))
-    elif not categories:
-        st.write("This checkpoint does not list its vocabulary.")
+if page.bundle.family == "anatomy":  # the corpus lexicon is this project's own models' vocabulary
+    with st.expander("What vocabulary does the model know?"):
+        try:
+            from model.corpus import lexicon_by_category
+            categories = lexicon_by_category()
+        except ImportError:
+            categories = {}
+        if categories:
+            st.write("The corpus the model was trained on uses these English words (with their French):")
+            cols = st.columns(3)
+            for index, (category, pairs) in enumerate(categories.items()):
+                with cols[index % 3]:
+                    st.markdown(f"**{category.capitalize()}** ({len(pairs)})")
+                    st.dataframe({"English": [en for en, _ in pairs], "French": [fr for _, fr in pairs]},
+                                 hide_index=True, height=200)
+        known = sorted(page.bundle.known_words)
+        if known:
+            st.write(f"Words seen in the training sentences ({len(known)}):")
+            st.text(", ".join(known))
+        elif not categories:
+            st.write("This checkpoint does not list its vocabulary.")
 
 st.subheader("Pieces")
 st.caption("SentencePiece splits text into pieces; ▁ marks the start of a word. The encoder reads the source "
            "pieces; the decoder produced the output pieces one per step.")
-tokenizer = page.bundle.tokenizer
-out_ids = list(result.output_ids) or [tokenizer.sp.piece_to_id(p) for p in trace.out_pieces]
+out_ids = list(result.output_ids)
 left, right = st.columns(2)
 with left:
     st.markdown("**Source pieces** (encoder input)")

@@ -10,6 +10,7 @@ from viz.labels import display_piece
 page = start("Attention")
 trace, ctl, style = page.result.trace, page.controls, page.style
 n_steps = len(trace.tgt_pieces)
+blocks = {b: pair for b, pair in BLOCKS.items() if page.limits.layers_of(pair[0])}  # an encoder-only model has one
 
 CAPTIONS = {
     "enc-self": "Rows are queries, columns are keys, both source pieces. Row i shows how much piece i "
@@ -30,22 +31,28 @@ def _queries(block: str) -> list[str]:
     return trace.src_pieces if block == "enc-self" else trace.tgt_pieces
 
 
-# A step kept from a longer output (or a URL) is brought inside this output before the slider sees it.
-step = min(ctl.step, n_steps - 1)
-set_value("step", step + 1)
-if n_steps > 1:
-    step = bind("step", st.slider, label="Decoding step t (outlined row in the decoder plots)",
-                min_value=1, max_value=n_steps) - 1
-st.markdown(f"Step **t = {step + 1}** read “{md(display_piece(trace.tgt_pieces[step]))}” (decoder position {step}, "
-            f"counted from 0 like every position here) and produced “{md(display_piece(trace.out_pieces[step]))}”.")
-if not ctl.causal:
+step = 0
+if page.encoder_only:
+    st.info(f"{page.bundle.name} is encoder-only: below is its self-attention, where every piece looks at every "
+            "piece. Decoder masked self-attention and cross-attention do not apply: the model has no decoder.")
+else:
+    # A step kept from a longer output (or a URL) is brought inside this output before the slider sees it.
+    step = min(ctl.step, n_steps - 1)
+    set_value("step", step + 1)
+    if n_steps > 1:
+        step = bind("step", st.slider, label="Decoding step t (outlined row in the decoder plots)",
+                    min_value=1, max_value=n_steps) - 1
+    st.markdown(f"Step **t = {step + 1}** read “{md(display_piece(trace.tgt_pieces[step]))}” (decoder position "
+                f"{step}, counted from 0 like every position here) and produced "
+                f"“{md(display_piece(trace.out_pieces[step]))}”.")
+if not ctl.causal and not page.encoder_only:
     st.info("The causal mask is off. While decoding, step t still reads only the pieces made so far (later ones do "
             "not exist yet, so the right of the diagonal stays empty): each row below is what its step computed in "
             "its own pass. What changes is that those earlier pieces, recomputed at every step, now read each "
             "other both ways, so from decoder layer 2 on their keys and values differ from the masked run. The "
             "Masks and heads lab shows the whole output read in one pass, where the future lights up.")
 
-for block, (stack, kind) in BLOCKS.items():
+for block, (stack, kind) in blocks.items():
     n_layers = page.limits.layers_of(stack)
     layer = min(ctl.layer, n_layers - 1)
     pattern = trace.pattern(stack, kind, layer)
@@ -76,8 +83,9 @@ for block, (stack, kind) in BLOCKS.items():
 st.subheader("Model view: all layers × all heads")
 VIEW = Field("view", "dec-cross", lambda text: text if text in BLOCKS else (_ for _ in ()).throw(
     ValueError(f"expected one of {', '.join(BLOCKS)}")))
-page_value(VIEW)
-view = bind("view", st.radio, label="Attention kind", options=list(BLOCKS), horizontal=True,
+if page_value(VIEW) not in blocks:  # a decoder view kept from another model
+    set_value("view", next(iter(blocks)))
+view = bind("view", st.radio, label="Attention kind", options=list(blocks), horizontal=True,
             format_func=lambda b: BLOCK_NAMES[b].capitalize())
 stack, kind = BLOCKS[view]
 patterns = [trace.pattern(stack, kind, layer) for layer in range(page.limits.layers_of(stack))]

@@ -13,8 +13,10 @@ trace, ctl, style, cfg = page.result.trace, page.controls, page.style, page.bund
 stages = [name for name, _ in trace.stages]
 
 st.markdown(f"B = batch ({trace.tensor('src_embed.hook_ids').shape[0]}), S = source pieces ({len(trace.src_pieces)}), "
-            f"T = target pieces ({len(trace.tgt_pieces)}), d_model = {cfg.d_model}, h = {cfg.n_heads} heads, "
-            f"d_k = d_model / h = {cfg.d_k}, d_ff = {cfg.d_ff}, vocab = {cfg.vocab_size}.")
+            + ("" if page.encoder_only else f"T = target pieces ({len(trace.tgt_pieces)}), ")
+            + f"d_model = {cfg.d_model}, h = {cfg.n_heads} heads, d_k = d_model / h = {cfg.d_k}, d_ff = {cfg.d_ff}, "
+            f"vocab = {cfg.vocab_size:,}." + (" This model is encoder-only: its stages end with the encoder's output, "
+                                             "with no decoder and no logits." if page.encoder_only else ""))
 
 
 def _stage(text: str) -> str:
@@ -33,7 +35,7 @@ st.dataframe(frame, hide_index=True, height=420,
              column_config={c: st.column_config.NumberColumn(c, format="%.4f") for c in ("mean", "std", "min", "max")})
 st.caption("Statistics are over the finite entries; 'masked' counts the −∞ that masks put into the scores.")
 
-st.subheader("The flow through one encoder layer and one decoder layer")
+st.subheader("The flow through one encoder layer" + ("" if page.encoder_only else " and one decoder layer"))
 page.show(flow_diagram(dict(trace.stages), style),
           "Numbers on the arrows are the shapes of the tensors that flow along them for this sentence.",
           key="flow")

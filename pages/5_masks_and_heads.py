@@ -2,19 +2,25 @@
 
 import streamlit as st
 
-from model import AnatomyError, Trace
+from model import AnatomyError, Trace, cosine
 from ui import engine
-from ui.page import bind, md, page_value, start, two_translations
+from ui.page import bind, md, page_value, set_value, start, two_translations
 from ui.urlstate import BLOCK_NAMES, BLOCKS, Field, all_heads, head_label
-from viz.masks import (fixed_output_probabilities, knockout_chart, knockout_frame, mask_comparison,
-                       probability_comparison, score_pipeline)
+from viz.masks import (embedding_knockout_chart, embedding_knockout_frame, fixed_output_probabilities,
+                       knockout_chart, knockout_frame, mask_comparison, probability_comparison, score_pipeline)
 
 page = start("Masks and heads lab")
 ctl, style, limits = page.controls, page.style, page.limits
-st.caption("This lab looks at one pass over the whole translation with every piece fed at once, as in training, "
-           "which is where the masks do their work.")
-# the page's translation, all of it read in one pass under the sidebar's switches
-trace = engine.teacher_forced(page.bundle, ctl.sentence, page.result.output_ids, ctl.interventions())
+pad_piece = page.bundle.tokenizer.pieces([page.bundle.specials.pad])[0]
+if page.encoder_only:
+    st.caption("This lab looks at the encoder's one pass over the sentence: the padding mask and knocked-out heads.")
+    trace = page.result.trace
+else:
+    st.caption("This lab looks at one pass over the whole translation with every piece fed at once, as in training, "
+               "which is where the masks do their work.")
+    # the page's translation, all of it read in one pass under the sidebar's switches
+    trace = engine.teacher_forced(page.bundle, ctl.sentence, page.result.output_ids, ctl.interventions())
+blocks = {b: pair for b, pair in BLOCKS.items() if limits.layers_of(pair[0])}
 
 
 def _block(text: str) -> str:
@@ -29,12 +35,13 @@ def _short(text: str) -> str:
     return text
 
 
-page_value(Field("block", "dec-self", _block))
+if page_value(Field("block", "dec-self", _block)) not in blocks:
+    set_value("block", next(iter(blocks)))
 page_value(Field("short", "I see a bird.", _short))
 
 # 1. scores -> masked scores -> softmax
 st.subheader("One head, step by step: scores → mask → softmax")
-block = bind("block", st.radio, label="Attention block", options=list(BLOCKS), horizontal=True,
+block = bind("block", st.radio, label="Attention block", options=list(blocks), horizontal=True,
              format_func=lambda b: BLOCK_NAMES[b].capitalize())
 stack, kind = BLOCKS[block]
 layer = min(ctl.layer, limits.layers_of(stack) - 1)
@@ -56,6 +63,66 @@ def _mask_effect(on: Trace, off: Trace, stack: str, layer: int, pieces: list[str
                               pieces, pieces, style, f"{title} L{layer + 1} H{ctl.head + 1}",
                               (f"{mask} on", f"{mask} off")), caption, key=key)
 
+
+def encoder_lab() -> None:
+    """Padding and knock-out for a model without a decoder, judged by the sentence embedding."""
+    st.subheader("The causal mask")
+    st.info(f"{page.bundle.name} is encoder-only: it has no decoder, so there is no causal mask. Its "
+            "self-attention lets every piece look at every other, before and after it.")
+    st.subheader("The padding mask: batching a shorter sentence")
+    short = bind("short", st.text_input, label="A second sentence, batched with yours")
+    try:
+        alone = engine.encode(page.bundle, short, ctl.interventions())
+        with_pad = engine.encode_batch(page.bundle, [ctl.sentence, short], ctl.interventions(padding_mask=True))
+        without_pad = engine.encode_batch(page.bundle, [ctl.sentence, short], ctl.interventions(padding_mask=False))
+    except AnatomyError as exc:
+        st.error(md(str(exc)))
+        return
+    row = 1 if with_pad[1].trace.src_pieces.count(pad_piece) >= with_pad[0].trace.src_pieces.count(pad_piece) else 0
+    padded_on, padded_off = with_pad[row].trace, without_pad[row].trace
+    n_pad = padded_on.src_pieces.count(pad_piece)
+    st.markdown(f"In one batch every row has the same length, so the shorter sentence gets **{n_pad}** "
+                f"`{pad_piece}` pieces at the end." if n_pad else
+                "Both sentences have the same length: make the second one shorter to see padding.")
+    _mask_effect(padded_on, padded_off, "encoder", min(ctl.layer, limits.n_encoder_layers - 1), padded_on.src_pieces,
+                 "The shorter sentence, encoder self-attention", "padding mask",
+                 f"With the mask on, no query gives any weight to the {pad_piece} columns; with it off, real words "
+                 "leak attention into padding.", "padding")
+    left, right = st.columns(2)
+    left.metric("Its embedding in the batch vs alone, padding mask on",
+                f"{cosine(with_pad[row].embedding, alone.embedding):.4f}")
+    right.metric("the same with the padding mask off", f"{cosine(without_pad[row].embedding, alone.embedding):.4f}")
+    st.caption("Cosine similarity to the sentence encoded on its own (1 = the same embedding): with the mask, "
+               "padding changes nothing; without it, the padding leaks into every vector.")
+
+    st.subheader("Knock out heads")
+    labels = {h: head_label(h) for h in all_heads(limits)}
+    if not ctl.ablate:
+        st.info("Pick heads under “Knock out heads” in the sidebar to see what the model does without them.")
+    else:
+        before = page.encode(ablate=frozenset())
+        st.markdown("Knocked out: " + ", ".join(f"`{labels[h]}`" for h in ctl.ablate))
+        st.metric("Cosine similarity of the sentence embedding with and without them",
+                  f"{cosine(before.embedding, page.result.embedding):.4f}")
+    st.subheader("Knock out each head in turn")
+    heads = [h for h in all_heads(limits) if h not in ctl.ablate]
+    st.caption(f"Knocks out each of the {len(heads)} heads in turn (on top of the sidebar's switches) and ranks them "
+               "by how far the sentence embedding moves: 1 − its cosine similarity to the embedding with every head on.")
+    if st.button("Run the knock-out sweep", icon=":material/play_arrow:"):
+        st.session_state["_anatomy_embedding_sweep"] = (page.bundle.checkpoint_id, ctl.sentence, ctl.interventions())
+    if st.session_state.get("_anatomy_embedding_sweep") == (page.bundle.checkpoint_id, ctl.sentence, ctl.interventions()):
+        with st.spinner(f"Knocking out {len(heads)} heads ..."):
+            frame = embedding_knockout_frame(
+                engine.embedding_knockout(page.bundle, ctl.sentence, ctl.interventions(), heads), labels)
+        page.show(embedding_knockout_chart(frame, style), "The heads whose absence moves the embedding most.",
+                  key="embedding-sweep")
+        st.dataframe(frame, hide_index=True)
+
+
+if page.encoder_only:
+    encoder_lab()
+    page.finish()
+    st.stop()
 
 # 2. the causal mask
 st.subheader("The causal mask: no peeking at later words")
@@ -85,12 +152,12 @@ try:
 except AnatomyError as exc:
     st.error(md(str(exc)))
 else:
-    row = 1 if with_pad[1].trace.src_pieces.count("<pad>") >= with_pad[0].trace.src_pieces.count("<pad>") else 0
+    row = 1 if with_pad[1].trace.src_pieces.count(pad_piece) >= with_pad[0].trace.src_pieces.count(pad_piece) else 0
     padded_on, padded_off = with_pad[row].trace, without_pad[row].trace
     enc_layer = min(ctl.layer, limits.n_encoder_layers - 1)
-    n_pad = padded_on.src_pieces.count("<pad>")
+    n_pad = padded_on.src_pieces.count(pad_piece)
     st.markdown(f"In one batch every row has the same length, so the shorter sentence gets **{n_pad}** "
-                "`<pad>` pieces at the end." if n_pad else
+                f"`{pad_piece}` pieces at the end." if n_pad else
                 "Both sentences have the same length: make the second one shorter to see padding.")
     _mask_effect(padded_on, padded_off, "encoder", enc_layer, padded_on.src_pieces,
                  "The shorter sentence, encoder self-attention", "padding mask",

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui.page import start
+from ui.page import md, start
 from viz.training import (alignment_heatmap, card_frame, log_frame, loss_curves, lr_curve, metric_curves,
                           loss_columns, scores_frame)
 
@@ -10,7 +10,10 @@ page = start("Training", needs_result=False)
 style, bundle = page.style, page.bundle
 
 records = bundle.train_log()
-if not records:
+if not records and bundle.family != "anatomy":
+    st.info(f"{bundle.name} was trained elsewhere ({bundle.card.get('source', 'see its model card')}); its checkpoint "
+            "carries no training log, so there are no curves to draw here. Its card is below.")
+elif not records:
     st.info("This checkpoint has no training log (train_log.jsonl), so there are no curves to draw.")
 else:
     frame = log_frame(records)
@@ -41,9 +44,16 @@ else:
 st.subheader("Model card")
 n_params = sum(p.numel() for p in bundle.model.parameters())
 cfg = bundle.config
+if bundle.family != "anatomy":
+    card = bundle.card
+    st.markdown(f"**{md(bundle.name)}**, a {md(bundle.family)} checkpoint ({md(bundle.kind)}), opened in this app's own "
+                f"engine through its {md(bundle.family)} converter.  \n"
+                f"Source: {md(card.get('source', '?'))} · Licence: {md(card.get('licence', '?'))} · "
+                f"Weights: {card.get('weights_bytes', 0) / 1e6:,.1f} MB · Folder: {md(card.get('path', bundle.path))}")
 cols = st.columns(4)
 cols[0].metric("Parameters", f"{n_params:,}")
-cols[1].metric("Layers (enc + dec)", f"{cfg.n_encoder_layers} + {cfg.n_decoder_layers}")
+cols[1].metric("Layers", f"{cfg.n_encoder_layers} encoder" if bundle.kind == "encoder"
+               else f"{cfg.n_encoder_layers} + {cfg.n_decoder_layers}")
 cols[2].metric("d_model / heads", f"{cfg.d_model} / {cfg.n_heads}")
 cols[3].metric("Vocabulary", f"{cfg.vocab_size:,}")
 scores = scores_frame(bundle.card)

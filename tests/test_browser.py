@@ -22,6 +22,7 @@ FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "-
 PAGES = [("Translate", "translate"), ("Attention", "attention"), ("Positional encoding", "positional_encoding"),
          ("Tensor shapes", "tensor_shapes"), ("Masks and heads lab", "masks_and_heads"), ("Training", "training")]
 SENTENCE = "The old man reads a book in the garden"
+MENU_LINKS = "[data-testid='stSidebar'] [data-testid='stPageLink-NavLink']"  # ui.nav.menu()
 
 pytestmark = pytest.mark.e2e
 
@@ -132,7 +133,7 @@ def test_every_page_renders_its_charts_and_keeps_the_controls(server, browser):
         timings = {"first_charts_after_server_start_s": round(first_charts, 2)}
         for index, (title, slug) in enumerate(PAGES, start=1):
             clicked = time.monotonic()
-            page.locator("[data-testid='stSidebarNav'] a").nth(index - 1).click()
+            page.locator(MENU_LINKS).nth(index - 1).click()
             page.wait_for_function(f"() => [...document.querySelectorAll('h1')].some(h => h.innerText.trim() === {json.dumps(title)})",
                                    timeout=30000)
             count = _charts(page)

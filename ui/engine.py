@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import os
+from dataclasses import fields
 
+import numpy as np
 import streamlit as st
 import torch
 
-from model import Bundle, DecodeOptions, Interventions, Trace, TranslationResult, load_bundle
+from model import (Bundle, DecodeOptions, EncodeResult, Interventions, Trace, TranslationResult, cosine,
+                   load_bundle)
+from model.catalog import DEFAULT, available_models
 
 CHECKPOINT_ENV = "ANATOMY_CHECKPOINT"
+THREADS_ENV = "ANATOMY_TORCH_THREADS"
 
-# Interventions as a plain hashable key: (causal, padding, positional, sorted ablated heads)
-IvKey = tuple[bool, bool, bool, tuple[tuple[str, str, int, int], ...]]
+# Interventions as a plain hashable key, built from its fields, so a new switch can never be
+# left out of the key (a stale result) or dropped on the way back (a switch that never arrives).
+IvKey = tuple[tuple[str, object], ...]
 
 
 def checkpoint_path() -> str:
@@ -20,7 +26,17 @@ def checkpoint_path() -> str:
     return os.environ.get(CHECKPOINT_ENV, "").strip()
 
 
-THREADS_ENV = "ANATOMY_TORCH_THREADS"
+def models() -> dict[str, str]:
+    """Model name -> checkpoint directory for the picker ('default' is $ANATOMY_CHECKPOINT or ours).
+    Read afresh on every run (a few directory listings), so a folder added to models/ shows at once."""
+    found = available_models()
+    found[DEFAULT] = checkpoint_path()
+    return found
+
+
+def model_path(name: str) -> str:
+    """The directory of a model named in the picker ('' for the shipped default)."""
+    return checkpoint_path() if name == DEFAULT else models().get(name, checkpoint_path())
 
 
 @st.cache_resource(show_spinner="Loading the model ...", max_entries=4)
@@ -36,14 +52,15 @@ def get_bundle(path: str) -> Bundle:
 
 
 def iv_key(iv: Interventions) -> IvKey:
-    """A plain, hashable cache key for interventions."""
-    return iv.causal_mask, iv.padding_mask, iv.positional_encoding, tuple(sorted(iv.ablate))
+    """A plain, hashable cache key for interventions: every field, sets sorted."""
+    return tuple((f.name, tuple(sorted(value)) if isinstance(value := getattr(iv, f.name), frozenset) else value)
+                 for f in fields(iv))
 
 
 def _iv(key: IvKey) -> Interventions:
-    causal, padding, positional, ablate = key
-    return Interventions(causal_mask=causal, padding_mask=padding, positional_encoding=positional,
-                         ablate=frozenset(ablate))
+    values = dict(key)
+    return Interventions(**{name: frozenset(value) if isinstance(value, tuple) else value
+                            for name, value in values.items()})
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -58,6 +75,21 @@ def translate(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int =
     return _translate(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, trace)
 
 
+@st.cache_data(max_entries=256, show_spinner=False)
+def _encode_batch(_bundle: Bundle, checkpoint_id: str, sentences: tuple[str, ...], key: IvKey) -> list[EncodeResult]:
+    return _bundle.encode_batch(list(sentences), _iv(key))
+
+
+def encode(bundle: Bundle, sentence: str, iv: Interventions) -> EncodeResult:
+    """The encoder alone on one sentence (trace and sentence embedding), cached."""
+    return _encode_batch(bundle, bundle.checkpoint_id, (sentence,), iv_key(iv))[0]
+
+
+def encode_batch(bundle: Bundle, sentences: list[str], iv: Interventions) -> list[EncodeResult]:
+    """Sentences encoded as one padded batch (the padding demo of an encoder-only model), cached."""
+    return _encode_batch(bundle, bundle.checkpoint_id, tuple(sentences), iv_key(iv))
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def _translate_batch(_bundle: Bundle, checkpoint_id: str, sentences: tuple[str, ...],
                      key: IvKey) -> list[TranslationResult]:
@@ -69,6 +101,11 @@ def translate_batch(bundle: Bundle, sentences: list[str], iv: Interventions) -> 
     return _translate_batch(bundle, bundle.checkpoint_id, tuple(sentences), iv_key(iv))
 
 
+def _with_head(iv: Interventions, head: tuple[str, str, int, int]) -> Interventions:
+    return _iv(tuple((name, tuple(sorted(set(value) | {head})) if name == "ablate" else value)
+                     for name, value in iv_key(iv)))
+
+
 @st.cache_data(max_entries=32, show_spinner=False)
 def _knockout(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int,
               heads: tuple[tuple[str, str, int, int], ...]) -> list[dict]:
@@ -77,9 +114,7 @@ def _knockout(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, be
     base = _bundle.translate(sentence, base_iv, options, trace=False)
     rows = []
     for head in heads:
-        iv = Interventions(causal_mask=base_iv.causal_mask, padding_mask=base_iv.padding_mask,
-                           positional_encoding=base_iv.positional_encoding,
-                           ablate=frozenset(base_iv.ablate | {head}))
+        iv = _with_head(base_iv, head)
         fixed = sum(_bundle.score(sentence, base.output_ids, iv))
         knocked = _bundle.translate(sentence, iv, options, trace=False)
         rows.append({"head": head, "log_prob": fixed, "translation": knocked.translation,
@@ -92,6 +127,25 @@ def knockout_sweep(bundle: Bundle, sentence: str, iv: Interventions, beam_size: 
     """Knock out each head in turn (on top of `iv`), cached: the teacher-forced log-probability
     of the unablated output under that ablation, and the translation the model makes instead."""
     return _knockout(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, tuple(heads))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _embedding_knockout(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey,
+                        heads: tuple[tuple[str, str, int, int], ...]) -> list[dict]:
+    base_iv = _iv(key)
+    base = _bundle.encode(sentence, base_iv).embedding
+    rows = []
+    for head in heads:
+        moved = _bundle.encode(sentence, _with_head(base_iv, head)).embedding
+        rows.append({"head": head, "cosine": cosine(base, moved), "distance": float(np.linalg.norm(base - moved))})
+    return rows
+
+
+def embedding_knockout(bundle: Bundle, sentence: str, iv: Interventions,
+                       heads: list[tuple[str, str, int, int]]) -> list[dict]:
+    """Knock out each head in turn (on top of `iv`), cached: how far the sentence embedding moves
+    (cosine similarity to the unablated embedding and the distance between the two unit vectors)."""
+    return _embedding_knockout(bundle, bundle.checkpoint_id, sentence, iv_key(iv), tuple(heads))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -11,15 +11,17 @@ from typing import Any, Callable
 import plotly.graph_objects as go
 import streamlit as st
 
-from model import AnatomyError, Bundle, CheckpointError, TranslationResult
+from model import AnatomyError, Bundle, CheckpointError, EncodeResult, TranslationResult
+from model.catalog import DEFAULT
 from viz.export import page_html, toolbar_config
 from viz.style import Style
 
 from . import engine
+from .nav import menu
 from .urlstate import (EXAMPLES, Controls, Field, Limits, all_heads, head_label, read_fields,
                        shared_fields, write_fields)
 
-__all__ = ["Page", "bind", "big_text", "md", "page_value", "set_value", "start", "two_translations"]
+__all__ = ["Page", "bind", "big_text", "md", "not_applicable", "page_value", "set_value", "start", "two_translations"]
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>$])")
 
@@ -109,7 +111,52 @@ def _pick_example() -> None:
     st.session_state["w_example"] = None
 
 
+NO_DECODER = "This model is encoder-only: it has no decoder."
+
+
+def not_applicable(label: str, reason: str) -> None:
+    """A control that does not apply to the loaded model: shown greyed out, with the reason."""
+    st.toggle(label, value=False, disabled=True, help=reason, key=f"na_{label}")
+    st.caption(md(reason))
+
+
+def _model_field(names: dict[str, str]) -> Field:
+    def parse(text: str) -> str:
+        if text not in names:
+            raise ValueError(f"no model named {text!r} here; known: {', '.join(names)}")
+        return text
+    return Field("model", DEFAULT, parse)
+
+
+def _choose_model() -> Bundle | None:
+    """The model picker, first in the sidebar; the chosen model, or None after showing why it failed."""
+    names = engine.models()
+    st.session_state[NOTES].extend(_register([_model_field(names)]))
+    if _values()["model"] not in names:  # a folder that went away since this session chose it
+        _values()["model"] = DEFAULT
+    with st.sidebar:
+        st.markdown("### Model")
+        name = bind("model", st.selectbox, label="Model", options=list(names), label_visibility="collapsed",
+                    help="The shipped English->French model, the packaged all-MiniLM-L6-v2 encoder when installed, "
+                         "and every checkpoint folder under models/ or in $ANATOMY_MODELS.")
+    try:
+        return engine.get_bundle(engine.model_path(name))
+    except CheckpointError as exc:
+        st.error(md(str(exc)))
+        return None
+
+
+def _fit(limits: Limits) -> None:
+    """Bring stored layer, head and knocked-out heads inside the model (after a model change)."""
+    values = _values()
+    values["layer"] = min(values["layer"], limits.n_layers)
+    values["head"] = min(values["head"], limits.n_heads)
+    valid = set(all_heads(limits))
+    values["ablate"] = tuple(h for h in values["ablate"] if h in valid)
+
+
 def _sidebar(limits: Limits, bundle: Bundle) -> None:
+    encoder_only = bundle.kind == "encoder"
     heads = all_heads(limits)
     by_label = {head_label(h): h for h in heads}
     with st.sidebar:
@@ -119,13 +166,16 @@ def _sidebar(limits: Limits, bundle: Bundle) -> None:
         st.selectbox("Examples", EXAMPLES, index=None, key="w_example", on_change=_pick_example,
                      placeholder="Pick an example sentence")
         st.button("Random sentence", icon=":material/casino:", on_click=lambda: _set_sentence(_random_sentence()),
-                  help="Draw a sentence from the corpus generator the model was trained on.")
+                  help="Draw a sentence from the corpus generator the default model was trained on.")
         st.markdown("### Decoding")
-        mode = bind("decode", st.radio, label="Decoding", options=["greedy", "beam"], horizontal=True,
-                    format_func=lambda m: "Greedy" if m == "greedy" else "Beam search",
-                    label_visibility="collapsed")
-        if mode == "beam":
-            bind("beam", st.slider, label="Beam size", min_value=2, max_value=16)
+        if encoder_only:
+            not_applicable("Decoding", f"{NO_DECODER} Nothing is decoded, so greedy or beam search does not apply.")
+        else:
+            mode = bind("decode", st.radio, label="Decoding", options=["greedy", "beam"], horizontal=True,
+                        format_func=lambda m: "Greedy" if m == "greedy" else "Beam search",
+                        label_visibility="collapsed")
+            if mode == "beam":
+                bind("beam", st.slider, label="Beam size", min_value=2, max_value=16)
         st.markdown("### Layer and head")
         left, right = st.columns(2)
         with left:
@@ -135,8 +185,12 @@ def _sidebar(limits: Limits, bundle: Bundle) -> None:
             bind("head", st.selectbox, label="Head", options=list(range(1, limits.n_heads + 1)),
                  format_func=lambda n: f"H{n}")
         st.markdown("### Switches")
-        bind("causal", st.toggle, label="Causal mask",
-             help="Decoder self-attention may not look at later positions.")
+        if encoder_only:
+            not_applicable("Causal mask", f"{NO_DECODER} Its encoder reads every piece at once, so there is no "
+                                          "causal mask to switch.")
+        else:
+            bind("causal", st.toggle, label="Causal mask",
+                 help="Decoder self-attention may not look at later positions.")
         bind("padding", st.toggle, label="Padding mask", help="No query looks at <pad> positions.")
         bind("pe", st.toggle, label="Positional encoding", help="Add position information to the embeddings.")
         bind("ablate", st.multiselect, label="Knock out heads", options=list(by_label),
@@ -149,8 +203,10 @@ def _sidebar(limits: Limits, bundle: Bundle) -> None:
         bind("export", st.radio, label="Chart download format", options=["png", "svg"], horizontal=True,
              format_func=lambda f: "PNG (3x)" if f == "png" else "SVG",
              help="What the camera button in each chart's toolbar saves.")
-        st.caption(f"Model {md(bundle.card.get('name', 'checkpoint'))} · id {bundle.checkpoint_id} · "
-                   f"{limits.n_encoder_layers}+{limits.n_decoder_layers} layers × {limits.n_heads} heads")
+        shape = (f"encoder-only, {limits.n_encoder_layers} layers" if encoder_only
+                 else f"{limits.n_encoder_layers}+{limits.n_decoder_layers} layers")
+        st.caption(f"Model {md(bundle.name)} ({md(bundle.family)}) · id {bundle.checkpoint_id} · "
+                   f"{shape} × {limits.n_heads} heads")
 
 
 @dataclass
@@ -162,7 +218,7 @@ class Page:
     limits: Limits
     controls: Controls
     style: Style
-    result: TranslationResult | None = None
+    result: TranslationResult | EncodeResult | None = None
     figures: list[tuple[str, go.Figure]] = field(default_factory=list)
 
     @property
@@ -181,6 +237,11 @@ class Page:
             st.caption(caption)
         return event
 
+    @property
+    def encoder_only(self) -> bool:
+        """True for a model without a decoder (BERT): pages show the encoder's side only."""
+        return self.bundle.kind == "encoder"
+
     def translate(self, **changes: Any) -> TranslationResult:
         """Translate the sentence under the controls' switches, optionally changed; errors stop the page."""
         iv = self.controls.interventions(**changes)
@@ -190,6 +251,20 @@ class Page:
             st.error(md(str(exc)))
             st.stop()
             raise  # unreachable: st.stop raises
+
+    def encode(self, sentence: str | None = None, **changes: Any) -> EncodeResult:
+        """Run the encoder alone on the sentence (or another) under the switches; errors stop the page."""
+        iv = self.controls.interventions(**changes)
+        try:
+            return engine.encode(self.bundle, sentence or self.controls.sentence, iv)
+        except AnatomyError as exc:
+            st.error(md(str(exc)))
+            st.stop()
+            raise  # unreachable: st.stop raises
+
+    def run(self, **changes: Any) -> TranslationResult | EncodeResult:
+        """What the model does with the sentence: a translation, or for an encoder-only model its encoding."""
+        return self.encode(**changes) if self.encoder_only else self.translate(**changes)
 
     def finish(self) -> None:
         """Offer every figure of the page as one self-contained HTML file."""
@@ -204,36 +279,39 @@ class Page:
                            mime="text/html", icon=":material/download:", on_click="ignore")
 
 
-def start(title: str, needs_result: bool = True) -> Page:
-    """Set up a page: config, model, sidebar controls, URL state, and the main translation."""
+def start(title: str, needs_result: bool = True, encoder_title: str | None = None) -> Page:
+    """Set up a page: config, model, sidebar controls, URL state, and the main translation (for an
+    encoder-only model, the encoding; `encoder_title` then replaces the heading)."""
     # No page icon: a material icon would be fetched from a font CDN as the favicon (breaks offline).
     st.set_page_config(page_title=f"{title} · Transformer Anatomy", layout="wide")
-    try:
-        bundle = engine.get_bundle(engine.checkpoint_path())
-    except CheckpointError as exc:
-        st.title(title)
-        st.error(md(str(exc)))
-        st.stop()
-        raise
-    cfg = bundle.config
-    limits = Limits(cfg.n_encoder_layers, cfg.n_decoder_layers, cfg.n_heads, cfg.max_len)
+    menu()  # first in the sidebar, and shown even when the model fails to load
     if VALUES not in st.session_state:
         st.session_state[VALUES] = {}
         st.session_state[RAW] = {k: st.query_params[k] for k in st.query_params}
         st.session_state[NOTES] = []
+    bundle = _choose_model()
+    if bundle is None:
+        st.title(title)
+        st.stop()
+        raise RuntimeError("unreachable: st.stop raises")
+    cfg = bundle.config
+    limits = Limits(cfg.n_encoder_layers, cfg.n_decoder_layers, cfg.n_heads, cfg.max_len)
     st.session_state[NOTES].extend(_register(shared_fields(limits)))
+    _fit(limits)
     _sidebar(limits, bundle)
     controls = Controls.from_values(_values())
     style = Style(presentation=controls.presentation)
     if controls.presentation:
         st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
+    if bundle.kind == "encoder" and encoder_title:
+        title = encoder_title
     st.title(title)
     for note in st.session_state[NOTES]:
         st.warning(md(note))
     st.session_state[NOTES] = []
     page = Page(title, bundle, limits, controls, style)
     if needs_result:
-        page.result = page.translate()
+        page.result = page.run()
         for warning in page.result.warnings:
             st.warning(md(warning))
     return page

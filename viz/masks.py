@@ -92,17 +92,41 @@ def knockout_frame(rows: list[dict], labels: dict[tuple, str]) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
+def _ranked_bars(frame: pd.DataFrame, column: str, colours: list[str], style: Style, title: str,
+                 x_title: str, top: int) -> go.Figure:
+    """Horizontal bars of the `top` largest values of `column`, largest on top."""
+    order = frame.sort_values(column, ascending=False).head(top).index[::-1]
+    shown = frame.loc[order]
+    fig = style.figure(xaxis=dict(title=x_title), yaxis=dict(type="category"))
+    fig.add_trace(go.Bar(x=shown[column], y=[escape_plotly(h) for h in shown["head"]], orientation="h",
+                         marker_color=[colours[i] for i in order],
+                         hovertemplate="%{y}<br>" + column + " %{x:.4f}<extra></extra>"))
+    return style.apply(fig, title, height=max(300, 26 * len(shown) + 120))
+
+
 def knockout_chart(frame: pd.DataFrame, style: Style, top: int = 20,
                    title: str = "Heads ranked by the drop in log-probability when knocked out") -> go.Figure:
     """Horizontal bars of the largest drops (changed translations marked)."""
-    shown = frame.sort_values("log-prob drop", ascending=False).head(top).iloc[::-1]
-    colours = [style.palette[3] if changed else style.palette[0] for changed in shown["translation changed"]]
-    fig = style.figure(xaxis=dict(title="log-prob drop (higher = the head mattered more)"),
-                       yaxis=dict(type="category"))
-    fig.add_trace(go.Bar(x=shown["log-prob drop"], y=[escape_plotly(h) for h in shown["head"]], orientation="h",
-                         marker_color=colours,
-                         hovertemplate="%{y}<br>drop %{x:.3f}<extra></extra>"))
-    return style.apply(fig, title, height=max(300, 26 * len(shown) + 120))
+    colours = [style.palette[3] if changed else style.palette[0] for changed in frame["translation changed"]]
+    return _ranked_bars(frame, "log-prob drop", colours, style, title,
+                        "log-prob drop (higher = the head mattered more)", top)
+
+
+def embedding_knockout_frame(rows: list[dict], labels: dict[tuple, str]) -> pd.DataFrame:
+    """Rank heads by how far knocking each one out moves the sentence embedding."""
+    frame = pd.DataFrame([{"head": labels.get(row["head"], str(row["head"])), "embedding shift": 1 - row["cosine"],
+                           "cosine to the original": row["cosine"], "distance": row["distance"]} for row in rows])
+    if frame.empty:
+        return frame
+    return frame.sort_values("embedding shift", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def embedding_knockout_chart(frame: pd.DataFrame, style: Style, top: int = 20,
+                             title: str = "Heads ranked by how far knocking them out moves the sentence embedding"
+                             ) -> go.Figure:
+    """Horizontal bars of the largest embedding shifts (1 - cosine to the unablated embedding)."""
+    return _ranked_bars(frame, "embedding shift", [style.palette[0]] * len(frame), style, title,
+                        "1 − cosine similarity (higher = the head mattered more)", top)
 
 
 def padding_pieces(pieces: list[str]) -> list[str]:

@@ -17,19 +17,21 @@ def wavelength(dim: int, d_model: int) -> float:
 
 
 def _signed_heatmap(z: np.ndarray, style: Style, title: str, x_title: str, value: str, hover: str,
-                    height: int) -> go.Figure:
-    """Rows are positions; values in [-1, 1] on the diverging scale."""
+                    height: int, bound: float = 1.0) -> go.Figure:
+    """Rows are positions; values in [-bound, bound] on the diverging scale."""
     fig = style.figure(xaxis=dict(title=x_title, showgrid=False),
                        yaxis=dict(title="position", autorange="reversed", showgrid=False))
-    fig.add_trace(go.Heatmap(z=z, colorscale=style.diverging, zmin=-1.0, zmax=1.0,
+    fig.add_trace(go.Heatmap(z=z, colorscale=style.diverging, zmin=-bound, zmax=bound,
                              colorbar=dict(title=value, thickness=14), hovertemplate=hover + "<extra></extra>"))
     return style.apply(fig, title, height=height if not style.presentation else 560)
 
 
 def encoding_heatmap(table: np.ndarray, style: Style, title: str = "The positional encoding matrix") -> go.Figure:
-    """Positions (rows) x dimensions (columns), values in [-1, 1]."""
+    """Positions (rows) x dimensions (columns); a sinusoidal table lies in [-1, 1], a learned one
+    gets a scale symmetric around 0 that fits its largest value."""
+    bound = max(1.0, float(np.abs(table).max())) if table.size else 1.0
     return _signed_heatmap(table, style, title, "dimension", "value",
-                           "position %{y}<br>dimension %{x}<br>value %{z:.3f}", 440)
+                           "position %{y}<br>dimension %{x}<br>value %{z:.3f}", 440, bound)
 
 
 def encoding_curves(table: np.ndarray, dims: list[int], style: Style,
@@ -37,7 +39,7 @@ def encoding_curves(table: np.ndarray, dims: list[int], style: Style,
     """One curve per chosen dimension: low dimensions oscillate fast, high ones slowly."""
     d_model = table.shape[1]
     fig = style.figure(legend=RIGHT_LEGEND, xaxis=dict(title="position"),
-                       yaxis=dict(title="value", range=[-1.1, 1.1]))
+                       yaxis=dict(title="value", range=[-1.1, 1.1] if np.abs(table).max() <= 1.0 else None))
     positions = np.arange(table.shape[0])
     for dim in dims:
         if not 0 <= dim < d_model:

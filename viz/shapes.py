@@ -99,9 +99,16 @@ def tensor_heatmap(matrix: np.ndarray, row_pieces: list[str] | None, style: Styl
     return style.apply(fig, title, height=height)
 
 
-def flow_diagram(shapes: dict[str, tuple[int, ...]], style: Style,
-                 title: str = "One encoder layer and one decoder layer, with shapes on the edges") -> go.Figure:
-    """Boxes for the stages of layer 0 of each stack; each arrow carries the tensor's shape."""
+def flow_diagram(shapes: dict[str, tuple[int, ...]], style: Style, title: str | None = None) -> go.Figure:
+    """Boxes for the stages of layer 0 of each stack (the encoder's alone for an encoder-only
+    model); each arrow carries the tensor's shape."""
+    has_decoder = "decoder.hook_output" in shapes
+    if title is None:
+        title = ("One encoder layer and one decoder layer" if has_decoder else "One encoder layer") + \
+            ", with shapes on the edges"
+    embed = ("embed + positions + type<br>then LayerNorm" if "src_embed.hook_norm" in shapes
+             else "embed ×√d_model<br>+ positional enc.")
+
     def shape(name: str) -> str:
         if name not in shapes:
             return "?"
@@ -109,7 +116,7 @@ def flow_diagram(shapes: dict[str, tuple[int, ...]], style: Style,
 
     enc, dec = "encoder.layers.0.", "decoder.layers.0."
     boxes = {  # name: (x, y, label)
-        "src_ids": (0, 9, "source ids"), "src_emb": (0, 8, "embed ×√d_model<br>+ positional enc."),
+        "src_ids": (0, 9, "source ids"), "src_emb": (0, 8, embed),
         "enc_attn": (0, 6.6, "multi-head<br>self-attention"), "enc_norm1": (0, 5.3, "add & norm"),
         "enc_ffn": (0, 4.0, "feed-forward"), "enc_norm2": (0, 2.7, "add & norm"),
         "memory": (0, 1.4, "memory (encoder output)"),
@@ -128,6 +135,9 @@ def flow_diagram(shapes: dict[str, tuple[int, ...]], style: Style,
         ("memory", "dec_cross", "encoder.hook_memory"), ("dec_cross", "dec_norm2", dec + "cross_attn.hook_out"),
         ("dec_norm2", "dec_ffn", dec + "hook_norm_cross"), ("dec_ffn", "logits", "decoder.hook_output"),
     ]
+    if not has_decoder:
+        boxes = {key: box for key, box in boxes.items() if box[0] == 0}
+        edges = [edge for edge in edges if edge[0] in boxes and edge[1] in boxes]
     box_w, box_h = 0.42, 0.42
     rects, notes = [], []
     for key, (x, y, label) in boxes.items():
@@ -154,7 +164,8 @@ def flow_diagram(shapes: dict[str, tuple[int, ...]], style: Style,
         notes.append(dict(x=2 + box_w + 0.04, y=-0.55, text=shape("hook_logits"), showarrow=False,
                           xanchor="left", font=shape_font))
     notes.append(dict(x=0, y=9.75, text="<b>Encoder layer</b>", showarrow=False, font=dict(size=style.font)))
-    notes.append(dict(x=2, y=9.75, text="<b>Decoder layer</b>", showarrow=False, font=dict(size=style.font)))
+    if has_decoder:
+        notes.append(dict(x=2, y=9.75, text="<b>Decoder layer</b>", showarrow=False, font=dict(size=style.font)))
     fig = style.figure(shapes=rects, annotations=notes, xaxis=dict(visible=False, range=[-1.0, 3.0]),
                        yaxis=dict(visible=False, range=[-0.9, 10.1]))
     return style.apply(fig, title, height=720 if not style.presentation else 900)
