@@ -1,0 +1,106 @@
+"""AppTest of every page on real-layout models: the packaged all-MiniLM-L6-v2 (encoder-only) and a
+tiny random Marian directory made by transformers, and the model picker itself."""
+
+from __future__ import annotations
+
+import pytest
+
+from hf_fixtures import make_marian_dir
+from test_app import ROOT, TIMEOUT, assert_clean, charts, run
+from streamlit.testing.v1 import AppTest
+
+MINILM = "all-MiniLM-L6-v2"
+PAGE_FILES = ["pages/1_translate.py", "pages/2_attention.py", "pages/3_positional_encoding.py",
+              "pages/4_tensor_shapes.py", "pages/5_masks_and_heads.py", "pages/6_training.py"]
+
+
+@pytest.fixture(scope="module")
+def marian_dir(tmp_path_factory):
+    """A tiny Marian checkpoint folder, offered to the app through $ANATOMY_MODELS."""
+    return make_marian_dir(tmp_path_factory.mktemp("models") / "tiny-marian")
+
+
+@pytest.fixture(autouse=True)
+def models_env(marian_dir, monkeypatch):
+    monkeypatch.setenv("ANATOMY_MODELS", str(marian_dir))
+
+
+def texts(at: AppTest) -> str:
+    """Every markdown, caption and info text of the page, joined, without markdown's escaping backslashes."""
+    joined = "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info])
+    return joined.replace("\\", "")
+
+
+@pytest.mark.parametrize("page", PAGE_FILES)
+def test_every_page_runs_on_minilm(page):
+    at = run(page, {"model": MINILM, "layer": "6", "head": "12"})
+    assert_clean(at)
+    assert not at.warning, [w.value for w in at.warning]
+    if page != "pages/6_training.py":
+        assert charts(at), "the page draws its charts"
+    for spec in charts(at):
+        assert spec["data"] or spec["layout"].get("shapes")
+    assert at.sidebar.selectbox(key="w_model").value == MINILM
+
+
+@pytest.mark.parametrize("page", PAGE_FILES)
+def test_every_page_runs_on_a_marian_folder(page):
+    at = run(page, {"model": "tiny-marian"})
+    assert_clean(at)
+    if page != "pages/6_training.py":
+        assert charts(at)
+
+
+def test_encoder_only_pages_say_what_does_not_apply():
+    at = run("pages/2_attention.py", {"model": MINILM})
+    assert "no decoder" in texts(at)
+    titles = [spec["layout"]["title"]["text"] for spec in charts(at)]
+    assert titles and not any("decoder" in t.lower() or "cross" in t.lower() for t in titles)
+    # the sidebar shows the switches that do not apply, disabled, with the reason
+    disabled = [t for t in at.sidebar.toggle if t.disabled]
+    assert {t.label for t in disabled} == {"Decoding", "Causal mask"}
+    assert "encoder-only" in texts(at)
+
+
+def test_sentence_page_compares_two_sentences():
+    at = run("pages/1_translate.py", {"model": MINILM, "sentence": "A man is playing a guitar.",
+                                      "compare": "Someone plays an instrument."})
+    assert_clean(at)
+    assert at.title[0].value == "Sentence"
+    near = float(at.metric[0].value)
+    at = run("pages/1_translate.py", {"model": MINILM, "sentence": "A man is playing a guitar.",
+                                      "compare": "The stock market fell sharply today."})
+    far = float(at.metric[0].value)
+    assert 0.3 < near <= 1.0 and far < near - 0.2, (near, far)
+
+
+def test_training_page_shows_the_card_of_a_real_model():
+    at = run("pages/6_training.py", {"model": MINILM})
+    assert_clean(at)
+    text = texts(at)
+    assert "apache-2.0" in text and "bert" in text and "trained elsewhere" in text
+
+
+def test_unknown_model_in_the_url_falls_back_with_a_warning():
+    at = run("pages/1_translate.py", {"model": "no-such-model"})
+    assert_clean(at)
+    assert any("no-such-model" in w.value.replace("\\", "") for w in at.warning), [w.value for w in at.warning]
+    assert at.title[0].value == "Translate"
+
+
+def test_switching_model_keeps_layer_and_head_inside_the_new_model():
+    at = run("pages/2_attention.py", {"model": MINILM, "layer": "6", "head": "12"})
+    assert_clean(at)
+    at.sidebar.selectbox(key="w_model").set_value("default").run()
+    assert_clean(at)
+    layer, head = at.sidebar.selectbox(key="w_layer"), at.sidebar.selectbox(key="w_head")
+    assert (layer.value, head.value) == (len(layer.options), len(head.options)) == (3, 4)  # clamped from 6, 12
+    assert at.query_params["model"] == ["default"] or at.query_params["model"] == "default"
+
+
+def test_the_entrypoint_runs_with_a_model_in_the_url():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.query_params["model"] = MINILM
+    at.run()
+    assert_clean(at)
+    assert at.title[0].value == "Sentence"
