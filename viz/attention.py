@@ -43,7 +43,10 @@ def attention_heads(pattern: np.ndarray, queries: list[str], keys: list[str], st
     qlabels, klabels = axis_labels(queries), axis_labels(keys)
     panel_h = _panel_height(len(queries), style)
     width_px = CONTAINER_PX / per_row - 60
-    gap_x, gap_y = (0.05 if per_row > 1 else 0.0), (0.16 / n_rows if n_rows > 1 else 0.0)
+    # between two rows: the upper row's rotated key labels, then the lower row's head titles
+    label_px = max((len(label) for label in klabels), default=1) * style.tick * 0.62 + style.font * 2 + 12
+    height = panel_h * n_rows + int(label_px) * (n_rows - 1) + 40
+    gap_x, gap_y = (0.05 if per_row > 1 else 0.0), (label_px / (height - 100) if n_rows > 1 else 0.0)
     cell_w, cell_h = (1 - gap_x * (per_row - 1)) / per_row, (1 - gap_y * (n_rows - 1)) / n_rows
     data, layout, titles, shapes = [], {}, [], []
     for h in range(heads):
@@ -68,7 +71,7 @@ def attention_heads(pattern: np.ndarray, queries: list[str], keys: list[str], st
                                       colorbar=dict(title="weight", thickness=14)),
                        annotations=titles, shapes=shapes, **layout)
     fig.add_traces(data)
-    return style.apply(fig, title, height=panel_h * n_rows + 40)
+    return style.apply(fig, title, height=height)
 
 
 def attention_map(matrix: np.ndarray, queries: list[str], keys: list[str], style: Style, title: str,
