@@ -1,10 +1,12 @@
 """Server-side rerun time of every page after a control change (Streamlit AppTest), and page sizes.
 
-    python bench/app_timing.py [--checkpoint DIR] [--repeats 7]
+    python bench/app_timing.py [--checkpoint DIR | --model NAME] [--repeats 7] [--pages attention,...]
 
 Prints, per page, the median time of: the first run (model already loaded), a view change
 (head picker), and a switch change (causal mask toggled, so a new translation is needed the
-first time and comes from the cache afterwards), plus a new sentence each rerun (never cached).
+first time and comes from the cache afterwards; the padding mask for an encoder-only model),
+plus a new sentence each rerun (never cached). --model picks a model of the app's picker
+(e.g. all-MiniLM-L6-v2, or a folder's name under models/ or in $ANATOMY_MODELS).
 """
 
 from __future__ import annotations
@@ -41,22 +43,32 @@ def main() -> None:
     """Run the measurements and print one line per page."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", default=os.environ.get("ANATOMY_CHECKPOINT", ""))
+    parser.add_argument("--model", default="default", help="a model name of the app's picker")
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--pages", default="", help="comma-separated parts of page file names (default: all)")
     args = parser.parse_args()
     os.environ["ANATOMY_CHECKPOINT"] = args.checkpoint
     from streamlit.testing.v1 import AppTest
 
-    warm = AppTest.from_file(str(ROOT / PAGES[0]), default_timeout=300)
+    def app(page: str) -> AppTest:
+        at = AppTest.from_file(str(ROOT / page), default_timeout=600)
+        at.query_params["model"] = args.model
+        return at
+
+    warm = app(PAGES[0])
     load = _timed(warm.run)
-    print(f"checkpoint: {args.checkpoint or 'default'}; first run incl. model load: {load * 1000:.0f} ms")
-    print(f"{'page':34} {'first':>7} {'head':>7} {'causal':>7} {'sentence':>9}   (median ms)")
-    for page in PAGES:
-        at = AppTest.from_file(str(ROOT / page), default_timeout=300)
+    switch = "w_causal" if any(t.key == "w_causal" for t in warm.sidebar.toggle) else "w_padding"
+    print(f"model: {args.model}, checkpoint: {args.checkpoint or 'default'}; first run incl. model load: "
+          f"{load * 1000:.0f} ms")
+    print(f"{'page':34} {'first':>7} {'head':>7} {switch[2:]:>7} {'sentence':>9}   (median ms)")
+    chosen = [p for p in PAGES if not args.pages or any(part in p for part in args.pages.split(","))]
+    for page in chosen:
+        at = app(page)
         first = _timed(at.run)
         head, causal, sentence = [], [], []
         for i in range(args.repeats):
             head.append(_timed(at.sidebar.selectbox(key="w_head").set_value(2 if i % 2 == 0 else 1).run))
-            causal.append(_timed(at.sidebar.toggle(key="w_causal").set_value(i % 2 == 1).run))
+            causal.append(_timed(at.sidebar.toggle(key=switch).set_value(i % 2 == 1).run))
             text = SENTENCES[i % len(SENTENCES)] + (" " * (i // len(SENTENCES)))
             sentence.append(_timed(at.sidebar.text_input(key="w_sentence").input(text).run))
         row = [first] + [statistics.median(v) for v in (head, causal, sentence)]
