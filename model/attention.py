@@ -42,8 +42,8 @@ class MultiHeadAttention(nn.Module):
         self.hook_q = HookPoint()              # (B, h, T, d_k)
         self.hook_k = HookPoint()              # (B, h, S, d_k)
         self.hook_v = HookPoint()              # (B, h, S, d_k)
-        self.hook_scores = HookPoint()         # (B, h, T, S) QK^T / sqrt(d_k)
-        self.hook_masked_scores = HookPoint()  # (B, h, T, S) -inf where the mask forbids
+        self.hook_scores = HookPoint()         # (B, h, T, S) QK^T / sqrt(d_k) (raw QK^T with scaling off)
+        self.hook_masked_scores = HookPoint()  # (B, h, T, S) -inf (or -1e9) where the mask forbids
         self.hook_pattern = HookPoint()        # (B, h, T, S) softmax rows
         self.hook_context = HookPoint()        # (B, h, T, d_k) after head ablation
         self.hook_concat = HookPoint()         # (B, T, d_model)
@@ -55,7 +55,7 @@ class MultiHeadAttention(nn.Module):
 
     def forward(self, x_q: torch.Tensor, x_kv: torch.Tensor, mask: torch.Tensor | None = None,
                 ablate_heads: tuple[int, ...] = (), cache: KVCache | None = None,
-                static_kv: bool = False) -> torch.Tensor:
+                static_kv: bool = False, scale: bool = True, fill: float = float("-inf")) -> torch.Tensor:
         """x_q (B, T, d_model) attends over x_kv (B, S, d_model); returns (B, T, d_model).
 
         With a cache, self-attention appends this step's keys and values to the earlier
@@ -73,9 +73,10 @@ class MultiHeadAttention(nn.Module):
                     k, v = torch.cat([past_k, k], dim=2), torch.cat([past_v, v], dim=2)
                 cache.store[self] = (k, v)
         k, v = self.hook_k(k), self.hook_v(v)
-        scores = self.hook_scores(q @ k.transpose(-2, -1) / math.sqrt(self.d_k))  # (B, h, T, S)
+        scores = q @ k.transpose(-2, -1)  # (B, h, T, S)
+        scores = self.hook_scores(scores / math.sqrt(self.d_k) if scale else scores)
         if mask is not None:
-            scores = scores.masked_fill(~mask, float("-inf"))
+            scores = scores.masked_fill(~mask, fill)
         pattern = self.hook_pattern(self.hook_masked_scores(scores).softmax(dim=-1))  # (B, h, T, S)
         context = self.dropout(pattern) @ v  # (B, h, T, d_k)
         if ablate_heads:

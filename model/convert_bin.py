@@ -33,14 +33,9 @@ def convert(path: Path) -> Path:
         raise CheckpointError(f"{source} is not a plain tensor file, refused without running it ({exc}).") from None
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise CheckpointError(f"{source} does not hold a dictionary of tensors.")
-    unique: dict[int, str] = {}
-    tensors = {}
-    for name, tensor in state.items():
-        key = tensor.untyped_storage().data_ptr()
-        if key in unique and tensor.numel():  # tied weights share storage; safetensors stores each once
-            continue
-        unique[key] = name
-        tensors[name] = tensor.contiguous().clone()
+    # each tensor gets its own copy: safetensors refuses tensors that share memory (tied weights,
+    # views of one storage), and a tied matrix saved twice loads as the same values
+    tensors = {name: tensor.contiguous().clone() for name, tensor in state.items()}
     save_file(tensors, str(target), metadata={"format": "pt"})
     return target
 

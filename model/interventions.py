@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from .errors import InputError
 
 KINDS = {"encoder": ("self",), "decoder": ("self", "cross")}
+MASK_VALUES = {"-inf": float("-inf"), "-1e9": -1e9}  # the fill for masked scores, by its name
 
 Head = tuple[str, str, int, int]  # (stack, kind, layer, head)
 
@@ -19,8 +20,16 @@ class Interventions:
     padding_mask: bool = True          # no query looks at padded source/target positions
     positional_encoding: bool = True   # add position information to the embeddings
     ablate: frozenset[Head] = field(default_factory=frozenset)  # heads whose context output is zeroed
+    scale_scores: bool = True          # divide QK^T by sqrt(d_k); off: the raw dot products
+    scale_embeddings: bool = True      # multiply token embeddings by sqrt(d_model) (models that scale at all)
+    mask_value: str = "-inf"           # what masked scores are set to: "-inf" or "-1e9"
 
     def __post_init__(self) -> None:
+        for name in ("causal_mask", "padding_mask", "positional_encoding", "scale_scores", "scale_embeddings"):
+            if not isinstance(getattr(self, name), bool):
+                raise InputError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        if self.mask_value not in MASK_VALUES:
+            raise InputError(f"mask_value must be one of {', '.join(MASK_VALUES)}, got {self.mask_value!r}")
         heads = frozenset(tuple(h) for h in self.ablate)
         for head in heads:
             if len(head) != 4:
@@ -32,6 +41,11 @@ class Interventions:
             if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (layer, index)):
                 raise InputError(f"Layer and head must be non-negative integers, got {head!r}")
         object.__setattr__(self, "ablate", heads)
+
+    @property
+    def fill(self) -> float:
+        """The number masked scores are set to."""
+        return MASK_VALUES[self.mask_value]
 
     def heads_off(self, stack: str, kind: str, layer: int) -> tuple[int, ...]:
         """Sorted heads ablated in one attention block."""

@@ -69,12 +69,13 @@ class TransformerLayer(nn.Module):
     def forward(self, x: torch.Tensor, self_mask: torch.Tensor | None,
                 memory: torch.Tensor | None = None, memory_mask: torch.Tensor | None = None,
                 ablate_self: tuple[int, ...] = (), ablate_cross: tuple[int, ...] = (),
-                cache: KVCache | None = None) -> torch.Tensor:
-        """x (B, L, d_model) -> (B, L, d_model); memory (B, S, d_model) only in the decoder."""
+                cache: KVCache | None = None, scale: bool = True, fill: float = float("-inf")) -> torch.Tensor:
+        """x (B, L, d_model) -> (B, L, d_model); memory (B, S, d_model) only in the decoder.
+        `scale` and `fill` reach every attention block (the what-if switches)."""
         x = self._sublayer(x, self.norm_self, self.hook_norm_self, self.hook_resid_self,
-                           lambda h: self.self_attn(h, h, self_mask, ablate_self, cache))
+                           lambda h: self.self_attn(h, h, self_mask, ablate_self, cache, scale=scale, fill=fill))
         if memory is not None:
             x = self._sublayer(x, self.norm_cross, self.hook_norm_cross, self.hook_resid_cross,
                                lambda h: self.cross_attn(h, memory, memory_mask, ablate_cross,
-                                                         cache, static_kv=True))
+                                                         cache, static_kv=True, scale=scale, fill=fill))
         return self._sublayer(x, self.norm_ffn, self.hook_norm_ffn, self.hook_resid_ffn, self.ffn)

@@ -52,13 +52,14 @@ class Embeddings(nn.Module):
             self.norm = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps)
             self.hook_norm = HookPoint()  # (B, L, d_model) the normalized sum
 
-    def forward(self, ids: torch.Tensor, use_positions: bool = True, start: int = 0) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, use_positions: bool = True, start: int = 0,
+                use_scale: bool = True) -> torch.Tensor:
         batch, length = self.hook_ids(ids).shape
         if start + length > self.positions.table.shape[0]:
             raise ValueError(f"sequence of {start + length} pieces exceeds max_len "
                              f"{self.positions.table.shape[0]}")
         token = self.hook_token(self.token(ids))  # (B, L, d_model)
-        scaled = self.hook_scaled(token * self.scale if self.scale != 1.0 else token)
+        scaled = self.hook_scaled(token * self.scale if use_scale and self.scale != 1.0 else token)
         position = self.positions(start, length).expand(batch, length, -1)  # (B, L, d_model)
         if not use_positions:
             position = torch.zeros_like(position)
@@ -82,7 +83,7 @@ class Encoder(nn.Module):
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None, iv: Interventions) -> torch.Tensor:
         for i, layer in enumerate(self.layers):
-            x = layer(x, mask, ablate_self=iv.heads_off("encoder", "self", i))
+            x = layer(x, mask, ablate_self=iv.heads_off("encoder", "self", i), scale=iv.scale_scores, fill=iv.fill)
         return self.hook_memory(self.final_norm(x))
 
 
@@ -102,7 +103,8 @@ class Decoder(nn.Module):
         for i, layer in enumerate(self.layers):
             x = layer(x, self_mask, memory, memory_mask,
                       ablate_self=iv.heads_off("decoder", "self", i),
-                      ablate_cross=iv.heads_off("decoder", "cross", i), cache=cache)
+                      ablate_cross=iv.heads_off("decoder", "cross", i), cache=cache,
+                      scale=iv.scale_scores, fill=iv.fill)
         return self.hook_output(self.final_norm(x))
 
 
@@ -141,7 +143,7 @@ class Transformer(nn.Module):
     def encode(self, src: torch.Tensor, iv: Interventions) -> tuple[torch.Tensor, torch.Tensor | None]:
         """src (B, S) ids -> memory (B, S, d_model) and the source padding mask it was built with."""
         src_mask = padding_mask(src, self.cfg.pad_id) if iv.padding_mask else None  # (B, 1, 1, S)
-        memory = self.encoder(self.src_embed(src, iv.positional_encoding), src_mask, iv)
+        memory = self.encoder(self.src_embed(src, iv.positional_encoding, use_scale=iv.scale_embeddings), src_mask, iv)
         return memory, src_mask
 
     def decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None,
@@ -153,7 +155,7 @@ class Transformer(nn.Module):
             causal = subsequent_mask(length, tgt.device) if iv.causal_mask else None  # (T, T)
             pad = padding_mask(tgt, self.cfg.pad_id) if iv.padding_mask else None  # (B, 1, 1, T)
             self_mask = combine(causal, pad)
-        x = self.tgt_embed(tgt, iv.positional_encoding, start)
+        x = self.tgt_embed(tgt, iv.positional_encoding, start, use_scale=iv.scale_embeddings)
         x = self.decoder(x, self_mask, memory, src_mask, iv, cache)  # (B, T, d_model)
         weight = self.tgt_embed.token.weight if self.generator is None else self.generator.weight
         return self.hook_logits(F.linear(x, weight, getattr(self, "logits_bias", None)))

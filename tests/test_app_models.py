@@ -58,7 +58,7 @@ def test_encoder_only_pages_say_what_does_not_apply():
     assert titles and not any("decoder" in t.lower() or "cross" in t.lower() for t in titles)
     # the sidebar shows the switches that do not apply, disabled, with the reason
     disabled = [t for t in at.sidebar.toggle if t.disabled]
-    assert {t.label for t in disabled} == {"Decoding", "Causal mask"}
+    assert {t.label for t in disabled} == {"Decoding", "Causal mask", "Scale embeddings by √d_model"}
     assert "encoder-only" in texts(at)
 
 

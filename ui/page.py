@@ -193,6 +193,20 @@ def _sidebar(limits: Limits, bundle: Bundle) -> None:
                  help="Decoder self-attention may not look at later positions.")
         bind("padding", st.toggle, label="Padding mask", help="No query looks at <pad> positions.")
         bind("pe", st.toggle, label="Positional encoding", help="Add position information to the embeddings.")
+        bind("scale", st.toggle, label="Scale scores by 1/√d_k",
+             help="Divide every query-key dot product by √d_k before the softmax (off: the raw QKᵀ).")
+        if bundle.config.scale_embeddings:
+            bind("embscale", st.toggle, label="Scale embeddings by √d_model",
+                 help="Multiply token embeddings by √d_model before the positions are added.")
+        else:
+            not_applicable("Scale embeddings by √d_model",
+                           f"{bundle.name} never scales its token embeddings"
+                           + (": it adds token, position and token-type vectors and normalizes the sum with a "
+                              "LayerNorm instead." if bundle.config.embed_norm else "."))
+        bind("fill", st.radio, label="Masked scores set to", options=["-inf", "-1e9"], horizontal=True,
+             format_func=lambda v: "−∞" if v == "-inf" else "−10⁹",
+             help="What a mask writes into the scores it hides before the softmax: −∞ gives exactly 0 weight; "
+                  "−10⁹ gives 0 in every row that keeps a real key, and a uniform row where every key is masked.")
         bind("ablate", st.multiselect, label="Knock out heads", options=list(by_label),
              to_widget=lambda hs: [head_label(h) for h in hs],
              from_widget=lambda labels: tuple(sorted(by_label[x] for x in labels)),

@@ -132,6 +132,9 @@ def shared_fields(limits: Limits) -> list[Field]:
         Field("causal", True, _on_off, on_off),
         Field("padding", True, _on_off, on_off),
         Field("pe", True, _on_off, on_off),
+        Field("scale", True, _on_off, on_off),
+        Field("embscale", True, _on_off, on_off),
+        Field("fill", "-inf", _choice("-inf", "-1e9")),
         Field("ablate", (), heads, lambda value: ",".join(head_code(h) for h in value)),
         Field("step", 1, _int_in(1, limits.max_len)),
         Field("present", False, _on_off, on_off),
@@ -171,6 +174,9 @@ class Controls:
     causal: bool
     padding: bool
     positional: bool
+    scale_scores: bool
+    scale_embeddings: bool
+    mask_value: str
     ablate: tuple[Head, ...]
     step: int
     presentation: bool
@@ -183,13 +189,15 @@ class Controls:
                    beam_size=values["beam"] if values["decode"] == "beam" else 1,
                    layer=values["layer"] - 1, head=values["head"] - 1,
                    causal=values["causal"], padding=values["padding"], positional=values["pe"],
+                   scale_scores=values["scale"], scale_embeddings=values["embscale"], mask_value=values["fill"],
                    ablate=tuple(values["ablate"]), step=values["step"] - 1,
                    presentation=values["present"], export=values["export"])
 
     def interventions(self, **changes: Any) -> Interventions:
         """The engine switches these controls ask for (optionally changed)."""
-        base = dict(causal_mask=self.causal, padding_mask=self.padding,
-                    positional_encoding=self.positional, ablate=frozenset(self.ablate))
+        base = dict(causal_mask=self.causal, padding_mask=self.padding, positional_encoding=self.positional,
+                    scale_scores=self.scale_scores, scale_embeddings=self.scale_embeddings,
+                    mask_value=self.mask_value, ablate=frozenset(self.ablate))
         base.update(changes)
         return Interventions(**base)
 
