@@ -316,6 +316,29 @@ class Bundle:
             results.append(EncodeResult(source, trace, self._pool(memory[row], len(src_ids)), warnings, unknown))
         return results
 
+    def empty_source(self, sentence: str, interventions: Interventions = Interventions()) -> tuple[Trace, Trace]:
+        """The sentence batched with a source that is all padding (length 0), its translation fed to
+        the decoder for both: (the sentence's row, the empty row). With the padding mask on, every
+        query of the empty row finds every key masked: with mask_value "-inf" its softmax rows are
+        NaN (0/0) and the NaN spreads through every later stage; with "-1e9" they are uniform."""
+        self._require_decoder()
+        self.check_interventions(interventions)
+        produced = list(self.translate(sentence, interventions, trace=False).output_ids)
+        _, src_ids, _ = self.encode_source(sentence)
+        specials = self.specials
+        src = torch.tensor([src_ids, [specials.pad] * len(src_ids)])
+        tgt = torch.tensor([[specials.bos] + produced[:-1]] * 2)
+        with torch.inference_mode(), recording() as recorder:
+            memory, src_mask = self.model.encode(src, interventions, torch.tensor([len(src_ids), 0]))
+            self.model.decode(tgt, memory, src_mask, interventions)
+        rows = []
+        for row in range(2):
+            ids = src[row].tolist()
+            rows.append(Trace(tuple(ids), self.tokenizer.pieces(ids), tuple(tgt[row].tolist()),
+                              self.tokenizer.pieces(tgt[row].tolist()), self.tokenizer.pieces(produced),
+                              {name: t[row:row + 1].numpy() for name, t in recorder.tensors.items()}, interventions))
+        return rows[0], rows[1]
+
     def _pool(self, states: torch.Tensor, length: int) -> np.ndarray:
         """Sentence embedding from final states (S, d_model): the mean over the real positions
         (sentence-transformers' pooling) or the first position ([CLS]), scaled to unit length."""

@@ -19,10 +19,12 @@ def lengths(ids: torch.Tensor, pad_id: int) -> torch.Tensor:
     return 1 + (ids[:, 1:] != pad_id).sum(dim=1)
 
 
-def padding_mask(ids: torch.Tensor, pad_id: int) -> torch.Tensor:
-    """(B, 1, 1, S) mask that hides the right-hand padding of each row from every query and head."""
+def padding_mask(ids: torch.Tensor, pad_id: int, real: torch.Tensor | None = None) -> torch.Tensor:
+    """(B, 1, 1, S) mask that hides the right-hand padding of each row from every query and head;
+    `real` (B,) gives the lengths outright (0: a row that is all padding, every key hidden)."""
     positions = torch.arange(ids.size(1), device=ids.device)
-    return (positions[None, :] < lengths(ids, pad_id)[:, None])[:, None, None, :]
+    real = lengths(ids, pad_id) if real is None else real
+    return (positions[None, :] < real[:, None])[:, None, None, :]
 
 
 def combine(*masks: torch.Tensor | None) -> torch.Tensor | None:

@@ -140,9 +140,11 @@ class Transformer(nn.Module):
             elif param.dim() > 1 and "positions" not in name:
                 nn.init.xavier_uniform_(param)
 
-    def encode(self, src: torch.Tensor, iv: Interventions) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """src (B, S) ids -> memory (B, S, d_model) and the source padding mask it was built with."""
-        src_mask = padding_mask(src, self.cfg.pad_id) if iv.padding_mask else None  # (B, 1, 1, S)
+    def encode(self, src: torch.Tensor, iv: Interventions,
+               src_lengths: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """src (B, S) ids -> memory (B, S, d_model) and the source padding mask it was built with
+        (from `src_lengths` when given, else from where each row's padding starts)."""
+        src_mask = padding_mask(src, self.cfg.pad_id, src_lengths) if iv.padding_mask else None  # (B, 1, 1, S)
         memory = self.encoder(self.src_embed(src, iv.positional_encoding, use_scale=iv.scale_embeddings), src_mask, iv)
         return memory, src_mask
 
