@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
@@ -17,7 +17,7 @@ from .errors import REBUILD_HINT, CheckpointError, InputError
 from .hooks import not_recording, recording
 from .interventions import DecodeOptions, Interventions
 from .tokenizer import normalize_source
-from .tokens import SpecialIds, pad_rows
+from .tokens import pad_rows
 from .trace import Trace
 
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
@@ -162,10 +162,6 @@ class Bundle:
             cap = min(cap, int(self.generation["max_length"]) - 1)
         return min(options.max_len or 2 * src_len + 10, cap)
 
-    def _specials_for(self, max_len: int) -> SpecialIds:
-        # the checkpoint forces EOS only at its own maximum length, not at this app's shorter default
-        cap = self.max_output(10 ** 6, DecodeOptions())
-        return replace(self.specials, force_eos_at_end=self.specials.force_eos_at_end and max_len == cap)
 
     def translate(self, sentence: str, interventions: Interventions = Interventions(),
                   options: DecodeOptions = DecodeOptions(), trace: bool = True) -> TranslationResult:
@@ -175,13 +171,18 @@ class Bundle:
         source, src_ids, warnings = self.encode_source(sentence)
         unknown = self._unknown_words(source, warnings)
         max_len = self.max_output(len(src_ids), options)
-        specials = self._specials_for(max_len)
+        specials = self.specials
         src = torch.tensor([src_ids])
+        # greedy with the causal mask on: the logits each step chose from are the ones the pass over
+        # the whole output would give (no position sees a later one), so they are kept, not recomputed
+        reuse = options.beam_size == 1 and interventions.causal_mask
+        steps_seen: list[torch.Tensor] = []
         with torch.inference_mode(), (recording() if trace else nullcontext()) as recorder:
             memory, src_mask = self.model.encode(src, interventions)
             with not_recording():
                 if options.beam_size == 1:
-                    [(ids, finished)] = greedy(self.model, memory, src_mask, interventions, max_len, specials)
+                    [(ids, finished)] = greedy(self.model, memory, src_mask, interventions, max_len, specials,
+                                               steps_seen if reuse else None)
                     hypotheses = [Hypothesis(tuple(ids), 0.0, 0.0, finished)]
                 else:
                     hypotheses = beam_search(self.model, memory, src_mask, interventions,
@@ -192,15 +193,24 @@ class Bundle:
                 produced = [specials.eos]
             tgt_ids = [specials.bos] + produced[:-1]
             tgt = torch.tensor([tgt_ids])
-            logits = self.model.decode(tgt, memory, src_mask, interventions)
-            with not_recording():
-                logits = as_decoded(self.model, tgt, memory, src_mask, interventions, logits,
-                                    recorder.tensors if recorder is not None else None)
+            if reuse and len(steps_seen) == len(produced):
+                logits = torch.stack(steps_seen, dim=1)  # (1, T, vocab)
+                if recorder is not None:  # the recorded pass stops before the output projection
+                    self.model.decode(tgt, memory, src_mask, interventions, project=False)
+                    recorder.tensors["hook_logits"] = logits
+            else:
+                logits = self.model.decode(tgt, memory, src_mask, interventions)
+                with not_recording():
+                    logits = as_decoded(self.model, tgt, memory, src_mask, interventions, logits,
+                                        recorder.tensors if recorder is not None else None)
         log_probs = logits[0].float().log_softmax(dim=-1)  # (T, vocab)
         steps = self._steps(log_probs.exp(), produced, options.top_k)
         log_prob = float(_chosen(log_probs, produced).sum())
         if not best.finished:
             warnings.append(f"The output was cut at {max_len} pieces before the model ended it.")
+        elif specials.force_eos_at_end and len(produced) == max_len:
+            warnings.append(f"The output reached its limit of {max_len} pieces, where this checkpoint's generation "
+                            "config makes the last piece end it.")
         beams = [Beam(self.tokenizer.decode(h.ids), self.tokenizer.pieces(h.ids),
                       log_prob if options.beam_size == 1 else h.log_prob,
                       log_prob if options.beam_size == 1 else h.score, h.finished)
@@ -268,7 +278,7 @@ class Bundle:
         with torch.inference_mode(), recording() as recorder:
             memory, src_mask = self.model.encode(src, interventions)
             with not_recording():
-                outputs = greedy(self.model, memory, src_mask, interventions, limit, self._specials_for(limit))
+                outputs = greedy(self.model, memory, src_mask, interventions, limit, specials)
             produced = [ids + ([specials.eos] if finished else []) or [specials.eos] for ids, finished in outputs]
             tgt = pad_rows([[specials.bos] + p[:-1] for p in produced], pad_id=specials.pad)
             logits = self.model.decode(tgt, memory, src_mask, interventions)
@@ -318,24 +328,25 @@ class Bundle:
 
     def empty_source(self, sentence: str, interventions: Interventions = Interventions()) -> tuple[Trace, Trace]:
         """The sentence batched with a source that is all padding (length 0), its translation fed to
-        the decoder for both: (the sentence's row, the empty row). With the padding mask on, every
+        the decoder for both (when there is a decoder): (the sentence's row, the empty row). With the padding mask on, every
         query of the empty row finds every key masked: with mask_value "-inf" its softmax rows are
         NaN (0/0) and the NaN spreads through every later stage; with "-1e9" they are uniform."""
-        self._require_decoder()
         self.check_interventions(interventions)
-        produced = list(self.translate(sentence, interventions, trace=False).output_ids)
+        decoder = self.kind == "encoder-decoder"
+        produced = list(self.translate(sentence, interventions, trace=False).output_ids) if decoder else []
         _, src_ids, _ = self.encode_source(sentence)
         specials = self.specials
         src = torch.tensor([src_ids, [specials.pad] * len(src_ids)])
-        tgt = torch.tensor([[specials.bos] + produced[:-1]] * 2)
+        tgt = torch.tensor([[specials.bos] + produced[:-1]] * 2) if decoder else torch.zeros(2, 0, dtype=torch.long)
         with torch.inference_mode(), recording() as recorder:
             memory, src_mask = self.model.encode(src, interventions, torch.tensor([len(src_ids), 0]))
-            self.model.decode(tgt, memory, src_mask, interventions)
+            if decoder:
+                self.model.decode(tgt, memory, src_mask, interventions)
         rows = []
         for row in range(2):
-            ids = src[row].tolist()
-            rows.append(Trace(tuple(ids), self.tokenizer.pieces(ids), tuple(tgt[row].tolist()),
-                              self.tokenizer.pieces(tgt[row].tolist()), self.tokenizer.pieces(produced),
+            ids, tgt_ids = src[row].tolist(), tgt[row].tolist()
+            rows.append(Trace(tuple(ids), self.tokenizer.pieces(ids), tuple(tgt_ids), self.tokenizer.pieces(tgt_ids),
+                              self.tokenizer.pieces(produced),
                               {name: t[row:row + 1].numpy() for name, t in recorder.tensors.items()}, interventions))
         return rows[0], rows[1]
 

@@ -53,14 +53,18 @@ def allowed(scores: torch.Tensor, step: int, max_len: int, specials: SpecialIds)
 
 
 def greedy(model: Transformer, memory: torch.Tensor, src_mask: torch.Tensor | None,
-           iv: Interventions, max_len: int, specials: SpecialIds = PROJECT_SPECIALS) -> list[tuple[list[int], bool]]:
-    """Most likely piece at each step, for a batch; returns (ids without BOS/EOS, finished)."""
+           iv: Interventions, max_len: int, specials: SpecialIds = PROJECT_SPECIALS,
+           step_logits: list[torch.Tensor] | None = None) -> list[tuple[list[int], bool]]:
+    """Most likely piece at each step, for a batch; returns (ids without BOS/EOS, finished).
+    With `step_logits`, each step's logits (B, vocab) are appended to it, as the model gave them."""
     batch = memory.size(0)
     cache = KVCache() if iv.causal_mask else None
     tokens = torch.full((batch, 1), specials.bos, dtype=torch.long, device=memory.device)
     finished = torch.zeros(batch, dtype=torch.bool, device=memory.device)
     for step in range(max_len):
         logits = _step_logits(model, tokens, memory, src_mask, iv, cache)
+        if step_logits is not None:
+            step_logits.append(logits)
         next_ids = allowed(logits, step, max_len, specials).argmax(dim=-1)  # (B,)
         next_ids = next_ids.masked_fill(finished, specials.pad)
         tokens = torch.cat([tokens, next_ids[:, None]], dim=1)

@@ -15,7 +15,8 @@ class Trace:
     teacher-forced decoder pass over the chosen output, so that row t is what decoding step t
     computed. With the causal mask off, that pass would let row t see later pieces, so each
     decoder row comes from its own step's pass instead (decoding.as_decoded);
-    Bundle.teacher_forced gives the one-pass view."""
+    Bundle.teacher_forced gives the one-pass view. After greedy decoding with the mask on,
+    `hook_logits` holds the logits each cached step computed (the one pass's up to float rounding)."""
 
     src_ids: tuple[int, ...]       # source ids, EOS included
     src_pieces: list[str]          # one per source position (the keys of cross-attention)

@@ -112,7 +112,8 @@ class Transformer(nn.Module):
     """Encoder, decoder and the output projection to the shared vocabulary; with no decoder
     layers (an encoder-only model such as BERT), the encoder alone."""
 
-    def __init__(self, cfg: ModelConfig) -> None:
+    def __init__(self, cfg: ModelConfig, init_weights: bool = True) -> None:
+        """`init_weights=False` leaves the initial values alone, for a model whose weights are loaded next."""
         super().__init__()
         self.cfg = cfg
         src_token = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
@@ -127,7 +128,8 @@ class Transformer(nn.Module):
             if cfg.logits_bias:
                 self.logits_bias = nn.Parameter(torch.zeros(cfg.vocab_size), requires_grad=False)
             self.hook_logits = HookPoint()  # (B, T, vocab)
-        self._init_weights()
+        if init_weights:
+            self._init_weights()
         self.hook_names = name_hook_points(self)
 
     def _init_weights(self) -> None:
@@ -149,8 +151,10 @@ class Transformer(nn.Module):
         return memory, src_mask
 
     def decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None,
-               iv: Interventions, cache: KVCache | None = None, start: int = 0) -> torch.Tensor:
-        """tgt (B, T) ids -> logits (B, T, vocab). With a cache, tgt holds only the new steps."""
+               iv: Interventions, cache: KVCache | None = None, start: int = 0,
+               project: bool = True) -> torch.Tensor:
+        """tgt (B, T) ids -> logits (B, T, vocab). With a cache, tgt holds only the new steps.
+        With project=False, the decoder's output states (B, T, d_model) instead of logits."""
         length = tgt.size(1)
         self_mask = None
         if cache is None:  # with a cache, each step's keys are its own past: nothing to hide
@@ -159,6 +163,8 @@ class Transformer(nn.Module):
             self_mask = combine(causal, pad)
         x = self.tgt_embed(tgt, iv.positional_encoding, start, use_scale=iv.scale_embeddings)
         x = self.decoder(x, self_mask, memory, src_mask, iv, cache)  # (B, T, d_model)
+        if not project:
+            return x
         weight = self.tgt_embed.token.weight if self.generator is None else self.generator.weight
         return self.hook_logits(F.linear(x, weight, getattr(self, "logits_bias", None)))
 

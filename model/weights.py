@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import torch
 from safetensors import safe_open
+from torch.nn import init
 
 from .config import ModelConfig
 from .errors import CheckpointError
-from .positional import SinusoidalPositions, sinusoidal_encoding
 from .transformer import Transformer
 
+_BUILDING = threading.Lock()
 WEIGHTS, INDEX, PICKLE = "model.safetensors", "model.safetensors.index.json", "pytorch_model.bin"
 CONVERT_COMMAND = "python -m model.convert_bin"
 
@@ -54,7 +57,9 @@ def read_tensors(files: Iterable[Path]) -> dict[str, torch.Tensor]:
         try:
             with safe_open(str(file), framework="pt") as handle:
                 for name in handle.keys():
-                    tensors[name] = handle.get_tensor(name)
+                    # a copy in the process's own memory: the file's memory map would change under a
+                    # running model if the file were overwritten (and fault if it were truncated)
+                    tensors[name] = handle.get_tensor(name).clone()
         except Exception as exc:  # the library raises several types for corrupt files
             raise CheckpointError(f"Cannot load the checkpoint at {file.parent}: {file.name} is not a valid "
                                   f"safetensors file ({type(exc).__name__}: {exc}).") from None
@@ -64,8 +69,8 @@ def read_tensors(files: Iterable[Path]) -> dict[str, torch.Tensor]:
 def build_model(cfg: ModelConfig, state: dict[str, torch.Tensor], where: Path) -> Transformer:
     """A Transformer in eval mode holding exactly `state` (our parameter names), checked name by
     name and shape by shape. The tensors become the parameters (no second copy in memory)."""
-    with torch.device("meta"):
-        model = Transformer(cfg)
+    with _no_initial_values():
+        model = Transformer(cfg, init_weights=False)
     every = dict(model.named_parameters(remove_duplicate=False))
     expected = dict(model.named_parameters())  # a tied matrix once, under its first name
     canonical = {name: next(n for n, p in expected.items() if p is param) for name, param in every.items()}
@@ -84,11 +89,26 @@ def build_model(cfg: ModelConfig, state: dict[str, torch.Tensor], where: Path) -
                                   "floating-point tensor.")
         ready[name] = tensor.float()  # no copy when already float32
     model.load_state_dict({name: ready[canonical[name]] for name in every}, strict=True, assign=True)
-    for module in model.modules():  # formulas, not weights: computed again off the meta device
-        if isinstance(module, SinusoidalPositions):
-            length, width = module.table.shape
-            module.register_buffer("table", sinusoidal_encoding(length, width, module.halves), persistent=False)
     return model.eval()
+
+
+@contextmanager
+def _no_initial_values() -> Iterator[None]:
+    """Build modules without drawing initial values: their parameters stay uninitialized memory that
+    is never touched (so it costs neither time nor resident memory) until the loaded tensors replace
+    them. (The meta device would do the same, but on this torch it imports torch._dynamo: +1.2 s.)"""
+    _BUILDING.acquire()  # the patch is process-wide: one build at a time
+    names = ("uniform_", "normal_", "kaiming_uniform_", "xavier_uniform_", "zeros_", "ones_", "constant_",
+             "trunc_normal_")
+    saved = {name: getattr(init, name) for name in names}
+    try:
+        for name in names:
+            setattr(init, name, lambda tensor, *args, **kwargs: tensor)
+        yield
+    finally:
+        for name, function in saved.items():
+            setattr(init, name, function)
+        _BUILDING.release()
 
 
 def fingerprint(files: Iterable[Path]) -> str:

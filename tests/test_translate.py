@@ -236,7 +236,11 @@ def test_with_the_causal_mask_off_row_t_of_the_trace_is_what_step_t_computed(tin
 def test_teacher_forced_reads_the_whole_output_at_once(tiny_bundle):
     result = tiny_bundle.translate("The small girl sees a white bird.", options=DecodeOptions(max_len=12))
     masked = tiny_bundle.teacher_forced("The small girl sees a white bird.", result.output_ids)
-    np.testing.assert_array_equal(masked.tensor("hook_logits"), result.trace.tensor("hook_logits"))
+    # greedy keeps the logits its cached steps chose from: the one pass's, up to float rounding
+    np.testing.assert_allclose(masked.tensor("hook_logits"), result.trace.tensor("hook_logits"), rtol=0, atol=1e-5)
+    for name, array in masked.tensors.items():
+        if name != "hook_logits":
+            np.testing.assert_array_equal(array, result.trace.tensor(name), err_msg=name)
     unmasked = tiny_bundle.teacher_forced("The small girl sees a white bird.", result.output_ids,
                                           Interventions(causal_mask=False))
     assert unmasked.tgt_pieces == result.trace.tgt_pieces
