@@ -148,6 +148,16 @@ def embedding_knockout(bundle: Bundle, sentence: str, iv: Interventions,
     return _embedding_knockout(bundle, bundle.checkpoint_id, sentence, iv_key(iv), tuple(heads))
 
 
+@st.cache_data(max_entries=32, show_spinner=False)
+def _empty_source(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey) -> Trace:
+    return _bundle.empty_source(sentence, _iv(key))[1]
+
+
+def empty_source(bundle: Bundle, sentence: str, iv: Interventions) -> Trace:
+    """The all-padding row batched with the sentence (every key masked), cached."""
+    return _empty_source(bundle, bundle.checkpoint_id, sentence, iv_key(iv))
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def _teacher_forced(_bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...],
                     key: IvKey) -> Trace:

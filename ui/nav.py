@@ -27,7 +27,8 @@ PAGES: list[tuple[str, str, str]] = [
     ("pages/3_positional_encoding.py", "Positional encoding", "positional_encoding"),
     ("pages/4_tensor_shapes.py", "Tensor shapes", "tensor_shapes"),
     ("pages/5_masks_and_heads.py", "Masks and heads lab", "masks_and_heads"),
-    ("pages/6_training.py", "Training", "training"),
+    ("pages/6_design_choices.py", "Design choices", "design_choices"),
+    ("pages/7_training.py", "Training", "training"),
 ]
 
 
