@@ -4,6 +4,7 @@ For an encoder-only model: the sentence, its pieces, its embedding and its simil
 import streamlit as st
 
 from model import cosine
+from ui import player
 from ui.page import Page, big_text, bind, md, page_value, start
 from ui.urlstate import Field
 from viz.embedding import embedding_strips
@@ -14,6 +15,17 @@ def _second_sentence(text: str) -> str:
     if not text.strip() or len(text) > 2000:
         raise ValueError("expected a sentence of at most 2000 characters")
     return text
+
+
+def grammar_reference(source: str) -> tuple[str | None, str]:
+    """The corpus grammar's French for a sentence, or None and why it cannot read it."""
+    try:
+        from model.corpus import translate
+        return translate(source), ""
+    except ImportError:
+        return None, "the corpus grammar is not installed"
+    except ValueError as exc:
+        return None, str(exc)
 
 
 def sentence_page(page: Page) -> None:
@@ -52,8 +64,40 @@ if page.encoder_only:
     st.stop()
 result, trace, ctl = page.result, page.result.trace, page.controls
 
-st.caption(("French translation" if page.bundle.family == "anatomy" else "Translation") + (f" (beam search, {ctl.beam_size} beams)" if ctl.beam_size > 1 else " (greedy)"))
-big_text(result.translation or "(empty output)")
+n_steps = len(result.steps)
+label = ("French translation" if page.bundle.family == "anatomy" else "Translation") + \
+    (f" (beam search, {ctl.beam_size} beams)" if ctl.beam_size > 1 else " (greedy)")
+player.controls(n_steps, "translate")
+
+
+def decoding(step: int) -> None:
+    """The output and every step's candidates; while the player runs, up to step t only."""
+    shown = step + 1 if player.engaged() else n_steps
+    if shown < n_steps:
+        st.caption(f"{label}, step t = {shown} of {n_steps}")
+        big_text(page.bundle.tokenizer.decode(result.output_ids[:shown]) + " …")
+    else:
+        st.caption(label)
+        big_text(result.translation or "(empty output)")
+    page.show(step_candidates(result.steps[:shown], page.style, highlight_row=shown - 1 if shown < n_steps else None),
+              "Each row is one decoding step: the five pieces the model found most likely, coloured by "
+              "probability; ✔ marks the piece that was kept"
+              + (". Beam search keeps the pieces of the best whole output, so a kept piece can rank below the "
+                 "first, or below the five shown (then no ✔ appears in its row; its probability is in the table)."
+                 if ctl.beam_size > 1 else ".")
+              + (" The outlined row is the step being produced." if shown < n_steps else ""), key="steps")
+
+
+player.run(decoding, n_steps)
+if page.bundle.family == "anatomy":  # this project's models learn the corpus grammar's language
+    reference, reason = grammar_reference(result.source)
+    if reference is None:
+        st.warning(f"This sentence is outside the language the model was trained on: the corpus grammar cannot "
+                   f"read it ({md(reason)}). The model still answers, but its output is a guess.")
+    else:
+        match = reference == result.translation
+        st.markdown(f"**Reference** (the corpus grammar's translation): {md(reference)}  \n"
+                    + ("✔ The model's output matches it." if match else "✘ The model's output differs from it."))
 st.caption("The model read:")
 st.text(result.source)
 
@@ -93,14 +137,7 @@ with right:
     st.markdown("**Output pieces** (one per decoding step)")
     st.dataframe(pieces_frame(trace.out_pieces, out_ids), hide_index=True, height=280)
 
-st.subheader("Decoding, step by step")
-page.show(step_candidates(result.steps, page.style),
-          "Each row is one decoding step: the five pieces the model found most likely, coloured by "
-          "probability; ✔ marks the piece that was kept"
-          + (". Beam search keeps the pieces of the best whole output, so a kept piece can rank below the "
-             "first, or below the five shown (then no ✔ appears in its row; its probability is in the table)."
-             if ctl.beam_size > 1 else "."))
-with st.expander("The same as a table"):
+with st.expander("Every step's candidates as a table"):
     st.dataframe(steps_frame(result.steps), hide_index=True,
                  column_config={"p(chosen)": st.column_config.ProgressColumn(
                      "p(chosen)", min_value=0.0, max_value=1.0, format="%.3f")})

@@ -2,8 +2,9 @@
 
 import streamlit as st
 
+from ui import player
 from ui.page import bind, md, page_value, set_value, start
-from ui.urlstate import BLOCK_NAMES, BLOCKS, Field
+from ui.urlstate import BLOCK_NAMES, BLOCKS, Field, shared_fields
 from viz.attention import attention_heads, attention_map, model_view, model_view_cell
 from viz.labels import display_piece
 
@@ -31,65 +32,11 @@ def _queries(block: str) -> list[str]:
     return trace.src_pieces if block == "enc-self" else trace.tgt_pieces
 
 
-step = 0
-if page.encoder_only:
-    st.info(f"{page.bundle.name} is encoder-only: below is its self-attention, where every piece looks at every "
-            "piece. Decoder masked self-attention and cross-attention do not apply: the model has no decoder.")
-else:
-    # A step kept from a longer output (or a URL) is brought inside this output before the slider sees it.
-    step = min(ctl.step, n_steps - 1)
-    set_value("step", step + 1)
-    if n_steps > 1:
-        step = bind("step", st.slider, label="Decoding step t (outlined row in the decoder plots)",
-                    min_value=1, max_value=n_steps) - 1
-    st.markdown(f"Step **t = {step + 1}** read “{md(display_piece(trace.tgt_pieces[step]))}” (decoder position "
-                f"{step}, counted from 0 like every position here) and produced "
-                f"“{md(display_piece(trace.out_pieces[step]))}”.")
-if not ctl.causal and not page.encoder_only:
-    st.info("The causal mask is off. While decoding, step t still reads only the pieces made so far (later ones do "
-            "not exist yet, so the right of the diagonal stays empty): each row below is what its step computed in "
-            "its own pass. What changes is that those earlier pieces, recomputed at every step, now read each "
-            "other both ways, so from decoder layer 2 on their keys and values differ from the masked run. The "
-            "Masks and heads lab shows the whole output read in one pass, where the future lights up.")
-
-for block, (stack, kind) in blocks.items():
-    n_layers = page.limits.layers_of(stack)
-    layer = min(ctl.layer, n_layers - 1)
-    pattern = trace.pattern(stack, kind, layer)
-    highlight = None if block == "enc-self" else step
-    off = ctl.interventions().heads_off(stack, kind, layer)
-    st.subheader(f"{BLOCK_NAMES[block].capitalize()} · layer L{layer + 1}")
-    if layer != ctl.layer:
-        st.caption(f"The {stack} has {n_layers} layers: showing its last.")
-    page.show(attention_heads(pattern, _queries(block), _keys(block), style,
-                              f"{BLOCK_NAMES[block]}, L{layer + 1}: every head", highlight, off),
-              CAPTIONS[block], key=f"heads-{block}")
-    left, right = st.columns(2)
-    live = [h for h in range(pattern.shape[0]) if h not in off] or list(range(pattern.shape[0]))
-    with left:
-        page.show(attention_map(pattern[live].mean(axis=0), _queries(block), _keys(block), style,
-                                f"Average of the {len(live)} heads" + (" still on" if off else ""), highlight),
-                  "The mean over heads: what the layer attends to as a whole."
-                  + (" Knocked-out heads are left out: they still compute weights, but their output is zeroed."
-                     if off else ""), key=f"avg-{block}")
-    with right:
-        page.show(attention_map(pattern[ctl.head], _queries(block), _keys(block), style,
-                                f"Head H{ctl.head + 1} alone" + (" (knocked out)" if ctl.head in off else ""),
-                                highlight),
-                  "The head picked in the sidebar, with its weights"
-                  + (": it still computes them, but its output is zeroed." if ctl.head in off else "."),
-                  key=f"one-{block}")
-
-st.subheader("Model view: all layers × all heads")
 VIEW = Field("view", "dec-cross", lambda text: text if text in BLOCKS else (_ for _ in ()).throw(
     ValueError(f"expected one of {', '.join(BLOCKS)}")))
+LAYER, HEAD = (next(f for f in shared_fields(page.limits) if f.key == key) for key in ("layer", "head"))
 if page_value(VIEW) not in blocks:  # a decoder view kept from another model
     set_value("view", next(iter(blocks)))
-view = bind("view", st.radio, label="Attention kind", options=list(blocks), horizontal=True,
-            format_func=lambda b: BLOCK_NAMES[b].capitalize())
-stack, kind = BLOCKS[view]
-patterns = [trace.pattern(stack, kind, layer) for layer in range(page.limits.layers_of(stack))]
-queries, keys = _queries(view), _keys(view)
 
 
 def _open_clicked() -> None:
@@ -103,16 +50,88 @@ def _open_clicked() -> None:
             set_value("head", cell[1] + 1)
 
 
-selected = (min(ctl.layer, len(patterns) - 1), ctl.head)
-knocked = {(layer, head) for layer in range(len(patterns)) for head in ctl.interventions().heads_off(stack, kind, layer)}
-page.show(model_view(patterns, queries, keys, style, f"{BLOCK_NAMES[view].capitalize()}: layers × heads",
-                     selected, knocked),
-          "Each tile is one head (rows: layers, columns: heads). Click the dot on a tile, or use the sidebar pickers, "
-          "to open that head large below.", key="model-view", on_select=_open_clicked,
-          selection_mode="points")
-page.show(attention_map(patterns[selected[0]][selected[1]], queries, keys, style,
-                        f"{BLOCK_NAMES[view].capitalize()} L{selected[0] + 1} H{selected[1] + 1}"
-                        + (" (knocked out)" if selected in knocked else ""),
-                        None if view == "enc-self" else step),
-          "The selected head, large.", key="view-large")
+def _step_header(step: int) -> int:
+    """The step slider (the player moves it too) and what step t did; returns the step from 0."""
+    if n_steps > 1:
+        step = bind("step", st.slider, label="Decoding step t (outlined row in the decoder plots)",
+                    min_value=1, max_value=n_steps, disabled=player.playing()) - 1
+    output = "".join(display_piece(p) if not p.startswith("▁") else " " + display_piece(p)
+                     for p in trace.out_pieces[:step + 1]).strip()
+    st.markdown(f"Step **t = {step + 1}** of {n_steps} read “{md(display_piece(trace.tgt_pieces[step]))}” (decoder "
+                f"position {step}, counted from 0 like every position here) and produced "
+                f"“{md(display_piece(trace.out_pieces[step]))}”. Output so far: **{md(output) or '(nothing yet)'}**")
+    return step
+
+
+def body(step: int) -> None:
+    """Everything that follows the decoding step: drawn again at every step while playing."""
+    if not page.encoder_only:
+        step = _step_header(step)
+    if not ctl.causal and not page.encoder_only:
+        st.info("The causal mask is off. While decoding, step t still reads only the pieces made so far (later ones do "
+                "not exist yet, so the right of the diagonal stays empty): each row below is what its step computed in "
+                "its own pass. What changes is that those earlier pieces, recomputed at every step, now read each "
+                "other both ways, so from decoder layer 2 on their keys and values differ from the masked run. The "
+                "Masks and heads lab shows the whole output read in one pass, where the future lights up.")
+
+    for block, (stack, kind) in blocks.items():
+        n_layers = page.limits.layers_of(stack)
+        layer = min(ctl.layer, n_layers - 1)
+        pattern = trace.pattern(stack, kind, layer)
+        highlight = None if block == "enc-self" else step
+        off = ctl.interventions().heads_off(stack, kind, layer)
+        st.subheader(f"{BLOCK_NAMES[block].capitalize()} · layer L{layer + 1}")
+        if layer != ctl.layer:
+            st.caption(f"The {stack} has {n_layers} layers: showing its last.")
+        page.show(attention_heads(pattern, _queries(block), _keys(block), style,
+                                  f"{BLOCK_NAMES[block]}, L{layer + 1}: every head", highlight, off),
+                  CAPTIONS[block], key=f"heads-{block}")
+        left, right = st.columns(2)
+        live = [h for h in range(pattern.shape[0]) if h not in off] or list(range(pattern.shape[0]))
+        with left:
+            page.show(attention_map(pattern[live].mean(axis=0), _queries(block), _keys(block), style,
+                                    f"Average of the {len(live)} heads" + (" still on" if off else ""), highlight),
+                      "The mean over heads: what the layer attends to as a whole."
+                      + (" Knocked-out heads are left out: they still compute weights, but their output is zeroed."
+                         if off else ""), key=f"avg-{block}")
+        with right:
+            page.show(attention_map(pattern[ctl.head], _queries(block), _keys(block), style,
+                                    f"Head H{ctl.head + 1} alone" + (" (knocked out)" if ctl.head in off else ""),
+                                    highlight),
+                      "The head picked in the sidebar, with its weights"
+                      + (": it still computes them, but its output is zeroed." if ctl.head in off else "."),
+                      key=f"one-{block}")
+
+    st.subheader("Model view: all layers × all heads")
+    view = bind("view", st.radio, label="Attention kind", options=list(blocks), horizontal=True,
+                format_func=lambda b: BLOCK_NAMES[b].capitalize())
+    stack, kind = BLOCKS[view]
+    patterns = [trace.pattern(stack, kind, layer) for layer in range(page.limits.layers_of(stack))]
+    queries, keys = _queries(view), _keys(view)
+
+    selected = (min(ctl.layer, len(patterns) - 1), ctl.head)
+    knocked = {(layer, head) for layer in range(len(patterns)) for head in ctl.interventions().heads_off(stack, kind, layer)}
+    page.show(model_view(patterns, queries, keys, style, f"{BLOCK_NAMES[view].capitalize()}: layers × heads",
+                         selected, knocked),
+              "Each tile is one head (rows: layers, columns: heads). Click the dot on a tile, or use the sidebar pickers, "
+              "to open that head large below.", key="model-view", on_select=_open_clicked,
+              selection_mode="points")
+    page.show(attention_map(patterns[selected[0]][selected[1]], queries, keys, style,
+                            f"{BLOCK_NAMES[view].capitalize()} L{selected[0] + 1} H{selected[1] + 1}"
+                            + (" (knocked out)" if selected in knocked else ""),
+                            None if view == "enc-self" else step),
+              "The selected head, large.", key="view-large")
+    if (page_value(LAYER), page_value(HEAD)) != (ctl.layer + 1, ctl.head + 1):
+        st.rerun()  # a tile was clicked inside the player: redraw the whole page, sidebar pickers included
+
+
+if page.encoder_only:
+    st.info(f"{page.bundle.name} is encoder-only: below is its self-attention, where every piece looks at every "
+            "piece. Decoder masked self-attention and cross-attention do not apply: the model has no decoder.")
+    body(0)
+else:
+    # A step kept from a longer output (or a URL) is brought inside this output before the slider sees it.
+    set_value("step", min(ctl.step, n_steps - 1) + 1)
+    player.controls(n_steps, "attention")
+    player.run(body, n_steps)
 page.finish()

@@ -79,8 +79,8 @@ def attention_map(matrix: np.ndarray, queries: list[str], keys: list[str], style
     """One [queries, keys] weight matrix as a large heatmap (a single head or the head average)."""
     check_pattern(matrix, queries, keys)
     qlabels, klabels = axis_labels(queries), axis_labels(keys)
-    if show_values is None:
-        show_values = matrix.size <= 300
+    if show_values is None:  # only where a "0.00" fits in a cell (the map may fill half the page)
+        show_values = matrix.size <= 300 and len(keys) <= (7 if style.presentation else 12)
     height = _panel_height(len(queries), style, low=320, high=760)
     fig = style.figure(xaxis=token_axis(klabels, min(CONTAINER_PX, 900), style.tick, tickangle=-90),
                        yaxis=token_axis(qlabels, height - 100, style.tick, autorange="reversed"))

@@ -36,8 +36,10 @@ def steps_frame(steps: list[Step]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def step_candidates(steps: list[Step], style: Style, title: str = "Top candidates at every decoding step") -> go.Figure:
-    """Grid of steps (rows) x rank (columns): each cell is a candidate piece coloured by its probability."""
+def step_candidates(steps: list[Step], style: Style, title: str = "Top candidates at every decoding step",
+                    highlight_row: int | None = None) -> go.Figure:
+    """Grid of steps (rows) x rank (columns): each cell is a candidate piece coloured by its
+    probability; `highlight_row` outlines the step being produced."""
     if not steps:
         raise ValueError("no decoding steps to show")
     width = max(len(s.top) for s in steps)
@@ -60,6 +62,9 @@ def step_candidates(steps: list[Step], style: Style, title: str = "Top candidate
         hovertemplate="%{customdata[1]}<br>%{x}: %{customdata[0]}<br>p = %{z:.3f}<extra></extra>",
         zmin=0.0, zmax=1.0, colorscale=style.weights, colorbar=dict(title="p", thickness=14),
         x=[f"rank {r + 1}" for r in range(width)], hoverongaps=False))
+    if highlight_row is not None and 0 <= highlight_row < len(steps):
+        fig.add_shape(type="rect", x0=-0.5, x1=width - 0.5, y0=highlight_row - 0.5, y1=highlight_row + 0.5,
+                      line=dict(color=style.highlight, width=style.line_width + 1))
     return style.apply(fig, title, height=height)
 
 

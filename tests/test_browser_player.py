@@ -1,0 +1,42 @@
+"""The play button in a real browser: decoding steps itself forward about once a second, in
+presentation mode, and stops when paused."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from test_browser import SHOTS, _charts, _screenshot, _settle, _visit, browser, server  # noqa: F401
+
+pytestmark = pytest.mark.e2e
+STEP = re.compile(r"Step t = (\d+) of (\d+)")
+
+
+def _step(page) -> int:
+    text = page.locator("[data-testid='stMarkdownContainer']", has_text="Step t =").first.inner_text()
+    return int(STEP.search(text).group(1))
+
+
+def test_attention_page_plays_three_steps_and_pauses(server, browser):  # noqa: F811
+    url, _ = server
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with _visit(browser) as page:
+        page.goto(f"{url}/attention?sentence=My+sisters+will+see+the+old+house.&step=1&present=on")
+        _charts(page, minimum=6)
+        _settle(page)
+        assert _step(page) == 1
+        started = time.monotonic()
+        page.get_by_role("button", name="Play decoding").click()
+        page.wait_for_function("() => /Step t = 4 of/.test(document.body.innerText)", timeout=30000)
+        elapsed = time.monotonic() - started
+        assert 2.0 < elapsed < 20.0, elapsed  # three steps on from 1, about a second each
+        assert "step=" in page.url
+        page.get_by_role("button", name="Pause").click()
+        page.get_by_role("button", name="Resume").wait_for(timeout=15000)
+        _settle(page)
+        paused = _step(page)
+        page.wait_for_timeout(2500)
+        assert _step(page) == paused, "paused: the step stays"
+        _screenshot(page, SHOTS / "player_attention_presentation.png")
