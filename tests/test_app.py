@@ -19,6 +19,7 @@ PAGES = {
     "positional": ("pages/3_positional_encoding.py", 5),
     "shapes": ("pages/4_tensor_shapes.py", 2),
     "masks": ("pages/5_masks_and_heads.py", 4),
+    "design": ("pages/6_design_choices.py", 7),
 }
 TIMEOUT = 120
 
@@ -97,7 +98,7 @@ def test_training_page_draws_the_log(tiny_checkpoint, tmp_path, monkeypatch):
     records += [{"step": s, "valid_loss": 5.5 / (1 + s / 100), "valid_bleu": s / 20} for s in range(0, 500, 100)]
     (logged / "train_log.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
     monkeypatch.setenv("ANATOMY_CHECKPOINT", str(logged))
-    at = run("pages/6_training.py")
+    at = run("pages/7_training.py")
     assert_clean(at)
     titles = [spec["layout"]["title"]["text"] for spec in charts(at)]
     assert titles == ["Loss", "Learning-rate schedule", "Validation scores"]
@@ -106,7 +107,7 @@ def test_training_page_draws_the_log(tiny_checkpoint, tmp_path, monkeypatch):
 
 
 def test_training_page_without_a_log_shows_the_card():
-    at = run("pages/6_training.py")
+    at = run("pages/7_training.py")
     assert_clean(at)
     assert any("no training log" in i.value for i in at.info)
     assert at.dataframe

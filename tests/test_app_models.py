@@ -11,7 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 MINILM = "all-MiniLM-L6-v2"
 PAGE_FILES = ["pages/1_translate.py", "pages/2_attention.py", "pages/3_positional_encoding.py",
-              "pages/4_tensor_shapes.py", "pages/5_masks_and_heads.py", "pages/6_training.py"]
+              "pages/4_tensor_shapes.py", "pages/5_masks_and_heads.py", "pages/6_design_choices.py",
+              "pages/7_training.py"]
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +37,7 @@ def test_every_page_runs_on_minilm(page):
     at = run(page, {"model": MINILM, "layer": "6", "head": "12"})
     assert_clean(at)
     assert not at.warning, [w.value for w in at.warning]
-    if page != "pages/6_training.py":
+    if page != "pages/7_training.py":
         assert charts(at), "the page draws its charts"
     for spec in charts(at):
         assert spec["data"] or spec["layout"].get("shapes")
@@ -47,7 +48,7 @@ def test_every_page_runs_on_minilm(page):
 def test_every_page_runs_on_a_marian_folder(page):
     at = run(page, {"model": "tiny-marian"})
     assert_clean(at)
-    if page != "pages/6_training.py":
+    if page != "pages/7_training.py":
         assert charts(at)
 
 
@@ -75,7 +76,7 @@ def test_sentence_page_compares_two_sentences():
 
 
 def test_training_page_shows_the_card_of_a_real_model():
-    at = run("pages/6_training.py", {"model": MINILM})
+    at = run("pages/7_training.py", {"model": MINILM})
     assert_clean(at)
     text = texts(at)
     assert "apache-2.0" in text and "bert" in text and "trained elsewhere" in text

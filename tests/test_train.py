@@ -70,7 +70,7 @@ def test_the_app_opens_the_trained_checkpoint_and_draws_its_log(trained, monkeyp
     from streamlit.testing.v1 import AppTest
     root, _ = trained
     monkeypatch.setenv("ANATOMY_CHECKPOINT", str(root / "ckpt"))
-    for page, charts in (("pages/6_training.py", 3), ("pages/1_translate.py", 1)):
+    for page, charts in (("pages/7_training.py", 3), ("pages/1_translate.py", 1)):
         at = AppTest.from_file(str(ROOT / page), default_timeout=120).run()
         assert not at.exception, [e.message for e in at.exception]
         assert not at.error, [e.value for e in at.error]
