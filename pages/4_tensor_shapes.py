@@ -6,7 +6,9 @@ import streamlit as st
 
 from ui.page import bind, md, page_value, set_value, start
 from ui.urlstate import Field
-from viz.shapes import as_matrix, flow_diagram, stages_frame, symbolic_shape, tensor_heatmap
+from viz.shapes import as_matrix, flow_diagram, stages_frame, symbolic_shape, tensor_heatmap, top_columns
+
+LOGIT_COLUMNS = 60
 
 page = start("Tensor shapes")
 trace, ctl, style, cfg = page.result.trace, page.controls, page.style, page.bundle.config
@@ -59,7 +61,13 @@ else:
     rows, columns = pieces, "key" if attention else ("vocabulary id" if name == "hook_logits" else "dimension")
     keys = (trace.tgt_pieces if name.startswith("decoder") and ".self_attn." in name else trace.src_pieces) \
         if attention else None
+note = ""
+if name == "hook_logits" and matrix.shape[1] > LOGIT_COLUMNS:  # a real vocabulary has tens of thousands of ids
+    ids = top_columns(matrix, LOGIT_COLUMNS)
+    matrix, keys = matrix[:, ids], page.bundle.tokenizer.pieces(ids.tolist())
+    columns = f"the {LOGIT_COLUMNS} pieces with the highest logit at some step (of {array.shape[-1]:,})"
+    note = f" Only {LOGIT_COLUMNS} of the {array.shape[-1]:,} vocabulary columns are drawn: those some step ranked highest."
 page.show(tensor_heatmap(matrix, rows, style, f"{name} {tuple(array.shape)}{heads_note}", columns, keys),
           "Rows are positions (pieces); for attention scores and weights the columns are the keys. Pick the head "
-          "in the sidebar for per-head tensors.", key="stage-heatmap")
+          "in the sidebar for per-head tensors." + note, key="stage-heatmap")
 page.finish()

@@ -193,7 +193,9 @@ heads = [h for h in all_heads(limits) if h not in ctl.ablate]
 st.caption(f"Knocks out each of the {len(heads)} heads in turn (on top of the sidebar's switches"
            + (", so the heads already knocked out there are left out" if ctl.ablate else "")
            + "), scores the original output under each knock-out, and ranks heads by how much its log-probability "
-           "falls; it also translates again to show whether the output itself changes.")
+           "falls; it also translates again to show whether the output itself changes"
+           + (f" (for the {engine.RETRANSLATED} heads with the largest drops)." if len(heads) > engine.RETRANSLATED
+              else "."))
 sweep_key = (page.bundle.checkpoint_id, ctl.sentence, ctl.interventions(), ctl.beam_size)
 if st.button("Run the knock-out sweep", icon=":material/play_arrow:"):
     with st.spinner(f"Knocking out {len(heads)} heads ..."):

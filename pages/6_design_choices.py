@@ -102,15 +102,22 @@ else:
     empty_inf = engine.empty_source(bundle, ctl.sentence, ctl.interventions(mask_value="-inf"))
     empty_big = engine.empty_source(bundle, ctl.sentence, ctl.interventions(mask_value="-1e9"))
     shares = nan_share(empty_inf)
-    first = next((name for name, share in shares if share > 0), None)
+    first = next((index for index, (_, share) in enumerate(shares) if share > 0), None)
+    spared = [name for name, share in shares[first:] if share == 0] if first is not None else []
+    reached = next((name for name, share in shares if share > 0 and name.startswith("decoder")), None)
     st.markdown("The demo batches your sentence with a source that is **all padding** (length 0), as a padded "
                 "batch with an empty row would: every key of that row is masked.")
+    if first is None:
+        story = "No NaN anywhere: nothing was fully masked."
+    else:
+        story = (f"The first NaN appears at {shares[first][0]}, the softmax of the first layer; every later encoder "
+                 "stage is NaN after it (context vectors, residual stream, every LayerNorm).")
+        if reached:
+            story += (f" The decoder's own {len(spared)} stages before it reads the encoder (its embeddings and "
+                      f"first self-attention) stay clean; the NaN enters at {reached} and from there fills every "
+                      "stage to the logits.")
     page.show(nan_spread(shares, style, "The empty row with −∞: share of NaN in every stage"),
-              (f"The first NaN appears at {first}, the softmax of the first layer; from there every later stage is "
-               "NaN: the context vectors, the residual stream, every LayerNorm"
-               + (", the decoder's cross-attention and the logits." if not page.encoder_only else ".")
-               if first else "No NaN anywhere: nothing was fully masked.")
-              + " Your own sentence, in the same batch, has no NaN at all.", key="fill-nan")
+              story + " Your own sentence, in the same batch, has no NaN at all.", key="fill-nan")
     pattern = empty_big.pattern("encoder", "self", 0)[head]
     page.show(attention_map(pattern, empty_big.src_pieces, empty_big.src_pieces, style,
                             f"The empty row with −10⁹: encoder self-attention L1 H{head + 1}"),

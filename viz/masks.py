@@ -81,10 +81,12 @@ def knockout_frame(rows: list[dict], labels: dict[tuple, str]) -> pd.DataFrame:
     records = []
     for row in rows:
         drop = row["base_log_prob"] - row["log_prob"]
+        translated = row["translation"] is not None
         records.append({"head": labels.get(row["head"], str(row["head"])),
-                        "translation changed": row["translation"] != row["base_translation"],
+                        "translation changed": translated and row["translation"] != row["base_translation"],
                         "log-prob drop": drop, "log-prob of the original output": row["log_prob"],
-                        "translation with the head knocked out": row["translation"]})
+                        "translation with the head knocked out": row["translation"] if translated
+                        else "(not translated again: a smaller drop)"})
     frame = pd.DataFrame(records)
     if frame.empty:
         return frame

@@ -74,6 +74,13 @@ def as_matrix(array: np.ndarray, head: int = 0) -> np.ndarray:
     return a.astype(np.float64)
 
 
+def top_columns(matrix: np.ndarray, count: int) -> np.ndarray:
+    """Indices of the `count` columns with the highest value in any row, in index order (the
+    vocabulary ids a logits heatmap can show: tens of thousands would not draw)."""
+    best = np.nanmax(np.where(np.isfinite(matrix), matrix, -np.inf), axis=0)
+    return np.sort(np.argsort(best)[::-1][:count])
+
+
 def tensor_heatmap(matrix: np.ndarray, row_pieces: list[str] | None, style: Style, title: str,
                    column_name: str = "dimension", column_pieces: list[str] | None = None) -> go.Figure:
     """A 2-D tensor as a heatmap, rows (and columns, for attention keys) labelled with pieces when
