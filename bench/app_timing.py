@@ -5,7 +5,7 @@
 Prints, per page, the median time of: the first run (model already loaded), a view change
 (head picker), and a switch change (causal mask toggled, so a new translation is needed the
 first time and comes from the cache afterwards; the padding mask for an encoder-only model),
-plus a new sentence each rerun (never cached). --model picks a model of the app's picker
+plus a new sentence each rerun (never cached, on any page). --model picks a model of the app's picker
 (e.g. all-MiniLM-L6-v2, or a folder's name under models/ or in $ANATOMY_MODELS).
 """
 
@@ -63,14 +63,15 @@ def main() -> None:
           f"{load * 1000:.0f} ms")
     print(f"{'page':34} {'first':>7} {'head':>7} {switch[2:]:>7} {'sentence':>9}   (median ms)")
     chosen = [p for p in PAGES if not args.pages or any(part in p for part in args.pages.split(","))]
-    for page in chosen:
+    for number, page in enumerate(chosen):
         at = app(page)
         first = _timed(at.run)
         head, causal, sentence = [], [], []
         for i in range(args.repeats):
             head.append(_timed(at.sidebar.selectbox(key="w_head").set_value(2 if i % 2 == 0 else 1).run))
             causal.append(_timed(at.sidebar.toggle(key=switch).set_value(i % 2 == 1).run))
-            text = SENTENCES[i % len(SENTENCES)] + (" " * (i // len(SENTENCES)))
+            # trailing spaces make every page's sentences new to the result cache (the model reads them alike)
+            text = SENTENCES[i % len(SENTENCES)] + " " * (1 + number * args.repeats + i)
             sentence.append(_timed(at.sidebar.text_input(key="w_sentence").input(text).run))
         row = [first] + [statistics.median(v) for v in (head, causal, sentence)]
         print(f"{page:34} " + " ".join(f"{v * 1000:7.0f}" for v in row[:3]) + f" {row[3] * 1000:9.0f}")

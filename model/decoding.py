@@ -35,7 +35,8 @@ def _step_logits(model: Transformer, tokens: torch.Tensor, memory: torch.Tensor,
     if cache is not None:
         step = tokens.size(1) - 1
         return model.decode(tokens[:, -1:], memory, src_mask, iv, cache, start=step)[:, -1]
-    return model.decode(tokens, memory, src_mask, iv)[:, -1]
+    # the whole prefix again (its earlier states change), but only its last position is projected
+    return model.project(model.decode(tokens, memory, src_mask, iv, project=False)[:, -1])
 
 
 def allowed(scores: torch.Tensor, step: int, max_len: int, specials: SpecialIds) -> torch.Tensor:
@@ -94,13 +95,16 @@ def as_decoded(model: Transformer, tgt: torch.Tensor, memory: torch.Tensor, src_
         return one_pass
     passes = []
     for t in range(tgt.size(1) - 1):  # the last step's pass is the one pass itself
-        with recording() as recorder:
-            model.decode(tgt[:, :t + 1], memory, src_mask, iv)
+        with recording() as recorder:  # each prefix's logits: its last position only (O(T V), not O(T² V))
+            model.decode(tgt[:, :t + 1], memory, src_mask, iv, project=False)
         passes.append(recorder.tensors)
     if recorded is not None and passes:  # with one piece, the one pass is the only step
         for name in passes[0]:
             recorded[name] = _row_by_row(name, recorded[name], [p[name] for p in passes] + [recorded[name]])
-    return torch.stack([p["hook_logits"][:, -1] for p in passes] + [one_pass[:, -1]], dim=1)
+    logits = torch.stack([model.project(p["decoder.hook_output"][:, -1]) for p in passes] + [one_pass[:, -1]], dim=1)
+    if recorded is not None:
+        recorded["hook_logits"] = logits  # row t: what step t chose from
+    return logits
 
 
 def _row_by_row(name: str, whole: torch.Tensor, passes: list[torch.Tensor]) -> torch.Tensor:

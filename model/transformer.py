@@ -165,8 +165,12 @@ class Transformer(nn.Module):
         x = self.decoder(x, self_mask, memory, src_mask, iv, cache)  # (B, T, d_model)
         if not project:
             return x
+        return self.hook_logits(self.project(x))
+
+    def project(self, x: torch.Tensor) -> torch.Tensor:
+        """Decoder output states (..., d_model) -> logits (..., vocab), without the hook."""
         weight = self.tgt_embed.token.weight if self.generator is None else self.generator.weight
-        return self.hook_logits(F.linear(x, weight, getattr(self, "logits_bias", None)))
+        return F.linear(x, weight, getattr(self, "logits_bias", None))
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor, iv: Interventions = Interventions()) -> torch.Tensor:
         """Teacher-forced pass: logits (B, T, vocab) for target inputs `tgt` given source `src`."""
