@@ -64,6 +64,20 @@ def _mask_effect(on: Trace, off: Trace, stack: str, layer: int, pieces: list[str
                               (f"{mask} on", f"{mask} off")), caption, key=key)
 
 
+def _padding_demo(on: list[Trace], off: list[Trace]) -> int:
+    """The shorter sentence of a padded batch of two, with the padding mask on and off; its row."""
+    row = 1 if on[1].src_pieces.count(pad_piece) >= on[0].src_pieces.count(pad_piece) else 0
+    n_pad = on[row].src_pieces.count(pad_piece)
+    st.markdown(f"In one batch every row has the same length, so the shorter sentence gets **{n_pad}** "
+                f"`{pad_piece}` pieces at the end." if n_pad else
+                "Both sentences have the same length: make the second one shorter to see padding.")
+    _mask_effect(on[row], off[row], "encoder", min(ctl.layer, limits.n_encoder_layers - 1), on[row].src_pieces,
+                 "The shorter sentence, encoder self-attention", "padding mask",
+                 f"With the mask on, no query gives any weight to the {pad_piece} columns; with it off, real words "
+                 "leak attention into padding.", "padding")
+    return row
+
+
 def encoder_lab() -> None:
     """Padding and knock-out for a model without a decoder, judged by the sentence embedding."""
     st.subheader("The causal mask")
@@ -78,16 +92,7 @@ def encoder_lab() -> None:
     except AnatomyError as exc:
         st.error(md(str(exc)))
         return
-    row = 1 if with_pad[1].trace.src_pieces.count(pad_piece) >= with_pad[0].trace.src_pieces.count(pad_piece) else 0
-    padded_on, padded_off = with_pad[row].trace, without_pad[row].trace
-    n_pad = padded_on.src_pieces.count(pad_piece)
-    st.markdown(f"In one batch every row has the same length, so the shorter sentence gets **{n_pad}** "
-                f"`{pad_piece}` pieces at the end." if n_pad else
-                "Both sentences have the same length: make the second one shorter to see padding.")
-    _mask_effect(padded_on, padded_off, "encoder", min(ctl.layer, limits.n_encoder_layers - 1), padded_on.src_pieces,
-                 "The shorter sentence, encoder self-attention", "padding mask",
-                 f"With the mask on, no query gives any weight to the {pad_piece} columns; with it off, real words "
-                 "leak attention into padding.", "padding")
+    row = _padding_demo([r.trace for r in with_pad], [r.trace for r in without_pad])
     left, right = st.columns(2)
     left.metric("Its embedding in the batch vs alone, padding mask on",
                 f"{cosine(with_pad[row].embedding, alone.embedding):.4f}")
@@ -152,17 +157,7 @@ try:
 except AnatomyError as exc:
     st.error(md(str(exc)))
 else:
-    row = 1 if with_pad[1].trace.src_pieces.count(pad_piece) >= with_pad[0].trace.src_pieces.count(pad_piece) else 0
-    padded_on, padded_off = with_pad[row].trace, without_pad[row].trace
-    enc_layer = min(ctl.layer, limits.n_encoder_layers - 1)
-    n_pad = padded_on.src_pieces.count(pad_piece)
-    st.markdown(f"In one batch every row has the same length, so the shorter sentence gets **{n_pad}** "
-                f"`{pad_piece}` pieces at the end." if n_pad else
-                "Both sentences have the same length: make the second one shorter to see padding.")
-    _mask_effect(padded_on, padded_off, "encoder", enc_layer, padded_on.src_pieces,
-                 "The shorter sentence, encoder self-attention", "padding mask",
-                 "With the mask on, no query gives any weight to the <pad> columns; with it off, real words "
-                 "leak attention into padding.", "padding")
+    row = _padding_demo([r.trace for r in with_pad], [r.trace for r in without_pad])
     two_translations(("Its translation with the padding mask on", with_pad[row].translation),
                      ("and off", without_pad[row].translation))
 
