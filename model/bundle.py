@@ -112,6 +112,11 @@ class Bundle:
         or the learned table."""
         return self.model.src_embed.positions.table.detach().float().numpy().copy()
 
+    def recipes(self) -> tuple[dict, dict[str, list[dict]]]:
+        """The recipe comparison shipped with this checkpoint (`recipes/`): summary and logs, or empty."""
+        from .recipes import read_recipes
+        return read_recipes(self.path / "recipes")
+
     def train_log(self) -> list[dict]:
         """The training log records of this checkpoint, if it has one."""
         return read_train_log(self.path)

@@ -107,11 +107,34 @@ def _load_state(out: Path, optimizer: torch.optim.Optimizer) -> dict:
     return json.loads((out / TRAIN_STATE).read_text())
 
 
+def validation_loss(model: Transformer, tokenizer: Tokenizer, rows: list[tuple[str, str, str]],
+                    batch_size: int = 100) -> float:
+    """Cross-entropy per target piece (nats, no label smoothing) of the validation pairs, teacher-forced."""
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    total, count = 0.0, 0
+    with torch.inference_mode():
+        for start in range(0, len(rows), batch_size):
+            chunk = rows[start:start + batch_size]
+            src = pad_rows([tokenizer.encode(normalize_source(en).text)[: model.cfg.max_len - 1] + [EOS_ID]
+                            for en, _, _ in chunk], device)
+            tgt = pad_rows([[BOS_ID] + tokenizer.encode(fr)[: model.cfg.max_len - 1] + [EOS_ID] for _, fr, _ in chunk],
+                           device)
+            logits = model(src, tgt[:, :-1])
+            total += float(F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), tgt[:, 1:].reshape(-1),
+                                           ignore_index=PAD_ID, reduction="sum"))
+            count += int((tgt[:, 1:] != PAD_ID).sum())
+    model.train(was_training)
+    return total / max(count, 1)
+
+
 def train(preset_name: str, out: Path, data: Path | None = None, seed: int = 1,
           budget_minutes: float | None = None, max_steps: int | None = None, resume: bool = False,
-          device_name: str = "auto", progress: bool = True, command: str = "") -> dict:
-    """Train (or resume) a checkpoint in `out`; return its card."""
-    preset = PRESETS[preset_name]
+          device_name: str = "auto", progress: bool = True, command: str = "", preset: Preset | None = None) -> dict:
+    """Train (or resume) a checkpoint in `out`; return its card. `preset` replaces the named one's
+    settings (the recipe comparison varies them), the corpus stays the named preset's."""
+    preset = preset or PRESETS[preset_name]
     device = pick_device(device_name)
     out = Path(out)
     data = Path(data) if data else Path("data") / f"corpus-{preset_name}-seed{seed}"
@@ -183,9 +206,11 @@ def train(preset_name: str, out: Path, data: Path | None = None, seed: int = 1,
                 window_loss, window_tokens, window_start = 0.0, 0, time.monotonic()
             if step % preset.valid_every == 0 or out_of_time:
                 scores = translation_scores(translate_many(model, tokenizer, valid_sources), valid_refs)
+                valid_loss = validation_loss(model, tokenizer, valid_rows[: preset.valid_sentences])
                 model.train()
                 _append_log(out, {"step": step, "elapsed_s": round(state["seconds"], 1),
-                                  **{f"valid_{k}": v for k, v in scores.items() if k != "n"}})
+                                  **{f"valid_{k}": v for k, v in scores.items() if k != "n"},
+                                  "valid_loss": round(valid_loss, 4)})
                 tqdm.write(f"step {step}: valid BLEU {scores['bleu']:.2f} chrF {scores['chrf']:.2f} "
                            f"exact {scores['exact_match']:.1f}%", file=sys.stderr)
                 card = _card(command or f"python -m model.train --preset {preset_name} --seed {seed}",

@@ -1,25 +1,29 @@
 """Design choices: the tutorials' "why" questions, each measured on the loaded model and sentence."""
 
-import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 from model import cosine
 from model.measures import mean_entropy, nan_share, random_dot_variance, raw_dot_variance, softmax_sharpness
-from ui import engine
+from ui import engine, recipes
 from ui.page import md, start, two_translations
 from viz.attention import attention_map
 from viz.design import dot_variance_by_head, nan_spread, softmax_against_width, variance_against_width
 from viz.masks import mask_comparison
 from viz.positional import mean_norms, vector_sizes
+from viz.style import Style
 
 WIDTHS = [2, 4, 8, 16, 32, 64, 128, 256, 512]
 
 
-@st.cache_data(show_spinner=False)
-def _random_measures() -> tuple[np.ndarray, dict, dict]:
-    """The same for every visitor: measured once per process."""
-    return (random_dot_variance(WIDTHS, samples=4000), softmax_sharpness(WIDTHS, samples=500),
-            softmax_sharpness(WIDTHS, samples=500, scaled=True))
+@st.cache_resource(show_spinner=False)
+def _random_figures(style: Style) -> tuple[go.Figure, go.Figure]:
+    """The same for every visitor and sentence: measured and drawn once per process and style
+    (figures are only read when shown, never changed)."""
+    dot_var = random_dot_variance(WIDTHS, samples=4000)
+    raw, scaled = softmax_sharpness(WIDTHS, samples=500), softmax_sharpness(WIDTHS, samples=500, scaled=True)
+    return (variance_against_width(WIDTHS, dot_var, style, "Random unit-variance q, k"),
+            softmax_against_width(WIDTHS, raw, scaled, style, "What that does to a softmax over 10 keys"))
 
 
 def _compare_outputs(on, off, left: str, right: str) -> None:
@@ -50,14 +54,14 @@ page.show(dot_variance_by_head(variances, cfg.d_k, style, "Variance of the raw q
           f"{variances.min():.1f} to {variances.max():.1f}, mean {variances.mean():.1f}, against d_k = {cfg.d_k}. "
           "Trained queries and keys are not unit-variance vectors, so the bars need not sit on the line; what "
           "matters is that raw scores of this size would push the softmax to its corners.", key="dk-heads")
-dot_var, raw, scaled = _random_measures()
+random_variance, random_softmax = _random_figures(style)
 left, right = st.columns([2, 3])
 with left:
-    page.show(variance_against_width(WIDTHS, dot_var, style, "Random unit-variance q, k"),
+    page.show(random_variance,
               "4,000 random pairs per width: the variance of q·k follows d_k (the dashed line), as the paper's "
               "footnote says.", key="dk-random")
 with right:
-    page.show(softmax_against_width(WIDTHS, raw, scaled, style, "What that does to a softmax over 10 keys"),
+    page.show(random_softmax,
               "Solid: raw scores. As d_k grows the largest weight goes to 1, the entropy to 0, and the gradient "
               "that flows back through the softmax shrinks towards 0: a head stops learning. Dashed: divided by "
               "√d_k, all three stay where they are whatever the width.", key="dk-softmax")
@@ -132,10 +136,10 @@ st.markdown("**What this engine does.** Its default is −∞, like the paper's 
 
 # 4. recipes
 st.header("4. Post-LN or Pre-LN, warm-up, label smoothing")
-st.info("Not measured yet: this section shows the training curves of the recipe comparison (Post-LN and Pre-LN, "
-        "each with and without the warm-up, label smoothing 0 and 0.1, same data, seed and budget), once it has "
-        "been run and its logs ship with the default model. Until then there is no measured finding to state, "
-        "and this page states none." if bundle.family == "anatomy" else
-        f"{md(bundle.name)} was trained elsewhere: its checkpoint carries no training runs to compare. The recipe "
-        "comparison belongs to this project's own default model.")
+if bundle.family != "anatomy":
+    st.info(f"{md(bundle.name)} was trained elsewhere: its checkpoint carries no training runs to compare. The recipe "
+            "comparison belongs to this project's own default model.")
+elif not recipes.show(page):
+    st.info("Not measured for this checkpoint: it ships no recipe comparison (`recipes/`). Run "
+            "`python -m model.recipes --out <checkpoint>/recipes` to measure it; until then this page states no finding.")
 page.finish()

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from ui import recipes
 from ui.page import md, start
 from viz.training import (alignment_heatmap, card_frame, log_frame, loss_curves, lr_curve, metric_curves,
                           loss_columns, scores_frame)
@@ -40,6 +41,11 @@ else:
         st.info("The training log has no loss or learning-rate columns to draw.")
     with st.expander("The raw training log"):
         st.dataframe(frame, hide_index=True)
+
+if bundle.family == "anatomy":  # a comparison this project runs on its own models
+    st.subheader("The recipes, measured")
+    if not recipes.show(page):
+        st.caption("This checkpoint ships no recipe comparison (`recipes/`): `python -m model.recipes` measures one.")
 
 st.subheader("Model card")
 n_params = sum(p.numel() for p in bundle.model.parameters())

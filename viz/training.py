@@ -116,3 +116,23 @@ def scores_frame(card: dict) -> pd.DataFrame:
         rows.append(("best cross-attention head vs gold alignment (%)", f"{best['agreement']:.1f}",
                      f"decoder layer {best['layer'] + 1}, head {best['head'] + 1}"))
     return pd.DataFrame(rows, columns=["score", "value", "measured on"])
+
+
+def recipe_curves(logs: dict[str, list[dict]], column: str, style: Style, title: str, y_title: str,
+                  log_y: bool = False) -> go.Figure | None:
+    """One curve per training run of `column` against step (None when no run logged it); Post-LN
+    runs solid, Pre-LN dashed, one colour per warm-up / label-smoothing choice."""
+    fig = style.figure(legend=RIGHT_LEGEND, xaxis=dict(title="step"),
+                       yaxis=dict(title=y_title, type="log" if log_y else "linear"))
+    colours = {}
+    for name, records in logs.items():
+        points = [(r["step"], r[column]) for r in records if isinstance(r.get(column), (int, float)) and "step" in r]
+        if not points:
+            continue
+        variant = name.split("-ln-", 1)[-1]
+        colour = colours.setdefault(variant, style.palette[len(colours) % len(style.palette)])
+        fig.add_trace(go.Scatter(x=[p[0] for p in points], y=[p[1] for p in points], name=name,
+                                 mode="lines+markers" if len(points) < 40 else "lines",
+                                 line=dict(width=style.line_width, color=colour,
+                                           dash="solid" if name.startswith("post") else "dash")))
+    return style.apply(fig, title, height=380 if not style.presentation else 480) if fig.data else None

@@ -1,0 +1,36 @@
+"""The recipe comparison (Post-LN / Pre-LN, warm-up, label smoothing), drawn where a page asks."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from model.recipes import findings
+
+from .page import Page, md
+from viz.training import recipe_curves
+
+
+def show(page: Page) -> bool:
+    """Draw the runs' curves and the measured findings; False (and nothing drawn) when there are none."""
+    summary, logs = page.bundle.recipes()
+    if not logs:
+        return False
+    budget = summary.get("budget_minutes_each", "?")
+    st.markdown(f"Six runs of this model's shape on its corpus, same seed, **{budget} minutes each** on one core "
+                f"(two at a time), measured with `python -m model.recipes`: Post-LN (solid) and Pre-LN (dashed), with "
+                f"the paper's warm-up ({summary.get('warmup_steps', '?')} steps) or without it (the inverse square "
+                "root from step 1, whose first steps are 14 times the warmed-up peak), label smoothing 0.1 or 0.")
+    for column, title, axis, caption in (
+            ("loss", "Training loss", "cross-entropy (label-smoothed where the run smooths)",
+             "What each run optimized. A smoothed run's loss cannot fall as low: it keeps 10% of every target's "
+             "probability spread over the other pieces."),
+            ("valid_loss", "Validation cross-entropy (no smoothing)", "nats per piece",
+             "The same held-out pairs for every run, scored without smoothing: perplexity is e to this."),
+            ("valid_bleu", "Validation BLEU", "BLEU", "Greedy translations of 300 held-out sentences.")):
+        figure = recipe_curves(logs, column, page.style, title, axis)
+        if figure is not None:
+            page.show(figure, caption, key=f"recipe-{column}")
+    said = findings(summary)
+    if said:
+        st.markdown("**Measured here:**\n" + "\n".join(f"- {md(line)}" for line in said))
+    return True
