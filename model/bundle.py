@@ -331,14 +331,18 @@ class Bundle:
             results.append(EncodeResult(source, trace, self._pool(memory[row], len(src_ids)), warnings, unknown))
         return results
 
-    def empty_source(self, sentence: str, interventions: Interventions = Interventions()) -> tuple[Trace, Trace]:
+    def empty_source(self, sentence: str, interventions: Interventions = Interventions(),
+                     output_ids: Sequence[int] | None = None) -> tuple[Trace, Trace]:
         """The sentence batched with a source that is all padding (length 0), its translation fed to
-        the decoder for both (when there is a decoder): (the sentence's row, the empty row). With the padding mask on, every
+        the decoder for both (when there is a decoder; `output_ids` when given, else translated here):
+        (the sentence's row, the empty row). With the padding mask on, every
         query of the empty row finds every key masked: with mask_value "-inf" its softmax rows are
         NaN (0/0) and the NaN spreads through every later stage; with "-1e9" they are uniform."""
         self.check_interventions(interventions)
         decoder = self.kind == "encoder-decoder"
-        produced = list(self.translate(sentence, interventions, trace=False).output_ids) if decoder else []
+        if decoder and not output_ids:  # the translation to feed the decoder, unless the caller has it
+            output_ids = self.translate(sentence, interventions, trace=False).output_ids
+        produced = list(output_ids or []) if decoder else []
         _, src_ids, _ = self.encode_source(sentence)
         specials = self.specials
         src = torch.tensor([src_ids, [specials.pad] * len(src_ids)])

@@ -103,8 +103,10 @@ st.markdown("A mask sets the scores it hides to a very negative number, so that 
 if not ctl.padding:
     st.info("The padding mask is off in the sidebar, so nothing is masked here: switch it on to see the demo.")
 else:
-    empty_inf = engine.empty_source(bundle, ctl.sentence, ctl.interventions(mask_value="-inf"))
-    empty_big = engine.empty_source(bundle, ctl.sentence, ctl.interventions(mask_value="-1e9"))
+    # the page's own translation feeds the decoder: both fills give it on a normal sentence (tests/test_what_if.py)
+    output = () if page.encoder_only else page.result.output_ids
+    empty_inf = engine.empty_source(bundle, ctl.sentence, ctl.interventions(mask_value="-inf"), output)
+    empty_big = engine.empty_source(bundle, ctl.sentence, ctl.interventions(mask_value="-1e9"), output)
     shares = nan_share(empty_inf)
     first = next((index for index, (_, share) in enumerate(shares) if share > 0), None)
     spared = [name for name, share in shares[first:] if share == 0] if first is not None else []

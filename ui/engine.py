@@ -153,13 +153,15 @@ def embedding_knockout(bundle: Bundle, sentence: str, iv: Interventions,
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def _empty_source(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey) -> Trace:
-    return _bundle.empty_source(sentence, _iv(key))[1]
+def _empty_source(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey,
+                  output_ids: tuple[int, ...]) -> Trace:
+    return _bundle.empty_source(sentence, _iv(key), output_ids)[1]
 
 
-def empty_source(bundle: Bundle, sentence: str, iv: Interventions) -> Trace:
-    """The all-padding row batched with the sentence (every key masked), cached."""
-    return _empty_source(bundle, bundle.checkpoint_id, sentence, iv_key(iv))
+def empty_source(bundle: Bundle, sentence: str, iv: Interventions, output_ids: tuple[int, ...] = ()) -> Trace:
+    """The all-padding row batched with the sentence (every key masked), its decoder fed
+    `output_ids` (the page's translation) or a translation of its own; cached."""
+    return _empty_source(bundle, bundle.checkpoint_id, sentence, iv_key(iv), tuple(output_ids))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from model.recipes import findings
 
 from .page import Page, md
+from viz.style import Style
 from viz.training import recipe_curves
+
+
+CURVES = {"loss": ("Training loss", "cross-entropy (label-smoothed where the run smooths)"),
+          "valid_loss": ("Validation cross-entropy (no smoothing)", "nats per piece"),
+          "valid_bleu": ("Validation BLEU", "BLEU")}
+CAPTIONS = {"loss": "What each run optimized. A smoothed run's loss cannot fall as low: it keeps 10% of every "
+                    "target's probability spread over the other pieces.",
+            "valid_loss": "The same held-out pairs for every run, scored without smoothing: perplexity is e to this.",
+            "valid_bleu": "Greedy translations of 300 held-out sentences."}
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _figures(checkpoint_id: str, style: Style, _logs: dict) -> list[go.Figure | None]:
+    """The three curve figures, drawn once per checkpoint and style (figures are only read when shown)."""
+    return [recipe_curves(_logs, column, style, title, axis) for column, (title, axis) in CURVES.items()]
 
 
 def show(page: Page) -> bool:
@@ -20,14 +37,7 @@ def show(page: Page) -> bool:
                 f"(two at a time), measured with `python -m model.recipes`: Post-LN (solid) and Pre-LN (dashed), with "
                 f"the paper's warm-up ({summary.get('warmup_steps', '?')} steps) or without it (the inverse square "
                 "root from step 1, whose first steps are 14 times the warmed-up peak), label smoothing 0.1 or 0.")
-    for column, title, axis, caption in (
-            ("loss", "Training loss", "cross-entropy (label-smoothed where the run smooths)",
-             "What each run optimized. A smoothed run's loss cannot fall as low: it keeps 10% of every target's "
-             "probability spread over the other pieces."),
-            ("valid_loss", "Validation cross-entropy (no smoothing)", "nats per piece",
-             "The same held-out pairs for every run, scored without smoothing: perplexity is e to this."),
-            ("valid_bleu", "Validation BLEU", "BLEU", "Greedy translations of 300 held-out sentences.")):
-        figure = recipe_curves(logs, column, page.style, title, axis)
+    for (column, caption), figure in zip(CAPTIONS.items(), _figures(page.bundle.checkpoint_id, page.style, logs)):
         if figure is not None:
             page.show(figure, caption, key=f"recipe-{column}")
     said = findings(summary)
