@@ -72,7 +72,8 @@ def test_design_and_training_pages_draw_the_shipped_comparison(tiny_checkpoint, 
         at = run(page)
         assert_clean(at)
         titles = [spec["layout"].get("title", {}).get("text", "") for spec in charts(at)]
-        assert {"Training loss", "Validation cross-entropy (no smoothing)", "Validation BLEU"} <= set(titles), titles
+        assert {"Training loss (label-smoothed where the run smooths)", "Validation cross-entropy (no smoothing)",
+                "Validation BLEU"} <= set(titles), titles
         bleu = next(spec for spec in charts(at) if spec["layout"]["title"]["text"] == "Validation BLEU")
         assert len(bleu["data"]) == len(RECIPES)
         assert any("Measured here" in m.value for m in at.markdown)

@@ -12,7 +12,7 @@ from viz.style import Style
 from viz.training import recipe_curves
 
 
-CURVES = {"loss": ("Training loss", "cross-entropy (label-smoothed where the run smooths)"),
+CURVES = {"loss": ("Training loss (label-smoothed where the run smooths)", "cross-entropy"),
           "valid_loss": ("Validation cross-entropy (no smoothing)", "nats per piece"),
           "valid_bleu": ("Validation BLEU", "BLEU")}
 CAPTIONS = {"loss": "What each run optimized. A smoothed run's loss cannot fall as low: it keeps 10% of every "
