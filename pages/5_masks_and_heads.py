@@ -64,6 +64,19 @@ def _mask_effect(on: Trace, off: Trace, stack: str, layer: int, pieces: list[str
                               (f"{mask} on", f"{mask} off")), caption, key=key)
 
 
+labels = {h: head_label(h) for h in all_heads(limits)}
+
+
+def _knockout_heading() -> bool:
+    """The knock-out section's heading and the heads knocked out; False (with a hint) when there are none."""
+    st.subheader("Knock out heads")
+    if not ctl.ablate:
+        st.info("Pick heads under “Knock out heads” in the sidebar to see what the model does without them.")
+        return False
+    st.markdown("Knocked out: " + ", ".join(f"`{labels[h]}`" for h in ctl.ablate))
+    return True
+
+
 def _padding_demo(on: list[Trace], off: list[Trace]) -> int:
     """The shorter sentence of a padded batch of two, with the padding mask on and off; its row."""
     row = 1 if on[1].src_pieces.count(pad_piece) >= on[0].src_pieces.count(pad_piece) else 0
@@ -100,13 +113,8 @@ def encoder_lab() -> None:
     st.caption("Cosine similarity to the sentence encoded on its own (1 = the same embedding): with the mask, "
                "padding changes nothing; without it, the padding leaks into every vector.")
 
-    st.subheader("Knock out heads")
-    labels = {h: head_label(h) for h in all_heads(limits)}
-    if not ctl.ablate:
-        st.info("Pick heads under “Knock out heads” in the sidebar to see what the model does without them.")
-    else:
+    if _knockout_heading():
         before = page.encode(ablate=frozenset())
-        st.markdown("Knocked out: " + ", ".join(f"`{labels[h]}`" for h in ctl.ablate))
         st.metric("Cosine similarity of the sentence embedding with and without them",
                   f"{cosine(before.embedding, page.result.embedding):.4f}")
     st.subheader("Knock out each head in turn")
@@ -162,14 +170,9 @@ else:
                      ("and off", without_pad[row].translation))
 
 # 4. knock out heads
-st.subheader("Knock out heads")
-labels = {h: head_label(h) for h in all_heads(limits)}
-if not ctl.ablate:
-    st.info("Pick heads under “Knock out heads” in the sidebar to see what the model does without them.")
-else:
+if _knockout_heading():
     before = page.translate(ablate=frozenset())
     after = page.result
-    st.markdown("Knocked out: " + ", ".join(f"`{labels[h]}`" for h in ctl.ablate))
     two_translations(("All heads", before.translation), ("With the heads knocked out", after.translation))
     page.show(probability_comparison(before.steps, after.steps, style,
                                      "Probability of each output piece, before and after the knock-out"),
