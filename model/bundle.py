@@ -167,7 +167,6 @@ class Bundle:
             cap = min(cap, int(self.generation["max_length"]) - 1)
         return min(options.max_len or 2 * src_len + 10, cap)
 
-
     def translate(self, sentence: str, interventions: Interventions = Interventions(),
                   options: DecodeOptions = DecodeOptions(), trace: bool = True) -> TranslationResult:
         """Translate one sentence under the given switches; record a Trace unless trace=False."""
@@ -296,7 +295,7 @@ class Bundle:
             chosen = produced[row] + [specials.pad] * (tgt.size(1) - len(produced[row]))
             trace = Trace(tuple(full_src), self.tokenizer.pieces(full_src), tuple(full_tgt),
                           self.tokenizer.pieces(full_tgt), self.tokenizer.pieces(chosen),
-                          {name: t[row:row + 1].numpy() for name, t in recorder.tensors.items()},
+                          _row(recorder.tensors, row),
                           interventions)
             steps = self._steps(log_probs[row].exp(), produced[row], top_k=5)
             log_prob = float(_chosen(log_probs[row], produced[row]).sum())
@@ -326,7 +325,7 @@ class Bundle:
         for row, (source, src_ids, warnings) in enumerate(encoded):
             full_src = src[row].tolist()
             trace = Trace(tuple(full_src), self.tokenizer.pieces(full_src), (), [], [],
-                          {name: t[row:row + 1].numpy() for name, t in recorder.tensors.items()}, interventions)
+                          _row(recorder.tensors, row), interventions)
             unknown = self._unknown_words(source, warnings)
             results.append(EncodeResult(source, trace, self._pool(memory[row], len(src_ids)), warnings, unknown))
         return results
@@ -356,7 +355,7 @@ class Bundle:
             ids, tgt_ids = src[row].tolist(), tgt[row].tolist()
             rows.append(Trace(tuple(ids), self.tokenizer.pieces(ids), tuple(tgt_ids), self.tokenizer.pieces(tgt_ids),
                               self.tokenizer.pieces(produced),
-                              {name: t[row:row + 1].numpy() for name, t in recorder.tensors.items()}, interventions))
+                              _row(recorder.tensors, row), interventions))
         return rows[0], rows[1]
 
     def _pool(self, states: torch.Tensor, length: int) -> np.ndarray:
@@ -386,6 +385,11 @@ def _words(text: str) -> list[str]:
         if start < end:
             words.append(token[start:end])
     return words
+
+
+def _row(tensors: dict[str, torch.Tensor], row: int) -> dict[str, np.ndarray]:
+    """One row of a recorded batch, batch dimension kept: what a Trace of that row holds."""
+    return {name: t[row:row + 1].numpy() for name, t in tensors.items()}
 
 
 def _chosen(log_probs: torch.Tensor, produced: Sequence[int]) -> torch.Tensor:

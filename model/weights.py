@@ -73,7 +73,8 @@ def build_model(cfg: ModelConfig, state: dict[str, torch.Tensor], where: Path) -
         model = Transformer(cfg, init_weights=False)
     every = dict(model.named_parameters(remove_duplicate=False))
     expected = dict(model.named_parameters())  # a tied matrix once, under its first name
-    canonical = {name: next(n for n, p in expected.items() if p is param) for name, param in every.items()}
+    first_name = {id(param): name for name, param in expected.items()}
+    canonical = {name: first_name[id(param)] for name, param in every.items()}
     absent, extra = sorted(set(expected) - set(state)), sorted(set(state) - set(expected))
     if absent or extra:
         raise CheckpointError(f"Cannot load the checkpoint at {where}: the weights do not match the config "

@@ -3,8 +3,8 @@
 import streamlit as st
 
 from ui import player
-from ui.page import bind, md, page_value, set_value, start
-from ui.urlstate import BLOCK_NAMES, BLOCKS, Field, shared_fields
+from ui.page import bind, md, page_value, set_value, start, stored
+from ui.urlstate import BLOCK_NAMES, BLOCKS, Field
 from viz.attention import attention_heads, attention_map, model_view, model_view_cell
 from viz.labels import display_piece
 
@@ -34,7 +34,6 @@ def _queries(block: str) -> list[str]:
 
 VIEW = Field("view", "dec-cross", lambda text: text if text in BLOCKS else (_ for _ in ()).throw(
     ValueError(f"expected one of {', '.join(BLOCKS)}")))
-LAYER, HEAD = (next(f for f in shared_fields(page.limits) if f.key == key) for key in ("layer", "head"))
 if page_value(VIEW) not in blocks:  # a decoder view kept from another model
     set_value("view", next(iter(blocks)))
 
@@ -121,7 +120,7 @@ def body(step: int) -> None:
                             + (" (knocked out)" if selected in knocked else ""),
                             None if view == "enc-self" else step),
               "The selected head, large.", key="view-large")
-    if (page_value(LAYER), page_value(HEAD)) != (ctl.layer + 1, ctl.head + 1):
+    if (stored("layer"), stored("head")) != (ctl.layer + 1, ctl.head + 1):
         st.rerun()  # a tile was clicked inside the player: redraw the whole page, sidebar pickers included
 
 

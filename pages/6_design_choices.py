@@ -84,15 +84,15 @@ if not cfg.scale_embeddings:
             + (": it adds token, position and token-type vectors and normalizes the sum with a LayerNorm, which "
                "sets the scale instead." if cfg.embed_norm else "."))
 else:
-    token = trace.tensor("src_embed.hook_token")[0]
-    sized = page.run(scale_embeddings=True).trace
-    position = sized.tensor("src_embed.hook_position")[0]
-    token_norm, scaled_norm, position_norm = mean_norms(token, sized.tensor("src_embed.hook_scaled")[0], position)
-    page.show(vector_sizes(token, sized.tensor("src_embed.hook_scaled")[0], position, trace.src_pieces, style),
+    with_scaling = page.run(scale_embeddings=True)
+    sized = with_scaling.trace
+    token, scaled, position = (sized.tensor(f"src_embed.hook_{stage}")[0] for stage in ("token", "scaled", "position"))
+    token_norm, scaled_norm, position_norm = mean_norms(token, scaled, position)
+    page.show(vector_sizes(token, scaled, position, trace.src_pieces, style),
               f"The token embeddings of this sentence have a mean norm of {token_norm:.2f}; times √{cfg.d_model} "
               f"they reach {scaled_norm:.1f}, against {position_norm:.1f} for the positional encoding. Without the "
               "factor, the position vectors would outweigh the words they are added to.", key="dmodel-sizes")
-    _compare_outputs(page.run(scale_embeddings=True), page.run(scale_embeddings=False),
+    _compare_outputs(with_scaling, page.run(scale_embeddings=False),
                      "with the scaling", "without it")
 
 # 3. -inf or -1e9

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import numpy as np
 import streamlit as st
@@ -102,8 +102,7 @@ def translate_batch(bundle: Bundle, sentences: list[str], iv: Interventions) -> 
 
 
 def _with_head(iv: Interventions, head: tuple[str, str, int, int]) -> Interventions:
-    return _iv(tuple((name, tuple(sorted(set(value) | {head})) if name == "ablate" else value)
-                     for name, value in iv_key(iv)))
+    return replace(iv, ablate=iv.ablate | {head})
 
 
 RETRANSLATED = 24  # past this many heads, only the heads that matter most are translated again

@@ -21,7 +21,7 @@ from .nav import menu
 from .urlstate import (EXAMPLES, Controls, Field, Limits, all_heads, head_label, read_fields,
                        shared_fields, write_fields)
 
-__all__ = ["Page", "bind", "big_text", "md", "not_applicable", "page_value", "set_value", "start", "two_translations"]
+__all__ = ["Page", "bind", "big_text", "md", "not_applicable", "page_value", "set_value", "start", "stored", "two_translations"]
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>$])")
 
@@ -93,6 +93,11 @@ def page_value(spec: Field) -> Any:
     for note in _register([spec]):
         st.warning(md(note))
     return _values()[spec.key]
+
+
+def stored(key: str) -> Any:
+    """The current value of a stored control (it may have changed since this run's Controls were read)."""
+    return _values()[key]
 
 
 def set_value(key: str, value: Any) -> None:
@@ -223,6 +228,16 @@ def _sidebar(limits: Limits, bundle: Bundle) -> None:
                    f"{shape} × {limits.n_heads} heads")
 
 
+def _or_stop(call: Callable[[], Any]) -> Any:
+    """The call's result; an error the person caused is shown and stops the page instead."""
+    try:
+        return call()
+    except AnatomyError as exc:
+        st.error(md(str(exc)))
+        st.stop()
+        raise  # unreachable: st.stop raises
+
+
 @dataclass
 class Page:
     """One rerun of one page: the model, the controls, the main result and the figures shown."""
@@ -259,22 +274,12 @@ class Page:
     def translate(self, **changes: Any) -> TranslationResult:
         """Translate the sentence under the controls' switches, optionally changed; errors stop the page."""
         iv = self.controls.interventions(**changes)
-        try:
-            return engine.translate(self.bundle, self.controls.sentence, iv, self.controls.beam_size)
-        except AnatomyError as exc:
-            st.error(md(str(exc)))
-            st.stop()
-            raise  # unreachable: st.stop raises
+        return _or_stop(lambda: engine.translate(self.bundle, self.controls.sentence, iv, self.controls.beam_size))
 
     def encode(self, sentence: str | None = None, **changes: Any) -> EncodeResult:
         """Run the encoder alone on the sentence (or another) under the switches; errors stop the page."""
         iv = self.controls.interventions(**changes)
-        try:
-            return engine.encode(self.bundle, sentence or self.controls.sentence, iv)
-        except AnatomyError as exc:
-            st.error(md(str(exc)))
-            st.stop()
-            raise  # unreachable: st.stop raises
+        return _or_stop(lambda: engine.encode(self.bundle, sentence or self.controls.sentence, iv))
 
     def run(self, **changes: Any) -> TranslationResult | EncodeResult:
         """What the model does with the sentence: a translation, or for an encoder-only model its encoding."""

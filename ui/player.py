@@ -12,20 +12,17 @@ from typing import Callable
 
 import streamlit as st
 
+from .page import set_value, stored
+
 PERIOD = 1.0  # seconds per step
 PLAYING = "_anatomy_playing"
 ENGAGED = "_anatomy_player_engaged"  # played and not yet run to the end: pages show the output so far
 
 
-def _values() -> dict:
-    return st.session_state["_anatomy_values"]
-
-
 def _toggle(n_steps: int) -> None:
-    playing = not st.session_state.get(PLAYING, False)
-    st.session_state[PLAYING] = playing
-    if playing and (_values()["step"] >= n_steps or not st.session_state.get(ENGAGED)):
-        _values()["step"] = 0  # play from the start: the first run of the player shows step 1
+    st.session_state[PLAYING] = not playing()
+    if playing() and (stored("step") >= n_steps or not engaged()):
+        set_value("step", 0)  # play from the start: the first run of the player shows step 1
     st.session_state[ENGAGED] = True
 
 
@@ -46,33 +43,31 @@ def _disengage() -> None:
 
 def controls(n_steps: int, key: str) -> bool:
     """The Play / Pause button (and a note of what it does); True while playing."""
-    playing = st.session_state.get(PLAYING, False)
-    label = "Pause" if playing else ("Resume" if engaged() else "Play decoding")
+    now = playing()
+    label = "Pause" if now else ("Resume" if engaged() else "Play decoding")
     left, right = st.columns([1, 4])
     with left:
-        st.button(label, icon=":material/pause:" if playing else ":material/play_arrow:", key=f"play-{key}",
+        st.button(label, icon=":material/pause:" if now else ":material/play_arrow:", key=f"play-{key}",
                   on_click=_toggle, args=(n_steps,), disabled=n_steps < 2,
                   help="Step through decoding by itself, about one step a second; press again to pause.")
     with right:
-        if engaged() and not playing:
+        if engaged() and not now:
             st.button("Show the whole output", key=f"stop-{key}", on_click=_disengage)
-    return playing
+    return now
 
 
 def run(body: Callable[[int], None], n_steps: int) -> None:
     """Draw `body(step)` (step counted from 0); while playing, again every PERIOD seconds, one step on."""
-    playing = st.session_state.get(PLAYING, False)
-
     def frame() -> None:
-        step = min(max(_values()["step"], 1), n_steps)
+        step = min(max(stored("step"), 1), n_steps)
         finished = False
-        if st.session_state.get(PLAYING, False):
-            step = min(_values()["step"] + 1, n_steps)
+        if playing():
+            step = min(stored("step") + 1, n_steps)
             finished = step >= n_steps
-        _values()["step"] = step
+        set_value("step", step)
         body(step - 1)
         if finished:  # the last step: stop, and rerun the page once so that the timer stops
             _disengage()
             st.rerun()
 
-    st.fragment(frame, run_every=PERIOD if playing else None)()
+    st.fragment(frame, run_every=PERIOD if playing() else None)()
