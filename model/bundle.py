@@ -18,6 +18,7 @@ from .hooks import not_recording, recording
 from .interventions import DecodeOptions, Interventions
 from .tokenizer import normalize_source
 from .tokens import pad_rows
+from .snapshots import steps as snapshot_steps
 from .trace import Trace
 
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
@@ -106,6 +107,16 @@ class Bundle:
     def path(self) -> Path:
         """The checkpoint directory."""
         return self.checkpoint.path
+
+    @property
+    def snapshot(self) -> int | None:
+        """The training step of the weights loaded, or None for the final weights."""
+        return self.checkpoint.snapshot
+
+    @property
+    def snapshots(self) -> list[int]:
+        """The training steps whose snapshots were kept with this checkpoint (empty when none)."""
+        return [] if self.family != "anatomy" else snapshot_steps(self.path)
 
     def position_table(self) -> np.ndarray:
         """(max_len, d_model) what the encoder adds at each position: the sinusoid (either layout)
@@ -397,9 +408,10 @@ def _chosen(log_probs: torch.Tensor, produced: Sequence[int]) -> torch.Tensor:
     return log_probs[torch.arange(len(produced)), torch.tensor(list(produced))]
 
 
-def load_bundle(path: Path | str | None = None) -> Bundle:
-    """Load a checkpoint directory (default: the shipped model) as a Bundle."""
+def load_bundle(path: Path | str | None = None, snapshot: int | None = None) -> Bundle:
+    """Load a checkpoint directory (default: the shipped model) as a Bundle; `snapshot`: with the
+    weights it had at that training step (one of `bundle.snapshots`)."""
     target = Path(path) if path is not None else DEFAULT_CHECKPOINT
     if path is None and not target.is_dir():
         raise CheckpointError(f"The default model is not at {target}. {REBUILD_HINT}")
-    return Bundle(load_checkpoint(target))
+    return Bundle(load_checkpoint(target, snapshot))

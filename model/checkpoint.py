@@ -10,6 +10,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import save_file
 
+from . import snapshots
 from .config import ModelConfig
 from .errors import REBUILD_HINT, CheckpointError
 from .tokenizer import Tokenizer
@@ -35,6 +36,7 @@ class Checkpoint:
     family: str = "anatomy"   # this project's own layout, or the Hugging Face model_type ("marian", "bert")
     generation: dict = field(default_factory=dict)  # generation_config.json defaults (max_length, num_beams, ...)
     pooling: str = "mean"     # how a sentence embedding is pooled from the encoder's final states
+    snapshot: int | None = None  # the training step whose snapshot this is; None: the final weights
 
 
 def save_checkpoint(path: Path, model: Transformer, tokenizer: Tokenizer, card: dict) -> None:
@@ -62,9 +64,10 @@ def _read_json(path: Path, name: str) -> dict:
     return data
 
 
-def load_checkpoint(path: Path) -> Checkpoint:
+def load_checkpoint(path: Path, snapshot: int | None = None) -> Checkpoint:
     """Load and validate a checkpoint directory, or raise CheckpointError naming the problem: this
-    project's own layout, or a Hugging Face one whose config.json names a supported model_type."""
+    project's own layout, or a Hugging Face one whose config.json names a supported model_type.
+    `snapshot`: the weights kept at that training step instead of the final ones."""
     path = Path(path)
     if not path.is_dir():
         raise _fail(path, "the directory does not exist")
@@ -72,6 +75,8 @@ def load_checkpoint(path: Path) -> Checkpoint:
         raise _fail(path, f"missing {CONFIG}")
     config_data = _read_json(path, CONFIG)
     if "model_type" in config_data:
+        if snapshot is not None:
+            raise _fail(path, "snapshots are kept only by checkpoints trained here")
         from .families import load_family  # noqa: PLC0415  (families import this module)
         return load_family(path, config_data)
     missing = [name for name in REQUIRED if not (path / name).is_file()]
@@ -89,12 +94,17 @@ def load_checkpoint(path: Path) -> Checkpoint:
     if tokenizer.vocab_size != config.vocab_size:
         raise _fail(path, f"the tokenizer has {tokenizer.vocab_size} pieces but the config says "
                           f"vocab_size {config.vocab_size}")
+    if snapshot is not None:
+        tensors = snapshots.read(path, snapshot)  # its own error lists the steps there are
+        weights = path / snapshots.FOLDER / snapshots.file_name(snapshot)
     try:
-        model = build_model(config, read_tensors(weight_files(path)), path)
+        if snapshot is None:
+            tensors, weights = read_tensors(weight_files(path)), path / WEIGHTS
+        model = build_model(config, tensors, path)
     except CheckpointError as exc:
         raise CheckpointError(f"{exc} {REBUILD_HINT}") from None
-    checkpoint_id = fingerprint([path / CONFIG, path / TOKENIZER, path / WEIGHTS])
-    return Checkpoint(path, config, model, tokenizer, card, checkpoint_id)
+    checkpoint_id = fingerprint([path / CONFIG, path / TOKENIZER, weights])
+    return Checkpoint(path, config, model, tokenizer, card, checkpoint_id, snapshot=snapshot)
 
 
 def read_train_log(path: Path) -> list[dict]:

@@ -1,4 +1,5 @@
-"""Named training setups: `tiny` for tests (under a minute), `default` for the shipped model."""
+"""Named training setups: `tiny` for tests (under a minute), `default` for the shipped model, `base`
+for the paper's base model on a machine with GPUs (same corpus as `default`)."""
 
 from __future__ import annotations
 
@@ -36,4 +37,12 @@ PRESETS = {
                           dropout=0.1, max_len=96),
         vocab_size=1200, n_train=300_000, n_valid=2000, n_test=2000, max_tokens=2500, warmup=800,
         lr_factor=0.5, label_smoothing=0.1, budget_minutes=60, valid_every=500, valid_sentences=500),
+    # "Attention Is All You Need", base: d_model 512, 8 heads, 6 + 6 layers, d_ff 2048, warm-up 4000,
+    # about 25,000 target tokens per step. Here a step holds max_tokens x ranks x --accumulate padded
+    # tokens: 4 GPUs with 6,250 each, or one process with --accumulate 4.
+    "base": Preset(
+        model=ModelConfig(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6,
+                          dropout=0.1, max_len=96),
+        vocab_size=1200, n_train=300_000, n_valid=2000, n_test=2000, max_tokens=6250, warmup=4000,
+        lr_factor=1.0, label_smoothing=0.1, budget_minutes=60, valid_every=1000, valid_sentences=500),
 }
