@@ -1,21 +1,31 @@
 """Training speed, side by side in one run: target tokens per second of a training step
 (forward, loss, backward, Adam) for our Transformer and for torch.nn.Transformer of the same
-sizes, on the same batches of the default preset's shape.
+sizes, on the same batches of the default preset's shape. With --torchrun, the training command
+itself: 2 processes x 1 thread under torchrun (DistributedDataParallel, gloo) against 1 process x
+1 thread, both resuming the same checkpoint of a preset for the same number of steps, target
+tokens/s read from their logs (the first logged window, which holds the start-up, left out).
 
     python bench/bench_train.py [--steps 20] [--threads 1]
+    python bench/bench_train.py --torchrun [--preset default] [--steps 100]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from common import ROOT  # noqa: F401  (puts the project on sys.path)
+from common import ROOT  # (importing it puts the project on sys.path)
 from bench_engine import TorchSeq2Seq
 from model.config import ModelConfig
 from model.presets import PRESETS
@@ -45,11 +55,57 @@ def tokens_per_second(step, data) -> float:
     return tokens / (time.perf_counter() - start)
 
 
+def _train_command(processes: int, out: Path, data: Path, preset: str, steps: int, resume: bool) -> list[str]:
+    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}"] \
+        if processes > 1 else [sys.executable]
+    return launcher + ["-m", "model.train", "--preset", preset, "--out", str(out), "--data", str(data),
+                       "--max-steps", str(steps), "--threads", "1", "--no-progress", "--budget-minutes", "600"] \
+        + (["--resume"] if resume else [])
+
+
+def _logged_tokens_per_second(out: Path, after_step: int) -> float:
+    """Target tokens per second over the logged windows after the first one past `after_step`."""
+    from model.checkpoint import read_train_log
+    windows = [r for r in read_train_log(out) if "tokens_per_s" in r and r["step"] > after_step][1:]
+    seconds = sum(25 / r["tokens_per_s"] for r in windows)  # every window but a run's last is 25 steps
+    return len(windows) * 25 / seconds if windows else float("nan")
+
+
+def torchrun_comparison(preset: str, steps: int) -> None:
+    """2 ranks x 1 thread against 1 process x 1 thread, from the same checkpoint, in one run."""
+    env = {**{k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE")}, "OMP_NUM_THREADS": "1"}
+    data = ROOT / "data" / f"corpus-{'default' if preset == 'base' else preset}-seed1"
+    with tempfile.TemporaryDirectory() as tmp:
+        start = Path(tmp) / "start"
+        subprocess.run(_train_command(1, start, data, preset, 1, False), cwd=ROOT, env=env, check=True,
+                       capture_output=True)
+        results = {}
+        for name, processes in (("1 process x 1 thread", 1), ("torchrun 2 processes x 1 thread", 2)):
+            out = Path(tmp) / name.replace(" ", "-")
+            shutil.copytree(start, out)
+            began = time.perf_counter()
+            subprocess.run(_train_command(processes, out, data, preset, 1 + steps, True), cwd=ROOT, env=env,
+                           check=True, capture_output=True)
+            # each window's tokens/s counts every rank's tokens (the step's global batch)
+            results[name] = (_logged_tokens_per_second(out, 1), time.perf_counter() - began)
+    print(f"preset {preset}: {steps} steps each, resumed from the same checkpoint; the 2-process run's "
+          f"steps hold twice the tokens (one bucket per rank)")
+    for name, (rate, seconds) in results.items():
+        print(f"  {name:<34}{rate:10.0f} target tokens/s   ({seconds:.0f} s with start-up and validation)")
+    one, two = (rate for rate, _ in results.values())
+    print(f"torchrun 2x1 / 1x1 = {two / one:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--torchrun", action="store_true", help="compare 2 ranks under torchrun with 1 process")
+    parser.add_argument("--preset", default="default", help="with --torchrun: the preset trained")
     args = parser.parse_args()
+    if args.torchrun:
+        torchrun_comparison(args.preset, args.steps)
+        return
     torch.set_num_threads(args.threads)
     preset = PRESETS["default"]
     cfg = ModelConfig.from_dict({**preset.model.to_dict(), "vocab_size": 1200})

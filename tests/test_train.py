@@ -4,7 +4,10 @@ import json
 
 import pytest
 
-from model import load_bundle
+import torch
+from safetensors.torch import load_file
+
+from model import CheckpointError, load_bundle
 from live_server import ROOT
 from model.checkpoint import read_train_log
 from model.train import learning_rate, make_batches, train
@@ -15,7 +18,8 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     root = tmp_path_factory.mktemp("train")
-    card = train("tiny", root / "ckpt", root / "data", seed=3, budget_minutes=10, max_steps=120, progress=False)
+    card = train("tiny", root / "ckpt", root / "data", seed=3, budget_minutes=10, max_steps=120, progress=False,
+                 snapshots=4)
     return root, card
 
 
@@ -38,6 +42,53 @@ def test_the_checkpoint_loads_and_translates(trained):
     result = bundle.translate("The cat sleeps.")
     assert result.trace is not None and result.steps
     assert "cat" in bundle.known_words
+
+
+def test_snapshots_are_log_spaced_float16_and_end_with_the_final_weights(trained):
+    root, _ = trained
+    bundle = load_bundle(root / "ckpt")
+    # candidates at 50, 62, 78, 98 and the final 120; the even log spacing 50 -> 120 in 3 gaps is
+    # 50, 67, 90, 120: 62 and 98 are the closest
+    assert bundle.snapshots == [50, 62, 98, 120]
+    assert bundle.snapshot is None
+    folder = root / "ckpt" / "snapshots"
+    assert sorted(p.name for p in folder.iterdir()) == [f"step-{s:06d}.safetensors" for s in (50, 62, 98, 120)]
+    final = load_bundle(root / "ckpt", snapshot=120)
+    assert final.snapshot == 120 and final.checkpoint_id != bundle.checkpoint_id
+    half = load_file(str(folder / "step-000120.safetensors"))
+    assert {t.dtype for t in half.values()} == {torch.float16}
+    for name, param in bundle.model.named_parameters():
+        assert torch.equal(dict(final.model.named_parameters())[name], param.half().float()), name
+    early = load_bundle(root / "ckpt", snapshot=50)
+    assert not torch.equal(early.model.src_embed.token.weight, final.model.src_embed.token.weight)
+
+
+def test_a_missing_snapshot_is_refused_with_the_steps_there_are(trained):
+    root, _ = trained
+    with pytest.raises(CheckpointError, match=r"no snapshot at step 51 \(snapshots: 50, 62, 98, 120\)"):
+        load_bundle(root / "ckpt", snapshot=51)
+
+
+def test_log_spacing_keeps_the_ends_and_the_closest_steps():
+    from model.snapshots import is_candidate, log_spaced
+    grid = [s for s in range(1, 6597) if is_candidate(s)]
+    assert grid[:5] == [50, 62, 78, 98, 122] and len(grid) == 22 and grid[-1] == 5421
+    chosen = log_spaced(grid + [6597], 8)
+    assert chosen[0] == 50 and chosen[-1] == 6597 and len(chosen) == 8
+    ratios = [b / a for a, b in zip(chosen, chosen[1:])]
+    assert all(1.6 < r < 2.6 for r in ratios), ratios  # an even spacing would be 2.01 each
+    assert log_spaced([50, 80], 8) == [50, 80]
+
+
+def test_evaluate_scores_every_snapshot(trained):
+    from model.evaluate import evaluate
+    root, _ = trained
+    card = evaluate(root / "ckpt", root / "data", n_alignment=30, n_variants=5)
+    rows = card["snapshots"]
+    assert [r["step"] for r in rows] == [50, 62, 98, 120]
+    assert all(set(r) == {"step", "exact_match", "bleu", "alignment"} for r in rows)
+    assert all(0 <= r["alignment"] <= 100 and 0 <= r["bleu"] <= 100 for r in rows)
+    assert rows[-1]["bleu"] > rows[0]["bleu"]
 
 
 def test_resume_continues_from_the_saved_step(trained):
