@@ -178,6 +178,30 @@ class Bundle:
             cap = min(cap, int(self.generation["max_length"]) - 1)
         return min(options.max_len or 2 * src_len + 10, cap)
 
+    def _search(self, memory: torch.Tensor, src_mask: torch.Tensor, interventions: Interventions,
+                options: DecodeOptions, max_len: int, steps_seen: list | None = None) -> list[Hypothesis]:
+        """Greedy or beam search from the encoded source, best first (nothing recorded)."""
+        with not_recording():
+            if options.beam_size == 1:
+                [(ids, finished)] = greedy(self.model, memory, src_mask, interventions, max_len, self.specials,
+                                           steps_seen)
+                return [Hypothesis(tuple(ids), 0.0, 0.0, finished)]
+            return beam_search(self.model, memory, src_mask, interventions, options.beam_size, max_len,
+                               options.length_penalty, self.specials)
+
+    def translation(self, sentence: str, interventions: Interventions = Interventions(),
+                    options: DecodeOptions = DecodeOptions()) -> str:
+        """The translation alone, decoded as `translate` decodes it, without what `translate` adds
+        afterwards: the candidates of every step and, with the causal mask off, a second pass over
+        every prefix (which more than doubles the time of an output that runs to its length limit)."""
+        self._require_decoder()
+        self.check_interventions(interventions)
+        _, src_ids, _ = self.encode_source(sentence)
+        with torch.inference_mode():
+            memory, src_mask = self.model.encode(torch.tensor([src_ids]), interventions)
+            best = self._search(memory, src_mask, interventions, options, self.max_output(len(src_ids), options))[0]
+        return self.tokenizer.decode(best.ids)
+
     def translate(self, sentence: str, interventions: Interventions = Interventions(),
                   options: DecodeOptions = DecodeOptions(), trace: bool = True) -> TranslationResult:
         """Translate one sentence under the given switches; record a Trace unless trace=False."""
@@ -194,14 +218,7 @@ class Bundle:
         steps_seen: list[torch.Tensor] = []
         with torch.inference_mode(), (recording() if trace else nullcontext()) as recorder:
             memory, src_mask = self.model.encode(src, interventions)
-            with not_recording():
-                if options.beam_size == 1:
-                    [(ids, finished)] = greedy(self.model, memory, src_mask, interventions, max_len, specials,
-                                               steps_seen if reuse else None)
-                    hypotheses = [Hypothesis(tuple(ids), 0.0, 0.0, finished)]
-                else:
-                    hypotheses = beam_search(self.model, memory, src_mask, interventions,
-                                             options.beam_size, max_len, options.length_penalty, specials)
+            hypotheses = self._search(memory, src_mask, interventions, options, max_len, steps_seen if reuse else None)
             best = hypotheses[0]
             produced = list(best.ids) + ([specials.eos] if best.finished else [])
             if not produced:  # a maximum length of 0 pieces cannot happen; keep one row anyway

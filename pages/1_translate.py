@@ -5,6 +5,7 @@ import streamlit as st
 
 from model import cosine
 from ui import player
+from ui.figures import shared
 from ui.page import Page, big_text, bind, md, page_value, start
 from ui.urlstate import Field
 from viz.embedding import embedding_strips
@@ -49,7 +50,7 @@ def sentence_page(page: Page) -> None:
         st.warning(md(warning))
     similarity = cosine(result.embedding, other.embedding)
     st.metric("Cosine similarity of the two sentence embeddings", f"{similarity:.3f}")
-    page.show(embedding_strips([result.embedding, other.embedding], [result.source, other.source], page.style,
+    page.show(shared(embedding_strips, [result.embedding, other.embedding], [result.source, other.source], page.style,
                                f"Sentence embeddings ({result.embedding.shape[0]} dimensions)"),
               f"Each row is one sentence's embedding ({'the first piece, [CLS]' if page.bundle.pooling == 'cls' else 'the mean of its pieces’ final vectors'}, "
               "scaled to length 1); red is positive, blue negative. The cosine similarity is the sum of the "
@@ -67,19 +68,19 @@ result, trace, ctl = page.result, page.result.trace, page.controls
 n_steps = len(result.steps)
 label = ("French translation" if page.bundle.family == "anatomy" else "Translation") + \
     (f" (beam search, {ctl.beam_size} beams)" if ctl.beam_size > 1 else " (greedy)")
-player.controls(n_steps, "translate")
+player.DECODING.controls(n_steps, "translate")
 
 
 def decoding(step: int) -> None:
     """The output and every step's candidates; while the player runs, up to step t only."""
-    shown = step + 1 if player.engaged() else n_steps
+    shown = step + 1 if player.DECODING.engaged() else n_steps
     if shown < n_steps:
         st.caption(f"{label}, step t = {shown} of {n_steps}")
         big_text(page.bundle.tokenizer.decode(result.output_ids[:shown]) + " …")
     else:
         st.caption(label)
         big_text(result.translation or "(empty output)")
-    page.show(step_candidates(result.steps[:shown], page.style, highlight_row=shown - 1 if shown < n_steps else None),
+    page.show(shared(step_candidates, result.steps[:shown], page.style, highlight_row=shown - 1 if shown < n_steps else None),
               "Each row is one decoding step: the five pieces the model found most likely, coloured by "
               "probability; ✔ marks the piece that was kept"
               + (". Beam search keeps the pieces of the best whole output, so a kept piece can rank below the "
@@ -88,7 +89,7 @@ def decoding(step: int) -> None:
               + (" The outlined row is the step being produced." if shown < n_steps else ""), key="steps")
 
 
-player.run(decoding, n_steps)
+player.DECODING.run(decoding, n_steps)
 if page.bundle.family == "anatomy":  # this project's models learn the corpus grammar's language
     reference, reason = grammar_reference(result.source)
     if reference is None:

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from ui import player
+from ui.figures import shared
 from ui.page import bind, md, page_value, set_value, start, stored
 from ui.urlstate import BLOCK_NAMES, BLOCKS, Field
 from viz.attention import attention_heads, attention_map, model_view, model_view_cell
@@ -53,7 +54,7 @@ def _step_header(step: int) -> int:
     """The step slider (the player moves it too) and what step t did; returns the step from 0."""
     if n_steps > 1:
         step = bind("step", st.slider, label="Decoding step t (outlined row in the decoder plots)",
-                    min_value=1, max_value=n_steps, disabled=player.playing()) - 1
+                    min_value=1, max_value=n_steps, disabled=player.DECODING.playing()) - 1
     output = "".join(display_piece(p) if not p.startswith("▁") else " " + display_piece(p)
                      for p in trace.out_pieces[:step + 1]).strip()
     st.markdown(f"Step **t = {step + 1}** of {n_steps} read “{md(display_piece(trace.tgt_pieces[step]))}” (decoder "
@@ -82,19 +83,19 @@ def body(step: int) -> None:
         st.subheader(f"{BLOCK_NAMES[block].capitalize()} · layer L{layer + 1}")
         if layer != ctl.layer:
             st.caption(f"The {stack} has {n_layers} layers: showing its last.")
-        page.show(attention_heads(pattern, _queries(block), _keys(block), style,
+        page.show(shared(attention_heads, pattern, _queries(block), _keys(block), style,
                                   f"{BLOCK_NAMES[block]}, L{layer + 1}: every head", highlight, off),
                   CAPTIONS[block], key=f"heads-{block}")
         left, right = st.columns(2)
         live = [h for h in range(pattern.shape[0]) if h not in off] or list(range(pattern.shape[0]))
         with left:
-            page.show(attention_map(pattern[live].mean(axis=0), _queries(block), _keys(block), style,
+            page.show(shared(attention_map, pattern[live].mean(axis=0), _queries(block), _keys(block), style,
                                     f"Average of the {len(live)} heads" + (" still on" if off else ""), highlight),
                       "The mean over heads: what the layer attends to as a whole."
                       + (" Knocked-out heads are left out: they still compute weights, but their output is zeroed."
                          if off else ""), key=f"avg-{block}")
         with right:
-            page.show(attention_map(pattern[ctl.head], _queries(block), _keys(block), style,
+            page.show(shared(attention_map, pattern[ctl.head], _queries(block), _keys(block), style,
                                     f"Head H{ctl.head + 1} alone" + (" (knocked out)" if ctl.head in off else ""),
                                     highlight),
                       "The head picked in the sidebar, with its weights"
@@ -110,12 +111,12 @@ def body(step: int) -> None:
 
     selected = (min(ctl.layer, len(patterns) - 1), ctl.head)
     knocked = {(layer, head) for layer in range(len(patterns)) for head in ctl.interventions().heads_off(stack, kind, layer)}
-    page.show(model_view(patterns, queries, keys, style, f"{BLOCK_NAMES[view].capitalize()}: layers × heads",
+    page.show(shared(model_view, patterns, queries, keys, style, f"{BLOCK_NAMES[view].capitalize()}: layers × heads",
                          selected, knocked),
               "Each tile is one head (rows: layers, columns: heads). Click the dot on a tile, or use the sidebar pickers, "
               "to open that head large below.", key="model-view", on_select=_open_clicked,
               selection_mode="points")
-    page.show(attention_map(patterns[selected[0]][selected[1]], queries, keys, style,
+    page.show(shared(attention_map, patterns[selected[0]][selected[1]], queries, keys, style,
                             f"{BLOCK_NAMES[view].capitalize()} L{selected[0] + 1} H{selected[1] + 1}"
                             + (" (knocked out)" if selected in knocked else ""),
                             None if view == "enc-self" else step),
@@ -131,6 +132,6 @@ if page.encoder_only:
 else:
     # A step kept from a longer output (or a URL) is brought inside this output before the slider sees it.
     set_value("step", min(ctl.step, n_steps - 1) + 1)
-    player.controls(n_steps, "attention")
-    player.run(body, n_steps)
+    player.DECODING.controls(n_steps, "attention")
+    player.DECODING.run(body, n_steps)
 page.finish()

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from model import cosine
+from ui.figures import shared
 from ui.page import bind, page_value, set_value, start, two_translations
 from ui.urlstate import Field
 from viz.masks import mask_comparison
@@ -44,14 +45,14 @@ rows = f"first {SHOWN} of {cfg.max_len} positions" if cfg.max_len > SHOWN else f
 
 left, right = st.columns([3, 2])
 with left:
-    page.show(encoding_heatmap(table, style, f"{'Learned position table' if learned else 'Encoding matrix'} "
+    page.show(shared(encoding_heatmap, table, style, f"{'Learned position table' if learned else 'Encoding matrix'} "
                                              f"({rows} × {d_model})"),
               "Each row is the vector added at one position. "
               + ("Its values are whatever training found useful; the scale is symmetric around 0." if learned else
                  "Columns of fast waves change quickly with position, slow ones barely: every position gets a "
                  "unique pattern."), key="pe-table")
 with right:
-    page.show(similarity_matrix(table, style, "Position similarity"),
+    page.show(shared(similarity_matrix, table, style, "Position similarity"),
               "Cosine similarity of the vectors of two positions: "
               + ("where training made nearby positions alike, a bright band follows the diagonal." if learned else
                  "high near the diagonal and falling with distance, so nearby positions look alike."), key="pe-sim")
@@ -60,7 +61,7 @@ lo, hi = bind("dims", st.slider, label="Dimensions to plot", min_value=0, max_va
               to_widget=tuple, from_widget=tuple)
 count = min(5, hi - lo + 1)
 dims = sorted({round(lo + i * (hi - lo) / max(count - 1, 1)) for i in range(count)})
-page.show(encoding_curves(table, dims, style),
+page.show(shared(encoding_curves, table, dims, style),
           "Each curve is one dimension of the learned vectors against position." if learned else
           f"Each dimension is a wave over positions; its period grows from 2π ≈ 6.3 (the fastest pair) to "
           f"{wavelength(d_model - 1, d_model):,.0f} (the slowest), approaching 10000·2π as d_model grows. Together "
@@ -76,7 +77,7 @@ token = trace.tensor("src_embed.hook_token")[0]
 scaled = trace.tensor("src_embed.hook_scaled")[0]
 position = trace.tensor("src_embed.hook_position")[0]
 token_norm, scaled_norm, position_norm = mean_norms(token, scaled, position)
-page.show(vector_sizes(token, scaled, position, trace.src_pieces, style),
+page.show(shared(vector_sizes, token, scaled, position, trace.src_pieces, style),
           (f"In this sentence the token embeddings have a mean norm of {token_norm:.2f}; multiplied by "
            f"√{d_model} ≈ {d_model ** 0.5:.1f} they reach {scaled_norm:.1f}, against {position_norm:.1f} for the "
            "encoding (every encoding vector has norm √(d_model/2)), so position information does not drown "
@@ -98,7 +99,7 @@ else:
 layer = min(ctl.layer, cfg.n_encoder_layers - 1)
 on = with_pe.trace.pattern("encoder", "self", layer)[ctl.head]
 off = without_pe.trace.pattern("encoder", "self", layer)[ctl.head]
-page.show(mask_comparison(on, off, trace.src_pieces, trace.src_pieces, style,
+page.show(shared(mask_comparison, on, off, trace.src_pieces, trace.src_pieces, style,
                           f"Encoder self-attention L{layer + 1} H{ctl.head + 1}", ("encoding on", "encoding off")),
           "Without the encoding, a word attends the same way wherever it stands: repeated words get "
           "identical rows, and the model loses word order.", key="pe-experiment")

@@ -4,6 +4,7 @@ import re
 
 import streamlit as st
 
+from ui.figures import shared
 from ui.page import bind, md, page_value, set_value, start
 from ui.urlstate import Field
 from viz.shapes import as_matrix, flow_diagram, stages_frame, symbolic_shape, tensor_heatmap, top_columns
@@ -38,7 +39,7 @@ st.dataframe(frame, hide_index=True, height=420,
 st.caption("Statistics are over the finite entries; 'masked' counts the −∞ that masks put into the scores.")
 
 st.subheader("The flow through one encoder layer" + ("" if page.encoder_only else " and one decoder layer"))
-page.show(flow_diagram(dict(trace.stages), style),
+page.show(shared(flow_diagram, dict(trace.stages), style),
           "Numbers on the arrows are the shapes of the tensors that flow along them for this sentence.",
           key="flow")
 
@@ -67,7 +68,7 @@ if name == "hook_logits" and matrix.shape[1] > LOGIT_COLUMNS:  # a real vocabula
     matrix, keys = matrix[:, ids], page.bundle.tokenizer.pieces(ids.tolist())
     columns = f"the {LOGIT_COLUMNS} pieces with the highest logit at some step (of {array.shape[-1]:,})"
     note = f" Only {LOGIT_COLUMNS} of the {array.shape[-1]:,} vocabulary columns are drawn: those some step ranked highest."
-page.show(tensor_heatmap(matrix, rows, style, f"{name} {tuple(array.shape)}{heads_note}", columns, keys),
+page.show(shared(tensor_heatmap, matrix, rows, style, f"{name} {tuple(array.shape)}{heads_note}", columns, keys),
           "Rows are positions (pieces); for attention scores and weights the columns are the keys. Pick the head "
           "in the sidebar for per-head tensors." + note, key="stage-heatmap")
 page.finish()

@@ -4,6 +4,7 @@ import streamlit as st
 
 from model import AnatomyError, Trace, cosine
 from ui import engine
+from ui.figures import shared
 from ui.page import bind, md, page_value, set_value, start, two_translations
 from ui.urlstate import BLOCK_NAMES, BLOCKS, Field, all_heads, head_label
 from viz.masks import (embedding_knockout_chart, embedding_knockout_frame, fixed_output_probabilities,
@@ -48,7 +49,7 @@ layer = min(ctl.layer, limits.layers_of(stack) - 1)
 prefix = f"{stack}.layers.{layer}.{kind}_attn."
 queries = trace.src_pieces if block == "enc-self" else trace.tgt_pieces
 keys = trace.tgt_pieces if block == "dec-self" else trace.src_pieces
-page.show(score_pipeline(trace.tensor(prefix + "hook_scores")[0, ctl.head],
+page.show(shared(score_pipeline, trace.tensor(prefix + "hook_scores")[0, ctl.head],
                          trace.tensor(prefix + "hook_masked_scores")[0, ctl.head],
                          trace.tensor(prefix + "hook_pattern")[0, ctl.head], queries, keys, style,
                          f"{BLOCK_NAMES[block].capitalize()} L{layer + 1} H{ctl.head + 1}"),
@@ -59,7 +60,7 @@ page.show(score_pipeline(trace.tensor(prefix + "hook_scores")[0, ctl.head],
 def _mask_effect(on: Trace, off: Trace, stack: str, layer: int, pieces: list[str], title: str, mask: str,
                  caption: str, key: str) -> None:
     """One self-attention head with a mask on and off, side by side with their difference."""
-    page.show(mask_comparison(on.pattern(stack, "self", layer)[ctl.head], off.pattern(stack, "self", layer)[ctl.head],
+    page.show(shared(mask_comparison, on.pattern(stack, "self", layer)[ctl.head], off.pattern(stack, "self", layer)[ctl.head],
                               pieces, pieces, style, f"{title} L{layer + 1} H{ctl.head + 1}",
                               (f"{mask} on", f"{mask} off")), caption, key=key)
 
@@ -127,7 +128,7 @@ def encoder_lab() -> None:
         with st.spinner(f"Knocking out {len(heads)} heads ..."):
             frame = embedding_knockout_frame(
                 engine.embedding_knockout(page.bundle, ctl.sentence, ctl.interventions(), heads), labels)
-        page.show(embedding_knockout_chart(frame, style), "The heads whose absence moves the embedding most.",
+        page.show(shared(embedding_knockout_chart, frame, style), "The heads whose absence moves the embedding most.",
                   key="embedding-sweep")
         st.dataframe(frame, hide_index=True)
 
@@ -152,7 +153,7 @@ st.caption("Output with the mask on, then off. While decoding, a step can only r
            "mask or no mask; without the mask, though, those pieces also read each other both ways, unlike "
            "anything the model saw in training. The probabilities below are the ones each step chose from:")
 two_translations(("", causal_on.translation), ("", causal_off.translation))
-page.show(probability_comparison(causal_on.steps, causal_off.steps, style,
+page.show(shared(probability_comparison, causal_on.steps, causal_off.steps, style,
                                  "Probability of each output piece: causal mask on (before) and off (after)"),
           key="causal-probs")
 
@@ -174,14 +175,14 @@ if _knockout_heading():
     before = page.translate(ablate=frozenset())
     after = page.result
     two_translations(("All heads", before.translation), ("With the heads knocked out", after.translation))
-    page.show(probability_comparison(before.steps, after.steps, style,
+    page.show(shared(probability_comparison, before.steps, after.steps, style,
                                      "Probability of each output piece, before and after the knock-out"),
               f"Each step's chosen piece. Log-probability of the output: {before.log_prob:.2f} before, "
               f"{after.log_prob:.2f} after.", key="knockout-probs")
     if before.output_ids:
         knocked = engine.score(page.bundle, ctl.sentence, before.output_ids, ctl.interventions())
         unchanged = engine.score(page.bundle, ctl.sentence, before.output_ids, ctl.interventions(ablate=frozenset()))
-        page.show(fixed_output_probabilities(page.bundle.tokenizer.pieces(before.output_ids), unchanged, knocked, style),
+        page.show(shared(fixed_output_probabilities, page.bundle.tokenizer.pieces(before.output_ids), unchanged, knocked, style),
                   f"The original translation, each piece scored after the same earlier pieces, with and without the "
                   f"heads: its log-probability goes from {sum(unchanged):.2f} to {sum(knocked):.2f}.",
                   key="knockout-fixed")
@@ -206,7 +207,7 @@ if st.button("Run the knock-out sweep", icon=":material/play_arrow:"):
 stored = st.session_state.get("_anatomy_sweep")
 if stored and stored[0] == sweep_key and stored[1]:
     frame = knockout_frame(stored[1], labels)
-    page.show(knockout_chart(frame, style), "Red bars: knocking out that head changed the translation.",
+    page.show(shared(knockout_chart, frame, style), "Red bars: knocking out that head changed the translation.",
               key="sweep-chart")
     st.dataframe(frame, hide_index=True,
                  column_config={"log-prob drop": st.column_config.NumberColumn(format="%.3f"),

@@ -1,11 +1,14 @@
 """Design choices: the tutorials' "why" questions, each measured on the loaded model and sentence."""
 
+from typing import Any
+
 import plotly.graph_objects as go
 import streamlit as st
 
-from model import cosine
+from model import Trace, cosine
 from model.measures import mean_entropy, nan_share, random_dot_variance, raw_dot_variance, softmax_sharpness
 from ui import engine, recipes
+from ui.figures import shared
 from ui.page import md, start, two_translations
 from viz.attention import attention_map
 from viz.design import dot_variance_by_head, nan_spread, softmax_against_width, variance_against_width
@@ -26,13 +29,30 @@ def _random_figures(style: Style) -> tuple[go.Figure, go.Figure]:
             softmax_against_width(WIDTHS, raw, scaled, style, "What that does to a softmax over 10 keys"))
 
 
-def _compare_outputs(on, off, left: str, right: str) -> None:
-    """Two runs side by side: translations, or for an encoder-only model how alike the embeddings are."""
+def _same_as_sidebar(**changes: Any) -> bool:
+    return ctl.interventions(**changes) == ctl.interventions()
+
+
+def _encoder_trace(**changes: Any) -> Trace:
+    """The encoder's recorded stages with the switches changed (the page's own trace when nothing changes)."""
+    return trace if _same_as_sidebar(**changes) else page.encode(**changes).trace
+
+
+def _translation(**changes: Any) -> str:
+    """The translation with the switches changed: only its text is shown, so only the text is decoded."""
+    if _same_as_sidebar(**changes):
+        return page.result.translation
+    return engine.translation_text(bundle, ctl.sentence, ctl.interventions(**changes), ctl.beam_size)
+
+
+def _compare_outputs(on: dict[str, Any], off: dict[str, Any], left: str, right: str) -> None:
+    """The switches changed two ways, side by side: translations, or for an encoder-only model how alike
+    the embeddings are."""
     if page.encoder_only:
         st.metric(f"Cosine similarity of the sentence embeddings, {left} vs {right}",
-                  f"{cosine(on.embedding, off.embedding):.4f}")
+                  f"{cosine(page.encode(**on).embedding, page.encode(**off).embedding):.4f}")
     else:
-        two_translations((left.capitalize(), on.translation), (right.capitalize(), off.translation), 1.3)
+        two_translations((left.capitalize(), _translation(**on)), (right.capitalize(), _translation(**off)), 1.3)
 
 
 page = start("Design choices")
@@ -49,7 +69,7 @@ variances = raw_dot_variance(trace)
 st.markdown(f"A score is the dot product of a query and a key, a sum of d_k = {cfg.d_k} products. If the entries "
             "were independent with variance 1, the sum would have variance d_k: the wider the heads, the larger "
             "the scores, and the softmax of large scores is nearly one-hot.")
-page.show(dot_variance_by_head(variances, cfg.d_k, style, "Variance of the raw q·k of every encoder head"),
+page.show(shared(dot_variance_by_head, variances, cfg.d_k, style, "Variance of the raw q·k of every encoder head"),
           f"Measured on this sentence, from the recorded queries and keys (before any scaling): from "
           f"{variances.min():.1f} to {variances.max():.1f}, mean {variances.mean():.1f}, against d_k = {cfg.d_k}. "
           "Trained queries and keys are not unit-variance vectors, so the bars need not sit on the line; what "
@@ -66,16 +86,15 @@ with right:
               "that flows back through the softmax shrinks towards 0: a head stops learning. Dashed: divided by "
               "√d_k, all three stay where they are whatever the width.", key="dk-softmax")
 st.subheader("The switch, on the live model")
-with_scale, without_scale = page.run(scale_scores=True), page.run(scale_scores=False)
-on_pattern = with_scale.trace.pattern("encoder", "self", layer)
-off_pattern = without_scale.trace.pattern("encoder", "self", layer)
-page.show(mask_comparison(on_pattern[head], off_pattern[head], trace.src_pieces, trace.src_pieces, style,
-                          f"Encoder self-attention L{layer + 1} H{head + 1}", ("scores / √d_k", "raw scores")),
+on_pattern = _encoder_trace(scale_scores=True).pattern("encoder", "self", layer)
+off_pattern = _encoder_trace(scale_scores=False).pattern("encoder", "self", layer)
+page.show(shared(mask_comparison, on_pattern[head], off_pattern[head], trace.src_pieces, trace.src_pieces, style,
+                  f"Encoder self-attention L{layer + 1} H{head + 1}", ("scores / √d_k", "raw scores")),
           f"Mean entropy of every encoder head of layer L{layer + 1}: {mean_entropy(on_pattern):.3f} nats with the "
           f"scaling, {mean_entropy(off_pattern):.3f} without: the raw scores make the patterns sharper (lower "
           "entropy). The model was trained with the scaling, so without it every head reads other weights than "
           "it learned to use.", key="dk-live")
-_compare_outputs(with_scale, without_scale, "with the scaling", "without it")
+_compare_outputs(dict(scale_scores=True), dict(scale_scores=False), "with the scaling", "without it")
 
 # 2. sqrt(d_model)
 st.header("2. Why multiply the embeddings by √d_model?")
@@ -84,16 +103,14 @@ if not cfg.scale_embeddings:
             + (": it adds token, position and token-type vectors and normalizes the sum with a LayerNorm, which "
                "sets the scale instead." if cfg.embed_norm else "."))
 else:
-    with_scaling = page.run(scale_embeddings=True)
-    sized = with_scaling.trace
+    sized = _encoder_trace(scale_embeddings=True)
     token, scaled, position = (sized.tensor(f"src_embed.hook_{stage}")[0] for stage in ("token", "scaled", "position"))
     token_norm, scaled_norm, position_norm = mean_norms(token, scaled, position)
-    page.show(vector_sizes(token, scaled, position, trace.src_pieces, style),
+    page.show(shared(vector_sizes, token, scaled, position, trace.src_pieces, style),
               f"The token embeddings of this sentence have a mean norm of {token_norm:.2f}; times √{cfg.d_model} "
               f"they reach {scaled_norm:.1f}, against {position_norm:.1f} for the positional encoding. Without the "
               "factor, the position vectors would outweigh the words they are added to.", key="dmodel-sizes")
-    _compare_outputs(with_scaling, page.run(scale_embeddings=False),
-                     "with the scaling", "without it")
+    _compare_outputs(dict(scale_embeddings=True), dict(scale_embeddings=False), "with the scaling", "without it")
 
 # 3. -inf or -1e9
 st.header("3. Fill masked scores with −∞ or −10⁹?")
@@ -122,11 +139,11 @@ else:
             story += (f" The decoder's own {len(spared)} stages before it reads the encoder (its embeddings and "
                       f"first self-attention) stay clean; the NaN enters at {reached} and from there fills every "
                       "stage to the logits.")
-    page.show(nan_spread(shares, style, "The empty row with −∞: share of NaN in every stage"),
+    page.show(shared(nan_spread, shares, style, "The empty row with −∞: share of NaN in every stage"),
               story + " Your own sentence, in the same batch, has no NaN at all.", key="fill-nan")
     pattern = empty_big.pattern("encoder", "self", 0)[head]
-    page.show(attention_map(pattern, empty_big.src_pieces, empty_big.src_pieces, style,
-                            f"The empty row with −10⁹: encoder self-attention L1 H{head + 1}"),
+    page.show(shared(attention_map, pattern, empty_big.src_pieces, empty_big.src_pieces, style,
+                      f"The empty row with −10⁹: encoder self-attention L1 H{head + 1}"),
               "Every key scores −10⁹, so every weight is the same: 1 / the number of keys. The row is meaningless "
               "but finite, and the other rows of the batch never see it.", key="fill-uniform")
 st.markdown("**What this engine does.** Its default is −∞, like the paper's reference code, because in normal use "

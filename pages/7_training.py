@@ -1,8 +1,9 @@
-"""Training: loss and validation curves, the learning-rate schedule, and the model card."""
+"""Training: a time-lapse of attention over the training snapshots, loss and validation curves, the
+learning-rate schedule, the recipe comparison and the model card."""
 
 import streamlit as st
 
-from ui import recipes
+from ui import recipes, timelapse
 from ui.page import md, start
 from viz.training import (alignment_heatmap, card_frame, log_frame, loss_curves, lr_curve, metric_curves,
                           loss_columns, scores_frame)
@@ -10,6 +11,10 @@ from viz.training import (alignment_heatmap, card_frame, log_frame, loss_curves,
 page = start("Training", needs_result=False)
 style, bundle = page.style, page.bundle
 
+st.subheader("Attention over training: a time-lapse")
+timelapse.show(page)
+
+st.subheader("Curves of the training run")
 records = bundle.train_log()
 if not records and bundle.family != "anatomy":
     st.info(f"{bundle.name} was trained elsewhere ({bundle.card.get('source', 'see its model card')}); its checkpoint "

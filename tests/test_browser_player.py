@@ -40,3 +40,22 @@ def test_attention_page_plays_three_steps_and_pauses(server, browser):  # noqa: 
         page.wait_for_timeout(2500)
         assert _step(page) == paused, "paused: the step stays"
         _screenshot(page, SHOTS / "player_attention_presentation.png")
+
+
+def test_training_page_plays_the_time_lapse_of_the_shipped_model(server, browser):  # noqa: F811
+    url, _ = server
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with _visit(browser) as page:
+        page.goto(f"{url}/training?sentence=The+small+girl+sees+a+white+bird.&present=on")
+        _charts(page, minimum=3)
+        _settle(page)
+        page.get_by_role("button", name="Play the time-lapse").click()
+        page.wait_for_function("() => /At step 50\\b/.test(document.body.innerText)", timeout=30000)
+        page.wait_for_function("() => /snapshot=3/.test(location.search)", timeout=30000)
+        page.get_by_role("button", name="Pause").click()
+        page.get_by_role("button", name="Resume").wait_for(timeout=15000)
+        _settle(page)
+        shown = page.locator("[data-testid='stCaptionContainer']", has_text="At step").first.inner_text()
+        page.wait_for_timeout(2500)
+        assert page.locator("[data-testid='stCaptionContainer']", has_text="At step").first.inner_text() == shown
+        _screenshot(page, SHOTS / "timelapse_training_presentation.png")

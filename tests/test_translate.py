@@ -100,6 +100,19 @@ def test_without_trace_the_translation_is_the_same(tiny_bundle):
     assert plain.translation == traced.translation and plain.log_prob == pytest.approx(traced.log_prob)
 
 
+@pytest.mark.parametrize("iv", [Interventions(), Interventions(causal_mask=False),
+                                Interventions(scale_embeddings=False, causal_mask=False),
+                                Interventions(scale_scores=False, mask_value="-1e9"),
+                                Interventions(positional_encoding=False, ablate=frozenset({("decoder", "cross", 0, 1)}))],
+                         ids=["default", "causal-off", "babbling", "raw-scores", "no-positions-knocked-out"])
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_the_translation_alone_is_the_one_translate_gives(tiny_bundle, iv, beam_size):
+    options = DecodeOptions(beam_size=beam_size)
+    for sentence in ("The cat sleeps.", "My sisters will see the old house.", "Do you love the red car?"):
+        assert tiny_bundle.translation(sentence, iv, options) == \
+            tiny_bundle.translate(sentence, iv, options, trace=False).translation
+
+
 def _reference_greedy(model, src, iv, max_len):
     """Recompute the whole prefix at every step (no cache): the definition of greedy decoding."""
     tokens = [BOS_ID]

@@ -51,6 +51,12 @@ def get_bundle(path: str) -> Bundle:
     return load_bundle(path or None)
 
 
+@st.cache_resource(show_spinner="Loading a training snapshot ...", max_entries=16)
+def get_snapshot(path: str, step: int) -> Bundle:
+    """A checkpoint with the weights it had at a training step, loaded once per process and shared."""
+    return load_bundle(path, snapshot=step)
+
+
 def iv_key(iv: Interventions) -> IvKey:
     """A plain, hashable cache key for interventions: every field, sets sorted."""
     return tuple((f.name, tuple(sorted(value)) if isinstance(value := getattr(iv, f.name), frozenset) else value)
@@ -73,6 +79,16 @@ def translate(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int =
               trace: bool = True) -> TranslationResult:
     """Translate through the cache keyed by (checkpoint id, sentence, switches, beam size, trace)."""
     return _translate(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, trace)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _translation_text(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int) -> str:
+    return _bundle.translation(sentence, _iv(key), DecodeOptions(beam_size=beam_size))
+
+
+def translation_text(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int = 1) -> str:
+    """The translation alone (`Bundle.translation`), cached: for a page that shows only the text."""
+    return _translation_text(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)

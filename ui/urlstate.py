@@ -84,7 +84,8 @@ def _on_off(text: str) -> bool:
     raise ValueError(f"expected on or off, got {text!r}")
 
 
-def _int_in(low: int, high: int) -> Callable[[str], int]:
+def int_in(low: int, high: int) -> Callable[[str], int]:
+    """A URL parser for whole numbers from low to high."""
     def parse(text: str) -> int:
         value = int(text)
         if not low <= value <= high:
@@ -126,9 +127,9 @@ def shared_fields(limits: Limits) -> list[Field]:
     return [
         Field("sentence", EXAMPLES[0], _sentence),
         Field("decode", "greedy", _choice("greedy", "beam")),
-        Field("beam", 4, _int_in(2, 16)),
-        Field("layer", 1, _int_in(1, limits.n_layers)),
-        Field("head", 1, _int_in(1, limits.n_heads)),
+        Field("beam", 4, int_in(2, 16)),
+        Field("layer", 1, int_in(1, limits.n_layers)),
+        Field("head", 1, int_in(1, limits.n_heads)),
         Field("causal", True, _on_off, on_off),
         Field("padding", True, _on_off, on_off),
         Field("pe", True, _on_off, on_off),
@@ -136,7 +137,7 @@ def shared_fields(limits: Limits) -> list[Field]:
         Field("embscale", True, _on_off, on_off),
         Field("fill", "-inf", _choice("-inf", "-1e9")),
         Field("ablate", (), heads, lambda value: ",".join(head_code(h) for h in value)),
-        Field("step", 1, _int_in(1, limits.max_len)),
+        Field("step", 1, int_in(1, limits.max_len)),
         Field("present", False, _on_off, on_off),
         Field("export", "png", _choice("png", "svg")),
     ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -136,3 +138,30 @@ def recipe_curves(logs: dict[str, list[dict]], column: str, style: Style, title:
                                  line=dict(width=style.line_width, color=colour,
                                            dash="solid" if name.startswith("post") else "dash")))
     return style.apply(fig, title, height=380 if not style.presentation else 480) if fig.data else None
+
+
+SNAPSHOT_SCORES = (("alignment", "best head agrees with the alignment"), ("exact_match", "test exact match"),
+                   ("bleu", "test BLEU"))
+
+
+def snapshot_curves(rows: list[dict], style: Style, current: int | None = None,
+                    title: str = "Scores of every snapshot") -> go.Figure | None:
+    """The measured scores of the training snapshots (card "snapshots") against step on a log axis,
+    with the step on show marked; None when there are none."""
+    points = sorted((r for r in rows if isinstance(r.get("step"), (int, float)) and r["step"] > 0),
+                    key=lambda r: r["step"])
+    if not points:
+        return None
+    fig = style.figure(legend=RIGHT_LEGEND, xaxis=dict(title="training step (log scale)", type="log"),
+                       yaxis=dict(title="%  (BLEU: 0-100)", range=[-3, 103]))
+    for key, name in SNAPSHOT_SCORES:
+        kept = [r for r in points if isinstance(r.get(key), (int, float))]
+        fig.add_trace(go.Scatter(x=[r["step"] for r in kept], y=[r[key] for r in kept], name=name,
+                                 mode="lines+markers", line=dict(width=style.line_width),
+                                 hovertemplate="step %{x:,}<br>" + name + " %{y:.1f}<extra></extra>"))
+    if current is not None:
+        fig.add_vline(x=current, line=dict(color=style.highlight, width=style.line_width + 1, dash="dot"))
+        # a shape takes data units on a log axis, an annotation takes log10 units
+        fig.add_annotation(x=math.log10(current), y=1, yref="paper", text=f"step {current:,}", showarrow=False,
+                           xanchor="right", yanchor="top", font=dict(size=style.font, color=style.highlight))
+    return style.apply(fig, title, height=380 if not style.presentation else 480)
