@@ -1,9 +1,10 @@
 """Training snapshots: the weights at roughly log-spaced steps, kept in `<checkpoint>/snapshots/`.
 
 While training, a candidate is written at every step of a fine geometric grid (50, 62, 78, ...),
-because a wall-clock budget does not say in advance at which step the run will end. When the run
-ends, its final weights become the last snapshot and the candidates are thinned to the N whose
-steps lie closest to an even spacing in log(step) from the first to the last.
+because a wall-clock budget does not say in advance at which step the run will end; at most 3N
+are kept on disk as it goes (thinned the same way). When the run ends, its final weights become
+the last snapshot and the candidates are thinned to the N whose steps lie closest to an even
+spacing in log(step) from the first to the last.
 Snapshots are float16 safetensors (half the size of the checkpoint's float32 weights).
 """
 
@@ -23,6 +24,7 @@ from .weights import read_tensors
 FOLDER = "snapshots"
 FIRST_STEP = 50
 GRID_RATIO = 1.25
+KEPT_WHILE_TRAINING = 3  # x N candidates at most on disk while a run goes (thinned log-evenly as it goes)
 _NAME = re.compile(r"^step-(\d{6,})\.safetensors$")
 
 
@@ -58,8 +60,10 @@ def save(checkpoint: Path, model: Transformer, step: int) -> Path:
 
 
 def log_spaced(available: list[int], count: int) -> list[int]:
-    """`count` of the available steps (the first and the last always among them), each the closest in
-    log(step) to its point of an even log spacing; fewer when fewer are available."""
+    """`count` (2 or more) of the available steps (the first and the last always among them), each the
+    closest in log(step) to its point of an even log spacing; fewer when fewer are available."""
+    if count < 2:
+        raise ValueError("keep at least the first and the last snapshot")
     if len(available) <= count:
         return list(available)
     first, last = available[0], available[-1]
@@ -78,6 +82,12 @@ def thin(checkpoint: Path, count: int) -> list[int]:
     for step in set(available) - set(keep):
         (Path(checkpoint) / FOLDER / file_name(step)).unlink()
     return keep
+
+
+def drop_after(checkpoint: Path, step: int) -> None:
+    """Delete the snapshots of steps after `step` (a resumed run starts again from there)."""
+    for later in (s for s in steps(checkpoint) if s > step):
+        (Path(checkpoint) / FOLDER / file_name(later)).unlink()
 
 
 def read(checkpoint: Path, step: int) -> dict[str, torch.Tensor]:

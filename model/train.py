@@ -31,7 +31,7 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from . import snapshots as snapshot_files
-from .checkpoint import TOKENIZER, TRAIN_LOG, load_checkpoint, save_checkpoint
+from .checkpoint import TRAIN_LOG, load_checkpoint, save_checkpoint
 from .config import ModelConfig
 from .distributed import World, join, leave
 from .evaluation import translate_many, translation_scores
@@ -41,6 +41,7 @@ from .tokens import BOS_ID, EOS_ID, PAD_ID, pad_rows
 from .transformer import Transformer
 
 OPTIMIZER_STATE, TRAIN_STATE = "optimizer.safetensors", "train_state.json"
+STAGED_TOKENIZER = ".tokenizer-in-training.model"
 
 
 def read_pairs(path: Path) -> list[tuple[str, str, str]]:
@@ -143,6 +144,9 @@ def step_batches(batches: list[list[int]], world: World, accumulate: int) -> Ite
     (the global batch) and rank r trains on its own `accumulate` of them. The last buckets of an
     epoch that do not fill a whole step are left out, so that every rank takes the same steps."""
     per_step = world.size * accumulate
+    if len(batches) < per_step:
+        raise ValueError(f"an epoch has {len(batches)} batches, fewer than one step takes ({world.size} ranks x "
+                         f"{accumulate} accumulated): use fewer processes or a smaller --accumulate")
     for start in range(0, len(batches) - per_step + 1, per_step):
         first = start + world.rank * accumulate
         yield batches[first:first + accumulate]
@@ -157,6 +161,8 @@ def train(preset_name: str, out: Path, data: Path | None = None, seed: int = 1,
     keeps that many log-spaced weights of the run in `out`/snapshots; `accumulate` sums the gradients
     of that many buckets per step. Under torchrun every rank calls this; rank 0 alone writes."""
     preset = preset or PRESETS[preset_name]
+    if snapshots == 1 or snapshots < 0:
+        raise ValueError("--snapshots keeps the first and the last at least: 0 (none) or 2 and more")
     world, device = join(pick_device(device_name))
     out = Path(out)
     data = Path(data) if data else Path("data") / f"corpus-{preset_name}-seed{seed}"
@@ -177,10 +183,11 @@ def train(preset_name: str, out: Path, data: Path | None = None, seed: int = 1,
             (out / TRAIN_LOG).unlink(missing_ok=True)
             shutil.rmtree(out / snapshot_files.FOLDER, ignore_errors=True)
             sources = [normalize_source(en).text for en, _, _ in train_rows]
+            # staged under another name: the checkpoint's own files change together, at its first save
             Tokenizer.train(sources[:100_000] + [fr for _, fr, _ in train_rows[:100_000]],
-                            preset.vocab_size).save(out / TOKENIZER)
+                            preset.vocab_size).save(out / STAGED_TOKENIZER)
         world.barrier()
-        tokenizer = Tokenizer.load(out / TOKENIZER)
+        tokenizer = Tokenizer.load(out / STAGED_TOKENIZER)
         config = ModelConfig.from_dict({**preset.model.to_dict(), "vocab_size": tokenizer.vocab_size})
         model = Transformer(config)
     model.to(device).train()
@@ -197,6 +204,8 @@ def train(preset_name: str, out: Path, data: Path | None = None, seed: int = 1,
     if resume:
         state = _load_state(out, optimizer)
         rng = random.Random(seed + state["step"])  # a resumed run does not replay the first batches
+        if world.leader:  # written by the interrupted run after its last save: weights this run will not have
+            snapshot_files.drop_after(out, state["step"])
     budget = 60 * (budget_minutes if budget_minutes is not None else preset.budget_minutes)
     valid_sources = [normalize_source(en).text for en, _, _ in valid_rows[: preset.valid_sentences]]
     valid_refs = [fr for _, fr, _ in valid_rows[: preset.valid_sentences]]
@@ -239,6 +248,7 @@ def train(preset_name: str, out: Path, data: Path | None = None, seed: int = 1,
             out_of_time = stop > 0 or (max_steps is not None and step >= max_steps)
             if world.leader and snapshots and snapshot_files.is_candidate(step):
                 snapshot_files.save(out, model, step)
+                snapshot_files.thin(out, snapshot_files.KEPT_WHILE_TRAINING * snapshots)  # bounded disk use
             if world.leader and (step % 25 == 0 or out_of_time):
                 elapsed = time.monotonic() - window_start
                 record = {"step": step, "epoch": state["epoch"], "loss": round(window_loss / window_tokens, 4),
@@ -267,6 +277,8 @@ def train(preset_name: str, out: Path, data: Path | None = None, seed: int = 1,
         else:
             state["epoch"] += 1
     bar.close()
+    if world.leader:
+        (out / STAGED_TOKENIZER).unlink(missing_ok=True)
     if world.leader and snapshots:
         snapshot_files.save(out, model, state["step"])
         snapshot_files.thin(out, snapshots)

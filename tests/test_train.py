@@ -32,6 +32,7 @@ def test_loss_falls_and_the_log_records_training_and_validation(trained):
     validations = [r for r in log if "valid_bleu" in r]
     assert validations and {"valid_chrf", "valid_exact_match"} <= set(validations[-1])
     assert card["training"]["steps"] == 120
+    assert not (root / "ckpt" / ".tokenizer-in-training.model").exists(), "the staged tokenizer is cleaned up"
     assert {"bleu", "chrf", "exact_match"} <= set(card["validation"])
 
 
@@ -78,6 +79,25 @@ def test_log_spacing_keeps_the_ends_and_the_closest_steps():
     ratios = [b / a for a, b in zip(chosen, chosen[1:])]
     assert all(1.6 < r < 2.6 for r in ratios), ratios  # an even spacing would be 2.01 each
     assert log_spaced([50, 80], 8) == [50, 80]
+
+
+def test_snapshot_edge_cases_are_refused_or_cleaned(tmp_path):
+    from model.snapshots import drop_after, log_spaced, steps
+    from model.distributed import World
+    from model.train import step_batches
+    with pytest.raises(ValueError):
+        log_spaced([50, 62, 78], 1)
+    with pytest.raises(ValueError, match="--snapshots"):
+        train("tiny", tmp_path / "x", tmp_path / "data", snapshots=1)
+    folder = tmp_path / "ckpt" / "snapshots"
+    folder.mkdir(parents=True)
+    for step in (50, 62, 78, 98):
+        (folder / f"step-{step:06d}.safetensors").write_bytes(b"")
+    drop_after(tmp_path / "ckpt", 62)  # a resumed run from step 62 will not have the later weights
+    assert steps(tmp_path / "ckpt") == [50, 62]
+    assert list(step_batches([[0], [1], [2], [3], [4]], World(1, 2), 2)) == [[[2], [3]]]
+    with pytest.raises(ValueError, match="fewer than one step takes"):
+        list(step_batches([[0], [1], [2]], World(0, 2), 2))
 
 
 def test_evaluate_scores_every_snapshot(trained):

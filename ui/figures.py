@@ -13,31 +13,40 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from viz.style import Style
-
 FIGURES = 512  # drawn figures kept, least recently used out; about 80 KB each (measured): at most ~40 MB
 
 
 def _feed(hasher: "hashlib._Hash", value: Any) -> None:
-    """Everything a figure is drawn from, into the hash: arrays by their bytes, plain values by repr."""
+    """Everything a figure is drawn from, into the hash, each value behind a tag of its kind and its
+    size (so no two different inputs make the same stream): arrays by their bytes, containers item by
+    item, plain values by repr."""
+    def tag(kind: str, size: int) -> None:
+        hasher.update(f"<{kind}:{size}>".encode())
+
     if isinstance(value, np.ndarray) and value.dtype != object:  # an object array's bytes are pointers
-        hasher.update(f"array{value.dtype}{value.shape}".encode())
-        hasher.update(np.ascontiguousarray(value).tobytes())
+        data = np.ascontiguousarray(value).tobytes()
+        tag(f"array{value.dtype}{value.shape}", len(data))
+        hasher.update(data)
     elif isinstance(value, (list, tuple)):
-        hasher.update(f"{type(value).__name__}{len(value)}".encode())
+        tag(type(value).__name__, len(value))
         for item in value:
             _feed(hasher, item)
     elif isinstance(value, (set, frozenset)):
-        _feed(hasher, ("set", sorted(value, key=repr)))
+        tag("set", len(value))
+        _feed(hasher, sorted(value, key=repr))
     elif isinstance(value, dict):
-        _feed(hasher, ("dict", sorted(value.items(), key=lambda item: repr(item[0]))))
+        tag("dict", len(value))
+        _feed(hasher, sorted(value.items(), key=lambda item: repr(item[0])))
     elif isinstance(value, pd.DataFrame):
-        _feed(hasher, ("frame", list(map(str, value.columns)), pd.util.hash_pandas_object(value).to_numpy()))
+        tag("frame", len(value))
+        _feed(hasher, [list(map(str, value.columns)), pd.util.hash_pandas_object(value).to_numpy()])
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        _feed(hasher, (type(value).__name__, [getattr(value, f.name) for f in dataclasses.fields(value)]))
-    elif isinstance(value, (str, int, float, bool, np.generic, Style, type(None))):
+        tag(type(value).__qualname__, len(dataclasses.fields(value)))
+        _feed(hasher, [getattr(value, f.name) for f in dataclasses.fields(value)])
+    elif isinstance(value, (str, int, float, bool, np.generic, type(None))):
         text = repr(value)
-        hasher.update(f"{len(text)}:{text}".encode())
+        tag(type(value).__name__, len(text))
+        hasher.update(text.encode())
     else:
         raise TypeError(f"cannot key a shared figure on a {type(value).__name__}")
 
