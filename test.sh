@@ -3,9 +3,12 @@
 set -euo pipefail
 source "$(dirname "$0")/scripts/bootstrap.sh"
 cd "$ROOT"
-if [ ! -x /usr/bin/chromium ]; then
-  echo "Installing Debian's chromium for the browser tests ..."
+MISSING=""
+[ -x /usr/bin/chromium ] || MISSING="$MISSING chromium"          # the browser tests
+[ -x /usr/sbin/nginx ] || MISSING="$MISSING nginx"               # the replicas-behind-a-proxy tests
+if [ -n "$MISSING" ]; then
+  echo "Installing Debian's$MISSING for the tests ..."
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $MISSING >/dev/null
 fi
 exec "$VENV/bin/python" -m pytest "$@"

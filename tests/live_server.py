@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from deploy.room import app_command, free_port, process, wait_until_healthy  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -27,13 +27,6 @@ class LiveApp:
     started: float              # time.monotonic() when the process was launched
     seconds_to_healthy: float
     log: Path
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def rss_mib(pid: int) -> float:
@@ -51,31 +44,8 @@ def running_app(checkpoint: Path | None = None, timeout: float = 60.0, script: s
     port = free_port()
     env = {**os.environ, "ANATOMY_CHECKPOINT": str(checkpoint) if checkpoint else ""}
     log = Path(tempfile.mkstemp(prefix="anatomy-server-", suffix=".log")[1])
-    command = [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
-               "--server.port", str(port), "--server.address", "127.0.0.1",
-               "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
     started = time.monotonic()
-    with open(log, "w") as out:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"streamlit exited with {process.returncode}:\n{log.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() - started > timeout:
-                raise RuntimeError(f"streamlit did not answer within {timeout} s:\n{log.read_text()[-2000:]}")
-            time.sleep(0.1)
-        yield LiveApp(url, port, process.pid, started, time.monotonic() - started, log)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with process(app_command(port, script), log, env) as child:
+        url = f"http://127.0.0.1:{port}"
+        wait_until_healthy(url, child, log, timeout)
+        yield LiveApp(url, port, child.pid, started, time.monotonic() - started, log)

@@ -6,13 +6,17 @@ import asyncio
 import statistics
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Iterator
 from urllib.parse import urlencode
 
 from live_server import ROOT, rss_mib, running_app
 from st_session import PageRun, Session
 
 sys.path.insert(0, str(ROOT))
+
+from deploy.room import running_room  # noqa: E402
 
 PAGES = ("attention", "translate")
 SWITCHES = [{}, {"causal": "off"}, {"ablate": "dec-cross-1-1,enc-self-2-3"}, {"pe": "off"},
@@ -47,6 +51,7 @@ class LoadReport:
     rss_start_mib: float = 0.0
     rss_end_mib: float = 0.0
     rss_samples: list[tuple[float, float]] = field(default_factory=list)  # (seconds, MiB) every 10 s
+    replicas: int = 0  # 0: one app, reached directly; N: N replicas behind nginx
 
     def percentile(self, q: float) -> float:
         """Latency percentile in seconds."""
@@ -54,13 +59,16 @@ class LoadReport:
         return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))] if ordered else float("nan")
 
     def summary(self) -> str:
-        """One paragraph of figures."""
+        """One paragraph of figures, then one line in a fixed format to compare runs at a glance."""
         return (f"{self.sessions} concurrent sessions for {self.seconds:.0f} s: {self.requests} page runs, "
                 f"{len(self.errors)} errors, {len(self.mismatches)} differing from the single-session run; "
                 f"latency p50 {self.percentile(50):.2f} s, p95 {self.percentile(95):.2f} s, "
                 f"mean {statistics.fmean(self.latencies) if self.latencies else float('nan'):.2f} s; "
                 f"server RSS {self.rss_start_mib:.0f} MiB at the start, {self.rss_end_mib:.0f} MiB at the end "
-                f"(every 10 s: {', '.join(f'{mib:.0f}' for _, mib in self.rss_samples)})")
+                f"(every 10 s: {', '.join(f'{mib:.0f}' for _, mib in self.rss_samples)})"
+                + (f", summed over {self.replicas} replicas behind nginx" if self.replicas else "")
+                + f"\nload: sessions={self.sessions} runs={self.requests} errors={len(self.errors)} "
+                  f"mismatched={len(self.mismatches)} p50={self.percentile(50):.1f}s p95={self.percentile(95):.1f}s")
 
 
 async def _visit(url: str, page: str, query: str, reruns: int = 1) -> list[PageRun]:
@@ -77,20 +85,24 @@ async def _alone(url: str, plan: list[list[tuple[str, str]]]) -> dict[tuple[str,
     return baseline
 
 
-async def _sample_rss(pid: int, report: LoadReport, stop: asyncio.Event) -> None:
+def _rss(pids: list[int]) -> float:
+    return sum(rss_mib(pid) for pid in pids)
+
+
+async def _sample_rss(pids: list[int], report: LoadReport, stop: asyncio.Event) -> None:
     start = time.monotonic()
     while not stop.is_set():
-        report.rss_samples.append((time.monotonic() - start, rss_mib(pid)))
+        report.rss_samples.append((time.monotonic() - start, _rss(pids)))
         try:
             await asyncio.wait_for(stop.wait(), 10)
         except asyncio.TimeoutError:
             pass
 
 
-async def _together(url: str, pid: int, plan, baseline, seconds: float, report: LoadReport) -> None:
+async def _together(url: str, pids: list[int], plan, baseline, seconds: float, report: LoadReport) -> None:
     deadline = time.monotonic() + seconds
     stop = asyncio.Event()
-    sampler = asyncio.create_task(_sample_rss(pid, report, stop))
+    sampler = asyncio.create_task(_sample_rss(pids, report, stop))
 
     async def user(configs):
         rounds = 0
@@ -109,19 +121,34 @@ async def _together(url: str, pid: int, plan, baseline, seconds: float, report: 
     await sampler
 
 
-def run_load(checkpoint=None, n_sessions: int = 20, configs_each: int = 2, seconds: float = 30.0) -> LoadReport:
-    """Single-session baseline on one server, then all sessions at once on a fresh one."""
+@contextmanager
+def _server(checkpoint, replicas: int) -> Iterator[tuple[str, list[int], list[str]]]:
+    """(url, server process ids, each server's own url): one app reached directly, or `replicas`
+    behind nginx."""
+    if replicas:
+        with running_room(replicas, checkpoint=checkpoint) as room:
+            yield room.url, [r.process.pid for r in room.replicas], [f"http://{r.address}" for r in room.replicas]
+    else:
+        with running_app(checkpoint) as app:
+            yield app.url, [app.pid], [app.url]
+
+
+def run_load(checkpoint=None, n_sessions: int = 20, configs_each: int = 2, seconds: float = 30.0,
+             replicas: int = 0) -> LoadReport:
+    """Single-session baseline on one server, then all sessions at once on a fresh one (or on
+    `replicas` fresh replicas behind nginx)."""
     plan = scenario(n_sessions, configs_each)
     with running_app(checkpoint) as app:
         baseline = asyncio.run(_alone(app.url, plan))
-    report = LoadReport(n_sessions, seconds)
+    report = LoadReport(n_sessions, seconds, replicas=replicas)
     report.errors.extend(e for run in baseline.values() for e in run.errors)
-    with running_app(checkpoint) as app:  # fresh caches: every page is computed under load
+    with _server(checkpoint, replicas) as (url, pids, servers):  # fresh caches: pages are computed under load
         async def warm_then_load():
-            async with Session(app.url) as session:  # load the model once before measuring RSS
-                await session.run("translate", urlencode({"sentence": "The cat sleeps."}))
-            report.rss_start_mib = rss_mib(app.pid)
-            await _together(app.url, app.pid, plan, baseline, seconds, report)
+            for server in servers:  # load the model in every server before measuring RSS
+                async with Session(server) as session:
+                    await session.run("translate", urlencode({"sentence": "The cat sleeps."}))
+            report.rss_start_mib = _rss(pids)
+            await _together(url, pids, plan, baseline, seconds, report)
         asyncio.run(warm_then_load())
-        report.rss_end_mib = rss_mib(app.pid)
+        report.rss_end_mib = _rss(pids)
     return report

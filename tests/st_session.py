@@ -54,15 +54,33 @@ def _content(element) -> tuple[str, str] | None:
 
 
 class Session:
-    """One websocket connection = one Streamlit session with its own session state."""
+    """One websocket connection = one Streamlit session with its own session state.
 
-    def __init__(self, url: str, timeout: float = 120.0) -> None:
+    `cookie` is sent with the handshake (a proxy's route cookie); `resume` is the id of an earlier
+    session to reconnect to, as a browser does after a dropped connection (Streamlit passes it in
+    the third subprotocol entry; the second is an XSRF token this app does not need); `origin` is
+    the page's origin a browser would send."""
+
+    def __init__(self, url: str, timeout: float = 120.0, cookie: str | None = None, resume: str | None = None,
+                 origin: str | None = None, connect_to: tuple[str, int] | None = None) -> None:
         self.ws_url = url.replace("http://", "ws://") + "/_stcore/stream"
         self.timeout = timeout
+        self.cookie, self.resume, self.origin = cookie, resume, origin
+        self.connect_to = connect_to  # (host, port) to dial instead of the URL's (whose name is sent as Host)
         self.connection = None
+        self.session_id: str | None = resume
+        self.tried: list[str] = []       # the replicas a proxy tried, in order (its X-Anatomy-Replica header)
+        self.replica: str | None = None  # the one that answered
 
     async def __aenter__(self) -> "Session":
-        self.connection = await websockets.connect(self.ws_url, subprotocols=["streamlit"], max_size=None)
+        protocols = ["streamlit"] + (["no-xsrf", self.resume] if self.resume else [])
+        headers = {"Cookie": self.cookie} if self.cookie else None
+        dial = {"host": self.connect_to[0], "port": self.connect_to[1], "proxy": None} if self.connect_to else {}
+        self.connection = await websockets.connect(self.ws_url, subprotocols=protocols, max_size=None,
+                                                   additional_headers=headers, origin=self.origin, **dial)
+        header = self.connection.response.headers.get("X-Anatomy-Replica")
+        self.tried = [address.strip() for address in header.split(",")] if header else []
+        self.replica = self.tried[-1] if self.tried else None
         return self
 
     async def __aexit__(self, *exc) -> None:
@@ -81,7 +99,9 @@ class Session:
             forward = ForwardMsg()
             forward.ParseFromString(data)
             kind = forward.WhichOneof("type")
-            if kind == "delta" and forward.delta.WhichOneof("type") == "new_element":
+            if kind == "new_session":
+                self.session_id = forward.new_session.initialize.session_id
+            elif kind == "delta" and forward.delta.WhichOneof("type") == "new_element":
                 content = _content(forward.delta.new_element)
                 if content:
                     result.elements.append(content)
