@@ -5,7 +5,7 @@ itself: 2 processes x 1 thread under torchrun (DistributedDataParallel, gloo) ag
 1 thread, both resuming the same checkpoint of a preset for the same number of steps, target
 tokens/s read from their logs (the first logged window, which holds the start-up, left out).
 
-    python bench/bench_train.py [--steps 20] [--threads 1]
+    python bench/bench_train.py [--steps 20] [--threads 1] [--preset default|base]
     python bench/bench_train.py --torchrun [--preset default] [--steps 100]
 """
 
@@ -101,13 +101,13 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--torchrun", action="store_true", help="compare 2 ranks under torchrun with 1 process")
-    parser.add_argument("--preset", default="default", help="with --torchrun: the preset trained")
+    parser.add_argument("--preset", default="default", help="the preset whose model and batch size are measured")
     args = parser.parse_args()
     if args.torchrun:
         torchrun_comparison(args.preset, args.steps)
         return
     torch.set_num_threads(args.threads)
-    preset = PRESETS["default"]
+    preset = PRESETS[args.preset]
     cfg = ModelConfig.from_dict({**preset.model.to_dict(), "vocab_size": 1200})
     data = batches(cfg, preset.max_tokens, args.steps + 1)
     torch.manual_seed(0)
