@@ -163,5 +163,5 @@ def snapshot_curves(rows: list[dict], style: Style, current: int | None = None,
         fig.add_vline(x=current, line=dict(color=style.highlight, width=style.line_width + 1, dash="dot"))
         # a shape takes data units on a log axis, an annotation takes log10 units
         fig.add_annotation(x=math.log10(current), y=1, yref="paper", text=f"step {current:,}", showarrow=False,
-                           xanchor="right", yanchor="top", font=dict(size=style.font, color=style.highlight))
+                           xanchor="center", yanchor="bottom", font=dict(size=style.font, color=style.highlight))
     return style.apply(fig, title, height=380 if not style.presentation else 480)
