@@ -283,6 +283,9 @@ def train(preset_name: str, out: Path, data: Path | None = None, seed: int = 1,
         snapshot_files.save(out, model, state["step"])
         snapshot_files.thin(out, snapshots)
     world.barrier()
+    # the DistributedDataParallel wrapper goes before its process group: destroyed after it, its
+    # reducer's teardown could abort the process ("terminate called without an active exception")
+    del net
     leave(world)
     return json.loads((out / "card.json").read_text())
 
