@@ -16,7 +16,6 @@ import os
 import random
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -28,6 +27,7 @@ from torch import nn
 from common import ROOT  # (importing it puts the project on sys.path)
 from bench_engine import TorchSeq2Seq
 from model.config import ModelConfig
+from model.distributed import launcher
 from model.presets import PRESETS
 from model.tokens import PAD_ID
 from model.transformer import Transformer
@@ -56,9 +56,7 @@ def tokens_per_second(step, data) -> float:
 
 
 def _train_command(processes: int, out: Path, data: Path, preset: str, steps: int, resume: bool) -> list[str]:
-    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}"] \
-        if processes > 1 else [sys.executable]
-    return launcher + ["-m", "model.train", "--preset", preset, "--out", str(out), "--data", str(data),
+    return launcher(processes) + ["-m", "model.train", "--preset", preset, "--out", str(out), "--data", str(data),
                        "--max-steps", str(steps), "--threads", "1", "--no-progress", "--budget-minutes", "600"] \
         + (["--resume"] if resume else [])
 

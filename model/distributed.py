@@ -9,6 +9,7 @@ never touches torch.distributed.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 
 import torch
@@ -44,6 +45,13 @@ class World:
         """Wait until every rank gets here (the leader writes a file the others then read)."""
         if self.distributed:
             dist.barrier()
+
+
+def launcher(processes: int) -> list[str]:
+    """The start of a command that runs a Python module in `processes` ranks (torchrun), or alone."""
+    if processes <= 1:
+        return [sys.executable]
+    return [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}"]
 
 
 def join(device: torch.device) -> tuple[World, torch.device]:

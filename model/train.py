@@ -117,6 +117,16 @@ def _load_state(out: Path, optimizer: torch.optim.Optimizer) -> dict:
     return json.loads((out / TRAIN_STATE).read_text())
 
 
+def source_ids(tokenizer: Tokenizer, english: str, max_len: int) -> list[int]:
+    """The encoder's input for an English sentence of the corpus, as in training: canonical text, cut, EOS."""
+    return tokenizer.encode(normalize_source(english).text)[: max_len - 1] + [EOS_ID]
+
+
+def target_ids(tokenizer: Tokenizer, french: str, max_len: int) -> list[int]:
+    """BOS, the French pieces (cut) and EOS: the decoder reads all but the last, and predicts all but the first."""
+    return [BOS_ID] + tokenizer.encode(french)[: max_len - 1] + [EOS_ID]
+
+
 def validation_loss(model: Transformer, tokenizer: Tokenizer, rows: list[tuple[str, str, str]],
                     batch_size: int = 100) -> float:
     """Cross-entropy per target piece (nats, no label smoothing) of the validation pairs, teacher-forced."""
@@ -127,10 +137,8 @@ def validation_loss(model: Transformer, tokenizer: Tokenizer, rows: list[tuple[s
     with torch.inference_mode():
         for start in range(0, len(rows), batch_size):
             chunk = rows[start:start + batch_size]
-            src = pad_rows([tokenizer.encode(normalize_source(en).text)[: model.cfg.max_len - 1] + [EOS_ID]
-                            for en, _, _ in chunk], device)
-            tgt = pad_rows([[BOS_ID] + tokenizer.encode(fr)[: model.cfg.max_len - 1] + [EOS_ID] for _, fr, _ in chunk],
-                           device)
+            src = pad_rows([source_ids(tokenizer, en, model.cfg.max_len) for en, _, _ in chunk], device)
+            tgt = pad_rows([target_ids(tokenizer, fr, model.cfg.max_len) for _, fr, _ in chunk], device)
             logits = model(src, tgt[:, :-1])
             total += float(F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), tgt[:, 1:].reshape(-1),
                                            ignore_index=PAD_ID, reduction="sum"))
@@ -196,8 +204,8 @@ def train(preset_name: str, out: Path, data: Path | None = None, seed: int = 1,
     if world.rank:
         torch.manual_seed(seed + world.rank)  # the same initial weights, but each rank its own dropout
     cfg = model.cfg
-    src = [tokenizer.encode(normalize_source(en).text)[: cfg.max_len - 1] + [EOS_ID] for en, _, _ in train_rows]
-    tgt = [[BOS_ID] + tokenizer.encode(fr)[: cfg.max_len - 1] + [EOS_ID] for _, fr, _ in train_rows]
+    src = [source_ids(tokenizer, en, cfg.max_len) for en, _, _ in train_rows]
+    tgt = [target_ids(tokenizer, fr, cfg.max_len) for _, fr, _ in train_rows]
     lengths = [max(len(s), len(t) - 1) for s, t in zip(src, tgt)]
     optimizer = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
     state = {"step": 0, "epoch": 0, "seconds": 0.0, "tokens": 0}

@@ -84,20 +84,20 @@ def body(step: int) -> None:
         if layer != ctl.layer:
             st.caption(f"The {stack} has {n_layers} layers: showing its last.")
         page.show(shared(attention_heads, pattern, _queries(block), _keys(block), style,
-                                  f"{BLOCK_NAMES[block]}, L{layer + 1}: every head", highlight, off),
+                         f"{BLOCK_NAMES[block]}, L{layer + 1}: every head", highlight, off),
                   CAPTIONS[block], key=f"heads-{block}")
         left, right = st.columns(2)
         live = [h for h in range(pattern.shape[0]) if h not in off] or list(range(pattern.shape[0]))
         with left:
             page.show(shared(attention_map, pattern[live].mean(axis=0), _queries(block), _keys(block), style,
-                                    f"Average of the {len(live)} heads" + (" still on" if off else ""), highlight),
+                             f"Average of the {len(live)} heads" + (" still on" if off else ""), highlight),
                       "The mean over heads: what the layer attends to as a whole."
                       + (" Knocked-out heads are left out: they still compute weights, but their output is zeroed."
                          if off else ""), key=f"avg-{block}")
         with right:
             page.show(shared(attention_map, pattern[ctl.head], _queries(block), _keys(block), style,
-                                    f"Head H{ctl.head + 1} alone" + (" (knocked out)" if ctl.head in off else ""),
-                                    highlight),
+                             f"Head H{ctl.head + 1} alone" + (" (knocked out)" if ctl.head in off else ""),
+                             highlight),
                       "The head picked in the sidebar, with its weights"
                       + (": it still computes them, but its output is zeroed." if ctl.head in off else "."),
                       key=f"one-{block}")
@@ -112,14 +112,14 @@ def body(step: int) -> None:
     selected = (min(ctl.layer, len(patterns) - 1), ctl.head)
     knocked = {(layer, head) for layer in range(len(patterns)) for head in ctl.interventions().heads_off(stack, kind, layer)}
     page.show(shared(model_view, patterns, queries, keys, style, f"{BLOCK_NAMES[view].capitalize()}: layers × heads",
-                         selected, knocked),
+                     selected, knocked),
               "Each tile is one head (rows: layers, columns: heads). Click the dot on a tile, or use the sidebar pickers, "
               "to open that head large below.", key="model-view", on_select=_open_clicked,
               selection_mode="points")
     page.show(shared(attention_map, patterns[selected[0]][selected[1]], queries, keys, style,
-                            f"{BLOCK_NAMES[view].capitalize()} L{selected[0] + 1} H{selected[1] + 1}"
-                            + (" (knocked out)" if selected in knocked else ""),
-                            None if view == "enc-self" else step),
+                     f"{BLOCK_NAMES[view].capitalize()} L{selected[0] + 1} H{selected[1] + 1}"
+                     + (" (knocked out)" if selected in knocked else ""),
+                     None if view == "enc-self" else step),
               "The selected head, large.", key="view-large")
     if (stored("layer"), stored("head")) != (ctl.layer + 1, ctl.head + 1):
         st.rerun()  # a tile was clicked inside the player: redraw the whole page, sidebar pickers included

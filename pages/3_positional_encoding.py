@@ -100,7 +100,7 @@ layer = min(ctl.layer, cfg.n_encoder_layers - 1)
 on = with_pe.trace.pattern("encoder", "self", layer)[ctl.head]
 off = without_pe.trace.pattern("encoder", "self", layer)[ctl.head]
 page.show(shared(mask_comparison, on, off, trace.src_pieces, trace.src_pieces, style,
-                          f"Encoder self-attention L{layer + 1} H{ctl.head + 1}", ("encoding on", "encoding off")),
+                 f"Encoder self-attention L{layer + 1} H{ctl.head + 1}", ("encoding on", "encoding off")),
           "Without the encoding, a word attends the same way wherever it stands: repeated words get "
           "identical rows, and the model loses word order.", key="pe-experiment")
 page.finish()

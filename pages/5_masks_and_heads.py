@@ -50,9 +50,9 @@ prefix = f"{stack}.layers.{layer}.{kind}_attn."
 queries = trace.src_pieces if block == "enc-self" else trace.tgt_pieces
 keys = trace.tgt_pieces if block == "dec-self" else trace.src_pieces
 page.show(shared(score_pipeline, trace.tensor(prefix + "hook_scores")[0, ctl.head],
-                         trace.tensor(prefix + "hook_masked_scores")[0, ctl.head],
-                         trace.tensor(prefix + "hook_pattern")[0, ctl.head], queries, keys, style,
-                         f"{BLOCK_NAMES[block].capitalize()} L{layer + 1} H{ctl.head + 1}"),
+                 trace.tensor(prefix + "hook_masked_scores")[0, ctl.head],
+                 trace.tensor(prefix + "hook_pattern")[0, ctl.head], queries, keys, style,
+                 f"{BLOCK_NAMES[block].capitalize()} L{layer + 1} H{ctl.head + 1}"),
           "Left: how well each query matches each key (QKᵀ/√d_k). Middle: the mask sets forbidden pairs "
           "to −∞ (blank). Right: softmax turns each row into weights that sum to 1; −∞ becomes exactly 0.",
           key="pipeline")
@@ -61,8 +61,8 @@ def _mask_effect(on: Trace, off: Trace, stack: str, layer: int, pieces: list[str
                  caption: str, key: str) -> None:
     """One self-attention head with a mask on and off, side by side with their difference."""
     page.show(shared(mask_comparison, on.pattern(stack, "self", layer)[ctl.head], off.pattern(stack, "self", layer)[ctl.head],
-                              pieces, pieces, style, f"{title} L{layer + 1} H{ctl.head + 1}",
-                              (f"{mask} on", f"{mask} off")), caption, key=key)
+                     pieces, pieces, style, f"{title} L{layer + 1} H{ctl.head + 1}",
+                     (f"{mask} on", f"{mask} off")), caption, key=key)
 
 
 labels = {h: head_label(h) for h in all_heads(limits)}
@@ -154,7 +154,7 @@ st.caption("Output with the mask on, then off. While decoding, a step can only r
            "anything the model saw in training. The probabilities below are the ones each step chose from:")
 two_translations(("", causal_on.translation), ("", causal_off.translation))
 page.show(shared(probability_comparison, causal_on.steps, causal_off.steps, style,
-                                 "Probability of each output piece: causal mask on (before) and off (after)"),
+                 "Probability of each output piece: causal mask on (before) and off (after)"),
           key="causal-probs")
 
 # 3. the padding mask
@@ -176,7 +176,7 @@ if _knockout_heading():
     after = page.result
     two_translations(("All heads", before.translation), ("With the heads knocked out", after.translation))
     page.show(shared(probability_comparison, before.steps, after.steps, style,
-                                     "Probability of each output piece, before and after the knock-out"),
+                     "Probability of each output piece, before and after the knock-out"),
               f"Each step's chosen piece. Log-probability of the output: {before.log_prob:.2f} before, "
               f"{after.log_prob:.2f} after.", key="knockout-probs")
     if before.output_ids:

@@ -89,7 +89,7 @@ st.subheader("The switch, on the live model")
 on_pattern = _encoder_trace(scale_scores=True).pattern("encoder", "self", layer)
 off_pattern = _encoder_trace(scale_scores=False).pattern("encoder", "self", layer)
 page.show(shared(mask_comparison, on_pattern[head], off_pattern[head], trace.src_pieces, trace.src_pieces, style,
-                  f"Encoder self-attention L{layer + 1} H{head + 1}", ("scores / √d_k", "raw scores")),
+                 f"Encoder self-attention L{layer + 1} H{head + 1}", ("scores / √d_k", "raw scores")),
           f"Mean entropy of every encoder head of layer L{layer + 1}: {mean_entropy(on_pattern):.3f} nats with the "
           f"scaling, {mean_entropy(off_pattern):.3f} without: the raw scores make the patterns sharper (lower "
           "entropy). The model was trained with the scaling, so without it every head reads other weights than "
@@ -143,7 +143,7 @@ else:
               story + " Your own sentence, in the same batch, has no NaN at all.", key="fill-nan")
     pattern = empty_big.pattern("encoder", "self", 0)[head]
     page.show(shared(attention_map, pattern, empty_big.src_pieces, empty_big.src_pieces, style,
-                      f"The empty row with −10⁹: encoder self-attention L1 H{head + 1}"),
+                     f"The empty row with −10⁹: encoder self-attention L1 H{head + 1}"),
               "Every key scores −10⁹, so every weight is the same: 1 / the number of keys. The row is meaningless "
               "but finite, and the other rows of the batch never see it.", key="fill-uniform")
 st.markdown("**What this engine does.** Its default is −∞, like the paper's reference code, because in normal use "

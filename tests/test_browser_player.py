@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from test_browser import SHOTS, _charts, _screenshot, _settle, _visit, browser, server  # noqa: F401
+from test_browser import SHOTS, _load, _screenshot, _settle, _visit, browser, server  # noqa: F401
 
 pytestmark = pytest.mark.e2e
 STEP = re.compile(r"Step t = (\d+) of (\d+)")
@@ -23,9 +23,7 @@ def test_attention_page_plays_three_steps_and_pauses(server, browser):  # noqa: 
     url, _ = server
     SHOTS.mkdir(parents=True, exist_ok=True)
     with _visit(browser) as page:
-        page.goto(f"{url}/attention?sentence=My+sisters+will+see+the+old+house.&step=1&present=on")
-        _charts(page, minimum=6)
-        _settle(page)
+        _load(page, f"{url}/attention?sentence=My+sisters+will+see+the+old+house.&step=1&present=on", minimum=6)
         assert _step(page) == 1
         started = time.monotonic()
         page.get_by_role("button", name="Play decoding").click()
@@ -46,9 +44,7 @@ def test_training_page_plays_the_time_lapse_of_the_shipped_model(server, browser
     url, _ = server
     SHOTS.mkdir(parents=True, exist_ok=True)
     with _visit(browser) as page:
-        page.goto(f"{url}/training?sentence=The+small+girl+sees+a+white+bird.&present=on")
-        _charts(page, minimum=3)
-        _settle(page)
+        _load(page, f"{url}/training?sentence=The+small+girl+sees+a+white+bird.&present=on", minimum=3)
         page.get_by_role("button", name="Play the time-lapse").click()
         page.wait_for_function("() => /At step 50\\b/.test(document.body.innerText)", timeout=30000)
         page.wait_for_function("() => /snapshot=3/.test(location.search)", timeout=30000)

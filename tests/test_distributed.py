@@ -4,7 +4,6 @@ trains on the same global batches, write a checkpoint that loads, and resume."""
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 from safetensors.torch import load_file
@@ -12,6 +11,7 @@ from safetensors.torch import load_file
 from live_server import ROOT
 from model import load_bundle
 from model.checkpoint import read_train_log
+from model.distributed import launcher
 from model.presets import PRESETS
 from model.train import ensure_corpus
 
@@ -19,9 +19,7 @@ pytestmark = pytest.mark.slow
 
 
 def _train(out, data, steps: int, processes: int = 1, accumulate: int = 1, resume: bool = False) -> None:
-    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}"] \
-        if processes > 1 else [sys.executable]
-    command = launcher + ["-m", "model.train", "--preset", "tiny", "--out", str(out), "--data", str(data),
+    command = launcher(processes) + ["-m", "model.train", "--preset", "tiny", "--out", str(out), "--data", str(data),
                           "--seed", "3", "--max-steps", str(steps), "--threads", "1", "--no-progress",
                           "--accumulate", str(accumulate)] + (["--resume"] if resume else [])
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}

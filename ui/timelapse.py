@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from model import Bundle
+from model import Bundle, TranslationResult
 from viz.attention import attention_map, model_view
 from viz.training import snapshot_curves
 
@@ -55,36 +55,36 @@ def show(page: Page) -> None:
         step = steps[index]
         bind(SNAPSHOT.key, st.select_slider, label="Training step", options=list(range(1, n + 1)),
              format_func=lambda k: f"{steps[k - 1]:,}", disabled=TIME_LAPSE.playing())
-        _draw(page, engine.get_snapshot(str(bundle.path), step), step, final.output_ids)
+        _draw(page, engine.get_snapshot(str(bundle.path), step), step, final)
 
     TIME_LAPSE.run(frame, n)
 
 
-def _draw(page: Page, snapshot: Bundle, step: int, final_ids: tuple[int, ...]) -> None:
+def _draw(page: Page, snapshot: Bundle, step: int, final: TranslationResult) -> None:
     ctl, style, cfg = page.controls, page.style, page.bundle.config
     iv = ctl.interventions()
     text = engine.translation_text(snapshot, ctl.sentence, iv, ctl.beam_size)
     scores = _scores_at(page.bundle.card, step)
-    two_translations((f"At step {step:,}", text), ("After training", page.translate().translation), 1.3)
+    two_translations((f"At step {step:,}", text), ("After training", final.translation), 1.3)
     if scores:
         st.caption(f"At step {step:,}, on the {page.bundle.card.get('test', {}).get('n', 'held-out')} test sentences: "
                    f"exact match {scores['exact_match']:.1f}%, BLEU {scores['bleu']:.1f}; the best head agrees with "
                    f"the word alignment {scores['alignment']:.1f}%.")
-    trace = engine.teacher_forced(snapshot, ctl.sentence, final_ids, iv)
+    trace = engine.teacher_forced(snapshot, ctl.sentence, final.output_ids, iv)
     layer = min(ctl.layer, cfg.n_decoder_layers - 1)
     patterns = [trace.pattern("decoder", "cross", i) for i in range(cfg.n_decoder_layers)]
     left, right = st.columns([3, 2])
     with left:
         page.show(shared(model_view, patterns, trace.tgt_pieces, trace.src_pieces, style,
-                             f"Cross-attention at step {step:,}: layers × heads", (layer, ctl.head)),
+                         f"Cross-attention at step {step:,}: layers × heads", (layer, ctl.head)),
                   "Every decoder layer (rows) and head (columns). Early in training the weights are spread out or "
                   "all on one piece; a head that has learned the alignment shows a bright diagonal-like path from "
                   "each French piece to the English word it translates.", key="snapshot-view")
     with right:
         page.show(shared(attention_map, patterns[layer][ctl.head], trace.tgt_pieces, trace.src_pieces, style,
-                                f"L{layer + 1} H{ctl.head + 1} at step {step:,}"),
+                         f"L{layer + 1} H{ctl.head + 1} at step {step:,}"),
                   "The head picked in the sidebar (layer and head), large.", key="snapshot-head")
-    curves = snapshot_curves(page.bundle.card.get("snapshots", []), style, step)
+    curves = shared(snapshot_curves, page.bundle.card.get("snapshots", []), style, step)
     if curves is None:
         st.caption(md("The snapshots have not been scored yet: python -m model.evaluate measures each one (test "
                       "exact match, BLEU and the best head's agreement with the alignment)."))
