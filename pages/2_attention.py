@@ -2,12 +2,14 @@
 
 import streamlit as st
 
-from ui import player
+from ui import lengths, player
 from ui.figures import shared
 from ui.page import bind, md, page_value, set_value, start, stored
-from ui.urlstate import BLOCK_NAMES, BLOCKS, Field
+from ui.urlstate import BLOCK_NAMES, BLOCKS, FOCUS, Field
 from viz.attention import attention_heads, attention_map, model_view, model_view_cell
+from viz.focus import attention_text
 from viz.labels import display_piece
+from viz.lengths import around, bins, colour_mode
 
 page = start("Attention")
 trace, ctl, style = page.result.trace, page.controls, page.style
@@ -63,6 +65,32 @@ def _step_header(step: int) -> int:
     return step
 
 
+def _windows(block: str, source: tuple[int, int], output: tuple[int, int]) -> dict:
+    """The query rows and key columns a block's detailed heatmaps show."""
+    rows = source if block == "enc-self" else output
+    return dict(rows=rows, columns=output if block == "dec-self" else source)
+
+
+def _text_view(view: str, pattern, queries: list[str], keys: list[str], layer: int, step: int, off) -> None:
+    """One query piece's attention over the whole sentence, as shaded text, a line per head and the average."""
+    st.subheader("One piece's attention, as text")
+    if view == "enc-self":
+        set_value("focus", min(page_value(FOCUS), len(queries) - 1))
+        query = bind("focus", st.select_slider, label="Query piece", options=list(range(len(queries))),
+                     format_func=lambda i: f"{i} {display_piece(queries[i])}")
+    else:
+        query = step  # the decoding step's row, as in the heatmaps
+    live = [h for h in range(pattern.shape[0]) if h not in off] or list(range(pattern.shape[0]))
+    lines = list(pattern[:, query, :]) + [pattern[live, query, :].mean(axis=0)]
+    names = [f"H{h + 1}" + (" (off)" if h in off else "") for h in range(pattern.shape[0])] + ["average"]
+    st.markdown(shared(attention_text, lines, keys, names, style, query if view != "dec-cross" else None),
+                unsafe_allow_html=True)
+    st.caption(f"{BLOCK_NAMES[view].capitalize()}, layer L{layer + 1}: what query piece {query} "
+               f"“{md(display_piece(queries[query]))}” takes from each piece, one line per head, each line shaded "
+               "by the weight divided by that line's largest weight (hover a piece for the exact weight). "
+               "This view grows with the sentence, not with its square: it reads a whole paragraph.")
+
+
 def body(step: int) -> None:
     """Everything that follows the decoding step: drawn again at every step while playing."""
     if not page.encoder_only:
@@ -73,6 +101,9 @@ def body(step: int) -> None:
                 "its own pass. What changes is that those earlier pieces, recomputed at every step, now read each "
                 "other both ways, so from decoder layer 2 on their keys and values differ from the masked run. The "
                 "Masks and heads lab shows the whole output read in one pass, where the future lights up.")
+    source = lengths.source_window(len(trace.src_pieces))
+    output = around(step, n_steps)
+    colour = lengths.colour()
 
     for block, (stack, kind) in blocks.items():
         n_layers = page.limits.layers_of(stack)
@@ -80,24 +111,26 @@ def body(step: int) -> None:
         pattern = trace.pattern(stack, kind, layer)
         highlight = None if block == "enc-self" else step
         off = ctl.interventions().heads_off(stack, kind, layer)
+        window = _windows(block, source, output)
         st.subheader(f"{BLOCK_NAMES[block].capitalize()} · layer L{layer + 1}")
         if layer != ctl.layer:
             st.caption(f"The {stack} has {n_layers} layers: showing its last.")
         page.show(shared(attention_heads, pattern, _queries(block), _keys(block), style,
-                         f"{BLOCK_NAMES[block]}, L{layer + 1}: every head", highlight, off),
+                         f"{BLOCK_NAMES[block]}, L{layer + 1}: every head", highlight, off, colour=colour, **window),
                   CAPTIONS[block], key=f"heads-{block}")
         left, right = st.columns(2)
         live = [h for h in range(pattern.shape[0]) if h not in off] or list(range(pattern.shape[0]))
         with left:
             page.show(shared(attention_map, pattern[live].mean(axis=0), _queries(block), _keys(block), style,
-                             f"Average of the {len(live)} heads" + (" still on" if off else ""), highlight),
+                             f"Average of the {len(live)} heads" + (" still on" if off else ""), highlight,
+                             colour=colour, **window),
                       "The mean over heads: what the layer attends to as a whole."
                       + (" Knocked-out heads are left out: they still compute weights, but their output is zeroed."
                          if off else ""), key=f"avg-{block}")
         with right:
             page.show(shared(attention_map, pattern[ctl.head], _queries(block), _keys(block), style,
                              f"Head H{ctl.head + 1} alone" + (" (knocked out)" if ctl.head in off else ""),
-                             highlight),
+                             highlight, colour=colour, **window),
                       "The head picked in the sidebar, with its weights"
                       + (": it still computes them, but its output is zeroed." if ctl.head in off else "."),
                       key=f"one-{block}")
@@ -111,16 +144,24 @@ def body(step: int) -> None:
 
     selected = (min(ctl.layer, len(patterns) - 1), ctl.head)
     knocked = {(layer, head) for layer in range(len(patterns)) for head in ctl.interventions().heads_off(stack, kind, layer)}
+    pooled = len(bins(len(queries))) < len(queries) or len(bins(len(keys))) < len(keys)
+    scale = {"row": " Colours: each row divided by its largest weight.",
+             "log": " Colours: log₁₀ of the weight."}.get(colour_mode(colour, len(keys)), "")
     page.show(shared(model_view, patterns, queries, keys, style, f"{BLOCK_NAMES[view].capitalize()}: layers × heads",
-                     selected, knocked),
-              "Each tile is one head (rows: layers, columns: heads). Click the dot on a tile, or use the sidebar pickers, "
-              "to open that head large below.", key="model-view", on_select=_open_clicked,
-              selection_mode="points")
+                     selected, knocked, colour),
+              "Each tile is one head (rows: layers, columns: heads). Click the dot above a tile, or use the sidebar "
+              "pickers, to open that head large below."
+              + (" The sentence is long, so each tile is pooled to a fixed size: a cell is the mean, over the queries "
+                 "of its bin, of the weight they give to the keys of its bin (each row still sums to 1); the hover "
+                 "names the bins. The head opened below is at full resolution." if pooled else "") + scale,
+              key="model-view", on_select=_open_clicked, selection_mode="points")
     page.show(shared(attention_map, patterns[selected[0]][selected[1]], queries, keys, style,
                      f"{BLOCK_NAMES[view].capitalize()} L{selected[0] + 1} H{selected[1] + 1}"
                      + (" (knocked out)" if selected in knocked else ""),
-                     None if view == "enc-self" else step),
+                     None if view == "enc-self" else step, colour=colour, **_windows(view, source, output)),
               "The selected head, large.", key="view-large")
+    _text_view(view, patterns[selected[0]], queries, keys, selected[0], step,
+               ctl.interventions().heads_off(stack, kind, selected[0]))
     if (stored("layer"), stored("head")) != (ctl.layer + 1, ctl.head + 1):
         st.rerun()  # a tile was clicked inside the player: redraw the whole page, sidebar pickers included
 

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from model import cosine
+from ui import lengths
 from ui.figures import shared
 from ui.page import bind, page_value, set_value, start, two_translations
 from ui.urlstate import Field
@@ -99,8 +100,10 @@ else:
 layer = min(ctl.layer, cfg.n_encoder_layers - 1)
 on = with_pe.trace.pattern("encoder", "self", layer)[ctl.head]
 off = without_pe.trace.pattern("encoder", "self", layer)[ctl.head]
+window = lengths.source_window(len(trace.src_pieces))
 page.show(shared(mask_comparison, on, off, trace.src_pieces, trace.src_pieces, style,
-                 f"Encoder self-attention L{layer + 1} H{ctl.head + 1}", ("encoding on", "encoding off")),
+                 f"Encoder self-attention L{layer + 1} H{ctl.head + 1}", ("encoding on", "encoding off"),
+                 rows=window, columns=window),
           "Without the encoding, a word attends the same way wherever it stands: repeated words get "
           "identical rows, and the model loses word order.", key="pe-experiment")
 page.finish()

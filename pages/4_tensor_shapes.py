@@ -4,9 +4,11 @@ import re
 
 import streamlit as st
 
+from ui import lengths
 from ui.figures import shared
 from ui.page import bind, md, page_value, set_value, start
 from ui.urlstate import Field
+from viz.lengths import Span, around
 from viz.shapes import as_matrix, flow_diagram, stages_frame, symbolic_shape, tensor_heatmap, top_columns
 
 LOGIT_COLUMNS = 60
@@ -68,7 +70,17 @@ if name == "hook_logits" and matrix.shape[1] > LOGIT_COLUMNS:  # a real vocabula
     matrix, keys = matrix[:, ids], page.bundle.tokenizer.pieces(ids.tolist())
     columns = f"the {LOGIT_COLUMNS} pieces with the highest logit at some step (of {array.shape[-1]:,})"
     note = f" Only {LOGIT_COLUMNS} of the {array.shape[-1]:,} vocabulary columns are drawn: those some step ranked highest."
-page.show(shared(tensor_heatmap, matrix, rows, style, f"{name} {tuple(array.shape)}{heads_note}", columns, keys),
+source = lengths.source_window(len(trace.src_pieces))
+output = around(ctl.step, len(trace.tgt_pieces))
+
+
+def _window(axis: list[str] | None) -> Span | None:
+    """The window over an axis of source or decoder pieces (a long sentence shows a part); None for the rest."""
+    return source if axis is trace.src_pieces else output if axis is trace.tgt_pieces else None
+
+
+page.show(shared(tensor_heatmap, matrix, rows, style, f"{name} {tuple(array.shape)}{heads_note}", columns, keys,
+                 _window(rows), _window(keys)),
           "Rows are positions (pieces); for attention scores and weights the columns are the keys. Pick the head "
           "in the sidebar for per-head tensors." + note, key="stage-heatmap")
 page.finish()

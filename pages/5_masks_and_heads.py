@@ -3,10 +3,11 @@
 import streamlit as st
 
 from model import AnatomyError, Trace, cosine
-from ui import engine
+from ui import engine, lengths
 from ui.figures import shared
 from ui.page import bind, md, page_value, set_value, start, two_translations
 from ui.urlstate import BLOCK_NAMES, BLOCKS, Field, all_heads, head_label
+from viz.lengths import Span, around
 from viz.masks import (embedding_knockout_chart, embedding_knockout_frame, fixed_output_probabilities,
                        knockout_chart, knockout_frame, mask_comparison, probability_comparison, score_pipeline)
 
@@ -49,20 +50,23 @@ layer = min(ctl.layer, limits.layers_of(stack) - 1)
 prefix = f"{stack}.layers.{layer}.{kind}_attn."
 queries = trace.src_pieces if block == "enc-self" else trace.tgt_pieces
 keys = trace.tgt_pieces if block == "dec-self" else trace.src_pieces
+source = lengths.source_window(len(trace.src_pieces))  # long sentences: every heatmap here shows a window
+output = around(ctl.step, len(trace.tgt_pieces))
 page.show(shared(score_pipeline, trace.tensor(prefix + "hook_scores")[0, ctl.head],
                  trace.tensor(prefix + "hook_masked_scores")[0, ctl.head],
                  trace.tensor(prefix + "hook_pattern")[0, ctl.head], queries, keys, style,
-                 f"{BLOCK_NAMES[block].capitalize()} L{layer + 1} H{ctl.head + 1}"),
+                 f"{BLOCK_NAMES[block].capitalize()} L{layer + 1} H{ctl.head + 1}",
+                 rows=source if block == "enc-self" else output, columns=output if block == "dec-self" else source),
           "Left: how well each query matches each key (QKᵀ/√d_k). Middle: the mask sets forbidden pairs "
           "to −∞ (blank). Right: softmax turns each row into weights that sum to 1; −∞ becomes exactly 0.",
           key="pipeline")
 
 def _mask_effect(on: Trace, off: Trace, stack: str, layer: int, pieces: list[str], title: str, mask: str,
-                 caption: str, key: str) -> None:
+                 caption: str, key: str, window: Span) -> None:
     """One self-attention head with a mask on and off, side by side with their difference."""
     page.show(shared(mask_comparison, on.pattern(stack, "self", layer)[ctl.head], off.pattern(stack, "self", layer)[ctl.head],
                      pieces, pieces, style, f"{title} L{layer + 1} H{ctl.head + 1}",
-                     (f"{mask} on", f"{mask} off")), caption, key=key)
+                     (f"{mask} on", f"{mask} off"), rows=window, columns=window), caption, key=key)
 
 
 labels = {h: head_label(h) for h in all_heads(limits)}
@@ -88,7 +92,7 @@ def _padding_demo(on: list[Trace], off: list[Trace]) -> int:
     _mask_effect(on[row], off[row], "encoder", min(ctl.layer, limits.n_encoder_layers - 1), on[row].src_pieces,
                  "The shorter sentence, encoder self-attention", "padding mask",
                  f"With the mask on, no query gives any weight to the {pad_piece} columns; with it off, real words "
-                 "leak attention into padding.", "padding")
+                 "leak attention into padding.", "padding", source)
     return row
 
 
@@ -148,7 +152,7 @@ seen_off = engine.teacher_forced(page.bundle, ctl.sentence, causal_on.output_ids
 _mask_effect(seen_on, seen_off, "decoder", dec_layer, seen_on.tgt_pieces, "Decoder self-attention", "causal mask",
              "The translation made with the mask on, read in one pass with the mask on and off. With it off, "
           "every position also looks at the positions after it (right of the diagonal lights up): in training "
-             "the model would copy the answer instead of learning to predict it.", "causal")
+             "the model would copy the answer instead of learning to predict it.", "causal", output)
 st.caption("Output with the mask on, then off. While decoding, a step can only read the pieces made before it, "
            "mask or no mask; without the mask, though, those pieces also read each other both ways, unlike "
            "anything the model saw in training. The probabilities below are the ones each step chose from:")

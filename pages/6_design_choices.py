@@ -7,11 +7,12 @@ import streamlit as st
 
 from model import Trace, cosine
 from model.measures import mean_entropy, nan_share, random_dot_variance, raw_dot_variance, softmax_sharpness
-from ui import engine, recipes
+from ui import engine, lengths, recipes
 from ui.figures import shared
 from ui.page import md, start, two_translations
 from viz.attention import attention_map
 from viz.design import dot_variance_by_head, nan_spread, softmax_against_width, variance_against_width
+from viz.lengths import around
 from viz.masks import mask_comparison
 from viz.positional import mean_norms, vector_sizes
 from viz.style import Style
@@ -88,8 +89,10 @@ with right:
 st.subheader("The switch, on the live model")
 on_pattern = _encoder_trace(scale_scores=True).pattern("encoder", "self", layer)
 off_pattern = _encoder_trace(scale_scores=False).pattern("encoder", "self", layer)
+window = lengths.source_window(len(trace.src_pieces))
 page.show(shared(mask_comparison, on_pattern[head], off_pattern[head], trace.src_pieces, trace.src_pieces, style,
-                 f"Encoder self-attention L{layer + 1} H{head + 1}", ("scores / √d_k", "raw scores")),
+                 f"Encoder self-attention L{layer + 1} H{head + 1}", ("scores / √d_k", "raw scores"),
+                 rows=window, columns=window),
           f"Mean entropy of every encoder head of layer L{layer + 1}: {mean_entropy(on_pattern):.3f} nats with the "
           f"scaling, {mean_entropy(off_pattern):.3f} without: the raw scores make the patterns sharper (lower "
           "entropy). The model was trained with the scaling, so without it every head reads other weights than "
@@ -142,8 +145,9 @@ else:
     page.show(shared(nan_spread, shares, style, "The empty row with −∞: share of NaN in every stage"),
               story + " Your own sentence, in the same batch, has no NaN at all.", key="fill-nan")
     pattern = empty_big.pattern("encoder", "self", 0)[head]
+    first = around(0, len(empty_big.src_pieces))  # every row and column alike: the first pieces say it all
     page.show(shared(attention_map, pattern, empty_big.src_pieces, empty_big.src_pieces, style,
-                     f"The empty row with −10⁹: encoder self-attention L1 H{head + 1}"),
+                     f"The empty row with −10⁹: encoder self-attention L1 H{head + 1}", rows=first, columns=first),
               "Every key scores −10⁹, so every weight is the same: 1 / the number of keys. The row is meaningless "
               "but finite, and the other rows of the batch never see it.", key="fill-uniform")
 st.markdown("**What this engine does.** Its default is −∞, like the paper's reference code, because in normal use "

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from model import DecodeOptions, Interventions
+from viz.lengths import COLOUR_MODES, DETAIL, Span
 
 Head = tuple[str, str, int, int]
 BLOCKS: dict[str, tuple[str, str]] = {"enc-self": ("encoder", "self"), "dec-self": ("decoder", "self"),
@@ -110,6 +111,19 @@ def _choice(*options: str) -> Callable[[str], str]:
     return parse
 
 
+def _span(text: str) -> Span:
+    """'40-79' (positions from 0, both ends shown) -> (40, 80)."""
+    first, _, last = text.strip().partition("-")
+    start, stop = int(first), int(last) + 1
+    if not 0 <= start < stop:
+        raise ValueError(f"expected first-last positions counted from 0, got {text!r}")
+    return start, stop
+
+
+def _dump_span(span: Span) -> str:
+    return f"{span[0]}-{span[1] - 1}"
+
+
 @dataclass(frozen=True)
 class Field:
     """One control: its URL key, default, parser (raises ValueError) and URL writer."""
@@ -141,6 +155,13 @@ def shared_fields(limits: Limits) -> list[Field]:
         Field("present", False, _on_off, on_off),
         Field("export", "png", _choice("png", "svg")),
     ]
+
+
+# Controls of the pages that draw attention at any length (Attention, Masks lab): the window of
+# source pieces the detailed heatmaps show, their colour mode, and the query piece read as text.
+WINDOW = Field("window", (0, DETAIL), _span, _dump_span)
+COLOUR = Field("colour", "auto", _choice(*COLOUR_MODES))
+FOCUS = Field("focus", 0, int_in(0, 100_000))
 
 
 def read_fields(fields: list[Field], params: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:

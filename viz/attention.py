@@ -9,6 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .labels import CONTAINER_PX, axis_labels, token_axis
+from .lengths import (Span, bin_label, bins, colour_mode, colour_range, coloured, pool, whole,
+                      window_note)
 from .style import Style
 
 HOVER = "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"
@@ -32,16 +34,36 @@ def _row_outline(fig: go.Figure, row_index: int, n_keys: int, style: Style, xref
                   fillcolor="rgba(0,0,0,0)")
 
 
+def _windowed(pattern: np.ndarray, queries: list[str], keys: list[str], rows: Span | None, columns: Span | None,
+              colour: str) -> tuple[np.ndarray, np.ndarray | None, list[str], list[str], Span, str]:
+    """The part of a [..., q, k] pattern inside the window, coloured (rows scaled over their whole
+    length), the real weights for the hover when colour values differ from them, the window's labels
+    (numbered by their place in the whole sentence), the rows shown and the resolved colour mode."""
+    rows, columns = rows or whole(len(queries)), columns or whole(len(keys))
+    mode = colour_mode(colour, len(keys))
+    z = coloured(pattern, mode)[..., rows[0]:rows[1], columns[0]:columns[1]]
+    weights = None if mode == "linear" else pattern[..., rows[0]:rows[1], columns[0]:columns[1]]
+    qlabels, klabels = axis_labels(queries), axis_labels(keys)
+    return z, weights, qlabels[rows[0]:rows[1]], klabels[columns[0]:columns[1]], rows, mode
+
+
+def _hover(weights: np.ndarray | None) -> str:
+    return HOVER if weights is None else HOVER.replace("%{z:.3f}", "%{customdata:.3f}")
+
+
 def attention_heads(pattern: np.ndarray, queries: list[str], keys: list[str], style: Style,
                     title: str, highlight_row: int | None = None,
-                    knocked_out: tuple[int, ...] = ()) -> go.Figure:
-    """All heads of one attention block side by side on one 0-1 colour scale ([heads, q, k])."""
+                    knocked_out: tuple[int, ...] = (), rows: Span | None = None, columns: Span | None = None,
+                    colour: str = "linear") -> go.Figure:
+    """All heads of one attention block side by side on one colour scale ([heads, q, k]), inside a
+    window of query rows and key columns (default: all) and in a colour mode of viz.lengths."""
     check_pattern(pattern, queries, keys)
+    z, weights, qlabels, klabels, rows, mode = _windowed(pattern, queries, keys, rows, columns, colour)
+    zmin, zmax, bar = colour_range(mode)
     heads = pattern.shape[0]
-    per_row = min(heads, 4 if len(keys) <= 16 else 2)
+    per_row = min(heads, 4 if len(klabels) <= 16 else 2)
     n_rows = math.ceil(heads / per_row)
-    qlabels, klabels = axis_labels(queries), axis_labels(keys)
-    panel_h = _panel_height(len(queries), style)
+    panel_h = _panel_height(len(qlabels), style)
     width_px = CONTAINER_PX / per_row - 60
     # between two rows: the upper row's rotated key labels, then the lower row's head titles
     label_px = max((len(label) for label in klabels), default=1) * style.tick * 0.62 + style.font * 2 + 12
@@ -49,11 +71,13 @@ def attention_heads(pattern: np.ndarray, queries: list[str], keys: list[str], st
     gap_x, gap_y = (0.05 if per_row > 1 else 0.0), (label_px / (height - 100) if n_rows > 1 else 0.0)
     cell_w, cell_h = (1 - gap_x * (per_row - 1)) / per_row, (1 - gap_y * (n_rows - 1)) / n_rows
     data, layout, titles, shapes = [], {}, [], []
+    outlined = highlight_row - rows[0] if highlight_row is not None else None
     for h in range(heads):
         row, col = divmod(h, per_row)
         suffix = "" if h == 0 else str(h + 1)
         x0, y1 = col * (cell_w + gap_x), 1 - row * (cell_h + gap_y)
-        data.append(go.Heatmap(z=pattern[h], x=klabels, y=qlabels, hovertemplate=HOVER, coloraxis="coloraxis",
+        data.append(go.Heatmap(z=z[h], x=klabels, y=qlabels, hovertemplate=_hover(weights), coloraxis="coloraxis",
+                               customdata=None if weights is None else weights[h],
                                xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
         layout[f"xaxis{suffix}"] = token_axis(klabels, width_px, style.tick, domain=[max(0.0, x0), min(1.0, x0 + cell_w)], anchor=f"y{suffix}",
                                          tickangle=-90)
@@ -63,35 +87,40 @@ def attention_heads(pattern: np.ndarray, queries: list[str], keys: list[str], st
         name = f"H{h + 1}" + (" (knocked out)" if h in knocked_out else "")
         titles.append(dict(text=name, x=x0 + cell_w / 2, y=y1, xref="paper", yref="paper", xanchor="center",
                            yanchor="bottom", showarrow=False, font=dict(size=style.font)))
-        if highlight_row is not None and 0 <= highlight_row < len(queries):
-            shapes.append(dict(type="rect", x0=-0.5, x1=len(keys) - 0.5, y0=highlight_row - 0.5,
-                               y1=highlight_row + 0.5, xref=f"x{suffix}", yref=f"y{suffix}",
+        if outlined is not None and 0 <= outlined < len(qlabels):
+            shapes.append(dict(type="rect", x0=-0.5, x1=len(klabels) - 0.5, y0=outlined - 0.5,
+                               y1=outlined + 0.5, xref=f"x{suffix}", yref=f"y{suffix}",
                                line=dict(color=style.highlight, width=style.line_width + 1)))
-    fig = style.figure(coloraxis=dict(colorscale=style.weights, cmin=0.0, cmax=1.0,
-                                      colorbar=dict(title="weight", thickness=14)),
+    fig = style.figure(coloraxis=dict(colorscale=style.weights, cmin=zmin, cmax=zmax,
+                                      colorbar=dict(title=bar, thickness=14)),
                        annotations=titles, shapes=shapes, **layout)
     fig.add_traces(data)
-    return style.apply(fig, title, height=height)
+    return style.apply(fig, title + window_note(rows, columns or whole(len(keys)), len(queries), len(keys)),
+                       height=height)
 
 
 def attention_map(matrix: np.ndarray, queries: list[str], keys: list[str], style: Style, title: str,
-                  highlight_row: int | None = None, show_values: bool | None = None) -> go.Figure:
-    """One [queries, keys] weight matrix as a large heatmap (a single head or the head average)."""
+                  highlight_row: int | None = None, show_values: bool | None = None, rows: Span | None = None,
+                  columns: Span | None = None, colour: str = "linear") -> go.Figure:
+    """One [queries, keys] weight matrix as a large heatmap (a single head or the head average),
+    inside a window (default: all) and in a colour mode of viz.lengths."""
     check_pattern(matrix, queries, keys)
-    qlabels, klabels = axis_labels(queries), axis_labels(keys)
+    z, weights, qlabels, klabels, rows, mode = _windowed(matrix, queries, keys, rows, columns, colour)
+    zmin, zmax, bar = colour_range(mode)
     if show_values is None:  # only where a "0.00" fits in a cell (the map may fill half the page)
-        show_values = matrix.size <= 300 and len(keys) <= (7 if style.presentation else 12)
-    height = _panel_height(len(queries), style, low=320, high=760)
+        show_values = z.size <= 300 and len(klabels) <= (7 if style.presentation else 12)
+    height = _panel_height(len(qlabels), style, low=320, high=760)
     fig = style.figure(xaxis=token_axis(klabels, min(CONTAINER_PX, 900), style.tick, tickangle=-90),
                        yaxis=token_axis(qlabels, height - 100, style.tick, autorange="reversed"))
-    fig.add_trace(go.Heatmap(z=matrix, x=klabels, y=qlabels, hovertemplate=HOVER,
-                             zmin=0.0, zmax=1.0, colorscale=style.weights,
-                             colorbar=dict(title="weight", thickness=14),
-                             texttemplate="%{z:.2f}" if show_values else None,
+    fig.add_trace(go.Heatmap(z=z, x=klabels, y=qlabels, hovertemplate=_hover(weights), customdata=weights,
+                             zmin=zmin, zmax=zmax, colorscale=style.weights,
+                             colorbar=dict(title=bar, thickness=14),
+                             texttemplate=("%{z:.2f}" if weights is None else "%{customdata:.2f}") if show_values else None,
                              textfont=dict(size=style.tick)))
-    if highlight_row is not None and 0 <= highlight_row < len(queries):
-        _row_outline(fig, highlight_row, len(keys), style, "x", "y")
-    return style.apply(fig, title, height=height)
+    if highlight_row is not None and 0 <= highlight_row - rows[0] < len(qlabels):
+        _row_outline(fig, highlight_row - rows[0], len(klabels), style, "x", "y")
+    return style.apply(fig, title + window_note(rows, columns or whole(len(keys)), len(queries), len(keys)),
+                       height=height)
 
 
 def _tile_gap(n: int) -> int:
@@ -100,61 +129,78 @@ def _tile_gap(n: int) -> int:
 
 def model_view(patterns: list[np.ndarray], queries: list[str], keys: list[str], style: Style,
                title: str, selected: tuple[int, int] | None = None,
-               knocked_out: Collection[tuple[int, int]] = ()) -> go.Figure:
+               knocked_out: Collection[tuple[int, int]] = (), colour: str = "linear") -> go.Figure:
     """Every layer (rows) x every head (columns) of one attention kind, tiled in one heatmap.
 
-    Columns are labelled "H2 · key" and rows "L1 · query" (gaps get blank labels), so the
-    hover names the head, the query and the key, and a click maps back to (layer, head).
-    Knocked-out (layer, head) tiles get a cross instead of a dot.
+    Past TILE_BINS pieces an axis is pooled (viz.lengths.pool), so a tile costs the same at any
+    length; its labels then name each bin's positions and first and last pieces. Columns are
+    labelled "H2 · key" and rows "L1 · query", so the hover names the head, the query and the key,
+    and a click maps back to (layer, head). Above each tile, in the gap, sits the dot to click
+    (a cross for a knocked-out head), off the data.
     """
     if not patterns:
         raise ValueError("model view needs at least one layer")
     for pattern in patterns:
         check_pattern(pattern, queries, keys)
     layers, heads = len(patterns), patterns[0].shape[0]
-    nq, nk = len(queries), len(keys)
+    qbins, kbins = bins(len(queries)), bins(len(keys))
+    pooled = pool(np.stack(patterns).astype(np.float32, copy=False), qbins, kbins)  # (L, H, bq, bk)
+    mode = colour_mode(colour, len(keys))
+    zmin, zmax, bar = colour_range(mode)
+    tiles = coloured(pooled, mode)
+    nq, nk = len(qbins), len(kbins)
     gq, gk = _tile_gap(nq), _tile_gap(nk)
-    image = np.full((layers * (nq + gq) - gq, heads * (nk + gk) - gk), np.nan)
-    qlabels, klabels = axis_labels(queries), axis_labels(keys)
+    image = np.full((layers * (gq + nq), heads * (nk + gk) - gk), np.nan, dtype=np.float32)
+    weights = None if mode == "linear" else np.full_like(image, np.nan)
+    all_q, all_k = axis_labels(queries), axis_labels(keys)
+    qlabels, klabels = [bin_label(all_q, b) for b in qbins], [bin_label(all_k, b) for b in kbins]
     xs, ys = [], []
     for head in range(heads):
         xs += [f"H{head + 1} · {k}" for k in klabels] + ["\u200b" * (len(xs) + i + 1) for i in range(gk)]
+    for layer in range(layers):  # the gap above a tile belongs to its layer: its click dots sit there
+        ys += [f"L{layer + 1} · " + "\u200b" * (i + 1) for i in range(gq)] + [f"L{layer + 1} · {q}" for q in qlabels]
+    xs = xs[:image.shape[1]]
     for layer in range(layers):
-        ys += [f"L{layer + 1} · {q}" for q in qlabels] + ["\u200b" * (len(ys) + i + 1) for i in range(gq)]
-    xs, ys = xs[:image.shape[1]], ys[:image.shape[0]]
-    for layer, pattern in enumerate(patterns):
         for head in range(heads):
-            r0, c0 = layer * (nq + gq), head * (nk + gk)
-            image[r0:r0 + nq, c0:c0 + nk] = pattern[head]
+            r0, c0 = layer * (gq + nq) + gq, head * (nk + gk)
+            image[r0:r0 + nq, c0:c0 + nk] = tiles[layer, head]
+            if weights is not None:
+                weights[r0:r0 + nq, c0:c0 + nk] = pooled[layer, head]
     centre_x = [xs[h * (nk + gk) + (nk - 1) // 2] for h in range(heads)]
-    centre_y = [ys[l * (nq + gq) + (nq - 1) // 2] for l in range(layers)]
+    centre_y = [ys[l * (gq + nq) + gq + (nq - 1) // 2] for l in range(layers)]
+    dot_y = [ys[l * (gq + nq) + (gq - 1) // 2] for l in range(layers)]
+    pooled_note = nq < len(queries) or nk < len(keys)
+    value = "pooled weight" if pooled_note else "weight"
+    shown = "%{z:.3f}" if weights is None else "%{customdata:.3f}"
     fig = style.figure(
         xaxis=dict(type="category", tickmode="array", tickvals=centre_x, ticktext=[f"H{h + 1}" for h in range(heads)],
                    side="top", showgrid=False, zeroline=False),
         yaxis=dict(type="category", tickmode="array", tickvals=centre_y, ticktext=[f"L{l + 1}" for l in range(layers)],
                    autorange="reversed", showgrid=False, zeroline=False))
     fig.add_trace(go.Heatmap(
-        z=image, x=xs, y=ys, hoverongaps=False, zmin=0.0, zmax=1.0, colorscale=style.weights,
-        colorbar=dict(title="weight", thickness=14),
-        hovertemplate="%{y}<br>%{x}<br>weight %{z:.3f}<extra></extra>"))
+        z=image, x=xs, y=ys, hoverongaps=False, zmin=zmin, zmax=zmax, colorscale=style.weights,
+        customdata=weights, colorbar=dict(title=bar, thickness=14),
+        hovertemplate=f"%{{y}}<br>%{{x}}<br>{value} {shown}<extra></extra>"))
     # Heatmaps cannot be selected in plotly.js: one marker per tile makes "click a head" work.
     fig.add_trace(go.Scatter(
         x=[centre_x[h] for l in range(layers) for h in range(heads)],
-        y=[centre_y[l] for l in range(layers) for h in range(heads)],
+        y=[dot_y[l] for l in range(layers) for h in range(heads)],
         mode="markers", showlegend=False,
-        marker=dict(size=16 if style.presentation else 12, color="rgba(255,255,255,0.55)",
+        marker=dict(size=13 if style.presentation else 10, color="#555555",
                     symbol=["x" if (l, h) in knocked_out else "circle" for l in range(layers) for h in range(heads)],
-                    line=dict(color="rgba(0,0,0,0.6)", width=1)),
+                    line=dict(color="white", width=1)),
         hovertext=[f"L{l + 1} H{h + 1}" + (" (knocked out)" if (l, h) in knocked_out else "") + ": click to open this head"
                    for l in range(layers) for h in range(heads)],
         hoverinfo="text"))
     if selected is not None:
         layer, head = selected
         if 0 <= layer < layers and 0 <= head < heads:
-            r0, c0 = layer * (nq + gq), head * (nk + gk)
+            r0, c0 = layer * (gq + nq) + gq, head * (nk + gk)
             fig.add_shape(type="rect", x0=c0 - 0.5, x1=c0 + nk - 0.5, y0=r0 - 0.5, y1=r0 + nq - 0.5,
                           line=dict(color=style.highlight, width=style.line_width + 1))
     tile_px = 170 if not style.presentation else 220
+    if pooled_note:
+        title += f" · tiles pooled to {nq}×{nk} cells"
     fig = style.apply(fig, title, height=int(80 + layers * tile_px * max(0.5, min(1.5, nq / max(nk, 1)))))
     fig.update_layout(margin=dict(t=90))
     return fig

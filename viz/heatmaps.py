@@ -8,6 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .labels import CONTAINER_PX, axis_labels, token_axis
+from .lengths import Span, whole, window_note
 from .style import Style
 
 
@@ -23,8 +24,10 @@ class Scale:
 
 def panels(matrices: list[np.ndarray], titles: list[str], queries: list[str], keys: list[str],
            scales: list[Scale], style: Style, title: str, value_name: str = "value",
-           highlight_row: int | None = None, masked_text: str | None = None) -> go.Figure:
-    """Matrices [queries, keys] side by side, one panel per matrix, each with its colour bar.
+           highlight_row: int | None = None, masked_text: str | None = None, rows: Span | None = None,
+           columns: Span | None = None) -> go.Figure:
+    """Matrices [queries, keys] side by side, one panel per matrix, each with its colour bar, inside a
+    window of rows and columns (default: all; labels keep their place in the whole sentence).
 
     Non-finite entries (masked scores are -inf) are left blank and, with `masked_text`, labelled.
     """
@@ -33,11 +36,16 @@ def panels(matrices: list[np.ndarray], titles: list[str], queries: list[str], ke
     for m in matrices:
         if m.shape != (len(queries), len(keys)):
             raise ValueError(f"matrix of shape {m.shape} does not match {len(queries)} queries x {len(keys)} keys")
-    qlabels, klabels = axis_labels(queries), axis_labels(keys)
+    rows, columns = rows or whole(len(queries)), columns or whole(len(keys))
+    note = window_note(rows, columns, len(queries), len(keys))
+    matrices = [m[rows[0]:rows[1], columns[0]:columns[1]] for m in matrices]
+    qlabels, klabels = axis_labels(queries)[rows[0]:rows[1]], axis_labels(keys)[columns[0]:columns[1]]
+    if highlight_row is not None:
+        highlight_row -= rows[0]
     n = len(matrices)
     gap = 0.12 if n > 1 else 0.0
     width = (1 - gap * (n - 1)) / n
-    height = int(min(680, max(420 if style.presentation else 300, len(queries) * (style.tick + 5) + 120)))
+    height = int(min(680, max(420 if style.presentation else 300, len(qlabels) * (style.tick + 5) + 120)))
     layout, notes, shapes, data = {}, [], [], []
     for i, (matrix, name, scale) in enumerate(zip(matrices, titles, scales)):
         suffix = "" if i == 0 else str(i + 1)
@@ -59,10 +67,10 @@ def panels(matrices: list[np.ndarray], titles: list[str], queries: list[str], ke
                                          showticklabels=(i == 0))
         notes.append(dict(text=name, x=x0 + width / 2, y=1.0, xref="paper", yref="paper", xanchor="center",
                           yanchor="bottom", showarrow=False, font=dict(size=style.font)))
-        if highlight_row is not None and 0 <= highlight_row < len(queries):
-            shapes.append(dict(type="rect", x0=-0.5, x1=len(keys) - 0.5, y0=highlight_row - 0.5,
+        if highlight_row is not None and 0 <= highlight_row < len(qlabels):
+            shapes.append(dict(type="rect", x0=-0.5, x1=len(klabels) - 0.5, y0=highlight_row - 0.5,
                                y1=highlight_row + 0.5, xref=f"x{suffix}", yref=f"y{suffix}",
                                line=dict(color=style.highlight, width=style.line_width + 1)))
     fig = style.figure(annotations=notes, shapes=shapes, **layout)
     fig.add_traces(data)
-    return style.apply(fig, title, height=height)
+    return style.apply(fig, title + note, height=height)

@@ -14,6 +14,20 @@ def display_piece(piece: str) -> str:
     return text if text else SPACE_SIGN
 
 
+def running_text(pieces: list[str]) -> list[str]:
+    """Each piece as it reads in running text: with a leading space where it starts a word.
+    SentencePiece marks word starts with "▁"; WordPiece (BERT) marks continuations with "##"."""
+    sentencepiece = any(p.startswith(WORD_START) for p in pieces)
+    texts = []
+    for i, piece in enumerate(pieces):
+        if sentencepiece:
+            starts, text = piece.startswith(WORD_START), display_piece(piece)
+        else:
+            starts, text = not piece.startswith("##"), piece.removeprefix("##") or piece
+        texts.append(" " + text if starts and i > 0 else text)
+    return texts
+
+
 def escape_plotly(text: str) -> str:
     """Escape text for plotly, which reads a subset of HTML in labels, titles and hover text."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

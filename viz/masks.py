@@ -10,27 +10,32 @@ from model import Step
 
 from .heatmaps import Scale, panels
 from .labels import axis_labels, display_piece, escape_plotly, thin_ticks
+from .lengths import Span
 from .style import RIGHT_LEGEND, Style
 
 
 def score_pipeline(scores: np.ndarray, masked: np.ndarray, pattern: np.ndarray, queries: list[str],
-                   keys: list[str], style: Style, title: str, highlight_row: int | None = None) -> go.Figure:
-    """Raw scores QK^T/sqrt(d_k) -> masked scores (-inf blank) -> softmax weights, side by side."""
+                   keys: list[str], style: Style, title: str, highlight_row: int | None = None,
+                   rows: Span | None = None, columns: Span | None = None) -> go.Figure:
+    """Raw scores QK^T/sqrt(d_k) -> masked scores (-inf blank) -> softmax weights, side by side (inside
+    a window of rows and columns; the score scale is the whole matrix's)."""
     finite = scores[np.isfinite(scores)]
     bound = float(np.abs(finite).max()) if finite.size else 1.0
     scale = Scale(style.diverging, -bound, bound, "score")
     return panels([scores, masked, pattern], ["raw scores QKᵀ/√d_k", "masked scores", "softmax weights"],
                   queries, keys, [scale, scale, Scale(style.weights, 0.0, 1.0, "weight")], style, title,
-                  highlight_row=highlight_row, masked_text="−∞")
+                  highlight_row=highlight_row, masked_text="−∞", rows=rows, columns=columns)
 
 
 def mask_comparison(with_mask: np.ndarray, without_mask: np.ndarray, queries: list[str], keys: list[str],
-                    style: Style, title: str, names: tuple[str, str] = ("mask on", "mask off")) -> go.Figure:
-    """One head's weights with and without a mask, and where they differ (off minus on)."""
+                    style: Style, title: str, names: tuple[str, str] = ("mask on", "mask off"),
+                    rows: Span | None = None, columns: Span | None = None) -> go.Figure:
+    """One head's weights with and without a mask, and where they differ (off minus on), inside a window."""
     weights = Scale(style.weights, 0.0, 1.0, "weight")
     return panels([with_mask, without_mask, without_mask - with_mask],
                   [names[0], names[1], "difference (off − on)"], queries, keys,
-                  [weights, weights, Scale(style.diverging, -1.0, 1.0, "Δ")], style, title, value_name="weight")
+                  [weights, weights, Scale(style.diverging, -1.0, 1.0, "Δ")], style, title, value_name="weight",
+                  rows=rows, columns=columns)
 
 
 def probability_comparison(before: list[Step], after: list[Step], style: Style,

@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .labels import CONTAINER_PX, axis_labels, thin_ticks, token_axis
+from .lengths import Span, whole, window_note
 from .style import Style
 
 _LAYER = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.(.*)$")
@@ -82,25 +83,34 @@ def top_columns(matrix: np.ndarray, count: int) -> np.ndarray:
 
 
 def tensor_heatmap(matrix: np.ndarray, row_pieces: list[str] | None, style: Style, title: str,
-                   column_name: str = "dimension", column_pieces: list[str] | None = None) -> go.Figure:
+                   column_name: str = "dimension", column_pieces: list[str] | None = None,
+                   rows: Span | None = None, columns: Span | None = None) -> go.Figure:
     """A 2-D tensor as a heatmap, rows (and columns, for attention keys) labelled with pieces when
-    given; -inf shows as blank."""
-    z = np.where(np.isfinite(matrix), matrix, np.nan)
-    bound = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
-    signed = bool(np.isfinite(z).any() and np.nanmin(z) < 0)
+    given, inside a window of rows and columns (default: all; the colour scale is the whole tensor's);
+    -inf shows as blank."""
+    whole_z = np.where(np.isfinite(matrix), matrix, np.nan)
+    rows, columns = rows or whole(matrix.shape[0]), columns or whole(matrix.shape[1])
+    title += window_note(rows, columns, matrix.shape[0], matrix.shape[1]).replace("queries", "rows").replace(
+        "keys", "columns")
+    z = whole_z[rows[0]:rows[1], columns[0]:columns[1]].astype(np.float32)
+    bound = float(np.nanmax(np.abs(whole_z))) if np.isfinite(whole_z).any() else 1.0
+    signed = bool(np.isfinite(whole_z).any() and np.nanmin(whole_z) < 0)
     scale = dict(colorscale=style.diverging, zmin=-bound, zmax=bound) if signed else \
         dict(colorscale=style.weights, zmin=0.0, zmax=bound)
-    rows = axis_labels(row_pieces) if row_pieces is not None and len(row_pieces) == z.shape[0] else list(range(z.shape[0]))
+    labels = axis_labels(row_pieces) if row_pieces is not None and len(row_pieces) == matrix.shape[0] \
+        else list(range(matrix.shape[0]))
+    labels = labels[rows[0]:rows[1]]
     height = int(min(700, max(280, z.shape[0] * (style.tick + 4) + 120)))
-    _, shown = thin_ticks([str(r) for r in rows], height - 120, style.tick)
-    columns = None
+    _, shown = thin_ticks([str(r) for r in labels], height - 120, style.tick)
+    keys = None
     xaxis = dict(title=column_name, showgrid=False)
-    if column_pieces is not None and len(column_pieces) == z.shape[1]:
-        columns = axis_labels(column_pieces)
-        xaxis = token_axis(columns, CONTAINER_PX - 200, style.tick, title=column_name, tickangle=-90)
+    if column_pieces is not None and len(column_pieces) == matrix.shape[1]:
+        keys = axis_labels(column_pieces)[columns[0]:columns[1]]
+        xaxis = token_axis(keys, CONTAINER_PX - 200, style.tick, title=column_name, tickangle=-90)
     fig = style.figure(xaxis=xaxis, yaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown,
                                                autorange="reversed", showgrid=False))
-    fig.add_trace(go.Heatmap(z=z, x=columns, y=[str(r) for r in rows], **scale,
+    fig.add_trace(go.Heatmap(z=z, x=keys if keys is not None else np.arange(columns[0], columns[1]),
+                             y=[str(r) for r in labels], **scale,
                              colorbar=dict(title="value", thickness=14), hoverongaps=False,
                              hovertemplate="row %{y}<br>" + column_name + " %{x}<br>value %{z:.4f}<extra></extra>"))
     return style.apply(fig, title, height=height)

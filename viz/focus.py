@@ -1,0 +1,42 @@
+"""One query's attention over the sentence, as highlighted text: a line per head, linear in length."""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+
+from .labels import display_piece, running_text
+from .style import Style
+
+SHADE = (255, 45, 149)          # the normal style's highlight colour
+SHADE_PRESENTATION = (0, 150, 255)
+
+
+def attention_text(weights: np.ndarray | list[np.ndarray], keys: list[str], names: list[str], style: Style,
+                   own: int | None = None) -> str:
+    """HTML, one line per row of `weights` ([lines, keys]): the key pieces as running text, each
+    shaded by its weight divided by the line's largest weight, with the exact weight on hover.
+    `own` outlines the key at the query's own position. Every piece is HTML-escaped."""
+    weights = np.asarray(weights)
+    if weights.ndim != 2 or weights.shape != (len(names), len(keys)):
+        raise ValueError(f"weights of shape {tuple(weights.shape)} do not match {len(names)} lines x "
+                         f"{len(keys)} key pieces")
+    red, green, blue = SHADE_PRESENTATION if style.presentation else SHADE
+    size = style.font + 2
+    texts = running_text(keys)
+    lines = []
+    for name, row in zip(names, np.nan_to_num(weights, nan=0.0)):
+        peak = float(row.max()) if row.size else 0.0
+        spans = []
+        for position, (piece, text, weight) in enumerate(zip(keys, texts, row)):
+            alpha = weight / peak if peak > 0 else 0.0
+            label = html.escape(f"{position} {display_piece(piece)}: {weight:.3f}", quote=True)
+            outline = "outline:2px solid #111;" if position == own else ""
+            # the space between words stays outside the shaded span, so long lines can wrap there
+            spans.append(f'{" " if text.startswith(" ") else ""}<span title="{label}" style="background:'
+                         f'rgba({red},{green},{blue},{alpha:.2f});{outline}">{html.escape(text.lstrip(" "))}</span>')
+        lines.append(f'<div style="display:flex;gap:0.8em;margin:0.15em 0"><b style="min-width:5.5em">'
+                     f'{html.escape(name)}</b><span style="line-height:1.6">{"".join(spans)}</span></div>')
+    return f'<div style="font-size:{size}px;font-family:{style.template["layout"]["font"]["family"]}">' \
+           f'{"".join(lines)}</div>'

@@ -1,0 +1,102 @@
+"""How a view keeps its size at any sentence length: windows over the pieces, pooled bins, colour modes.
+
+A window is a `Span`, (start, stop) in positions counted from 0, stop excluded. Pooling splits
+positions into at most a fixed number of contiguous bins; a pooled attention cell is the mean over
+its bin's queries of the weight summed over its bin's keys, so every pooled row still sums to 1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+Span = tuple[int, int]
+
+DETAIL = 40        # pieces per axis a detailed heatmap shows at once (every label readable)
+MOST_SHOWN = 96    # the widest window a person may ask for
+TILE_BINS = 32     # cells per axis of a pooled model-view tile
+
+COLOUR_MODES = {"auto": "automatic", "linear": "weight 0–1", "row": "each row ÷ its largest weight",
+                "log": "log₁₀ weight"}
+LOG_FLOOR = 1e-4   # the log scale's floor: smaller weights share its darkest colour
+
+
+def whole(n: int) -> Span:
+    """Every position of an axis of length n."""
+    return 0, n
+
+
+def clip(span: Span, n: int, most: int = MOST_SHOWN) -> Span:
+    """`span` moved and cut to lie inside 0..n and hold at most `most` positions (at least one)."""
+    start = min(max(0, span[0]), max(0, n - 1))
+    stop = min(n, max(start + 1, span[1]), start + most)
+    return start, stop
+
+
+def window_note(rows: Span, columns: Span, n_queries: int, n_keys: int) -> str:
+    """' · queries 0–39 of 413, keys ...' for a title, naming each axis the window cuts (empty if none)."""
+    parts = [f"{name} {a}–{b - 1} of {n}" for name, (a, b), n in (("queries", rows, n_queries), ("keys", columns, n_keys))
+             if b - a < n]
+    return f" · {', '.join(parts)}" if parts else ""
+
+
+def around(position: int, n: int, size: int = DETAIL) -> Span:
+    """A window of `size` positions (or all n) that holds `position`, centred on it where it can be."""
+    if n <= size:
+        return 0, n
+    start = min(max(0, position - size // 2), n - size)
+    return start, start + size
+
+
+def bins(n: int, most: int = TILE_BINS) -> list[Span]:
+    """Positions 0..n split into at most `most` contiguous bins of near-equal size (one per position
+    when n <= most)."""
+    if n <= most:
+        return [(i, i + 1) for i in range(n)]
+    edges = np.linspace(0, n, most + 1).round().astype(int)
+    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def pool(pattern: np.ndarray, row_bins: list[Span], column_bins: list[Span]) -> np.ndarray:
+    """[..., queries, keys] -> [..., row bins, column bins]: each cell is the mean over the bin's
+    queries of the weight summed over the bin's keys (bins of one position leave values as they are)."""
+    summed = np.add.reduceat(pattern, [a for a, _ in column_bins], axis=-1)
+    rows = np.add.reduceat(summed, [a for a, _ in row_bins], axis=-2)
+    sizes = np.array([b - a for a, b in row_bins], dtype=pattern.dtype)
+    return rows / sizes[:, None]
+
+
+def bin_label(labels: list[str], span: Span) -> str:
+    """A bin named by its positions and its first and last pieces; one position keeps its own label."""
+    a, b = span
+    if b - a == 1:
+        return labels[a]
+    return f"{a}–{b - 1} {labels[a]}…{labels[b - 1]}"
+
+
+def colour_mode(mode: str, n_keys: int) -> str:
+    """The colour mode to draw with: 'auto' is linear while rows are short, per-row past DETAIL keys."""
+    if mode == "auto":
+        return "linear" if n_keys <= DETAIL else "row"
+    if mode not in COLOUR_MODES:
+        raise ValueError(f"unknown colour mode {mode!r}; expected one of {', '.join(COLOUR_MODES)}")
+    return mode
+
+
+def coloured(weights: np.ndarray, mode: str) -> np.ndarray:
+    """Attention weights turned into colour values under a (resolved) mode; rows along the last axis."""
+    if mode == "linear":
+        return weights
+    if mode == "row":
+        peak = np.nan_to_num(weights, nan=0.0).max(axis=-1, keepdims=True)
+        return np.divide(weights, peak, out=np.zeros_like(weights), where=peak > 0)
+    if mode == "log":
+        with np.errstate(invalid="ignore"):
+            return np.log10(np.maximum(weights, LOG_FLOOR))
+    raise ValueError(f"unknown colour mode {mode!r}")
+
+
+def colour_range(mode: str) -> tuple[float, float, str]:
+    """(zmin, zmax, colour-bar title) of a resolved colour mode."""
+    if mode == "log":
+        return float(np.log10(LOG_FLOOR)), 0.0, "log₁₀ weight"
+    return 0.0, 1.0, "weight ÷ row max" if mode == "row" else "weight"
