@@ -213,12 +213,13 @@ def test_clicking_a_model_view_tile_opens_that_head(server, browser):
         _load(page, f"{url}/attention?sentence=We+are+happy&view=dec-cross", minimum=11)
         view = _chart_with_title(page, "Decoder cross-attention: layers × heads")
         view.scroll_into_view_if_needed()
-        area = view.locator(".nsewdrag").first.bounding_box()
         from model import load_bundle
         cfg = load_bundle().config
-        # tile L2 H3 of the layers x heads grid: the middle of the third column, second row
-        page.mouse.click(area["x"] + area["width"] * 2.5 / cfg.n_heads,
-                         area["y"] + area["height"] * 1.5 / cfg.n_decoder_layers)
+        # the click dot of tile L2 H3, in the gap above the tile (dots are drawn layer by layer)
+        dot = view.locator(".scatterlayer .point").nth(cfg.n_heads + 2).bounding_box()
+        tiles = view.locator(".nsewdrag").first.bounding_box()
+        assert tiles["y"] < dot["y"] < tiles["y"] + tiles["height"]
+        page.mouse.click(dot["x"] + dot["width"] / 2, dot["y"] + dot["height"] / 2)
         page.wait_for_function("() => location.search.includes('layer=2') && location.search.includes('head=3')",
                                timeout=30000)
         _settle(page)
