@@ -43,6 +43,13 @@ def app_command(port: int, script: str = "serve.py") -> list[str]:
             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
 
 
+def app_env(checkpoint: Path | None = None, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment an app process starts with: this one's, the checkpoint to serve (None: the
+    shipped model) and `extra` (the cache budgets of ui/cache.py, torch threads, ...)."""
+    env = {**os.environ, "ANATOMY_CHECKPOINT": str(checkpoint) if checkpoint else ""}
+    return {**env, **(extra or {})}
+
+
 def wait_until_healthy(url: str, process: subprocess.Popen, log: Path, timeout: float) -> float:
     """Seconds until `url`/_stcore/health answers 200; a RuntimeError with the log's end if the
     process exits first or the time runs out."""
@@ -124,12 +131,12 @@ def nginx_binary() -> str:
 
 @contextmanager
 def running_room(replicas: int = 2, port: int = 0, checkpoint: Path | None = None, threads: int = 1,
-                 host: str = "127.0.0.1", timeout: float = 90.0) -> Iterator[Room]:
+                 host: str = "127.0.0.1", timeout: float = 90.0, env: dict[str, str] | None = None) -> Iterator[Room]:
     """Start `replicas` app processes on loopback and nginx in front of them on host:port (port 0: a
-    free one); stop everything on the way out."""
+    free one), each with `env` added to its environment; stop everything on the way out."""
     nginx = nginx_binary()
     run = Path(tempfile.mkdtemp(prefix="anatomy-room-"))
-    env = {**os.environ, "ANATOMY_CHECKPOINT": str(checkpoint) if checkpoint else "", THREADS_ENV: str(threads)}
+    env = app_env(checkpoint, {THREADS_ENV: str(threads), **(env or {})})
     with ExitStack() as stack:
         members = []
         for index in range(replicas):

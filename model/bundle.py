@@ -257,7 +257,7 @@ class Bundle:
         return Trace(src_ids=tuple(src_ids), src_pieces=self.tokenizer.pieces(src_ids),
                      tgt_ids=tuple(tgt_ids), tgt_pieces=self.tokenizer.pieces(tgt_ids),
                      out_pieces=self.tokenizer.pieces(produced),
-                     tensors={name: t.numpy() for name, t in tensors.items()}, interventions=interventions)
+                     tensors=_arrays(tensors), interventions=interventions)
 
     def _fixed_output(self, sentence: str, output_ids: Sequence[int],
                       interventions: Interventions) -> tuple[list[int], list[int]]:
@@ -417,7 +417,37 @@ def _words(text: str) -> list[str]:
 
 def _row(tensors: dict[str, torch.Tensor], row: int) -> dict[str, np.ndarray]:
     """One row of a recorded batch, batch dimension kept: what a Trace of that row holds."""
-    return {name: t[row:row + 1].numpy() for name, t in tensors.items()}
+    return _arrays({name: t[row:row + 1] for name, t in tensors.items()})
+
+
+def _arrays(tensors: dict[str, torch.Tensor]) -> dict[str, np.ndarray]:
+    """Recorded tensors as numpy arrays (views, no copy), in execution order. A tensor identical
+    to the one recorded just before it in the same block gets that one's array: the masked scores
+    where the mask hides nothing (an unpadded encoder) are the scores, and need not cost their
+    memory twice in a long sentence's trace."""
+    arrays: dict[str, np.ndarray] = {}
+    block, previous, last = None, None, ""
+    for name, tensor in tensors.items():
+        here = name.rpartition(".")[0]
+        if here == block and previous is not None and _identical(previous, tensor):
+            arrays[name] = arrays[last]
+        else:
+            arrays[name] = tensor.numpy()
+        block, previous, last = here, tensor, name
+    return arrays
+
+
+def _identical(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal bit for bit: torch.equal for integers; floats compared as their bits, so NaN (keys a
+    decoding step never saw) matches NaN and -0.0 stays apart from 0.0."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.data_ptr() == b.data_ptr() and a.stride() == b.stride():
+        return True
+    if a.is_floating_point():
+        bits = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
+        return torch.equal(a.view(bits), b.view(bits))
+    return torch.equal(a, b)
 
 
 def _chosen(log_probs: torch.Tensor, produced: Sequence[int]) -> torch.Tensor:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 import time
@@ -14,7 +13,7 @@ from typing import Iterator
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from deploy.room import app_command, free_port, process, wait_until_healthy  # noqa: E402
+from deploy.room import app_command, app_env, free_port, process, wait_until_healthy  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -38,11 +37,12 @@ def rss_mib(pid: int) -> float:
 
 
 @contextmanager
-def running_app(checkpoint: Path | None = None, timeout: float = 60.0, script: str = "serve.py") -> Iterator[LiveApp]:
-    """`streamlit run serve.py` with ANATOMY_CHECKPOINT=checkpoint (None: the shipped model);
-    `script` runs another Streamlit script of the repository instead."""
+def running_app(checkpoint: Path | None = None, timeout: float = 60.0, script: str = "serve.py",
+                env: dict[str, str] | None = None) -> Iterator[LiveApp]:
+    """`streamlit run serve.py` with ANATOMY_CHECKPOINT=checkpoint (None: the shipped model) and
+    `env` added to its environment; `script` runs another Streamlit script of the repository instead."""
     port = free_port()
-    env = {**os.environ, "ANATOMY_CHECKPOINT": str(checkpoint) if checkpoint else ""}
+    env = app_env(checkpoint, env)
     log = Path(tempfile.mkstemp(prefix="anatomy-server-", suffix=".log")[1])
     started = time.monotonic()
     with process(app_command(port, script), log, env) as child:

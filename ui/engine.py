@@ -1,17 +1,29 @@
-"""Cached calls into the engine: one model per checkpoint, one result per (checkpoint, sentence, controls)."""
+"""Cached calls into the engine: one model per checkpoint, one result per (checkpoint, sentence, controls).
+
+Models and results live in the byte-bounded caches of ui/cache.py (budgets there), shared by every
+session: a hit is the stored object itself, with read-only arrays; pages only read results.
+"""
 
 from __future__ import annotations
 
+import functools
 import os
+from contextlib import AbstractContextManager
 from dataclasses import fields, replace
+from typing import Callable, Hashable, TypeVar
 
 import numpy as np
 import streamlit as st
 import torch
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from model import (Bundle, DecodeOptions, EncodeResult, Interventions, Trace, TranslationResult, cosine,
                    load_bundle)
 from model.catalog import DEFAULT, available_models
+
+from .cache import MODELS, RESULTS
+
+V = TypeVar("V")
 
 CHECKPOINT_ENV = "ANATOMY_CHECKPOINT"
 THREADS_ENV = "ANATOMY_TORCH_THREADS"
@@ -39,7 +51,20 @@ def model_path(name: str) -> str:
     return checkpoint_path() if name == DEFAULT else models().get(name, checkpoint_path())
 
 
-@st.cache_resource(show_spinner="Loading the model ...", max_entries=4)
+def _spinner(message: str) -> Callable[[], AbstractContextManager] | None:
+    """A spinner while a model loads, in a page's run only (the warm-up thread has no page)."""
+    return (lambda: st.spinner(message)) if get_script_run_ctx(suppress_warning=True) is not None else None
+
+
+def _cached(compute: Callable[..., V]) -> Callable[..., V]:
+    """compute(bundle, checkpoint_id, ...) through the shared results cache, keyed on its name and
+    every argument but the bundle itself (the checkpoint id names it)."""
+    @functools.wraps(compute)
+    def cached(bundle: Bundle, *key: Hashable) -> V:
+        return RESULTS.get((compute.__name__, *key), lambda: compute(bundle, *key))
+    return cached
+
+
 def get_bundle(path: str) -> Bundle:
     """Load a checkpoint once per process (shared by every session; the Bundle is thread-safe).
 
@@ -47,14 +72,16 @@ def get_bundle(path: str) -> Bundle:
     are small, and measured here a translation took 20 ms on one thread but 0.3-2.6 s on two
     threads while another process kept both cores busy; sessions run in parallel threads anyway.
     """
-    torch.set_num_threads(max(1, int(os.environ.get(THREADS_ENV, "1") or 1)))
-    return load_bundle(path or None)
+    def load() -> Bundle:
+        torch.set_num_threads(max(1, int(os.environ.get(THREADS_ENV, "1") or 1)))
+        return load_bundle(path or None)
+    return MODELS.get(("bundle", path), load, _spinner("Loading the model ..."))
 
 
-@st.cache_resource(show_spinner="Loading a training snapshot ...", max_entries=16)
 def get_snapshot(path: str, step: int) -> Bundle:
     """A checkpoint with the weights it had at a training step, loaded once per process and shared."""
-    return load_bundle(path, snapshot=step)
+    return MODELS.get(("snapshot", path, step), lambda: load_bundle(path, snapshot=step),
+                      _spinner("Loading a training snapshot ..."))
 
 
 def iv_key(iv: Interventions) -> IvKey:
@@ -69,7 +96,7 @@ def _iv(key: IvKey) -> Interventions:
                             for name, value in values.items()})
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@_cached
 def _translate(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int,
                trace: bool) -> TranslationResult:
     return _bundle.translate(sentence, _iv(key), DecodeOptions(beam_size=beam_size), trace=trace)
@@ -81,7 +108,7 @@ def translate(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int =
     return _translate(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, trace)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@_cached
 def _translation_text(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int) -> str:
     return _bundle.translation(sentence, _iv(key), DecodeOptions(beam_size=beam_size))
 
@@ -91,7 +118,7 @@ def translation_text(bundle: Bundle, sentence: str, iv: Interventions, beam_size
     return _translation_text(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@_cached
 def _encode_batch(_bundle: Bundle, checkpoint_id: str, sentences: tuple[str, ...], key: IvKey) -> list[EncodeResult]:
     return _bundle.encode_batch(list(sentences), _iv(key))
 
@@ -103,10 +130,10 @@ def encode(bundle: Bundle, sentence: str, iv: Interventions) -> EncodeResult:
 
 def encode_batch(bundle: Bundle, sentences: list[str], iv: Interventions) -> list[EncodeResult]:
     """Sentences encoded as one padded batch (the padding demo of an encoder-only model), cached."""
-    return _encode_batch(bundle, bundle.checkpoint_id, tuple(sentences), iv_key(iv))
+    return list(_encode_batch(bundle, bundle.checkpoint_id, tuple(sentences), iv_key(iv)))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@_cached
 def _translate_batch(_bundle: Bundle, checkpoint_id: str, sentences: tuple[str, ...],
                      key: IvKey) -> list[TranslationResult]:
     return _bundle.translate_batch(list(sentences), _iv(key))
@@ -114,7 +141,7 @@ def _translate_batch(_bundle: Bundle, checkpoint_id: str, sentences: tuple[str, 
 
 def translate_batch(bundle: Bundle, sentences: list[str], iv: Interventions) -> list[TranslationResult]:
     """Greedy-translate sentences as one padded batch, cached."""
-    return _translate_batch(bundle, bundle.checkpoint_id, tuple(sentences), iv_key(iv))
+    return list(_translate_batch(bundle, bundle.checkpoint_id, tuple(sentences), iv_key(iv)))
 
 
 def _with_head(iv: Interventions, head: tuple[str, str, int, int]) -> Interventions:
@@ -124,7 +151,7 @@ def _with_head(iv: Interventions, head: tuple[str, str, int, int]) -> Interventi
 RETRANSLATED = 24  # past this many heads, only the heads that matter most are translated again
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@_cached
 def _knockout(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int,
               heads: tuple[tuple[str, str, int, int], ...]) -> list[dict]:
     base_iv = _iv(key)
@@ -145,10 +172,11 @@ def knockout_sweep(bundle: Bundle, sentence: str, iv: Interventions, beam_size: 
     """Knock out each head in turn (on top of `iv`), cached: the teacher-forced log-probability
     of the unablated output under that ablation, and, for the RETRANSLATED heads whose knock-out
     lowers it most, the translation the model makes instead (None for the others)."""
-    return _knockout(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, tuple(heads))
+    rows = _knockout(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, tuple(heads))
+    return [dict(row) for row in rows]  # the caller's own rows: the cached ones are shared
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@_cached
 def _embedding_knockout(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey,
                         heads: tuple[tuple[str, str, int, int], ...]) -> list[dict]:
     base_iv = _iv(key)
@@ -164,10 +192,11 @@ def embedding_knockout(bundle: Bundle, sentence: str, iv: Interventions,
                        heads: list[tuple[str, str, int, int]]) -> list[dict]:
     """Knock out each head in turn (on top of `iv`), cached: how far the sentence embedding moves
     (cosine similarity to the unablated embedding and the distance between the two unit vectors)."""
-    return _embedding_knockout(bundle, bundle.checkpoint_id, sentence, iv_key(iv), tuple(heads))
+    rows = _embedding_knockout(bundle, bundle.checkpoint_id, sentence, iv_key(iv), tuple(heads))
+    return [dict(row) for row in rows]
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@_cached
 def _empty_source(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey,
                   output_ids: tuple[int, ...]) -> Trace:
     return _bundle.empty_source(sentence, _iv(key), output_ids)[1]
@@ -179,7 +208,7 @@ def empty_source(bundle: Bundle, sentence: str, iv: Interventions, output_ids: t
     return _empty_source(bundle, bundle.checkpoint_id, sentence, iv_key(iv), tuple(output_ids))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@_cached
 def _teacher_forced(_bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...],
                     key: IvKey) -> Trace:
     return _bundle.teacher_forced(sentence, list(output_ids), _iv(key))
@@ -190,11 +219,11 @@ def teacher_forced(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], i
     return _teacher_forced(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv))
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@_cached
 def _score(_bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...], key: IvKey) -> list[float]:
     return _bundle.score(sentence, list(output_ids), _iv(key))
 
 
 def score(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interventions) -> list[float]:
     """Per-piece log-probabilities of a fixed output under the switches (teacher-forced), cached."""
-    return _score(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv))
+    return list(_score(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv)))

@@ -1,6 +1,7 @@
-"""Figures drawn once and shared by every session: a bounded cache keyed on the drawing function and
-a hash of every input it is given (a page's own controls included), so one session's picture can
-never be another's. Figures are only read when shown, never changed after drawing."""
+"""Figures drawn once and shared by every session: a cache bounded in bytes ($ANATOMY_FIGURES_MB, see
+ui/cache.py) keyed on the drawing function and a hash of every input it is given (a page's own
+controls included), so one session's picture can never be another's. Figures are only read when
+shown, never changed after drawing."""
 
 from __future__ import annotations
 
@@ -11,9 +12,8 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-import streamlit as st
 
-FIGURES = 512  # drawn figures kept, least recently used out; about 80 KB each (measured): at most ~40 MB
+from .cache import FIGURES
 
 
 def _feed(hasher: "hashlib._Hash", value: Any) -> None:
@@ -51,15 +51,10 @@ def _feed(hasher: "hashlib._Hash", value: Any) -> None:
         raise TypeError(f"cannot key a shared figure on a {type(value).__name__}")
 
 
-@st.cache_resource(show_spinner=False, max_entries=FIGURES)
-def _drawn(key: str, _draw: Callable[..., go.Figure], _args: tuple, _kwargs: dict) -> go.Figure:
-    return _draw(*_args, **_kwargs)
-
-
 def shared(draw: Callable[..., go.Figure], *args: Any, **kwargs: Any) -> go.Figure:
     """draw(*args, **kwargs), drawn once per function and inputs and shared by every session: a
     switch that changes only the decoder redraws none of the encoder's figures, and twenty people
     on the same sentence get one set of figures."""
     hasher = hashlib.blake2b(f"{draw.__module__}.{draw.__qualname__}".encode(), digest_size=20)
     _feed(hasher, (args, kwargs))
-    return _drawn(hasher.hexdigest(), draw, args, kwargs)
+    return FIGURES.get(hasher.hexdigest(), lambda: draw(*args, **kwargs))

@@ -7,6 +7,7 @@ import streamlit as st
 
 from model.recipes import findings
 
+from .cache import FIGURES
 from .page import Page, md
 from viz.style import Style
 from viz.training import recipe_curves
@@ -21,10 +22,12 @@ CAPTIONS = {"loss": "What each run optimized. A smoothed run's loss cannot fall 
             "valid_bleu": "Greedy translations of 300 held-out sentences."}
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
-def _figures(checkpoint_id: str, style: Style, _logs: dict) -> list[go.Figure | None]:
-    """The three curve figures, drawn once per checkpoint and style (figures are only read when shown)."""
-    return [recipe_curves(_logs, column, style, title, axis) for column, (title, axis) in CURVES.items()]
+def _figures(checkpoint_id: str, style: Style, logs: dict) -> list[go.Figure | None]:
+    """The three curve figures, drawn once per checkpoint and style and kept with the shared figures
+    (figures are only read when shown)."""
+    def draw() -> list[go.Figure | None]:
+        return [recipe_curves(logs, column, style, title, axis) for column, (title, axis) in CURVES.items()]
+    return FIGURES.get(("recipes", checkpoint_id, style), draw)
 
 
 def show(page: Page) -> bool:

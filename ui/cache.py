@@ -1,0 +1,271 @@
+"""The shared caches' byte budgets, set here and overridable by environment variables, and the
+cache that keeps to them: least recently used out, by bytes held, not by a count of entries.
+
+    ANATOMY_RESULTS_MB  model results (translations, traces, sweeps)   default 128
+    ANATOMY_FIGURES_MB  drawn plotly figures                           default 64
+    ANATOMY_MODELS_MB   loaded checkpoints (parameters and buffers)    default 512
+
+A hit returns the very object that was stored (no pickled copy per hit), shared by every session;
+the numpy arrays inside a stored value are made read-only, so a page that tries to change one fails
+at once instead of changing what another session sees.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import threading
+from collections import OrderedDict
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
+from typing import Any, Callable, Hashable, TypeVar
+
+import numpy as np
+
+V = TypeVar("V")
+MIB = 2 ** 20
+
+RESULTS_ENV = "ANATOMY_RESULTS_MB"
+FIGURES_ENV = "ANATOMY_FIGURES_MB"
+MODELS_ENV = "ANATOMY_MODELS_MB"
+DEFAULT_MB = {RESULTS_ENV: 128, FIGURES_ENV: 64, MODELS_ENV: 512}
+
+
+def budget_bytes(env: str) -> int:
+    """The budget named by `env` in bytes: its environment variable in MiB, else the default here."""
+    text = os.environ.get(env, "").strip()
+    try:
+        mib = float(text) if text else DEFAULT_MB[env]
+    except ValueError:
+        raise ValueError(f"${env} must be a number of MiB, not {text!r}") from None
+    if mib < 0:
+        raise ValueError(f"${env} must be 0 or more MiB, not {text!r}")
+    return int(mib * MIB)
+
+
+def _plotly_parts(value: Any) -> list[Any] | None:
+    """What a plotly object holds, None for anything else. A figure: its traces' and layout's
+    property dicts and the validated objects over them; a validated object (a trace, the layout,
+    an annotation): its own small dicts and sets and its child objects, not its parent and not the
+    validators, which every figure shares."""
+    if not type(value).__module__.startswith("plotly."):
+        return None
+    if hasattr(value, "_data") and hasattr(value, "_layout_obj"):
+        return [value._data, value._layout, value._data_objs, value._layout_obj, value._frame_objs]
+    if hasattr(value, "_compound_props"):
+        return [part for name, part in vars(value).items() if name != "_parent" and "validator" not in name]
+    return None
+
+
+def _buffer(array: np.ndarray) -> tuple[Hashable, int]:
+    """(identity, bytes) of the memory an array's data lives in: views of one buffer (followed
+    through `.base`, a torch tensor's storage included) share an identity and count once."""
+    owner: Any = array
+    while isinstance(owner, np.ndarray) and owner.base is not None:
+        owner = owner.base
+    if isinstance(owner, np.ndarray):
+        return ("array", id(owner)), owner.nbytes
+    if hasattr(owner, "untyped_storage"):  # torch.Tensor.numpy() views the tensor's storage
+        storage = owner.untyped_storage()
+        return ("storage", storage.data_ptr()), storage.nbytes()
+    try:
+        return ("buffer", id(owner)), memoryview(owner).nbytes
+    except TypeError:
+        return ("buffer", id(owner)), sys.getsizeof(owner)
+
+
+_NOT_DATA = (type, ModuleType, FunctionType, BuiltinFunctionType, MethodType)
+
+
+def _walk(value: Any, freeze: bool) -> int:
+    """Bytes held by `value` and everything it reaches (each object and each buffer once); with
+    `freeze`, every numpy array met is made read-only on the way."""
+    seen: set[int] = set()
+    buffers: set[Hashable] = set()
+    total = 0
+    stack = [value]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, _NOT_DATA):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, np.ndarray):
+            if freeze:
+                obj.setflags(write=False)
+            total += sys.getsizeof(obj) - (obj.nbytes if obj.flags.owndata else 0)  # the header
+            identity, size = _buffer(obj)
+            if identity not in buffers:
+                buffers.add(identity)
+                total += size
+            if obj.dtype == object:
+                stack.extend(obj.ravel().tolist())
+            continue
+        total += sys.getsizeof(obj)
+        if isinstance(obj, (str, bytes, bytearray, int, float, complex, bool, type(None), np.generic)):
+            continue
+        if isinstance(obj, dict):
+            stack.extend(obj.keys())
+            stack.extend(obj.values())
+        elif isinstance(obj, (list, tuple, set, frozenset)):
+            stack.extend(obj)
+        elif (parts := _plotly_parts(obj)) is not None:
+            stack.extend(parts)
+        elif hasattr(obj, "memory_usage") and hasattr(obj, "columns"):  # a pandas DataFrame
+            total += int(obj.memory_usage(deep=True).sum())
+        elif dataclasses.is_dataclass(obj):
+            stack.extend(getattr(obj, f.name) for f in dataclasses.fields(obj))
+        elif hasattr(obj, "__dict__"):
+            stack.append(vars(obj))
+    return total
+
+
+def held_bytes(value: Any) -> int:
+    """Bytes a value holds: numpy arrays by the buffers under them (a buffer shared by several
+    arrays once), strings, containers, dataclasses and plain objects recursively.
+
+    A plotly figure counts its traces' and layout's property dicts and the validated objects over
+    them. Checked with tracemalloc on the app's kinds of figures (tests/test_cache.py): within 2x
+    of what drawing one keeps allocated (0.96-1.12x measured, from small figures to a 300x300
+    heatmap with a label in every cell).
+    """
+    return _walk(value, freeze=False)
+
+
+def model_bytes(bundle: Any) -> int:
+    """Bytes of a loaded checkpoint's parameters and buffers (a tied matrix once): what a
+    Bundle's torch module holds; its tokenizer and card are small beside them."""
+    storages = {}
+    for tensor in [*bundle.model.parameters(), *bundle.model.buffers()]:
+        storage = tensor.untyped_storage()
+        storages[storage.data_ptr()] = storage.nbytes()
+    return sum(storages.values())
+
+
+def freeze(value: V) -> V:
+    """Make every numpy array inside `value` read-only (in place) and return `value`."""
+    _walk(value, freeze=True)
+    return value
+
+
+@dataclass
+class _Flight:
+    """One computation of a missing key that other threads asking for it wait on."""
+
+    owner: int
+    done: threading.Event = dataclasses.field(default_factory=threading.Event)
+    value: Any = None
+    ok: bool = False
+
+
+@dataclass(frozen=True)
+class Stats:
+    """What a cache holds and how it has been used."""
+
+    entries: int
+    bytes: int
+    budget: int
+    hits: int
+    misses: int
+    evictions: int
+    not_kept: int
+
+
+class ByteCache:
+    """A thread-safe least-recently-used cache bounded by bytes.
+
+    A hit returns the stored object itself. A value larger than the whole budget is returned but
+    not kept. Threads asking at once for the same missing key compute it once (the others wait
+    for that result); different keys compute in parallel. Evicting only drops the cache's
+    reference: whoever holds a value keeps a valid one.
+    """
+
+    def __init__(self, name: str, budget: int, size: Callable[[Any], int] = held_bytes,
+                 read_only: bool = True) -> None:
+        self.name = name
+        self.budget = budget
+        self._size = size
+        self._read_only = read_only
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        self._flights: dict[Hashable, _Flight] = {}
+        self._bytes = 0
+        self._hits = self._misses = self._evictions = self._not_kept = 0
+
+    def get(self, key: Hashable, compute: Callable[[], V],
+            waiting: Callable[[], AbstractContextManager] | None = None) -> V:
+        """The value stored under `key`, else compute() (once, however many threads ask), kept
+        if it fits; `waiting()` is entered around computing or waiting for it (a spinner)."""
+        while True:
+            with self._lock:
+                entry = self._entries.get(key)
+                if entry is not None:
+                    self._entries.move_to_end(key)
+                    self._hits += 1
+                    return entry[0]
+                flight = self._flights.get(key)
+                leader = flight is None
+                if leader:
+                    flight = self._flights[key] = _Flight(threading.get_ident())
+                    self._misses += 1
+            if leader:
+                break
+            if flight.owner == threading.get_ident():  # compute() asked for its own key: no deadlock
+                return compute()
+            with waiting() if waiting else nullcontext():
+                flight.done.wait()
+            if flight.ok:
+                return flight.value
+            # the computation failed (an error, or the thread was stopped): ask again, which makes
+            # this thread or another the new leader
+        try:
+            with waiting() if waiting else nullcontext():
+                value = compute()
+            size = self._size(value)
+            if self._read_only:
+                freeze(value)
+            self._store(key, value, size)
+            flight.value, flight.ok = value, True
+            return value
+        finally:
+            with self._lock:
+                del self._flights[key]
+            flight.done.set()
+
+    def _store(self, key: Hashable, value: Any, size: int) -> None:
+        with self._lock:
+            if size > self.budget:
+                self._not_kept += 1
+                return
+            self._entries[key] = (value, size)
+            self._bytes += size
+            while self._bytes > self.budget:
+                _, (_, dropped) = self._entries.popitem(last=False)
+                self._bytes -= dropped
+                self._evictions += 1
+
+    def clear(self) -> None:
+        """Drop every entry (values already handed out stay valid)."""
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0
+
+    def __contains__(self, key: Hashable) -> bool:
+        with self._lock:
+            return key in self._entries
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    def stats(self) -> Stats:
+        """Entries, bytes held against the budget, and the counts of hits, misses and evictions."""
+        with self._lock:
+            return Stats(len(self._entries), self._bytes, self.budget, self._hits, self._misses,
+                         self._evictions, self._not_kept)
+
+
+RESULTS = ByteCache("results", budget_bytes(RESULTS_ENV))
+FIGURES = ByteCache("figures", budget_bytes(FIGURES_ENV))
+MODELS = ByteCache("models", budget_bytes(MODELS_ENV), size=model_bytes, read_only=False)
