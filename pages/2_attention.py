@@ -9,7 +9,7 @@ from ui.urlstate import BLOCK_NAMES, BLOCKS, FOCUS, Field
 from viz.attention import attention_heads, attention_map, model_view, model_view_cell
 from viz.focus import attention_text
 from viz.labels import display_piece
-from viz.lengths import around, bins, colour_mode
+from viz.lengths import around, colour_mode, pooled
 
 page = start("Attention")
 trace, ctl, style = page.result.trace, page.controls, page.style
@@ -65,10 +65,9 @@ def _step_header(step: int) -> int:
     return step
 
 
-def _windows(block: str, source: tuple[int, int], output: tuple[int, int]) -> dict:
-    """The query rows and key columns a block's detailed heatmaps show."""
-    rows = source if block == "enc-self" else output
-    return dict(rows=rows, columns=output if block == "dec-self" else source)
+def _live_heads(n_heads: int, off) -> list[int]:
+    """The heads not knocked out (all of them if every one is: an average needs at least one)."""
+    return [h for h in range(n_heads) if h not in off] or list(range(n_heads))
 
 
 def _text_view(view: str, pattern, queries: list[str], keys: list[str], layer: int, step: int, off) -> None:
@@ -80,7 +79,7 @@ def _text_view(view: str, pattern, queries: list[str], keys: list[str], layer: i
                      format_func=lambda i: f"{i} {display_piece(queries[i])}")
     else:
         query = step  # the decoding step's row, as in the heatmaps
-    live = [h for h in range(pattern.shape[0]) if h not in off] or list(range(pattern.shape[0]))
+    live = _live_heads(pattern.shape[0], off)
     lines = list(pattern[:, query, :]) + [pattern[live, query, :].mean(axis=0)]
     names = [f"H{h + 1}" + (" (off)" if h in off else "") for h in range(pattern.shape[0])] + ["average"]
     st.markdown(shared(attention_text, lines, keys, names, style, query if view != "dec-cross" else None),
@@ -111,7 +110,7 @@ def body(step: int) -> None:
         pattern = trace.pattern(stack, kind, layer)
         highlight = None if block == "enc-self" else step
         off = ctl.interventions().heads_off(stack, kind, layer)
-        window = _windows(block, source, output)
+        window = lengths.block_windows(block, source, output)
         st.subheader(f"{BLOCK_NAMES[block].capitalize()} · layer L{layer + 1}")
         if layer != ctl.layer:
             st.caption(f"The {stack} has {n_layers} layers: showing its last.")
@@ -119,7 +118,7 @@ def body(step: int) -> None:
                          f"{BLOCK_NAMES[block]}, L{layer + 1}: every head", highlight, off, colour=colour, **window),
                   CAPTIONS[block], key=f"heads-{block}")
         left, right = st.columns(2)
-        live = [h for h in range(pattern.shape[0]) if h not in off] or list(range(pattern.shape[0]))
+        live = _live_heads(pattern.shape[0], off)
         with left:
             page.show(shared(attention_map, pattern[live].mean(axis=0), _queries(block), _keys(block), style,
                              f"Average of the {len(live)} heads" + (" still on" if off else ""), highlight,
@@ -144,7 +143,7 @@ def body(step: int) -> None:
 
     selected = (min(ctl.layer, len(patterns) - 1), ctl.head)
     knocked = {(layer, head) for layer in range(len(patterns)) for head in ctl.interventions().heads_off(stack, kind, layer)}
-    pooled = len(bins(len(queries))) < len(queries) or len(bins(len(keys))) < len(keys)
+    tiles_pooled = pooled(len(queries)) or pooled(len(keys))
     scale = {"row": " Colours: each row divided by its largest weight.",
              "log": " Colours: log₁₀ of the weight."}.get(colour_mode(colour, len(keys)), "")
     page.show(shared(model_view, patterns, queries, keys, style, f"{BLOCK_NAMES[view].capitalize()}: layers × heads",
@@ -153,12 +152,13 @@ def body(step: int) -> None:
               "pickers, to open that head large below."
               + (" The sentence is long, so each tile is pooled to a fixed size: a cell is the mean, over the queries "
                  "of its bin, of the weight they give to the keys of its bin (each row still sums to 1); the hover "
-                 "names the bins. The head opened below is at full resolution." if pooled else "") + scale,
+                 "names the bins. The head opened below is at full resolution." if tiles_pooled else "") + scale,
               key="model-view", on_select=_open_clicked, selection_mode="points")
     page.show(shared(attention_map, patterns[selected[0]][selected[1]], queries, keys, style,
                      f"{BLOCK_NAMES[view].capitalize()} L{selected[0] + 1} H{selected[1] + 1}"
                      + (" (knocked out)" if selected in knocked else ""),
-                     None if view == "enc-self" else step, colour=colour, **_windows(view, source, output)),
+                     None if view == "enc-self" else step, colour=colour,
+                     **lengths.block_windows(view, source, output)),
               "The selected head, large.", key="view-large")
     _text_view(view, patterns[selected[0]], queries, keys, selected[0], step,
                ctl.interventions().heads_off(stack, kind, selected[0]))

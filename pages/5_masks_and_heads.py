@@ -56,7 +56,7 @@ page.show(shared(score_pipeline, trace.tensor(prefix + "hook_scores")[0, ctl.hea
                  trace.tensor(prefix + "hook_masked_scores")[0, ctl.head],
                  trace.tensor(prefix + "hook_pattern")[0, ctl.head], queries, keys, style,
                  f"{BLOCK_NAMES[block].capitalize()} L{layer + 1} H{ctl.head + 1}",
-                 rows=source if block == "enc-self" else output, columns=output if block == "dec-self" else source),
+                 **lengths.block_windows(block, source, output)),
           "Left: how well each query matches each key (QKᵀ/√d_k). Middle: the mask sets forbidden pairs "
           "to −∞ (blank). Right: softmax turns each row into weights that sum to 1; −∞ becomes exactly 0.",
           key="pipeline")

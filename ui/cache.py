@@ -181,7 +181,7 @@ class ByteCache:
     reference: whoever holds a value keeps a valid one.
     """
 
-    def __init__(self, name: str, budget: int, size: Callable[[Any], int] = held_bytes,
+    def __init__(self, name: str, budget: int, size: Callable[[Any], int] | None = None,
                  read_only: bool = True) -> None:
         self.name = name
         self.budget = budget
@@ -222,16 +222,22 @@ class ByteCache:
         try:
             with waiting() if waiting else nullcontext():
                 value = compute()
-            size = self._size(value)
-            if self._read_only:
-                freeze(value)
-            self._store(key, value, size)
+            self._store(key, value, self._measure(value))
             flight.value, flight.ok = value, True
             return value
         finally:
             with self._lock:
                 del self._flights[key]
             flight.done.set()
+
+    def _measure(self, value: Any) -> int:
+        """The value's size (held_bytes unless the cache was given its own measure), its arrays made
+        read-only on the same walk."""
+        if self._size is None:
+            return _walk(value, freeze=self._read_only)
+        if self._read_only:
+            freeze(value)
+        return self._size(value)
 
     def _store(self, key: Hashable, value: Any, size: int) -> None:
         with self._lock:

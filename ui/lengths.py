@@ -24,6 +24,12 @@ def source_window(n: int) -> Span:
                      "whole sentence, and the text view reads it all.")
 
 
+def block_windows(block: str, source: Span, output: Span) -> dict[str, Span]:
+    """The query rows and key columns an attention block's detailed heatmaps show: source pieces
+    through the source window, decoder positions through the window around the step."""
+    return dict(rows=source if block == "enc-self" else output, columns=output if block == "dec-self" else source)
+
+
 def colour() -> str:
     """The colour mode of the attention heatmaps (`colour=` in the URL)."""
     page_value(COLOUR)

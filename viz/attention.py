@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .labels import CONTAINER_PX, axis_labels, token_axis
-from .lengths import (Span, bin_label, bins, colour_mode, colour_range, coloured, pool, whole,
+from .lengths import (Span, bin_label, bins, colour_mode, colour_range, coloured, pool, pooled, whole,
                       window_note)
 from .style import Style
 
@@ -144,10 +144,10 @@ def model_view(patterns: list[np.ndarray], queries: list[str], keys: list[str], 
         check_pattern(pattern, queries, keys)
     layers, heads = len(patterns), patterns[0].shape[0]
     qbins, kbins = bins(len(queries)), bins(len(keys))
-    pooled = pool(np.stack(patterns).astype(np.float32, copy=False), qbins, kbins)  # (L, H, bq, bk)
+    cells = pool(np.stack(patterns).astype(np.float32, copy=False), qbins, kbins)  # (L, H, bq, bk)
     mode = colour_mode(colour, len(keys))
     zmin, zmax, bar = colour_range(mode)
-    tiles = coloured(pooled, mode)
+    tiles = coloured(cells, mode)
     nq, nk = len(qbins), len(kbins)
     gq, gk = _tile_gap(nq), _tile_gap(nk)
     image = np.full((layers * (gq + nq), heads * (nk + gk) - gk), np.nan, dtype=np.float32)
@@ -165,11 +165,11 @@ def model_view(patterns: list[np.ndarray], queries: list[str], keys: list[str], 
             r0, c0 = layer * (gq + nq) + gq, head * (nk + gk)
             image[r0:r0 + nq, c0:c0 + nk] = tiles[layer, head]
             if weights is not None:
-                weights[r0:r0 + nq, c0:c0 + nk] = pooled[layer, head]
+                weights[r0:r0 + nq, c0:c0 + nk] = cells[layer, head]
     centre_x = [xs[h * (nk + gk) + (nk - 1) // 2] for h in range(heads)]
     centre_y = [ys[l * (gq + nq) + gq + (nq - 1) // 2] for l in range(layers)]
     dot_y = [ys[l * (gq + nq) + (gq - 1) // 2] for l in range(layers)]
-    pooled_note = nq < len(queries) or nk < len(keys)
+    pooled_note = pooled(len(queries)) or pooled(len(keys))
     value = "pooled weight" if pooled_note else "weight"
     shown = "%{z:.3f}" if weights is None else "%{customdata:.3f}"
     fig = style.figure(

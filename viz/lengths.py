@@ -56,6 +56,11 @@ def bins(n: int, most: int = TILE_BINS) -> list[Span]:
     return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
 
 
+def pooled(n: int) -> bool:
+    """True when an axis of n positions is pooled into bins (longer than TILE_BINS)."""
+    return n > TILE_BINS
+
+
 def pool(pattern: np.ndarray, row_bins: list[Span], column_bins: list[Span]) -> np.ndarray:
     """[..., queries, keys] -> [..., row bins, column bins]: each cell is the mean over the bin's
     queries of the weight summed over the bin's keys (bins of one position leave values as they are)."""
