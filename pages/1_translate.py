@@ -56,7 +56,7 @@ def sentence_page(page: Page) -> None:
               "scaled to length 1); red is positive, blue negative. The cosine similarity is the sum of the "
               "products of the two rows, column by column: 1 for the same direction, near 0 for unrelated "
               "sentences.", key="embeddings")
-    page.finish()
+    page.finish(globals())
 
 
 page = start("Translate", encoder_title="Sentence")
@@ -149,4 +149,4 @@ if ctl.beam_size > 1:
                "punished for every extra piece.")
     st.dataframe(beams_frame(result.beams), hide_index=True)
 st.metric("Log-probability of the output", f"{result.log_prob:.2f}")
-page.finish()
+page.finish(globals())

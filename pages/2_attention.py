@@ -175,4 +175,4 @@ else:
     set_value("step", min(ctl.step, n_steps - 1) + 1)
     player.DECODING.controls(n_steps, "attention")
     player.DECODING.run(body, n_steps)
-page.finish()
+page.finish(globals())

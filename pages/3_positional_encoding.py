@@ -106,4 +106,4 @@ page.show(shared(mask_comparison, on, off, trace.src_pieces, trace.src_pieces, s
                  rows=window, columns=window),
           "Without the encoding, a word attends the same way wherever it stands: repeated words get "
           "identical rows, and the model loses word order.", key="pe-experiment")
-page.finish()
+page.finish(globals())

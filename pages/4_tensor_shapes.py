@@ -49,8 +49,8 @@ st.subheader("Look inside one stage")
 if page_value(STAGE) not in stages:
     st.warning(md(f"This trace has no stage {page_value(STAGE)!r}; showing {default_stage}."))
     set_value("stage", default_stage)
-name = bind("stage", st.selectbox, label="Stage", options=stages,
-            format_func=lambda n: f"{n}   {symbolic_shape(n, trace.tensor(n).ndim)}")
+stage_labels = {n: f"{n}   {symbolic_shape(n, trace.tensor(n).ndim)}" for n in stages}
+name = bind("stage", st.selectbox, label="Stage", options=stages, format_func=stage_labels.get)
 array = trace.tensor(name)
 # cross-attention's keys and values are projections of the encoder memory: one row per source piece
 source_rows = name.startswith(("src_embed", "encoder")) or ".cross_attn.hook_k" in name or ".cross_attn.hook_v" in name
@@ -83,4 +83,4 @@ page.show(shared(tensor_heatmap, matrix, rows, style, f"{name} {tuple(array.shap
                  _window(rows), _window(keys)),
           "Rows are positions (pieces); for attention scores and weights the columns are the keys. Pick the head "
           "in the sidebar for per-head tensors." + note, key="stage-heatmap")
-page.finish()
+page.finish(globals())

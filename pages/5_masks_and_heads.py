@@ -139,7 +139,7 @@ def encoder_lab() -> None:
 
 if page.encoder_only:
     encoder_lab()
-    page.finish()
+    page.finish(globals())
     st.stop()
 
 # 2. the causal mask
@@ -218,4 +218,4 @@ if stored and stored[0] == sweep_key and stored[1]:
                                 "log-prob of the original output": st.column_config.NumberColumn(format="%.3f")})
 elif stored and stored[0] != sweep_key:
     st.caption("The controls changed since the last sweep: run it again.")
-page.finish()
+page.finish(globals())

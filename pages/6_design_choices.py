@@ -165,4 +165,4 @@ if bundle.family != "anatomy":
 elif not recipes.show(page):
     st.info("Not measured for this checkpoint: it ships no recipe comparison (`recipes/`). Run "
             "`python -m model.recipes --out <checkpoint>/recipes` to measure it; until then this page states no finding.")
-page.finish()
+page.finish(globals())

@@ -78,4 +78,4 @@ if alignment:
               "High values mark heads that learned the alignment.", key="alignment")
 with st.expander("Everything in the model card"):
     st.dataframe(card_frame(bundle.card, cfg.to_dict()), hide_index=True, width="stretch")
-page.finish()
+page.finish(globals())

@@ -5,6 +5,8 @@ cache that keeps to them: least recently used out, by bytes held, not by a count
     ANATOMY_FIGURES_MB  drawn plotly figures                           default 64
     ANATOMY_MODELS_MB   loaded checkpoints (parameters and buffers)    default 512
 
+Memory freed must also leave the process: see `return_large_blocks`.
+
 A hit returns the very object that was stored (no pickled copy per hit), shared by every session;
 the numpy arrays inside a stored value are made read-only, so a page that tries to change one fails
 at once instead of changing what another session sees.
@@ -12,6 +14,7 @@ at once instead of changing what another session sees.
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import os
 import sys
@@ -23,6 +26,7 @@ from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 from typing import Any, Callable, Hashable, TypeVar
 
 import numpy as np
+import pandas as pd
 
 V = TypeVar("V")
 MIB = 2 ** 20
@@ -31,6 +35,28 @@ RESULTS_ENV = "ANATOMY_RESULTS_MB"
 FIGURES_ENV = "ANATOMY_FIGURES_MB"
 MODELS_ENV = "ANATOMY_MODELS_MB"
 DEFAULT_MB = {RESULTS_ENV: 128, FIGURES_ENV: 64, MODELS_ENV: 512}
+
+
+M_MMAP_THRESHOLD = -3    # glibc's mallopt parameter
+LARGE_BLOCK = 1 << 20     # bytes: blocks this size or larger are mapped on their own and unmapped when freed
+
+
+def return_large_blocks() -> bool:
+    """Make glibc map every block of LARGE_BLOCK or more on its own, so freeing one returns it to the
+    system. False where that cannot be set (not glibc) or $MALLOC_MMAP_THRESHOLD_ already sets it.
+
+    glibc's default threshold rises to the size of the largest mapped block freed so far (up to
+    32 MiB): after one long sentence's 9 MiB attention arrays were freed, later ones came from the
+    heap and stayed there when freed. Measured on a pasted paragraph (bench/bench_paragraphs.py,
+    all-MiniLM-L6-v2, six pages): the server grew 890 MiB with the default, 100 MiB with this.
+    """
+    if "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (AttributeError, OSError):
+        return False
+    return bool(mallopt(M_MMAP_THRESHOLD, LARGE_BLOCK))
 
 
 def budget_bytes(env: str) -> int:
@@ -76,19 +102,21 @@ def _buffer(array: np.ndarray) -> tuple[Hashable, int]:
         return ("buffer", id(owner)), sys.getsizeof(owner)
 
 
+# code, and Streamlit's own objects (a column a page drew into): not data a value holds
 _NOT_DATA = (type, ModuleType, FunctionType, BuiltinFunctionType, MethodType)
 
 
-def _walk(value: Any, freeze: bool) -> int:
+def _walk(value: Any, freeze: bool, stop_above: float = float("inf")) -> int:
     """Bytes held by `value` and everything it reaches (each object and each buffer once); with
-    `freeze`, every numpy array met is made read-only on the way."""
+    `freeze`, every numpy array met is made read-only on the way. The walk stops as soon as the
+    count passes `stop_above` (and returns the count so far)."""
     seen: set[int] = set()
     buffers: set[Hashable] = set()
     total = 0
     stack = [value]
-    while stack:
+    while stack and total <= stop_above:
         obj = stack.pop()
-        if id(obj) in seen or isinstance(obj, _NOT_DATA):
+        if id(obj) in seen or isinstance(obj, _NOT_DATA) or type(obj).__module__.startswith("streamlit"):
             continue
         seen.add(id(obj))
         if isinstance(obj, np.ndarray):
@@ -112,7 +140,7 @@ def _walk(value: Any, freeze: bool) -> int:
             stack.extend(obj)
         elif (parts := _plotly_parts(obj)) is not None:
             stack.extend(parts)
-        elif hasattr(obj, "memory_usage") and hasattr(obj, "columns"):  # a pandas DataFrame
+        elif isinstance(obj, pd.DataFrame):
             total += int(obj.memory_usage(deep=True).sum())
         elif dataclasses.is_dataclass(obj):
             stack.extend(getattr(obj, f.name) for f in dataclasses.fields(obj))
@@ -131,6 +159,12 @@ def held_bytes(value: Any) -> int:
     heatmap with a label in every cell).
     """
     return _walk(value, freeze=False)
+
+
+def holds_more_than(value: Any, limit: int) -> bool:
+    """True when `value` holds more than `limit` bytes (as held_bytes counts them), found without
+    walking all of a large value."""
+    return _walk(value, freeze=False, stop_above=limit) > limit
 
 
 def model_bytes(bundle: Any) -> int:
@@ -275,3 +309,6 @@ class ByteCache:
 RESULTS = ByteCache("results", budget_bytes(RESULTS_ENV))
 FIGURES = ByteCache("figures", budget_bytes(FIGURES_ENV))
 MODELS = ByteCache("models", budget_bytes(MODELS_ENV), size=model_bytes, read_only=False)
+
+
+return_large_blocks()  # on import: before the first model or result is allocated in this process

@@ -17,11 +17,12 @@ from viz.export import page_html, toolbar_config
 from viz.style import Style
 
 from . import engine
+from .cache import holds_more_than
 from .nav import menu
 from .urlstate import (EXAMPLES, Controls, Field, Limits, all_heads, head_label, read_fields,
                        shared_fields, write_fields)
 
-__all__ = ["Page", "bind", "big_text", "md", "not_applicable", "page_value", "set_value", "start", "stored", "two_translations"]
+__all__ = ["LIVE_FRAGMENT", "Page", "bind", "big_text", "md", "not_applicable", "page_value", "release", "set_value", "start", "stored", "two_translations"]
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>$])")
 
@@ -31,6 +32,9 @@ def md(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False))
 
 VALUES, RAW, NOTES, FIELDS = "_anatomy_values", "_anatomy_url", "_anatomy_notes", "_anatomy_fields"
+# True while this run leaves a fragment that reruns by itself (a playing player, ui/player.py): that
+# fragment reads the page's names, so the page keeps them (see Page.finish).
+LIVE_FRAGMENT = "_anatomy_live_fragment"
 
 PRESENTATION_CSS = """<style>
 html { font-size: 20px; }
@@ -285,17 +289,38 @@ class Page:
         """What the model does with the sentence: a translation, or for an encoder-only model its encoding."""
         return self.encode(**changes) if self.encoder_only else self.translate(**changes)
 
-    def finish(self) -> None:
-        """Offer every figure of the page as one self-contained HTML file."""
-        if not self.figures:
-            return
-        figures, title, fmt = list(self.figures), f"Transformer Anatomy: {self.title}", self.controls.export
-        intro = f"Sentence: {self.controls.sentence}"
-        st.divider()
-        st.download_button("Download this page's charts as HTML (works offline)",
-                           data=lambda: page_html(title, figures, intro, fmt),
-                           file_name=f"anatomy-{re.sub(r'[^a-z0-9]+', '-', self.title.lower())}.html",
-                           mime="text/html", icon=":material/download:", on_click="ignore")
+    def finish(self, namespace: dict[str, Any]) -> None:
+        """Offer every figure of the page as one self-contained HTML file, then release the run's data
+        from the page's namespace (`globals()` of the page script)."""
+        if self.figures:
+            figures, title, fmt = list(self.figures), f"Transformer Anatomy: {self.title}", self.controls.export
+            intro = f"Sentence: {self.controls.sentence}"
+            st.divider()
+            st.download_button("Download this page's charts as HTML (works offline)",
+                               data=lambda: page_html(title, figures, intro, fmt),
+                               file_name=f"anatomy-{re.sub(r'[^a-z0-9]+', '-', self.title.lower())}.html",
+                               mime="text/html", icon=":material/download:", on_click="ignore")
+        if not st.session_state.get(LIVE_FRAGMENT):
+            release(namespace)
+
+
+RELEASED_ABOVE = 64 * 1024  # bytes: a page name holding more than this is dropped at the end of a run
+
+
+def release(namespace: dict[str, Any]) -> None:
+    """Drop every name of a page script that holds more than RELEASED_ABOVE bytes (its Page, results,
+    traces, arrays, figures); its imports, functions, classes and small values stay.
+
+    A session keeps the namespace of its last page run alive for as long as the tab is open (and
+    15 s after): every function the page defined refers to it, and Streamlit keeps that run's
+    widget labels (format_func) and callbacks and the URL fields. Without this, each open tab
+    pinned its own copy of a result the shared cache had evicted or never kept (a pasted
+    paragraph: over 300 MiB a tab). So a label function or callback of a page must not read a
+    dropped name: Streamlit may call it after the run (give it the small values it needs).
+    """
+    for name in [n for n, value in namespace.items()
+                 if not n.startswith("__") and holds_more_than(value, RELEASED_ABOVE)]:
+        del namespace[name]
 
 
 def start(title: str, needs_result: bool = True, encoder_title: str | None = None) -> Page:
@@ -303,6 +328,7 @@ def start(title: str, needs_result: bool = True, encoder_title: str | None = Non
     encoder-only model, the encoding; `encoder_title` then replaces the heading)."""
     # No page icon: a material icon would be fetched from a font CDN as the favicon (breaks offline).
     st.set_page_config(page_title=f"{title} · Transformer Anatomy", layout="wide")
+    st.session_state[LIVE_FRAGMENT] = False
     menu()  # first in the sidebar, and shown even when the model fails to load
     if VALUES not in st.session_state:
         st.session_state[VALUES] = {}

@@ -3,8 +3,8 @@
 DECODING moves the decoding step (Attention and Translate pages); TIME_LAPSE moves the training
 snapshot (Training page). The button sits outside the animated part of the page; a click reruns
 the whole page, which registers the animated part as a fragment that reruns itself every PERIOD
-seconds while playing. Each run of that fragment moves the control one step on, so the sliders
-that show it follow; at the last step it pauses.
+seconds while playing (paused, it is drawn as part of the page). Each run of that fragment moves the
+control one step on, so the sliders that show it follow; at the last step it pauses.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Callable
 
 import streamlit as st
 
-from .page import set_value, stored
+from .page import LIVE_FRAGMENT, set_value, stored
 
 PERIOD = 1.0  # seconds per step
 
@@ -80,7 +80,13 @@ class Player:
                 self._disengage()
                 st.rerun()
 
-        st.fragment(frame, run_every=PERIOD if self.playing() else None)()
+        # Only a playing part is a fragment: a paused page has none left holding its data (Page.finish),
+        # and a control moved inside it reruns the whole page.
+        st.session_state[LIVE_FRAGMENT] = self.playing()
+        if self.playing():
+            st.fragment(frame, run_every=PERIOD)()
+        else:
+            frame()
 
 
 DECODING = Player("step", "Play decoding",
