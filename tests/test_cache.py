@@ -14,7 +14,8 @@ import torch
 
 from model import Interventions
 from ui import engine
-from ui.cache import MIB, ByteCache, budget_bytes, freeze, held_bytes, model_bytes
+from ui.cache import MIB, ByteCache, budget_bytes, freeze, held_bytes, holds_more_than, model_bytes
+from ui.page import RELEASED_ABOVE, release
 
 
 def block(size: int) -> np.ndarray:
@@ -220,3 +221,27 @@ def test_a_checkpoint_loads_once_however_many_sessions_ask_and_stays_valid_once_
 def test_freeze_returns_its_argument():
     value = [np.ones(2)]
     assert freeze(value) is value and not value[0].flags.writeable
+
+
+def test_holds_more_than_agrees_with_held_bytes_and_stops_early():
+    value = {"small": "x" * 100, "big": [block(MIB), block(MIB)]}
+    total = held_bytes(value)
+    assert holds_more_than(value, total - 1) and not holds_more_than(value, total)
+    assert holds_more_than(value, MIB // 2)
+
+
+def test_a_page_releases_its_data_and_keeps_its_code_and_small_values():
+    bundle = engine.get_bundle("")
+    result = engine.translate(bundle, "The cat sleeps.", Interventions())
+
+    def label(block_name: str) -> str:
+        return names[block_name]
+
+    names = {"enc-self": "Encoder self-attention"}
+    namespace = {"__name__": "__main__", "__builtins__": __builtins__, "np": np, "go": go, "label": label,
+                 "names": names, "step": 3, "title": "Attention", "result": result, "trace": result.trace,
+                 "figure": go.Figure(go.Heatmap(z=np.ones((200, 200)))),
+                 "patterns": [block(RELEASED_ABOVE + 1)]}
+    release(namespace)
+    assert set(namespace) == {"__name__", "__builtins__", "np", "go", "label", "names", "step", "title"}
+    assert label("enc-self") == "Encoder self-attention"  # a widget label called after the run still works
