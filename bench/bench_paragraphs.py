@@ -1,12 +1,17 @@
 """Memory and bytes for pasted paragraphs: one real server, paragraphs opened one after another on every page.
 
     python bench/bench_paragraphs.py [--model all-MiniLM-L6-v2] [--paragraphs 3] [--chars 2000] [--pages attention,...]
+    python bench/bench_paragraphs.py --tabs 6 [--pages masks_and_heads,...]
 
 A browser-less session (Streamlit's own websocket protocol) opens each page with a different
 paragraph of --chars characters, as a room pasting its own text would; the server's RSS is read
 after the model is loaded and after each paragraph. Prints the growth per paragraph, the bytes
 every page sent, and a last line `paragraphs: model=M n=N rss_start=A rss_end=B growth=G
 largest_page_mb=X` (MiB, whole numbers).
+
+With --tabs N, N tabs open a page at the same moment, each with its own paragraph, page after page;
+the server's RSS is sampled every 50 ms. One line per page: `tabs: page=P n=N rss_start=A
+rss_peak=B rss_end=C seconds=S` (MiB, whole numbers; seconds until the last tab had its page).
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import threading
+import time
 from urllib.parse import urlencode
 
 from chart_bytes import paragraph
@@ -50,6 +57,37 @@ async def _measure(url: str, pid: int, model: str, count: int, chars: int, pages
           f"largest_page_mb={largest:.1f}")
 
 
+async def _tab(url: str, page: str, query: str) -> list[str]:
+    async with Session(url, timeout=900) as session:
+        return (await session.run(page, query)).errors
+
+
+async def _burst(url: str, pid: int, model: str, tabs: int, chars: int, pages: tuple[str, ...]) -> None:
+    async with Session(url) as session:
+        await session.run("translate", urlencode({"model": model, "sentence": "The cat sleeps."}))
+    for round_, page in enumerate(pages):
+        start, peak, sampling = rss_mib(pid), [0.0], threading.Event()
+
+        def sample() -> None:
+            while not sampling.is_set():
+                peak[0] = max(peak[0], rss_mib(pid))
+                time.sleep(0.05)
+
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        began = time.perf_counter()
+        queries = [urlencode({"model": model, "sentence": paragraph(chars, variant=13 * (round_ * tabs + n) + 5)})
+                   for n in range(tabs)]
+        errors = await asyncio.gather(*[_tab(url, page, query) for query in queries])
+        seconds = time.perf_counter() - began
+        sampling.set()
+        sampler.join()
+        if any(errors):
+            raise RuntimeError(f"{page}: {[e for e in errors if e][:2]}")
+        print(f"tabs: page={page} n={tabs} rss_start={start:.0f} rss_peak={peak[0]:.0f} "
+              f"rss_end={rss_mib(pid):.0f} seconds={seconds:.1f}", flush=True)
+
+
 def main() -> None:
     """Start a server, open the paragraphs, print the figures."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -57,10 +95,14 @@ def main() -> None:
     parser.add_argument("--paragraphs", type=int, default=3)
     parser.add_argument("--chars", type=int, default=2000)
     parser.add_argument("--pages", default=",".join(PAGES), help="comma-separated page paths")
+    parser.add_argument("--tabs", type=int, default=0, help="open each page in this many tabs at once")
     args = parser.parse_args()
+    pages = tuple(args.pages.split(","))
     with running_app(None) as app:
-        asyncio.run(_measure(app.url, app.pid, args.model, args.paragraphs, args.chars,
-                            tuple(args.pages.split(","))))
+        if args.tabs:
+            asyncio.run(_burst(app.url, app.pid, args.model, args.tabs, args.chars, pages))
+        else:
+            asyncio.run(_measure(app.url, app.pid, args.model, args.paragraphs, args.chars, pages))
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from model.catalog import DEFAULT
 from viz.export import page_html, toolbar_config
 from viz.style import Style
 
-from . import engine
+from . import engine, turns
 from .cache import holds_more_than
 from .nav import menu
 from .urlstate import (EXAMPLES, Controls, Field, Limits, all_heads, head_label, read_fields,
@@ -302,6 +302,7 @@ class Page:
                                mime="text/html", icon=":material/download:", on_click="ignore")
         if not st.session_state.get(LIVE_FRAGMENT):
             release(namespace)
+        turns.end_turn()
 
 
 RELEASED_ABOVE = 64 * 1024  # bytes: a page name holding more than this is dropped at the end of a run
@@ -345,6 +346,7 @@ def start(title: str, needs_result: bool = True, encoder_title: str | None = Non
     _fit(limits)
     _sidebar(limits, bundle)
     controls = Controls.from_values(_values())
+    _take_turn(bundle, controls.sentence if needs_result else "")
     style = Style(presentation=controls.presentation)
     if controls.presentation:
         st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
@@ -360,6 +362,21 @@ def start(title: str, needs_result: bool = True, encoder_title: str | None = Non
         for warning in page.result.warnings:
             st.warning(md(warning))
     return page
+
+
+def _take_turn(bundle: Bundle, sentence: str) -> None:
+    """Wait, if the sentence is long, until no other page run works on a long text (ui/turns.py)."""
+    try:
+        pieces = len(bundle.encode_source(sentence)[1]) if sentence else 0
+    except AnatomyError:  # the page's own run shows what is wrong with it
+        pieces = 0
+    long = pieces > turns.LONG_PIECES
+    if long and turns.busy():
+        with st.spinner(f"Another long text ({turns.LONG_PIECES}+ pieces) is being read on this server; "
+                        "yours is next ...", show_time=True):
+            turns.take_turn(long)
+    else:
+        turns.take_turn(long)
 
 
 def two_translations(left: tuple[str, str], right: tuple[str, str], size_rem: float = 1.3) -> None:
