@@ -102,8 +102,12 @@ def _buffer(array: np.ndarray) -> tuple[Hashable, int]:
         return ("buffer", id(owner)), sys.getsizeof(owner)
 
 
-# code, and Streamlit's own objects (a column a page drew into): not data a value holds
 _NOT_DATA = (type, ModuleType, FunctionType, BuiltinFunctionType, MethodType)
+
+
+def _not_data(obj: Any) -> bool:
+    """Code, and Streamlit's own objects (a column a page drew into): nothing a value holds."""
+    return isinstance(obj, _NOT_DATA) or type(obj).__module__.startswith("streamlit")
 
 
 def _walk(value: Any, freeze: bool, stop_above: float = float("inf")) -> int:
@@ -116,7 +120,7 @@ def _walk(value: Any, freeze: bool, stop_above: float = float("inf")) -> int:
     stack = [value]
     while stack and total <= stop_above:
         obj = stack.pop()
-        if id(obj) in seen or isinstance(obj, _NOT_DATA) or type(obj).__module__.startswith("streamlit"):
+        if id(obj) in seen or _not_data(obj):
             continue
         seen.add(id(obj))
         if isinstance(obj, np.ndarray):

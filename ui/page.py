@@ -315,8 +315,8 @@ def release(namespace: dict[str, Any]) -> None:
     A session keeps the namespace of its last page run alive for as long as the tab is open (and
     15 s after): every function the page defined refers to it, and Streamlit keeps that run's
     widget labels (format_func) and callbacks and the URL fields. Without this, each open tab
-    pinned its own copy of a result the shared cache had evicted or never kept (a pasted
-    paragraph: over 300 MiB a tab). So a label function or callback of a page must not read a
+    pinned its own copy of a result the shared cache had evicted or never kept (four tabs with
+    pasted paragraphs: 996 MiB, tests/test_memory_long.py). So a label function or callback of a page must not read a
     dropped name: Streamlit may call it after the run (give it the small values it needs).
     """
     for name in [n for n, value in namespace.items()
