@@ -1,43 +1,109 @@
-"""Hook points and the Recorder that collects what passes through them during one call.
+"""Hook points, the Recorder that collects what passes through them during one call, and the
+Patching that replaces what passes through them.
 
 A HookPoint is an identity module; its name is its path in the model
 (`decoder.layers.1.cross_attn.hook_pattern`). Nothing is ever stored on a module: the
-active Recorder lives in a context variable, so each thread (each Streamlit session) sees
-only its own recorder, and the one cached model serves all of them at once.
+active Recorder and Patching live in context variables, so each thread (each Streamlit session)
+sees only its own, and the one cached model serves all of them at once. A patched value is what
+the model goes on with and what a Recorder active at the same time records.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Iterator
+from dataclasses import dataclass
+from typing import Iterator, Mapping, Sequence
 
 import torch
 from torch import nn
 
 _ACTIVE: ContextVar["Recorder | None"] = ContextVar("anatomy_recorder", default=None)
+_PATCHING: ContextVar["Patching | None"] = ContextVar("anatomy_patching", default=None)
 
 
 class Recorder:
     """Collects named tensors in execution order while it is active."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_grad: bool = False) -> None:
         self.tensors: dict[str, torch.Tensor] = {}
+        self.keep_grad = keep_grad
 
     def record(self, name: str, x: torch.Tensor) -> None:
-        """Keep `x` (detached, on the CPU) under `name`; a name may fire once per pass.
+        """Keep `x` under `name` (detached and on the CPU, unless the recorder keeps gradients);
+        a name may fire once per pass.
 
         No copy is made: the model never changes a tensor in place after it passed a hook.
         """
         if name in self.tensors:
             raise RuntimeError(f"hook point {name!r} fired twice in one recorded pass")
-        self.tensors[name] = x.detach().cpu()
+        self.tensors[name] = x if self.keep_grad else x.detach().cpu()
+
+
+def sequence_axis(x: torch.Tensor) -> int:
+    """The axis of positions in a recorded tensor: 1 for (batch, positions, ...) and 2 for the
+    per-head (batch, heads, positions, ...) tensors of attention (queries for scores and patterns)."""
+    return 2 if x.dim() == 4 else 1
+
+
+@dataclass(frozen=True)
+class Patch:
+    """What replaces the activation at one hook point: `value` is a whole activation of that hook
+    point (another sentence's, say); at `positions` (along `sequence_axis`), or everywhere when
+    None, the activation takes value's entries. Every other axis must match."""
+
+    value: torch.Tensor
+    positions: Sequence[int] | None = None
+
+
+class Patching:
+    """Replaces activations at named hook points while it is active; `applied` names the hook
+    points that fired and were replaced (a name that never fired is not there)."""
+
+    def __init__(self, patches: Mapping[str, Patch]) -> None:
+        self.patches = dict(patches)
+        self.applied: set[str] = set()
+
+    def apply(self, name: str, x: torch.Tensor) -> torch.Tensor:
+        """The activation the model goes on with at hook point `name`."""
+        patch = self.patches.get(name)
+        if patch is None:
+            return x
+        value = patch.value.to(device=x.device, dtype=x.dtype)
+        if patch.positions is None:
+            if value.shape != x.shape:
+                raise ValueError(f"patch for {name}: shape {tuple(value.shape)} is not the activation's {tuple(x.shape)}")
+            patched = value
+        else:
+            axis = sequence_axis(x)
+            if value.dim() != x.dim() or any(value.size(d) != x.size(d) for d in range(x.dim()) if d != axis):
+                raise ValueError(f"patch for {name}: shape {tuple(value.shape)} does not fit the activation's "
+                                 f"{tuple(x.shape)} outside axis {axis}")
+            limit = min(value.size(axis), x.size(axis))
+            if any(not 0 <= p < limit for p in patch.positions):
+                raise ValueError(f"patch for {name}: positions must exist in both ({limit} do)")
+            index = torch.tensor(list(patch.positions), dtype=torch.long, device=x.device)
+            patched = x.index_copy(axis, index, value.index_select(axis, index))
+        self.applied.add(name)
+        return patched
 
 
 @contextmanager
-def recording() -> Iterator[Recorder]:
-    """Activate a fresh Recorder for the duration of the `with` block in this thread only."""
-    recorder = Recorder()
+def patching(patches: Mapping[str, Patch]) -> Iterator[Patching]:
+    """Activate these patches for the duration of the `with` block in this thread only."""
+    active = Patching(patches)
+    token = _PATCHING.set(active)
+    try:
+        yield active
+    finally:
+        _PATCHING.reset(token)
+
+
+@contextmanager
+def recording(keep_grad: bool = False) -> Iterator[Recorder]:
+    """Activate a fresh Recorder for the duration of the `with` block in this thread only; with
+    `keep_grad`, recorded tensors stay in the autograd graph (for gradients with respect to them)."""
+    recorder = Recorder(keep_grad)
     token = _ACTIVE.set(recorder)
     try:
         yield recorder
@@ -61,13 +127,17 @@ def active_recorder() -> Recorder | None:
 
 
 class HookPoint(nn.Module):
-    """Identity module marking one stage; hands its input to the active Recorder."""
+    """Identity module marking one stage: hands its input to the active Patching, then what it
+    returns to the active Recorder."""
 
     def __init__(self) -> None:
         super().__init__()
         self.name = ""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        patches = _PATCHING.get()
+        if patches is not None:
+            x = patches.apply(self.name, x)
         recorder = _ACTIVE.get()
         if recorder is not None:
             recorder.record(self.name, x)

@@ -54,7 +54,8 @@ class Embeddings(nn.Module):
 
     def forward(self, ids: torch.Tensor, use_positions: bool = True, start: int = 0,
                 use_scale: bool = True) -> torch.Tensor:
-        batch, length = self.hook_ids(ids).shape
+        ids = self.hook_ids(ids)  # a patched hook point changes what the model reads, ids too
+        batch, length = ids.shape
         if start + length > self.positions.table.shape[0]:
             raise ValueError(f"sequence of {start + length} pieces exceeds max_len "
                              f"{self.positions.table.shape[0]}")

@@ -8,7 +8,7 @@ import torch
 
 from model import Interventions
 from model.config import ModelConfig
-from model.hooks import active_recorder, recording
+from model.hooks import Patch, active_recorder, patching, recording
 from model.transformer import Transformer
 
 SMALL = ModelConfig(vocab_size=50, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
@@ -142,3 +142,91 @@ def test_sixteen_threads_each_get_their_own_single_threaded_trace(tiny_bundle):
         for name in single.tensors:
             assert np.array_equal(mine.tensors[name], single.tensors[name], equal_nan=True), (i, name)
     _no_hooks_anywhere(tiny_bundle.model)
+
+
+# ---- patching -------------------------------------------------------------------------------
+
+def _recorded(model, src, tgt, iv=Interventions()):
+    with torch.inference_mode(), recording() as recorder:
+        logits = model(src, tgt, iv)
+    return logits, recorder.tensors
+
+
+def test_patching_a_run_with_its_own_activations_changes_nothing_exactly(small):
+    src, tgt = torch.tensor([[5, 6, 7, 2]]), torch.tensor([[1, 8, 9]])
+    logits, tensors = _recorded(small, src, tgt)
+    for name in ("src_embed.hook_token", "encoder.layers.0.self_attn.hook_pattern", "encoder.hook_memory",
+                 "decoder.layers.0.cross_attn.hook_out", "decoder.layers.0.hook_resid_ffn"):
+        for positions in (None, [0, 2]):
+            with torch.inference_mode(), patching({name: Patch(tensors[name], positions)}) as active:
+                again = small(src, tgt, Interventions())
+            assert active.applied == {name}
+            assert torch.equal(again, logits), (name, positions)
+
+
+def test_a_patch_changes_the_run_only_inside_its_context_and_only_at_its_positions(small):
+    src, other, tgt = torch.tensor([[5, 6, 7, 2]]), torch.tensor([[11, 12, 13, 2]]), torch.tensor([[1, 8, 9]])
+    logits, tensors = _recorded(small, src, tgt)
+    _, donor = _recorded(small, other, tgt)
+    name = "src_embed.hook_sum"
+    with torch.inference_mode(), patching({name: Patch(donor[name], [1])}), recording() as recorder:
+        patched = small(src, tgt, Interventions())
+    seen = recorder.tensors[name]  # a recorder active at the same time records the patched value
+    assert torch.equal(seen[:, 1], donor[name][:, 1])
+    assert torch.equal(seen[:, [0, 2, 3]], tensors[name][:, [0, 2, 3]])
+    assert not torch.equal(patched, logits)
+    after, _ = _recorded(small, src, tgt)
+    assert torch.equal(after, logits)  # gone after the context
+
+
+def test_a_patch_that_does_not_fit_is_refused(small):
+    src, tgt = torch.tensor([[5, 6, 7, 2]]), torch.tensor([[1, 8, 9]])
+    _, tensors = _recorded(small, src, tgt)
+    name = "encoder.layers.0.hook_resid_ffn"
+    with torch.inference_mode(), patching({name: Patch(tensors[name][:, :2])}), pytest.raises(ValueError):
+        small(src, tgt, Interventions())
+    with torch.inference_mode(), patching({name: Patch(tensors[name], [5])}), pytest.raises(ValueError):
+        small(src, tgt, Interventions())
+
+
+def test_two_threads_patching_different_things_at_once_do_not_see_each_other(small):
+    src, tgt = torch.tensor([[5, 6, 7, 2]]), torch.tensor([[1, 8, 9]])
+    logits, tensors = _recorded(small, src, tgt)
+    name = "encoder.hook_memory"
+    changes = {"zeros": torch.zeros_like(tensors[name]), "ones": torch.ones_like(tensors[name])}
+    expected = {}
+    for key, value in changes.items():
+        with torch.inference_mode(), patching({name: Patch(value)}):
+            expected[key] = small(src, tgt, Interventions())
+    barrier, results, errors = threading.Barrier(3), {}, []
+
+    def run(key):
+        try:
+            with torch.inference_mode():
+                if key == "none":
+                    barrier.wait(10)
+                    results[key] = [small(src, tgt, Interventions()) for _ in range(20)]
+                    return
+                with patching({name: Patch(changes[key])}):
+                    barrier.wait(10)
+                    results[key] = [small(src, tgt, Interventions()) for _ in range(20)]
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(key,)) for key in ("zeros", "ones", "none")]
+    [t.start() for t in threads]
+    [t.join(30) for t in threads]
+    assert not errors
+    assert all(torch.equal(out, expected["zeros"]) for out in results["zeros"])
+    assert all(torch.equal(out, expected["ones"]) for out in results["ones"])
+    assert all(torch.equal(out, logits) for out in results["none"])
+
+
+def test_recording_with_gradients_reaches_the_token_embeddings(small):
+    src, tgt = torch.tensor([[5, 6, 7, 2]]), torch.tensor([[1, 8, 9]])
+    with recording(keep_grad=True) as recorder:
+        logits = small(src, tgt, Interventions())
+    token = recorder.tensors["src_embed.hook_token"]
+    assert token.requires_grad
+    (grad,) = torch.autograd.grad(logits[0, -1].log_softmax(-1)[4], token)
+    assert grad.shape == token.shape and grad.abs().sum() > 0
