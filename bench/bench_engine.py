@@ -24,7 +24,7 @@ class TorchSeq2Seq(nn.Module):
 
     def __init__(self, cfg) -> None:
         super().__init__()
-        from model.positional import sinusoidal_encoding
+        from model.engine.positional import sinusoidal_encoding
         self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
         self.register_buffer("pe", sinusoidal_encoding(cfg.max_len, cfg.d_model))
         self.core = nn.Transformer(cfg.d_model, cfg.n_heads, cfg.n_encoder_layers, cfg.n_decoder_layers,
@@ -61,7 +61,7 @@ def main() -> None:
     src = torch.tensor([list(result.trace.src_ids)])
 
     from model import Interventions
-    from model.decoding import greedy
+    from model.engine.decoding import greedy
 
     def decode_only():
         with torch.inference_mode():

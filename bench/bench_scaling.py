@@ -23,7 +23,7 @@ LENGTHS = (5, 10, 20, 40)
 def sentences_by_length(bundle, targets=LENGTHS) -> dict[int, str]:
     """Corpus sentences whose source is closest to each target length in pieces (EOS included);
     40 needs two sentences joined by "and"."""
-    from model.corpus import generate
+    from model.training.corpus import generate
     pool = [e.en for e in generate(4000, 11)]
     pool += [f"{a.rstrip('.?')} and {b[0].lower()}{b[1:]}" for a, b in zip(pool[::2], pool[1::2])]
     sized = {len(bundle.encode_source(s)[1]): s for s in pool}
@@ -62,9 +62,9 @@ def main() -> None:
     print("3. translate + trace vs model size (random weights, same 12-word sentence, 20 output steps)")
     from model import DecodeOptions
     from model.bundle import Bundle
-    from model.checkpoint import Checkpoint
-    from model.config import ModelConfig
-    from model.transformer import Transformer
+    from model.checkpoints.checkpoint import Checkpoint
+    from model.engine.config import ModelConfig
+    from model.engine.transformer import Transformer
     sentence = chosen[10]
     for layers, heads in ((1, 4), (3, 4), (6, 4), (3, 2), (3, 8)):
         cfg = ModelConfig(**{**bundle.config.to_dict(), "n_encoder_layers": layers, "n_decoder_layers": layers,

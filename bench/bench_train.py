@@ -26,11 +26,11 @@ from torch import nn
 
 from common import ROOT  # (importing it puts the project on sys.path)
 from bench_engine import TorchSeq2Seq
-from model.config import ModelConfig
-from model.distributed import launcher
-from model.presets import PRESETS
-from model.tokens import PAD_ID
-from model.transformer import Transformer
+from model.engine.config import ModelConfig
+from model.training.distributed import launcher
+from model.training.presets import PRESETS
+from model.engine.tokens import PAD_ID
+from model.engine.transformer import Transformer
 
 
 def batches(cfg: ModelConfig, max_tokens: int, count: int, seed: int = 0) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -63,7 +63,7 @@ def _train_command(processes: int, out: Path, data: Path, preset: str, steps: in
 
 def _logged_tokens_per_second(out: Path, after_step: int) -> float:
     """Target tokens per second over the logged windows after the first one past `after_step`."""
-    from model.checkpoint import read_train_log
+    from model.checkpoints.checkpoint import read_train_log
     windows = [r for r in read_train_log(out) if "tokens_per_s" in r and r["step"] > after_step][1:]
     seconds = sum(25 / r["tokens_per_s"] for r in windows)  # every window but a run's last is 25 steps
     return len(windows) * 25 / seconds if windows else float("nan")

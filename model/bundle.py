@@ -4,77 +4,23 @@ from __future__ import annotations
 
 import unicodedata
 from contextlib import nullcontext
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import torch
 
-from .checkpoint import Checkpoint, load_checkpoint, read_train_log
-from .decoding import Hypothesis, as_decoded, beam_search, greedy
+from .checkpoints.checkpoint import Checkpoint, load_checkpoint
+from .checkpoints.snapshots import steps as snapshot_steps
+from .engine.decoding import Hypothesis, as_decoded, beam_search, greedy
+from .engine.hooks import not_recording, recording
+from .engine.interventions import DecodeOptions, Interventions
+from .engine.tokenizer import normalize_source
+from .engine.tokens import pad_rows
 from .errors import REBUILD_HINT, CheckpointError, InputError
-from .hooks import not_recording, recording
-from .interventions import DecodeOptions, Interventions
-from .tokenizer import normalize_source
-from .tokens import pad_rows
-from .snapshots import steps as snapshot_steps
-from .trace import Trace
+from .results import Beam, EncodeResult, Step, Trace, TranslationResult
 
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
-
-
-@dataclass(frozen=True)
-class Step:
-    """One decoding step: the piece chosen and the top candidates the model weighed."""
-
-    position: int
-    chosen: str
-    probability: float              # probability of the chosen piece
-    top: list[tuple[str, float]]    # (piece, probability), most likely first
-
-
-@dataclass(frozen=True)
-class Beam:
-    """A finished hypothesis of beam search (greedy decoding has exactly one)."""
-
-    translation: str
-    pieces: list[str]
-    log_prob: float
-    score: float       # what beams are ranked by: log_prob / length**length_penalty
-    finished: bool     # False when cut at the maximum length
-
-
-@dataclass(frozen=True)
-class TranslationResult:
-    """Everything one call to `Bundle.translate` found out."""
-
-    source: str                     # the canonical text the model read
-    translation: str
-    trace: Trace | None
-    steps: list[Step]
-    beams: list[Beam]
-    log_prob: float                 # of the whole output (EOS included when finished)
-    output_ids: tuple[int, ...] = ()  # the pieces scored by log_prob, EOS included when finished
-    warnings: list[str] = field(default_factory=list)
-    unknown_words: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class EncodeResult:
-    """What one call to `Bundle.encode` found out: the encoder's stages and a sentence embedding."""
-
-    source: str                     # the text the model read
-    trace: Trace                    # encoder stages only (no decoder rows)
-    embedding: np.ndarray           # (d_model,) pooled final encoder states, unit length
-    warnings: list[str] = field(default_factory=list)
-    unknown_words: list[str] = field(default_factory=list)
-
-
-def cosine(a: np.ndarray, b: np.ndarray) -> float:
-    """Cosine similarity of two vectors (0 when either is zero)."""
-    norm = float(np.linalg.norm(a) * np.linalg.norm(b))
-    return float(a @ b) / norm if norm else 0.0
 
 
 class Bundle:
@@ -122,15 +68,6 @@ class Bundle:
         """(max_len, d_model) what the encoder adds at each position: the sinusoid (either layout)
         or the learned table."""
         return self.model.src_embed.positions.table.detach().float().numpy().copy()
-
-    def recipes(self) -> tuple[dict, dict[str, list[dict]]]:
-        """The recipe comparison shipped with this checkpoint (`recipes/`): summary and logs, or empty."""
-        from .recipes import read_recipes
-        return read_recipes(self.path / "recipes")
-
-    def train_log(self) -> list[dict]:
-        """The training log records of this checkpoint, if it has one."""
-        return read_train_log(self.path)
 
     def check_interventions(self, iv: Interventions) -> None:
         """Refuse ablated heads or layers this model does not have."""

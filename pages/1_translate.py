@@ -21,7 +21,7 @@ def _second_sentence(text: str) -> str:
 def grammar_reference(source: str) -> tuple[str | None, str]:
     """The corpus grammar's French for a sentence, or None and why it cannot read it."""
     try:
-        from model.corpus import translate
+        from model.training.corpus import translate
         return translate(source), ""
     except ImportError:
         return None, "the corpus grammar is not installed"
@@ -107,7 +107,7 @@ if result.unknown_words:
 if page.bundle.family == "anatomy":  # the corpus lexicon is this project's own models' vocabulary
     with st.expander("What vocabulary does the model know?"):
         try:
-            from model.corpus import lexicon_by_category
+            from model.training.corpus import lexicon_by_category
             categories = lexicon_by_category()
         except ImportError:
             categories = {}

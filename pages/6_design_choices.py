@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from model import Trace, cosine
-from model.measures import mean_entropy, nan_share, random_dot_variance, raw_dot_variance, softmax_sharpness
+from model.analysis.measures import mean_entropy, nan_share, random_dot_variance, raw_dot_variance, softmax_sharpness
 from ui import engine, lengths, recipes
 from ui.figures import shared
 from ui.page import md, start, two_translations

@@ -3,6 +3,7 @@ learning-rate schedule, the recipe comparison and the model card."""
 
 import streamlit as st
 
+from model.checkpoints.checkpoint import read_train_log
 from ui import recipes, timelapse
 from ui.page import md, start
 from viz.training import (alignment_heatmap, card_frame, log_frame, loss_curves, lr_curve, metric_curves,
@@ -15,7 +16,7 @@ st.subheader("Attention over training: a time-lapse")
 timelapse.show(page)
 
 st.subheader("Curves of the training run")
-records = bundle.train_log()
+records = read_train_log(bundle.path)
 if not records and bundle.family != "anatomy":
     st.info(f"{bundle.name} was trained elsewhere ({bundle.card.get('source', 'see its model card')}); its checkpoint "
             "carries no training log, so there are no curves to draw here. Its card is below.")

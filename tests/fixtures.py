@@ -6,10 +6,10 @@ from pathlib import Path
 
 import torch
 
-from model.checkpoint import save_checkpoint
-from model.config import ModelConfig
-from model.tokenizer import Tokenizer, normalize_source
-from model.transformer import Transformer
+from model.checkpoints.checkpoint import save_checkpoint
+from model.engine.config import ModelConfig
+from model.engine.tokenizer import Tokenizer, normalize_source
+from model.engine.transformer import Transformer
 
 PAIRS = [
     ("The cat sleeps.", "Le chat dort."),

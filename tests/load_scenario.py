@@ -25,7 +25,7 @@ SWITCHES = [{}, {"causal": "off"}, {"ablate": "dec-cross-1-1,enc-self-2-3"}, {"p
 
 def scenario(n_sessions: int, configs_each: int, seed: int = 7) -> list[list[tuple[str, str]]]:
     """Per session, its own (page, query string) list: a corpus sentence under varied switches."""
-    from model.corpus import generate
+    from model.training.corpus import generate
     sentences = [example.en for example in generate(n_sessions * configs_each, seed)]
     plan = []
     for session in range(n_sessions):

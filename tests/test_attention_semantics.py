@@ -7,11 +7,11 @@ import pytest
 import torch
 
 from model import Interventions
-from model.config import ModelConfig
-from model.hooks import recording
-from model.positional import sinusoidal_encoding
-from model.tokens import PAD_ID
-from model.transformer import Transformer
+from model.engine.config import ModelConfig
+from model.engine.hooks import recording
+from model.engine.positional import sinusoidal_encoding
+from model.engine.tokens import PAD_ID
+from model.engine.transformer import Transformer
 
 CFG = ModelConfig(vocab_size=60, d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2,
                   n_decoder_layers=2, dropout=0.0, max_len=32)
@@ -149,8 +149,8 @@ def test_interventions_are_frozen_hashable_values():
                                      {"norm_first": True, "activation": "gelu"}])
 def test_config_options_build_run_and_round_trip(tmp_path, changes):
     from model import load_bundle
-    from model.checkpoint import save_checkpoint
-    from model.tokenizer import Tokenizer
+    from model.checkpoints.checkpoint import save_checkpoint
+    from model.engine.tokenizer import Tokenizer
     tokenizer = Tokenizer.train(["the cat sleeps", "le chat dort."] * 20, 300)
     cfg = ModelConfig(**{**CFG.to_dict(), "vocab_size": tokenizer.vocab_size, **changes})
     torch.manual_seed(0)

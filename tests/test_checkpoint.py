@@ -10,7 +10,7 @@ import torch
 
 from fixtures import TINY, build_tiny_checkpoint
 from model import CheckpointError, load_bundle
-from model.checkpoint import CARD, CONFIG, TOKENIZER, WEIGHTS
+from model.checkpoints.checkpoint import CARD, CONFIG, TOKENIZER, WEIGHTS
 from model.errors import REBUILD_HINT
 
 
@@ -125,4 +125,4 @@ def test_a_pickle_is_refused_and_never_executed(copy, tmp_path):
     pickle.loads(payload)
     assert MARKER.exists()
     MARKER.unlink()
-    assert "pickle" not in sys.modules.get("model.checkpoint").__dict__
+    assert "pickle" not in sys.modules.get("model.checkpoints.checkpoint").__dict__

@@ -6,13 +6,13 @@ import random
 
 import pytest
 
-from model.corpus import (
+from model.training.corpus import (
     Example, generate, lexicon_by_category, load_lexicon, parse, random_sentence, render,
     tokenize_en, tokenize_fr, translate, write_splits,
 )
-from model.corpus import french as F
-from model.corpus.generator import random_spec
-from model.corpus.grammar import NUMBERS
+from model.training.corpus import french as F
+from model.training.corpus.generator import random_spec
+from model.training.corpus.grammar import NUMBERS
 
 LEX = load_lexicon()
 
@@ -347,7 +347,7 @@ def test_write_splits(tmp_path):
 
 
 def test_cli(tmp_path, capsys):
-    from model.corpus.__main__ import main
+    from model.training.corpus.__main__ import main
     assert main(["--out", str(tmp_path), "--train", "50", "--valid", "5", "--test", "5", "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert "train: 50" in out and "valid: 5" in out and "test: 5" in out
@@ -428,7 +428,7 @@ def test_etre_agreement():
 
 
 def test_lexicon_rows_all_loaded():
-    from model.corpus.lexicon import TSV_PATH
+    from model.training.corpus.lexicon import TSV_PATH
     lines = TSV_PATH.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 175  # the shared lexicon, copied verbatim
     n_rows = sum(1 for line in lines if line.strip() and not line.startswith("#"))

@@ -10,10 +10,10 @@ from safetensors.torch import load_file
 
 from live_server import ROOT
 from model import load_bundle
-from model.checkpoint import read_train_log
-from model.distributed import launcher
-from model.presets import PRESETS
-from model.train import ensure_corpus
+from model.checkpoints.checkpoint import read_train_log
+from model.training.distributed import launcher
+from model.training.presets import PRESETS
+from model.training.train import ensure_corpus
 
 pytestmark = pytest.mark.slow
 

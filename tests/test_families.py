@@ -27,7 +27,7 @@ from safetensors.torch import load_file, save_file
 
 from hf_fixtures import ENGLISH, FRENCH, make_bert_dir, make_marian_dir, reference_bert, reference_marian
 from model import CheckpointError, DecodeOptions, InputError, Interventions, load_bundle
-from model.catalog import DEFAULT, MINILM, MODELS_ENV, available_models
+from model.checkpoints.catalog import DEFAULT, MINILM, MODELS_ENV, available_models
 
 ROOT = Path(__file__).resolve().parent.parent
 ATOL = 1e-4

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from model import Interventions
-from model.config import ModelConfig
-from model.hooks import Patch, active_recorder, patching, recording
-from model.transformer import Transformer
+from model.engine.config import ModelConfig
+from model.engine.hooks import Patch, active_recorder, patching, recording
+from model.engine.transformer import Transformer
 
 SMALL = ModelConfig(vocab_size=50, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
                     n_decoder_layers=1, dropout=0.0, max_len=16)

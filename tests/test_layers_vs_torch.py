@@ -4,11 +4,11 @@ import pytest
 import torch
 from torch import nn
 
-from model.attention import MultiHeadAttention
-from model.config import ModelConfig
-from model.hooks import name_hook_points, recording
-from model.layers import TransformerLayer
-from model.masks import subsequent_mask
+from model.engine.attention import MultiHeadAttention
+from model.engine.config import ModelConfig
+from model.engine.hooks import name_hook_points, recording
+from model.engine.layers import TransformerLayer
+from model.engine.masks import subsequent_mask
 
 D, H, FF = 32, 4, 64
 

@@ -12,7 +12,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from deploy.room import running_room
-from model.tokenizer import normalize_source
+from model.engine.tokenizer import normalize_source
 from st_session import Session
 
 pytestmark = pytest.mark.slow

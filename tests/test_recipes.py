@@ -6,8 +6,9 @@ import json
 import math
 import shutil
 
-from model.recipes import RECIPES, SUMMARY, WARMUP_STEPS, findings, preset_for, read_recipes, summarize
-from model.train import learning_rate
+from model.training.recipe_results import RECIPES, SUMMARY, findings, read_recipes
+from model.training.recipes import WARMUP_STEPS, preset_for, summarize
+from model.training.train import learning_rate
 from test_app import assert_clean, charts, run
 
 
@@ -88,6 +89,6 @@ def test_without_a_comparison_the_design_page_states_no_finding(tiny_checkpoint,
 
 def test_the_shipped_comparison_reads_and_states_its_findings():
     from model import load_bundle
-    summary, logs = load_bundle().recipes()
+    summary, logs = read_recipes(load_bundle().path / "recipes")
     assert set(logs) == {r.name for r in RECIPES} and summary["budget_minutes_each"] > 0
     assert len(findings(summary)) == 4

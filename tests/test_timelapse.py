@@ -8,8 +8,8 @@ import re
 import pytest
 
 from model import load_bundle
-from model.evaluate import evaluate
-from model.train import train
+from model.training.evaluate import evaluate
+from model.training.train import train
 from test_app import assert_clean, charts, run
 
 pytestmark = pytest.mark.slow

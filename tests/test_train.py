@@ -9,8 +9,8 @@ from safetensors.torch import load_file
 
 from model import CheckpointError, load_bundle
 from live_server import ROOT
-from model.checkpoint import read_train_log
-from model.train import learning_rate, make_batches, train
+from model.checkpoints.checkpoint import read_train_log
+from model.training.train import learning_rate, make_batches, train
 
 pytestmark = pytest.mark.slow
 
@@ -71,7 +71,7 @@ def test_a_missing_snapshot_is_refused_with_the_steps_there_are(trained):
 
 
 def test_log_spacing_keeps_the_ends_and_the_closest_steps():
-    from model.snapshots import is_candidate, log_spaced
+    from model.checkpoints.snapshots import is_candidate, log_spaced
     grid = [s for s in range(1, 6597) if is_candidate(s)]
     assert grid[:5] == [50, 62, 78, 98, 122] and len(grid) == 22 and grid[-1] == 5421
     chosen = log_spaced(grid + [6597], 8)
@@ -82,9 +82,9 @@ def test_log_spacing_keeps_the_ends_and_the_closest_steps():
 
 
 def test_snapshot_edge_cases_are_refused_or_cleaned(tmp_path):
-    from model.snapshots import drop_after, log_spaced, steps
-    from model.distributed import World
-    from model.train import step_batches
+    from model.checkpoints.snapshots import drop_after, log_spaced, steps
+    from model.training.distributed import World
+    from model.training.train import step_batches
     with pytest.raises(ValueError):
         log_spaced([50, 62, 78], 1)
     with pytest.raises(ValueError, match="--snapshots"):
@@ -101,7 +101,7 @@ def test_snapshot_edge_cases_are_refused_or_cleaned(tmp_path):
 
 
 def test_evaluate_scores_every_snapshot(trained):
-    from model.evaluate import evaluate
+    from model.training.evaluate import evaluate
     root, _ = trained
     card = evaluate(root / "ckpt", root / "data", n_alignment=30, n_variants=5)
     rows = card["snapshots"]

@@ -5,10 +5,10 @@ import pytest
 import torch
 
 from model import DecodeOptions, InputError, Interventions
-from model.decoding import beam_search, greedy
-from model.hooks import recording
-from model.tokenizer import MAX_CHARS, normalize_source
-from model.tokens import BOS_ID, EOS_ID
+from model.engine.decoding import beam_search, greedy
+from model.engine.hooks import recording
+from model.engine.tokenizer import MAX_CHARS, normalize_source
+from model.engine.tokens import BOS_ID, EOS_ID
 
 
 def test_translate_returns_the_documented_fields(tiny_bundle):

@@ -121,7 +121,7 @@ def test_translate_tables_and_candidates(result, tiny_bundle):
 
 
 def test_positional_figures(tiny_bundle, result):
-    from model.positional import sinusoidal_encoding
+    from model.engine.positional import sinusoidal_encoding
     table = sinusoidal_encoding(48, 32).numpy()
     curves = encoding_curves(table, [0, 1, 10], Style())
     assert [t.name.split(" ")[1] for t in curves.data] == ["0", "1", "10"]

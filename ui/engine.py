@@ -19,7 +19,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from model import (Bundle, DecodeOptions, EncodeResult, Interventions, Trace, TranslationResult, cosine,
                    load_bundle)
-from model.catalog import DEFAULT, available_models
+from model.checkpoints.catalog import DEFAULT, available_models
 
 from .cache import MODELS, RESULTS
 

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from model import AnatomyError, Bundle, CheckpointError, EncodeResult, TranslationResult
-from model.catalog import DEFAULT
+from model.checkpoints.catalog import DEFAULT
 from viz.export import page_html, toolbar_config
 from viz.style import Style
 
@@ -44,7 +44,7 @@ html { font-size: 20px; }
 
 def _random_sentence() -> str:
     try:
-        from model.corpus import random_sentence
+        from model.training.corpus import random_sentence
     except ImportError:
         return random.choice(EXAMPLES)
     return random_sentence(random.randrange(1_000_000_000))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from model.recipes import findings
+from model.training.recipe_results import findings, read_recipes
 
 from .cache import FIGURES
 from .page import Page, md
@@ -32,7 +32,7 @@ def _figures(checkpoint_id: str, style: Style, logs: dict) -> list[go.Figure | N
 
 def show(page: Page) -> bool:
     """Draw the runs' curves and the measured findings; False (and nothing drawn) when there are none."""
-    summary, logs = page.bundle.recipes()
+    summary, logs = read_recipes(page.bundle.path / "recipes")
     if not logs:
         return False
     budget = summary.get("budget_minutes_each", "?")

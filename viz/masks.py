@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from model import Step
+from model.results import Step
 
 from .heatmaps import Scale, panels
 from .labels import axis_labels, display_piece, escape_plotly, thin_ticks

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from model import Beam, Step
+from model.results import Beam, Step
 
 from .labels import display_piece, escape_plotly, thin_ticks
 from .style import Style

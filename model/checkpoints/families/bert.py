@@ -12,9 +12,9 @@ from typing import Iterable
 import torch
 from tokenizers import Tokenizer
 
-from ..config import ModelConfig
-from ..errors import CheckpointError
-from ..tokens import SpecialIds
+from ...engine.config import ModelConfig
+from ...engine.tokens import SpecialIds
+from ...errors import CheckpointError
 
 ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu",
                "silu": "silu", "swish": "silu"}

@@ -17,8 +17,8 @@ from pathlib import Path
 import torch
 from safetensors.torch import save_file
 
-from .errors import CheckpointError
-from .transformer import Transformer
+from ..engine.transformer import Transformer
+from ..errors import CheckpointError
 from .weights import read_tensors
 
 FOLDER = "snapshots"

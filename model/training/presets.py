@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import ModelConfig
+from ..engine.config import ModelConfig
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import InputError
+from ..errors import InputError
 
 KINDS = {"encoder": ("self",), "decoder": ("self", "cross")}
 MASK_VALUES = {"-inf": float("-inf"), "-1e9": -1e9}  # the fill for masked scores, by its name

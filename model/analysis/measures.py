@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .trace import Trace
+from ..results import Trace
 
 
 def raw_dot_variance(trace: Trace, stack: str = "encoder", kind: str = "self") -> np.ndarray:

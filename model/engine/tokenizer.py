@@ -11,7 +11,7 @@ from typing import Iterable
 
 import sentencepiece as spm
 
-from .errors import InputError
+from ..errors import InputError
 from .tokens import BOS_ID, EOS_ID, PAD_ID, PROJECT_SPECIALS, SPECIAL_PIECES, UNK_ID
 
 MAX_CHARS = 2000

@@ -4,39 +4,22 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import torch
 from safetensors.torch import save_file
 
+from ..engine.config import ModelConfig
+from ..engine.tokenizer import Tokenizer
+from ..engine.transformer import Transformer
+from ..errors import REBUILD_HINT, CheckpointError
 from . import snapshots
-from .config import ModelConfig
-from .errors import REBUILD_HINT, CheckpointError
-from .tokenizer import Tokenizer
-from .transformer import Transformer
-from .vocabulary import Vocabulary
+from .families import load_family
+from .record import Checkpoint
 from .weights import build_model, fingerprint, read_tensors, weight_files
 
 CONFIG, WEIGHTS, TOKENIZER, CARD, TRAIN_LOG = (
     "config.json", "model.safetensors", "tokenizer.model", "card.json", "train_log.jsonl")
 REQUIRED = (CONFIG, WEIGHTS, TOKENIZER, CARD)
-
-
-@dataclass(frozen=True)
-class Checkpoint:
-    """A loaded, validated checkpoint (the model is in eval mode)."""
-
-    path: Path
-    config: ModelConfig
-    model: Transformer
-    tokenizer: Vocabulary
-    card: dict
-    checkpoint_id: str  # sha256 of config, tokenizer and weights: names this exact model in caches
-    family: str = "anatomy"   # this project's own layout, or the Hugging Face model_type ("marian", "bert")
-    generation: dict = field(default_factory=dict)  # generation_config.json defaults (max_length, num_beams, ...)
-    pooling: str = "mean"     # how a sentence embedding is pooled from the encoder's final states
-    snapshot: int | None = None  # the training step whose snapshot this is; None: the final weights
 
 
 def save_checkpoint(path: Path, model: Transformer, tokenizer: Tokenizer, card: dict) -> None:
@@ -77,7 +60,6 @@ def load_checkpoint(path: Path, snapshot: int | None = None) -> Checkpoint:
     if "model_type" in config_data:
         if snapshot is not None:
             raise _fail(path, "snapshots are kept only by checkpoints trained here")
-        from .families import load_family  # noqa: PLC0415  (families import this module)
         return load_family(path, config_data)
     missing = [name for name in REQUIRED if not (path / name).is_file()]
     if missing:

@@ -12,9 +12,9 @@ from typing import Iterable
 import sentencepiece as spm
 import torch
 
-from ..config import ModelConfig
-from ..errors import CheckpointError
-from ..tokens import SpecialIds
+from ...engine.config import ModelConfig
+from ...engine.tokens import SpecialIds
+from ...errors import CheckpointError
 
 ACTIVATIONS = {"swish": "silu", "silu": "silu", "relu": "relu", "gelu": "gelu", "gelu_new": "gelu_tanh"}
 FILES = ("source.spm", "target.spm", "vocab.json")

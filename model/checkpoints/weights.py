@@ -17,9 +17,9 @@ import torch
 from safetensors import safe_open
 from torch.nn import init
 
-from .config import ModelConfig
-from .errors import CheckpointError
-from .transformer import Transformer
+from ..engine.config import ModelConfig
+from ..engine.transformer import Transformer
+from ..errors import CheckpointError
 
 _BUILDING = threading.Lock()
 WEIGHTS, INDEX, PICKLE = "model.safetensors", "model.safetensors.index.json", "pytorch_model.bin"

@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 from types import ModuleType
 
-from ..checkpoint import Checkpoint
-from ..errors import CheckpointError
+from ...errors import CheckpointError
+from ..record import Checkpoint
 from ..weights import build_model, fingerprint, read_tensors, weight_files
 from . import bert, marian
 

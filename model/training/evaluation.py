@@ -8,12 +8,12 @@ import numpy as np
 import sacrebleu
 import torch
 
-from .decoding import greedy
-from .hooks import recording
-from .interventions import Interventions
-from .tokenizer import Tokenizer
-from .tokens import BOS_ID, EOS_ID, pad_rows
-from .transformer import Transformer
+from ..engine.decoding import greedy
+from ..engine.hooks import recording
+from ..engine.interventions import Interventions
+from ..engine.tokenizer import Tokenizer
+from ..engine.tokens import BOS_ID, EOS_ID, pad_rows
+from ..engine.transformer import Transformer
 
 
 def translate_many(model: Transformer, tokenizer: Tokenizer, sources: Sequence[str],

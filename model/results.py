@@ -1,4 +1,6 @@
-"""What one translation did inside the model, as plain data (numpy arrays, strings, ints)."""
+"""What a call to the model found out, as plain data (numpy arrays, strings, numbers): the Trace of
+every stage, the steps and beams of decoding, and the results of translating and of encoding.
+No torch here: viz/ reads these."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .interventions import KINDS, Interventions
+from .engine.interventions import KINDS, Interventions
 
 
 @dataclass(frozen=True)
@@ -48,3 +50,56 @@ class Trace:
         """Number of layers of `stack` ('encoder' or 'decoder') in this trace."""
         prefix = f"{stack}.layers."
         return len({name[len(prefix):].split(".")[0] for name in self.tensors if name.startswith(prefix)})
+
+
+@dataclass(frozen=True)
+class Step:
+    """One decoding step: the piece chosen and the top candidates the model weighed."""
+
+    position: int
+    chosen: str
+    probability: float              # probability of the chosen piece
+    top: list[tuple[str, float]]    # (piece, probability), most likely first
+
+
+@dataclass(frozen=True)
+class Beam:
+    """A finished hypothesis of beam search (greedy decoding has exactly one)."""
+
+    translation: str
+    pieces: list[str]
+    log_prob: float
+    score: float       # what beams are ranked by: log_prob / length**length_penalty
+    finished: bool     # False when cut at the maximum length
+
+
+@dataclass(frozen=True)
+class TranslationResult:
+    """Everything one call to `Bundle.translate` found out."""
+
+    source: str                     # the canonical text the model read
+    translation: str
+    trace: Trace | None
+    steps: list[Step]
+    beams: list[Beam]
+    log_prob: float                 # of the whole output (EOS included when finished)
+    output_ids: tuple[int, ...] = ()  # the pieces scored by log_prob, EOS included when finished
+    warnings: list[str] = field(default_factory=list)
+    unknown_words: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class EncodeResult:
+    """What one call to `Bundle.encode` found out: the encoder's stages and a sentence embedding."""
+
+    source: str                     # the text the model read
+    trace: Trace                    # encoder stages only (no decoder rows)
+    embedding: np.ndarray           # (d_model,) pooled final encoder states, unit length
+    warnings: list[str] = field(default_factory=list)
+    unknown_words: list[str] = field(default_factory=list)
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """Cosine similarity of two vectors (0 when either is zero)."""
+    norm = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(a @ b) / norm if norm else 0.0

@@ -1,0 +1,1 @@
+"""What the pages measure on top of a loaded model, without Streamlit."""

@@ -1,0 +1,26 @@
+"""What loading a checkpoint gives: the model, its tokenizer and what the files say about them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..engine.config import ModelConfig
+from ..engine.transformer import Transformer
+from ..engine.vocabulary import Vocabulary
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A loaded, validated checkpoint (the model is in eval mode)."""
+
+    path: Path
+    config: ModelConfig
+    model: Transformer
+    tokenizer: Vocabulary
+    card: dict
+    checkpoint_id: str  # sha256 of config, tokenizer and weights: names this exact model in caches
+    family: str = "anatomy"   # this project's own layout, or the Hugging Face model_type ("marian", "bert")
+    generation: dict = field(default_factory=dict)  # generation_config.json defaults (max_length, num_beams, ...)
+    pooling: str = "mean"     # how a sentence embedding is pooled from the encoder's final states
+    snapshot: int | None = None  # the training step whose snapshot this is; None: the final weights

@@ -1,0 +1,2 @@
+"""Making a model: the corpus generator, training (one process or torchrun), presets, the recipe
+comparison and the evaluation of a trained checkpoint and its snapshots."""

@@ -1,0 +1,83 @@
+"""What the recipe comparison (`python -m model.recipes`) left beside a checkpoint, read back, and
+what it shows: the recipes, their logs and summary, and the findings stated from them."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+SUMMARY = "summary.json"
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One training setup of the comparison."""
+
+    name: str
+    norm_first: bool       # Pre-LN when True
+    warmup: bool           # the paper's linear warm-up, or none (the inverse square root from step 1)
+    label_smoothing: float
+
+
+RECIPES = [
+    Recipe("post-ln-warmup", False, True, 0.1), Recipe("pre-ln-warmup", True, True, 0.1),
+    Recipe("post-ln-no-warmup", False, False, 0.1), Recipe("pre-ln-no-warmup", True, False, 0.1),
+    Recipe("post-ln-warmup-ls0", False, True, 0.0), Recipe("pre-ln-warmup-ls0", True, True, 0.0),
+]
+
+
+def read_recipes(path: Path) -> tuple[dict, dict[str, list[dict]]]:
+    """(summary, name -> log records) of a recipes directory; empty when it was never run."""
+    path = Path(path)
+    try:
+        summary = json.loads((path / SUMMARY).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}, {}
+    logs = {}
+    for recipe in RECIPES:
+        try:
+            lines = (path / f"{recipe.name}.jsonl").read_text(encoding="utf-8").splitlines()
+        except OSError:
+            continue
+        records = []
+        for line in lines:
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                continue  # a line cut short
+        logs[recipe.name] = records
+    return (summary if isinstance(summary, dict) else {}), logs
+
+
+def _last(summary: dict, name: str, key: str) -> float | None:
+    run = summary.get("runs", {}).get(name) or {}
+    value = (run.get("final_validation") or {}).get(key)
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def findings(summary: dict) -> list[str]:
+    """What the runs show, read from their last validation: one sentence per claim, whatever it says."""
+    said = []
+    runs = summary.get("runs", {})
+    for norm in ("post", "pre"):
+        with_, without = f"{norm}-ln-warmup", f"{norm}-ln-no-warmup"
+        a, b = _last(summary, with_, "valid_bleu"), _last(summary, without, "valid_bleu")
+        if a is None or b is None:
+            continue
+        warm, cold = runs.get(with_) or {}, runs.get(without) or {}
+        said.append(f"{norm.capitalize()}-LN: validation BLEU {a:.1f} with the warm-up, {b:.1f} without"
+                    + (" (its training loss blew up)" if cold.get("diverged") else
+                       f" (training loss {cold.get('final_train_loss', float('nan')):.2f} after {cold.get('steps')} "
+                       f"steps, against {warm.get('final_train_loss', float('nan')):.2f} after {warm.get('steps')} "
+                       "with it)") + ".")
+    for norm in ("post", "pre"):
+        smooth, plain = f"{norm}-ln-warmup", f"{norm}-ln-warmup-ls0"
+        loss_s, loss_p = _last(summary, smooth, "valid_loss"), _last(summary, plain, "valid_loss")
+        bleu_s, bleu_p = _last(summary, smooth, "valid_bleu"), _last(summary, plain, "valid_bleu")
+        if None in (loss_s, loss_p, bleu_s, bleu_p):
+            continue
+        said.append(f"{norm.capitalize()}-LN, label smoothing 0.1 against 0: validation cross-entropy {loss_s:.3f} "
+                    f"against {loss_p:.3f} nats per piece (perplexity {2.718281828 ** loss_s:.2f} against "
+                    f"{2.718281828 ** loss_p:.2f}), BLEU {bleu_s:.1f} against {bleu_p:.1f}.")
+    return said
