@@ -12,6 +12,7 @@ import torch
 
 from .checkpoints.checkpoint import Checkpoint, load_checkpoint
 from .checkpoints.snapshots import steps as snapshot_steps
+from .engine import stages
 from .engine.decoding import Hypothesis, as_decoded, beam_search, greedy
 from .engine.hooks import not_recording, recording
 from .engine.interventions import DecodeOptions, Interventions
@@ -166,7 +167,7 @@ class Bundle:
                 logits = torch.stack(steps_seen, dim=1)  # (1, T, vocab)
                 if recorder is not None:  # the recorded pass stops before the output projection
                     self.model.decode(tgt, memory, src_mask, interventions, project=False)
-                    recorder.tensors["hook_logits"] = logits
+                    recorder.tensors[stages.LOGITS] = logits
             else:
                 logits = self.model.decode(tgt, memory, src_mask, interventions)
                 with not_recording():

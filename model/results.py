@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .engine.interventions import KINDS, Interventions
+from .engine import stages
+from .engine.interventions import Interventions
 
 
 @dataclass(frozen=True)
@@ -42,14 +43,11 @@ class Trace:
 
     def pattern(self, stack: str, kind: str, layer: int) -> np.ndarray:
         """Attention weights [heads, queries, keys] of one block; rows sum to 1."""
-        if stack not in KINDS or kind not in KINDS[stack]:
-            raise KeyError(f"no {kind!r} attention in the {stack!r} stack")
-        return self.tensor(f"{stack}.layers.{layer}.{kind}_attn.hook_pattern")[0]
+        return self.tensor(stages.attention(stack, kind, layer, "pattern"))[0]
 
     def n_layers(self, stack: str) -> int:
         """Number of layers of `stack` ('encoder' or 'decoder') in this trace."""
-        prefix = f"{stack}.layers."
-        return len({name[len(prefix):].split(".")[0] for name in self.tensors if name.startswith(prefix)})
+        return stages.layers(tuple(self.tensors), stack)
 
 
 @dataclass(frozen=True)

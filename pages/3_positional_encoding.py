@@ -3,6 +3,7 @@
 import streamlit as st
 
 from model import cosine
+from model.engine import stages
 from ui import lengths
 from ui.figures import shared
 from ui.page import bind, page_value, set_value, start, two_translations
@@ -74,9 +75,7 @@ if not cfg.scale_embeddings:
             + (" (BERT adds token, position and token-type vectors and normalizes the sum with a LayerNorm, which "
                "sets the scale instead)" if cfg.embed_norm else "") + ": the token bars and the '× √d_model' bars "
             "below are the same.")
-token = trace.tensor("src_embed.hook_token")[0]
-scaled = trace.tensor("src_embed.hook_scaled")[0]
-position = trace.tensor("src_embed.hook_position")[0]
+token, scaled, position = (trace.tensor(stages.embedding(stage))[0] for stage in ("token", "scaled", "position"))
 token_norm, scaled_norm, position_norm = mean_norms(token, scaled, position)
 page.show(shared(vector_sizes, token, scaled, position, trace.src_pieces, style),
           (f"In this sentence the token embeddings have a mean norm of {token_norm:.2f}; multiplied by "

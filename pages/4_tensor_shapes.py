@@ -4,6 +4,7 @@ import re
 
 import streamlit as st
 
+from model.engine import stages
 from ui import lengths
 from ui.figures import shared
 from ui.page import bind, md, page_value, set_value, start
@@ -15,12 +16,12 @@ LOGIT_COLUMNS = 60
 
 page = start("Tensor shapes")
 trace, ctl, style, cfg = page.result.trace, page.controls, page.style, page.bundle.config
-stages = [name for name, _ in trace.stages]
+stage_names = [name for name, _ in trace.stages]
 
-st.markdown(f"B = batch ({trace.tensor('src_embed.hook_ids').shape[0]}), S = source pieces ({len(trace.src_pieces)}), "
+st.markdown(f"B = batch ({trace.tensor(stages.embedding('ids')).shape[0]}), S = source pieces ({len(trace.src_pieces)}), "
             + ("" if page.encoder_only else f"T = target pieces ({len(trace.tgt_pieces)}), ")
             + f"d_model = {cfg.d_model}, h = {cfg.n_heads} heads, d_k = d_model / h = {cfg.d_k}, d_ff = {cfg.d_ff}, "
-            f"vocab = {cfg.vocab_size:,}." + (" This model is encoder-only: its stages end with the encoder's output, "
+            f"vocab = {cfg.vocab_size:,}." + (" This model is encoder-only: its stage_names end with the encoder's output, "
                                              "with no decoder and no logits." if page.encoder_only else ""))
 
 
@@ -30,7 +31,8 @@ def _stage(text: str) -> str:
     return text
 
 
-default_stage = "decoder.layers.0.cross_attn.hook_pattern" if "decoder.layers.0.cross_attn.hook_pattern" in stages else stages[0]
+first_cross = stages.attention("decoder", "cross", 0, "pattern")
+default_stage = first_cross if first_cross in stage_names else stage_names[0]
 STAGE = Field("stage", default_stage, _stage)
 page_value(STAGE)
 
@@ -46,26 +48,25 @@ page.show(shared(flow_diagram, dict(trace.stages), style),
           key="flow")
 
 st.subheader("Look inside one stage")
-if page_value(STAGE) not in stages:
+if page_value(STAGE) not in stage_names:
     st.warning(md(f"This trace has no stage {page_value(STAGE)!r}; showing {default_stage}."))
     set_value("stage", default_stage)
-stage_labels = {n: f"{n}   {symbolic_shape(n, trace.tensor(n).ndim)}" for n in stages}
-name = bind("stage", st.selectbox, label="Stage", options=stages, format_func=stage_labels.get)
+stage_labels = {n: f"{n}   {symbolic_shape(n, trace.tensor(n).ndim)}" for n in stage_names}
+name = bind("stage", st.selectbox, label="Stage", options=stage_names, format_func=stage_labels.get)
 array = trace.tensor(name)
 # cross-attention's keys and values are projections of the encoder memory: one row per source piece
-source_rows = name.startswith(("src_embed", "encoder")) or ".cross_attn.hook_k" in name or ".cross_attn.hook_v" in name
-pieces = trace.src_pieces if source_rows else trace.tgt_pieces
+shown = stages.parse(name)
+pieces = trace.src_pieces if shown.source_rows else trace.tgt_pieces
 matrix = as_matrix(array, ctl.head)
 heads_note = f", head H{ctl.head + 1}" if array.ndim == 4 else ""
-attention = name.endswith(("scores", "pattern"))
-if name.endswith("hook_ids"):  # one row of ids: the columns are the positions
+attention = shown.keys is not None
+if shown.stage == "ids":  # one row of ids: the columns are the positions
     rows, keys, columns = None, pieces, "position (colour: the token id)"
 else:
-    rows, columns = pieces, "key" if attention else ("vocabulary id" if name == "hook_logits" else "dimension")
-    keys = (trace.tgt_pieces if name.startswith("decoder") and ".self_attn." in name else trace.src_pieces) \
-        if attention else None
+    rows, columns = pieces, "key" if attention else ("vocabulary id" if name == stages.LOGITS else "dimension")
+    keys = {"source": trace.src_pieces, "target": trace.tgt_pieces}.get(shown.keys)
 note = ""
-if name == "hook_logits" and matrix.shape[1] > LOGIT_COLUMNS:  # a real vocabulary has tens of thousands of ids
+if name == stages.LOGITS and matrix.shape[1] > LOGIT_COLUMNS:  # a real vocabulary has tens of thousands of ids
     ids = top_columns(matrix, LOGIT_COLUMNS)
     matrix, keys = matrix[:, ids], page.bundle.tokenizer.pieces(ids.tolist())
     columns = f"the {LOGIT_COLUMNS} pieces with the highest logit at some step (of {array.shape[-1]:,})"

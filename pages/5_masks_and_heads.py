@@ -3,6 +3,7 @@
 import streamlit as st
 
 from model import AnatomyError, Trace, cosine
+from model.engine import stages
 from ui import engine, lengths
 from ui.figures import shared
 from ui.page import bind, md, page_value, set_value, start, two_translations
@@ -47,14 +48,13 @@ block = bind("block", st.radio, label="Attention block", options=list(blocks), h
              format_func=lambda b: BLOCK_NAMES[b].capitalize())
 stack, kind = BLOCKS[block]
 layer = min(ctl.layer, limits.layers_of(stack) - 1)
-prefix = f"{stack}.layers.{layer}.{kind}_attn."
 queries = trace.src_pieces if block == "enc-self" else trace.tgt_pieces
 keys = trace.tgt_pieces if block == "dec-self" else trace.src_pieces
 source = lengths.source_window(len(trace.src_pieces))  # long sentences: every heatmap here shows a window
 output = around(ctl.step, len(trace.tgt_pieces))
-page.show(shared(score_pipeline, trace.tensor(prefix + "hook_scores")[0, ctl.head],
-                 trace.tensor(prefix + "hook_masked_scores")[0, ctl.head],
-                 trace.tensor(prefix + "hook_pattern")[0, ctl.head], queries, keys, style,
+page.show(shared(score_pipeline, trace.tensor(stages.attention(stack, kind, layer, "scores"))[0, ctl.head],
+                 trace.tensor(stages.attention(stack, kind, layer, "masked_scores"))[0, ctl.head],
+                 trace.tensor(stages.attention(stack, kind, layer, "pattern"))[0, ctl.head], queries, keys, style,
                  f"{BLOCK_NAMES[block].capitalize()} L{layer + 1} H{ctl.head + 1}",
                  **lengths.block_windows(block, source, output)),
           "Left: how well each query matches each key (QKᵀ/√d_k). Middle: the mask sets forbidden pairs "

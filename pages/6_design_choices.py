@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from model import Trace, cosine
+from model.engine import stages
 from model.analysis.measures import mean_entropy, nan_share, random_dot_variance, raw_dot_variance, softmax_sharpness
 from ui import engine, lengths, recipes
 from ui.figures import shared
@@ -107,7 +108,7 @@ if not cfg.scale_embeddings:
                "sets the scale instead." if cfg.embed_norm else "."))
 else:
     sized = _encoder_trace(scale_embeddings=True)
-    token, scaled, position = (sized.tensor(f"src_embed.hook_{stage}")[0] for stage in ("token", "scaled", "position"))
+    token, scaled, position = (sized.tensor(stages.embedding(stage))[0] for stage in ("token", "scaled", "position"))
     token_norm, scaled_norm, position_norm = mean_norms(token, scaled, position)
     page.show(shared(vector_sizes, token, scaled, position, trace.src_pieces, style),
               f"The token embeddings of this sentence have a mean norm of {token_norm:.2f}; times √{cfg.d_model} "

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from model import DecodeOptions, Interventions
+from model.engine import stages
 from viz.lengths import COLOUR_MODES, DETAIL, Span
 
 Head = tuple[str, str, int, int]
-BLOCKS: dict[str, tuple[str, str]] = {"enc-self": ("encoder", "self"), "dec-self": ("decoder", "self"),
-                                      "dec-cross": ("decoder", "cross")}
+# An attention block's code in the URL and the pickers: "enc-self", "dec-self", "dec-cross".
+BLOCKS: dict[str, tuple[str, str]] = {f"{stack[:3]}-{kind}": (stack, kind) for stack, kind in stages.BLOCKS}
 BLOCK_NAMES = {"enc-self": "encoder self-attention", "dec-self": "decoder masked self-attention",
                "dec-cross": "decoder cross-attention"}
 EXAMPLES = [

@@ -2,40 +2,29 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+
+from model.engine import stages
 
 from .labels import CONTAINER_PX, axis_labels, thin_ticks, token_axis
 from .lengths import Span, whole, window_note
 from .style import Style
 
-_LAYER = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.(.*)$")
-
-
 def symbolic_shape(name: str, ndim: int) -> str:
     """The shape of a hook point in the paper's letters: (B, S, d_model), (B, h, T, S), ..."""
-    seq = "T" if name.startswith(("tgt_embed", "decoder")) or name == "hook_logits" else "S"
-    rest = name
-    match = _LAYER.match(name)
-    cross = False
-    if match:
-        rest = match.group(3)
-        cross = rest.startswith("cross_attn")
-    if name == "hook_logits":
+    stage = stages.parse(name)
+    seq = "S" if stage.source_rows else "T"
+    if name == stages.LOGITS:
         return "(B, T, vocab)"
-    if rest.endswith("hook_ids"):
+    if stage.stage == "ids":
         return f"(B, {seq})"
-    if rest.endswith(("hook_scores", "hook_masked_scores", "hook_pattern")):
-        keys = "S" if (cross or seq == "S") else "T"
-        return f"(B, h, {seq}, {keys})"
-    if rest.endswith(("hook_k", "hook_v")) and "attn" in rest:
-        return f"(B, h, {'S' if cross else seq}, d_k)"
-    if rest.endswith(("hook_q", "hook_context")) and "attn" in rest:
+    if stage.keys is not None:
+        return f"(B, h, {seq}, {'S' if stage.keys == 'source' else 'T'})"
+    if stage.per_head:  # q, k, v, context
         return f"(B, h, {seq}, d_k)"
-    if rest.endswith("ffn.hook_hidden"):
+    if stage.in_ffn and stage.stage == "hidden":
         return f"(B, {seq}, d_ff)"
     return f"(B, {seq}, d_model)" if ndim == 3 else "(" + ", ".join("?" * ndim) + ")"
 
@@ -119,11 +108,11 @@ def tensor_heatmap(matrix: np.ndarray, row_pieces: list[str] | None, style: Styl
 def flow_diagram(shapes: dict[str, tuple[int, ...]], style: Style, title: str | None = None) -> go.Figure:
     """Boxes for the stages of layer 0 of each stack (the encoder's alone for an encoder-only
     model); each arrow carries the tensor's shape."""
-    has_decoder = "decoder.hook_output" in shapes
+    has_decoder = stages.DECODER_OUTPUT in shapes
     if title is None:
         title = ("One encoder layer and one decoder layer" if has_decoder else "One encoder layer") + \
             ", with shapes on the edges"
-    embed = ("embed + positions + type<br>then LayerNorm" if "src_embed.hook_norm" in shapes
+    embed = ("embed + positions + type<br>then LayerNorm" if stages.embedding("norm") in shapes
              else "embed ×√d_model<br>+ positional enc.")
 
     def shape(name: str) -> str:
@@ -131,7 +120,7 @@ def flow_diagram(shapes: dict[str, tuple[int, ...]], style: Style, title: str | 
             return "?"
         return f"{symbolic_shape(name, len(shapes[name]))}<br>{'×'.join(str(d) for d in shapes[name])}"
 
-    enc, dec = "encoder.layers.0.", "decoder.layers.0."
+    enc_attn, dec_attn, cross = (stages.attention(stack, kind, 0, "out") for stack, kind in stages.BLOCKS)
     boxes = {  # name: (x, y, label)
         "src_ids": (0, 9, "source ids"), "src_emb": (0, 8, embed),
         "enc_attn": (0, 6.6, "multi-head<br>self-attention"), "enc_norm1": (0, 5.3, "add & norm"),
@@ -144,13 +133,13 @@ def flow_diagram(shapes: dict[str, tuple[int, ...]], style: Style, title: str | 
         "logits": (2, 0.0, "linear → logits"),
     }
     edges = [  # (from, to, hook whose shape the edge carries)
-        ("src_ids", "src_emb", "src_embed.hook_ids"), ("src_emb", "enc_attn", "src_embed.hook_sum"),
-        ("enc_attn", "enc_norm1", enc + "self_attn.hook_out"), ("enc_norm1", "enc_ffn", enc + "hook_norm_self"),
-        ("enc_ffn", "enc_norm2", enc + "ffn.hook_out"), ("enc_norm2", "memory", "encoder.hook_memory"),
-        ("tgt_ids", "tgt_emb", "tgt_embed.hook_ids"), ("tgt_emb", "dec_attn", "tgt_embed.hook_sum"),
-        ("dec_attn", "dec_norm1", dec + "self_attn.hook_out"), ("dec_norm1", "dec_cross", dec + "hook_norm_self"),
-        ("memory", "dec_cross", "encoder.hook_memory"), ("dec_cross", "dec_norm2", dec + "cross_attn.hook_out"),
-        ("dec_norm2", "dec_ffn", dec + "hook_norm_cross"), ("dec_ffn", "logits", "decoder.hook_output"),
+        ("src_ids", "src_emb", stages.embedding("ids")), ("src_emb", "enc_attn", stages.embedding("sum")),
+        ("enc_attn", "enc_norm1", enc_attn), ("enc_norm1", "enc_ffn", stages.sublayer("encoder", 0, "norm_self")),
+        ("enc_ffn", "enc_norm2", stages.ffn("encoder", 0, "out")), ("enc_norm2", "memory", stages.MEMORY),
+        ("tgt_ids", "tgt_emb", stages.embedding("ids", "target")), ("tgt_emb", "dec_attn", stages.embedding("sum", "target")),
+        ("dec_attn", "dec_norm1", dec_attn), ("dec_norm1", "dec_cross", stages.sublayer("decoder", 0, "norm_self")),
+        ("memory", "dec_cross", stages.MEMORY), ("dec_cross", "dec_norm2", cross),
+        ("dec_norm2", "dec_ffn", stages.sublayer("decoder", 0, "norm_cross")), ("dec_ffn", "logits", stages.DECODER_OUTPUT),
     ]
     if not has_decoder:
         boxes = {key: box for key, box in boxes.items() if box[0] == 0}
@@ -177,8 +166,8 @@ def flow_diagram(shapes: dict[str, tuple[int, ...]], style: Style, title: str | 
             notes.append(dict(x=x1 - box_w, y=y1, ax=x0 + box_w, ay=y0, **arrow))
             notes.append(dict(x=(x0 + x1) / 2, y=(y0 + y1) / 2 + 0.35, text=shape(hook), showarrow=False,
                               font=shape_font))
-    if "hook_logits" in shapes:
-        notes.append(dict(x=2 + box_w + 0.04, y=-0.55, text=shape("hook_logits"), showarrow=False,
+    if stages.LOGITS in shapes:
+        notes.append(dict(x=2 + box_w + 0.04, y=-0.55, text=shape(stages.LOGITS), showarrow=False,
                           xanchor="left", font=shape_font))
     notes.append(dict(x=0, y=9.75, text="<b>Encoder layer</b>", showarrow=False, font=dict(size=style.font)))
     if has_decoder:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..engine import stages
 from ..results import Trace
 
 
@@ -13,8 +14,8 @@ def raw_dot_variance(trace: Trace, stack: str = "encoder", kind: str = "self") -
     scaling switch does not change it."""
     rows = []
     for layer in range(trace.n_layers(stack)):
-        prefix = f"{stack}.layers.{layer}.{kind}_attn."
-        q, k = trace.tensor(prefix + "hook_q")[0], trace.tensor(prefix + "hook_k")[0]  # (h, T, d_k), (h, S, d_k)
+        q = trace.tensor(stages.attention(stack, kind, layer, "q"))[0]  # (h, T, d_k)
+        k = trace.tensor(stages.attention(stack, kind, layer, "k"))[0]  # (h, S, d_k)
         rows.append((q @ k.transpose(0, 2, 1)).reshape(q.shape[0], -1).var(axis=1))
     return np.stack(rows)
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
+from . import stages
 from .attention import KVCache
 from .hooks import recording
 from .interventions import Interventions
@@ -101,19 +102,20 @@ def as_decoded(model: Transformer, tgt: torch.Tensor, memory: torch.Tensor, src_
     if recorded is not None and passes:  # with one piece, the one pass is the only step
         for name in passes[0]:
             recorded[name] = _row_by_row(name, recorded[name], [p[name] for p in passes] + [recorded[name]])
-    logits = torch.stack([model.project(p["decoder.hook_output"][:, -1]) for p in passes] + [one_pass[:, -1]], dim=1)
+    logits = torch.stack([model.project(p[stages.DECODER_OUTPUT][:, -1]) for p in passes] + [one_pass[:, -1]], dim=1)
     if recorded is not None:
-        recorded["hook_logits"] = logits  # row t: what step t chose from
+        recorded[stages.LOGITS] = logits  # row t: what step t chose from
     return logits
 
 
 def _row_by_row(name: str, whole: torch.Tensor, passes: list[torch.Tensor]) -> torch.Tensor:
     """`whole` rebuilt with row t (query position t) taken from the t-th prefix pass."""
-    if ".cross_attn.hook_k" in name or ".cross_attn.hook_v" in name:
+    stage = stages.parse(name)
+    if stage.kind == "cross" and stage.stage in ("k", "v"):
         return whole  # projections of the encoder memory: the same in every pass
     query_axis = 2 if whole.dim() == 4 else 1
-    keys_are_steps = whole.dim() == 4 and ".self_attn." in name and name.endswith(("scores", "pattern"))
-    rebuilt = torch.full_like(whole, 0.0 if name.endswith("pattern") else float("nan")) if keys_are_steps \
+    keys_are_steps = stage.keys == "target"
+    rebuilt = torch.full_like(whole, 0.0 if stage.stage == "pattern" else float("nan")) if keys_are_steps \
         else torch.empty_like(whole)
     for t, part in enumerate(passes):
         row, target = part.select(query_axis, t), rebuilt.select(query_axis, t)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import InputError
+from .stages import ATTENTION
 
-KINDS = {"encoder": ("self",), "decoder": ("self", "cross")}
 MASK_VALUES = {"-inf": float("-inf"), "-1e9": -1e9}  # the fill for masked scores, by its name
 
 Head = tuple[str, str, int, int]  # (stack, kind, layer, head)
@@ -35,7 +35,7 @@ class Interventions:
             if len(head) != 4:
                 raise InputError(f"An ablated head is (stack, kind, layer, head), got {head!r}")
             stack, kind, layer, index = head
-            if stack not in KINDS or kind not in KINDS[stack]:
+            if kind not in ATTENTION.get(stack, ()):
                 raise InputError(f"No {kind!r} attention in the {stack!r} stack: "
                                  "use encoder/self, decoder/self or decoder/cross")
             if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (layer, index)):

@@ -8,6 +8,7 @@ import numpy as np
 import sacrebleu
 import torch
 
+from ..engine import stages
 from ..engine.decoding import greedy
 from ..engine.hooks import recording
 from ..engine.interventions import Interventions
@@ -97,7 +98,7 @@ def alignment_agreement(model: Transformer, tokenizer: Tokenizer, examples: Sequ
             gold.setdefault(fr_i, set()).add(en_i)
         with torch.inference_mode(), recording() as recorder:
             model(torch.tensor([src_ids + [EOS_ID]]), torch.tensor([[BOS_ID] + fr_ids[:-1]]), iv)
-        patterns = np.stack([recorder.tensors[f"decoder.layers.{layer}.cross_attn.hook_pattern"][0].numpy()
+        patterns = np.stack([recorder.tensors[stages.attention("decoder", "cross", layer, "pattern")][0].numpy()
                              for layer in range(cfg.n_decoder_layers)])  # (L, h, T, S)
         n_words = len(en_index_of_word)
         to_word = np.zeros((len(src_word), n_words))
