@@ -10,6 +10,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from .checkpoints.capabilities import capabilities
 from .checkpoints.checkpoint import Checkpoint, load_checkpoint
 from .checkpoints.snapshots import steps as snapshot_steps
 from .engine import stages
@@ -39,11 +40,13 @@ class Bundle:
         self.generation = checkpoint.generation
         self.pooling = checkpoint.pooling
         self.known_words = frozenset(checkpoint.card.get("known_words", ()))
+        self.capabilities = capabilities(checkpoint)
 
     @property
     def kind(self) -> str:
-        """"encoder-decoder" (it translates) or "encoder" (it reads a sentence, as BERT does)."""
-        return self.config.kind
+        """"encoder-decoder" (it translates), "encoder" (it reads a sentence, as BERT does) or
+        "decoder": for display; code asks `capabilities`."""
+        return self.capabilities.kind
 
     @property
     def name(self) -> str:
@@ -63,7 +66,7 @@ class Bundle:
     @property
     def snapshots(self) -> list[int]:
         """The training steps whose snapshots were kept with this checkpoint (empty when none)."""
-        return [] if self.family != "anatomy" else snapshot_steps(self.path)
+        return snapshot_steps(self.path) if self.capabilities.trained_here else []
 
     def position_table(self) -> np.ndarray:
         """(max_len, d_model) what the encoder adds at each position: the sinusoid (either layout)
@@ -105,7 +108,7 @@ class Bundle:
         return unknown
 
     def _require_decoder(self) -> None:
-        if self.kind != "encoder-decoder":
+        if not self.capabilities.translates:
             raise InputError(f"{self.name} is an encoder-only model ({self.family}): it reads a sentence "
                              "but has no decoder, so it cannot translate. Use encode() instead.")
 
@@ -304,7 +307,7 @@ class Bundle:
         query of the empty row finds every key masked: with mask_value "-inf" its softmax rows are
         NaN (0/0) and the NaN spreads through every later stage; with "-1e9" they are uniform."""
         self.check_interventions(interventions)
-        decoder = self.kind == "encoder-decoder"
+        decoder = self.capabilities.translates
         if decoder and not output_ids:  # the translation to feed the decoder, unless the caller has it
             output_ids = self.translate(sentence, interventions, trace=False).output_ids
         produced = list(output_ids or []) if decoder else []

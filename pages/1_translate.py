@@ -66,7 +66,7 @@ if page.encoder_only:
 result, trace, ctl = page.result, page.result.trace, page.controls
 
 n_steps = len(result.steps)
-label = ("French translation" if page.bundle.family == "anatomy" else "Translation") + \
+label = ("French translation" if page.bundle.capabilities.trained_here else "Translation") + \
     (f" (beam search, {ctl.beam_size} beams)" if ctl.beam_size > 1 else " (greedy)")
 player.DECODING.controls(n_steps, "translate")
 
@@ -90,7 +90,7 @@ def decoding(step: int) -> None:
 
 
 player.DECODING.run(decoding, n_steps)
-if page.bundle.family == "anatomy":  # this project's models learn the corpus grammar's language
+if page.bundle.capabilities.trained_here:  # this project's models learn the corpus grammar's language
     reference, reason = grammar_reference(result.source)
     if reference is None:
         st.warning(f"This sentence is outside the language the model was trained on: the corpus grammar cannot "
@@ -104,7 +104,7 @@ st.text(result.source)
 
 if result.unknown_words:
     st.markdown("Flagged, never seen in training: " + ", ".join(f"**{md(w)}**" for w in result.unknown_words))
-if page.bundle.family == "anatomy":  # the corpus lexicon is this project's own models' vocabulary
+if page.bundle.capabilities.trained_here:  # the corpus lexicon is this project's own models' vocabulary
     with st.expander("What vocabulary does the model know?"):
         try:
             from model.training.corpus import lexicon_by_category

@@ -160,7 +160,7 @@ st.markdown("**What this engine does.** Its default is −∞, like the paper's 
 
 # 4. recipes
 st.header("4. Post-LN or Pre-LN, warm-up, label smoothing")
-if bundle.family != "anatomy":
+if not bundle.capabilities.trained_here:
     st.info(f"{md(bundle.name)} was trained elsewhere: its checkpoint carries no training runs to compare. The recipe "
             "comparison belongs to this project's own default model.")
 elif not recipes.show(page):

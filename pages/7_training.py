@@ -17,7 +17,7 @@ timelapse.show(page)
 
 st.subheader("Curves of the training run")
 records = read_train_log(bundle.path)
-if not records and bundle.family != "anatomy":
+if not records and not bundle.capabilities.trained_here:
     st.info(f"{bundle.name} was trained elsewhere ({bundle.card.get('source', 'see its model card')}); its checkpoint "
             "carries no training log, so there are no curves to draw here. Its card is below.")
 elif not records:
@@ -48,7 +48,7 @@ else:
     with st.expander("The raw training log"):
         st.dataframe(frame, hide_index=True)
 
-if bundle.family == "anatomy":  # a comparison this project runs on its own models
+if bundle.capabilities.trained_here:  # a comparison this project runs on its own models
     st.subheader("The recipes, measured")
     if not recipes.show(page):
         st.caption("This checkpoint ships no recipe comparison (`recipes/`): `python -m model.recipes` measures one.")
@@ -56,7 +56,7 @@ if bundle.family == "anatomy":  # a comparison this project runs on its own mode
 st.subheader("Model card")
 n_params = sum(p.numel() for p in bundle.model.parameters())
 cfg = bundle.config
-if bundle.family != "anatomy":
+if not bundle.capabilities.trained_here:
     card = bundle.card
     st.markdown(f"**{md(bundle.name)}**, a {md(bundle.family)} checkpoint ({md(bundle.kind)}), opened in this app's own "
                 f"engine through its {md(bundle.family)} converter.  \n"
@@ -64,7 +64,7 @@ if bundle.family != "anatomy":
                 f"Weights: {card.get('weights_bytes', 0) / 1e6:,.1f} MB · Folder: {md(card.get('path', bundle.path))}")
 cols = st.columns(4)
 cols[0].metric("Parameters", f"{n_params:,}")
-cols[1].metric("Layers", f"{cfg.n_encoder_layers} encoder" if bundle.kind == "encoder"
+cols[1].metric("Layers", f"{cfg.n_encoder_layers} encoder" if bundle.capabilities.encoder_only
                else f"{cfg.n_encoder_layers} + {cfg.n_decoder_layers}")
 cols[2].metric("d_model / heads", f"{cfg.d_model} / {cfg.n_heads}")
 cols[3].metric("Vocabulary", f"{cfg.vocab_size:,}")

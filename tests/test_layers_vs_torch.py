@@ -82,3 +82,41 @@ def test_decoder_layer_matches_torch(norm_first):
     with torch.no_grad():
         torch.testing.assert_close(ours(x, causal, memory, None),
                                    theirs(x, memory, tgt_mask=~causal), atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_a_decoder_only_model_is_a_causal_stack_without_cross_attention(norm_first):
+    """The engine with no encoder layers (GPT-2's shape): each decoder layer has self-attention and a
+    feed-forward only, and the stack equals PyTorch's layer stack under a causal mask."""
+    from model import Interventions
+    from model.engine import stages
+    from model.engine.transformer import Transformer
+    torch.manual_seed(2)
+    cfg = ModelConfig(vocab_size=50, d_model=D, n_heads=H, d_ff=FF, n_encoder_layers=0, n_decoder_layers=2,
+                      dropout=0.0, norm_first=norm_first, positional="learned")
+    model = Transformer(cfg).eval()
+    assert cfg.kind == "decoder" and not cfg.cross_attention and not hasattr(model, "encoder")
+    theirs = [nn.TransformerEncoderLayer(D, H, FF, dropout=0.0, batch_first=True, norm_first=norm_first).eval()
+              for _ in range(2)]
+    for mine, torchs in zip(model.decoder.layers, theirs):
+        copy_layer(mine, torchs, cross=False)
+    ids = torch.tensor([[3, 9, 4, 7, 1]])
+    with torch.inference_mode(), recording() as recorder:
+        logits = model(None, ids, Interventions())
+    names = list(recorder.tensors)
+    assert not any(stages.parse(n).source_rows or stages.parse(n).kind == "cross" for n in names)
+    assert stages.layers(names, "decoder") == 2 and stages.layers(names, "encoder") == 0
+    pattern = recorder.tensors[stages.attention("decoder", "self", 1, "pattern")]
+    assert pattern.shape == (1, H, 5, 5) and torch.equal(torch.triu(pattern[0], 1), torch.zeros_like(pattern[0]))
+    x = recorder.tensors[stages.embedding("sum", "target")]
+    with torch.no_grad():
+        for layer in theirs:
+            x = layer(x, src_mask=~subsequent_mask(5), is_causal=True)
+        x = model.decoder.final_norm(x)
+        torch.testing.assert_close(recorder.tensors[stages.DECODER_OUTPUT], x, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(logits, x @ model.tgt_embed.token.weight.T, atol=1e-5, rtol=1e-5)
+
+
+def test_a_model_needs_at_least_one_stack():
+    with pytest.raises(ValueError, match="encoder layers, decoder layers or both"):
+        ModelConfig(n_encoder_layers=0, n_decoder_layers=0)

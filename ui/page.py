@@ -165,7 +165,7 @@ def _fit(limits: Limits) -> None:
 
 
 def _sidebar(limits: Limits, bundle: Bundle) -> None:
-    encoder_only = bundle.kind == "encoder"
+    encoder_only = bundle.capabilities.encoder_only
     heads = all_heads(limits)
     by_label = {head_label(h): h for h in heads}
     with st.sidebar:
@@ -273,7 +273,7 @@ class Page:
     @property
     def encoder_only(self) -> bool:
         """True for a model without a decoder (BERT): pages show the encoder's side only."""
-        return self.bundle.kind == "encoder"
+        return self.bundle.capabilities.encoder_only
 
     def translate(self, **changes: Any) -> TranslationResult:
         """Translate the sentence under the controls' switches, optionally changed; errors stop the page."""
@@ -350,7 +350,7 @@ def start(title: str, needs_result: bool = True, encoder_title: str | None = Non
     style = Style(presentation=controls.presentation)
     if controls.presentation:
         st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
-    if bundle.kind == "encoder" and encoder_title:
+    if bundle.capabilities.encoder_only and encoder_title:
         title = encoder_title
     st.title(title)
     for note in st.session_state[NOTES]:

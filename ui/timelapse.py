@@ -26,7 +26,7 @@ def show(page: Page) -> None:
     """The time-lapse section, or why this model has none."""
     bundle = page.bundle
     steps = bundle.snapshots
-    if bundle.family != "anatomy":
+    if not bundle.capabilities.trained_here:
         st.info(f"{bundle.name} was trained elsewhere: its checkpoint keeps no snapshots of its training, so there is "
                 "no time-lapse to play. Models trained here can keep them.")
         return

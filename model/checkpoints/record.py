@@ -9,6 +9,8 @@ from ..engine.config import ModelConfig
 from ..engine.transformer import Transformer
 from ..engine.vocabulary import Vocabulary
 
+OURS = "anatomy"  # the family name of this project's own checkpoint layout
+
 
 @dataclass(frozen=True)
 class Checkpoint:
@@ -20,7 +22,7 @@ class Checkpoint:
     tokenizer: Vocabulary
     card: dict
     checkpoint_id: str  # sha256 of config, tokenizer and weights: names this exact model in caches
-    family: str = "anatomy"   # this project's own layout, or the Hugging Face model_type ("marian", "bert")
+    family: str = OURS        # this project's own layout, or the Hugging Face model_type ("marian", "bert")
     generation: dict = field(default_factory=dict)  # generation_config.json defaults (max_length, num_beams, ...)
     pooling: str = "mean"     # how a sentence embedding is pooled from the encoder's final states
     snapshot: int | None = None  # the training step whose snapshot this is; None: the final weights

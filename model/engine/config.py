@@ -12,13 +12,15 @@ POSITIONALS = ("sinusoidal", "sinusoidal_halves", "learned")
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Sizes and switches of an encoder-decoder Transformer, checked at construction."""
+    """Sizes and switches of a Transformer, checked at construction: an encoder and a decoder whose
+    layers read it (cross-attention), an encoder alone (n_decoder_layers 0, BERT) or a decoder alone
+    (n_encoder_layers 0: its layers have no cross-attention, as in GPT-2)."""
 
     vocab_size: int = 1000        # shared SentencePiece vocabulary of source and target
     d_model: int = 256            # width of every residual-stream vector
     n_heads: int = 4              # attention heads per block; d_k = d_model // n_heads
     d_ff: int = 1024              # hidden width of the position-wise feed-forward network
-    n_encoder_layers: int = 3
+    n_encoder_layers: int = 3     # 0 for a decoder-only model
     n_decoder_layers: int = 3     # 0 for an encoder-only model (BERT)
     dropout: float = 0.1          # on sublayer outputs, attention weights and the FFN hidden layer
     max_len: int = 128            # longest sequence, in pieces, that either side accepts
@@ -35,14 +37,16 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         problems = []
-        for name in ("vocab_size", "d_model", "n_heads", "d_ff", "n_encoder_layers", "max_len"):
+        for name in ("vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 problems.append(f"{name} must be a positive integer, got {value!r}")
-        for name in ("n_decoder_layers", "token_types", "pad_id"):
+        for name in ("n_encoder_layers", "n_decoder_layers", "token_types", "pad_id"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 problems.append(f"{name} must be a non-negative integer, got {value!r}")
+        if not problems and not (self.n_encoder_layers or self.n_decoder_layers):
+            problems.append("a model needs encoder layers, decoder layers or both")
         if not problems and self.pad_id >= self.vocab_size:
             problems.append(f"pad_id ({self.pad_id}) must be below vocab_size ({self.vocab_size})")
         if not problems and self.d_model % self.n_heads:
@@ -64,9 +68,14 @@ class ModelConfig:
             raise ValueError("Invalid model config: " + "; ".join(problems))
 
     @property
+    def cross_attention(self) -> bool:
+        """True when the decoder's layers read an encoder's output."""
+        return bool(self.n_encoder_layers and self.n_decoder_layers)
+
+    @property
     def kind(self) -> str:
-        """"encoder-decoder", or "encoder" for a model without a decoder."""
-        return "encoder-decoder" if self.n_decoder_layers else "encoder"
+        """"encoder-decoder", "encoder" (no decoder) or "decoder" (no encoder): for display."""
+        return "encoder-decoder" if self.cross_attention else ("encoder" if self.n_encoder_layers else "decoder")
 
     @property
     def d_k(self) -> int:

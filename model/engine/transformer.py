@@ -94,11 +94,11 @@ class Decoder(nn.Module):
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
-        self.layers = nn.ModuleList(TransformerLayer(cfg, cross=True) for _ in range(cfg.n_decoder_layers))
+        self.layers = nn.ModuleList(TransformerLayer(cfg, cross=cfg.cross_attention) for _ in range(cfg.n_decoder_layers))
         self.final_norm = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps) if cfg.norm_first else nn.Identity()
         self.hook_output = HookPoint()  # (B, T, d_model)
 
-    def forward(self, x: torch.Tensor, self_mask: torch.Tensor | None, memory: torch.Tensor,
+    def forward(self, x: torch.Tensor, self_mask: torch.Tensor | None, memory: torch.Tensor | None,
                 memory_mask: torch.Tensor | None, iv: Interventions,
                 cache: KVCache | None = None) -> torch.Tensor:
         for i, layer in enumerate(self.layers):
@@ -111,18 +111,21 @@ class Decoder(nn.Module):
 
 class Transformer(nn.Module):
     """Encoder, decoder and the output projection to the shared vocabulary; with no decoder
-    layers (an encoder-only model such as BERT), the encoder alone."""
+    layers (an encoder-only model such as BERT), the encoder alone; with no encoder layers (a
+    decoder-only model such as GPT-2), the decoder alone, its layers without cross-attention."""
 
     def __init__(self, cfg: ModelConfig, init_weights: bool = True) -> None:
         """`init_weights=False` leaves the initial values alone, for a model whose weights are loaded next."""
         super().__init__()
         self.cfg = cfg
-        src_token = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
-        self.src_embed = Embeddings(cfg, src_token)
-        self.encoder = Encoder(cfg)
+        src_token = None
+        if cfg.n_encoder_layers:
+            src_token = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
+            self.src_embed = Embeddings(cfg, src_token)
+            self.encoder = Encoder(cfg)
         if cfg.n_decoder_layers:
-            tgt_token = src_token if cfg.tie_embeddings else nn.Embedding(cfg.vocab_size, cfg.d_model,
-                                                                           padding_idx=cfg.pad_id)
+            tgt_token = src_token if cfg.tie_embeddings and src_token is not None else \
+                nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
             self.tgt_embed = Embeddings(cfg, tgt_token)
             self.decoder = Decoder(cfg)
             self.generator = None if cfg.tie_embeddings else nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
@@ -151,10 +154,11 @@ class Transformer(nn.Module):
         memory = self.encoder(self.src_embed(src, iv.positional_encoding, use_scale=iv.scale_embeddings), src_mask, iv)
         return memory, src_mask
 
-    def decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None,
+    def decode(self, tgt: torch.Tensor, memory: torch.Tensor | None, src_mask: torch.Tensor | None,
                iv: Interventions, cache: KVCache | None = None, start: int = 0,
                project: bool = True) -> torch.Tensor:
-        """tgt (B, T) ids -> logits (B, T, vocab). With a cache, tgt holds only the new steps.
+        """tgt (B, T) ids -> logits (B, T, vocab); memory None for a decoder-only model. With a
+        cache, tgt holds only the new steps.
         With project=False, the decoder's output states (B, T, d_model) instead of logits."""
         length = tgt.size(1)
         self_mask = None
@@ -173,7 +177,8 @@ class Transformer(nn.Module):
         weight = self.tgt_embed.token.weight if self.generator is None else self.generator.weight
         return F.linear(x, weight, getattr(self, "logits_bias", None))
 
-    def forward(self, src: torch.Tensor, tgt: torch.Tensor, iv: Interventions = Interventions()) -> torch.Tensor:
-        """Teacher-forced pass: logits (B, T, vocab) for target inputs `tgt` given source `src`."""
-        memory, src_mask = self.encode(src, iv)
+    def forward(self, src: torch.Tensor | None, tgt: torch.Tensor, iv: Interventions = Interventions()) -> torch.Tensor:
+        """Teacher-forced pass: logits (B, T, vocab) for target inputs `tgt` given source `src` (None,
+        and not read, for a decoder-only model)."""
+        memory, src_mask = self.encode(src, iv) if self.cfg.n_encoder_layers else (None, None)
         return self.decode(tgt, memory, src_mask, iv)
