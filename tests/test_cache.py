@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from model import Interventions
+from model.analysis.experiments import translate_batch
 from ui import engine
 from ui.cache import MIB, ByteCache, budget_bytes, freeze, held_bytes, holds_more_than, model_bytes
 from ui.page import RELEASED_ABOVE, release
@@ -187,7 +188,7 @@ def test_an_unpadded_trace_keeps_one_buffer_for_scores_and_masked_scores(tiny_bu
     trace = tiny_bundle.translate("the cat sleeps .").trace
     name = "encoder.layers.0.self_attn.hook_{}"
     assert np.shares_memory(trace.tensor(name.format("scores")), trace.tensor(name.format("masked_scores")))
-    padded = tiny_bundle.translate_batch(["the cat sleeps .", "the old teacher gives the red book to my sister ."])[0]
+    padded = translate_batch(tiny_bundle, ["the cat sleeps .", "the old teacher gives the red book to my sister ."])[0]
     scores, masked = padded.trace.tensor(name.format("scores")), padded.trace.tensor(name.format("masked_scores"))
     assert not np.shares_memory(scores, masked) and np.isinf(masked).any()
 

@@ -27,6 +27,7 @@ from safetensors.torch import load_file, save_file
 
 from hf_fixtures import ENGLISH, FRENCH, make_bert_dir, make_marian_dir, reference_bert, reference_marian
 from model import CheckpointError, DecodeOptions, InputError, Interventions, load_bundle
+from model.analysis.experiments import translate_batch
 from model.checkpoints.catalog import DEFAULT, MINILM, MODELS_ENV, available_models
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -329,7 +330,7 @@ def test_bert_bundle_is_an_encoder(bert):
     with pytest.raises(InputError, match="encoder-only"):
         bert.translate("The cat sleeps.")
     with pytest.raises(InputError, match="encoder-only"):
-        bert.translate_batch(["The cat sleeps."])
+        translate_batch(bert, ["The cat sleeps."])
 
 
 @pytest.mark.parametrize("sentence", SENTENCES + BERT_EXTRA)
@@ -458,7 +459,7 @@ def test_marian_padding_in_a_batch_changes_nothing_with_the_mask(marian):
     short, long = SENTENCES[2], SENTENCES[7]  # the short one also ends its output first
     alone = marian.translate(short, options=DecodeOptions(max_len=10))
     src, tgt = len(alone.trace.src_ids), len(alone.trace.tgt_ids)
-    row, other = marian.translate_batch([short, long], max_len=10)
+    row, other = translate_batch(marian, [short, long], max_len=10)
     trace = row.trace
     pad = marian.specials.pad
     assert len(trace.src_ids) > src and set(trace.src_ids[src:]) == {pad}
@@ -480,7 +481,7 @@ def test_marian_padding_in_a_batch_changes_nothing_with_the_mask(marian):
     assert np.allclose(trace.pattern("decoder", "self", 0)[:, 0, 0], 1.0)
     for result in (row, other, alone):
         _no_nan(result.trace)
-    unmasked, _ = marian.translate_batch([short, long], Interventions(padding_mask=False), max_len=10)
+    unmasked, _ = translate_batch(marian, [short, long], Interventions(padding_mask=False), max_len=10)
     assert unmasked.trace.pattern("encoder", "self", 0)[:, :src, src:].min() > 0
 
 

@@ -15,8 +15,10 @@ ALLOWED = {
     "engine": set(),
     "results": {"engine"},
     "checkpoints": {"engine"},
-    "bundle": {"engine", "checkpoints", "results"},
-    "analysis": {"engine", "results", "bundle"},
+    "inputs": {"engine"},
+    "traces": {"engine", "results"},
+    "bundle": {"engine", "checkpoints", "results", "inputs", "traces"},
+    "analysis": {"engine", "results", "bundle", "traces"},
     "training": {"engine", "checkpoints", "results", "bundle", "analysis"},
 }
 

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from model import DecodeOptions, InputError, Interventions
+from model.analysis.experiments import translate_batch
 from model.engine.decoding import beam_search, greedy
 from model.engine.hooks import recording
 from model.engine.tokenizer import MAX_CHARS, normalize_source
@@ -170,7 +171,7 @@ def test_bad_decode_options_are_refused():
 
 def test_a_batch_row_matches_the_sentence_alone_and_shows_its_padding(tiny_bundle):
     long, short = "The small girl sees a white bird.", "The cat sleeps."
-    rows = tiny_bundle.translate_batch([long, short], max_len=10)
+    rows = translate_batch(tiny_bundle, [long, short], max_len=10)
     alone = [tiny_bundle.translate(s, options=DecodeOptions(max_len=10)) for s in (long, short)]
     for row, single in zip(rows, alone):
         assert row.translation == single.translation
@@ -178,7 +179,7 @@ def test_a_batch_row_matches_the_sentence_alone_and_shows_its_padding(tiny_bundl
     pads = [i for i, p in enumerate(padded.src_pieces) if p == "<pad>"]
     assert pads and len(padded.src_pieces) == len(rows[0].trace.src_pieces)
     assert (padded.pattern("encoder", "self", 0)[..., pads] == 0).all()
-    unmasked = tiny_bundle.translate_batch([long, short], Interventions(padding_mask=False), max_len=10)
+    unmasked = translate_batch(tiny_bundle, [long, short], Interventions(padding_mask=False), max_len=10)
     assert (unmasked[1].trace.pattern("encoder", "self", 0)[..., pads] > 0).all()
 
 
@@ -204,7 +205,7 @@ def test_each_step_shows_the_distribution_greedy_decoding_chose_from(tiny_bundle
         result = tiny_bundle.translate(sentence, iv, DecodeOptions(max_len=16))
         assert [step.top[0][0] for step in result.steps] == [step.chosen for step in result.steps]
         assert result.log_prob == pytest.approx(sum(np.log(step.probability) for step in result.steps), abs=1e-4)
-        for row in tiny_bundle.translate_batch([sentence, "The cat sleeps."], iv, max_len=16):
+        for row in translate_batch(tiny_bundle, [sentence, "The cat sleeps."], iv, max_len=16):
             assert [step.top[0][0] for step in row.steps] == [step.chosen for step in row.steps]
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from model import DecodeOptions, InputError, Interventions
+from model.analysis.experiments import empty_source
 
 SENTENCES = ["The small girl sees a white bird.", "My sisters will see the old house.",
              "The boys did not close the blue door.", "Do you love the red car?",
@@ -61,12 +62,12 @@ def test_masked_weights_are_exactly_zero_with_either_fill(tiny_bundle):
 
 
 def test_fully_masked_rows_are_nan_with_minus_inf_and_uniform_with_minus_1e9(tiny_bundle):
-    sentence, _ = tiny_bundle.empty_source(SENTENCES[0], Interventions())
-    _, empty = tiny_bundle.empty_source(SENTENCES[0], Interventions())
+    sentence, _ = empty_source(tiny_bundle, SENTENCES[0], Interventions())
+    _, empty = empty_source(tiny_bundle, SENTENCES[0], Interventions())
     assert not any(np.isnan(t).any() for t in sentence.tensors.values())  # the real row is untouched
     assert np.isnan(empty.pattern("encoder", "self", 0)).all()
     assert np.isnan(empty.tensor("hook_logits")).all()  # the NaN spreads to the very end
-    _, uniform = tiny_bundle.empty_source(SENTENCES[0], Interventions(mask_value="-1e9"))
+    _, uniform = empty_source(tiny_bundle, SENTENCES[0], Interventions(mask_value="-1e9"))
     pattern = uniform.pattern("encoder", "self", 0)
     np.testing.assert_allclose(pattern, np.full_like(pattern, 1 / pattern.shape[-1]), rtol=1e-6)
     assert not any(np.isnan(t).any() for t in uniform.tensors.values())

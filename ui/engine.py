@@ -19,6 +19,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from model import (Bundle, DecodeOptions, EncodeResult, Interventions, Trace, TranslationResult, cosine,
                    load_bundle)
+from model.analysis import experiments
 from model.checkpoints.catalog import DEFAULT, available_models
 
 from .cache import MODELS, RESULTS
@@ -136,7 +137,7 @@ def encode_batch(bundle: Bundle, sentences: list[str], iv: Interventions) -> lis
 @_cached
 def _translate_batch(_bundle: Bundle, checkpoint_id: str, sentences: tuple[str, ...],
                      key: IvKey) -> list[TranslationResult]:
-    return _bundle.translate_batch(list(sentences), _iv(key))
+    return experiments.translate_batch(_bundle, list(sentences), _iv(key))
 
 
 def translate_batch(bundle: Bundle, sentences: list[str], iv: Interventions) -> list[TranslationResult]:
@@ -199,7 +200,7 @@ def embedding_knockout(bundle: Bundle, sentence: str, iv: Interventions,
 @_cached
 def _empty_source(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey,
                   output_ids: tuple[int, ...]) -> Trace:
-    return _bundle.empty_source(sentence, _iv(key), output_ids)[1]
+    return experiments.empty_source(_bundle, sentence, _iv(key), output_ids)[1]
 
 
 def empty_source(bundle: Bundle, sentence: str, iv: Interventions, output_ids: tuple[int, ...] = ()) -> Trace:

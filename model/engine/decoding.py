@@ -14,7 +14,7 @@ import torch
 
 from . import stages
 from .attention import KVCache
-from .hooks import recording
+from .hooks import not_recording, recording
 from .interventions import Interventions
 from .tokens import PROJECT_SPECIALS, SpecialIds
 from .transformer import Transformer
@@ -78,6 +78,24 @@ def greedy(model: Transformer, memory: torch.Tensor, src_mask: torch.Tensor | No
         ids = row[:row.index(specials.eos)] if done else row
         results.append(([i for i in ids if i != specials.pad], done))
     return results
+
+
+def decoded_logits(model: Transformer, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None,
+                   iv: Interventions, steps_seen: list[torch.Tensor] | None = None,
+                   recorded: dict[str, torch.Tensor] | None = None) -> torch.Tensor:
+    """Logits (B, T, vocab) each decoding step chose from, by a pass over the output `tgt` fed in
+    (recorded by the active Recorder, whose tensors are `recorded`, rewritten as `as_decoded` says).
+    `steps_seen`: the logits greedy search kept from its steps with the causal mask on, which are
+    what that pass would give (no position sees a later one): used as they are, not recomputed."""
+    if steps_seen is not None and len(steps_seen) == tgt.size(1):
+        logits = torch.stack(steps_seen, dim=1)
+        if recorded is not None:  # the recorded pass stops before the output projection
+            model.decode(tgt, memory, src_mask, iv, project=False)
+            recorded[stages.LOGITS] = logits
+        return logits
+    logits = model.decode(tgt, memory, src_mask, iv)
+    with not_recording():
+        return as_decoded(model, tgt, memory, src_mask, iv, logits, recorded)
 
 
 def as_decoded(model: Transformer, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None,

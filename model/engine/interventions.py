@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import InputError
+from .config import ModelConfig
 from .stages import ATTENTION
 
 MASK_VALUES = {"-inf": float("-inf"), "-1e9": -1e9}  # the fill for masked scores, by its name
@@ -46,6 +47,14 @@ class Interventions:
     def fill(self) -> float:
         """The number masked scores are set to."""
         return MASK_VALUES[self.mask_value]
+
+    def check_against(self, cfg: ModelConfig) -> None:
+        """Refuse ablated heads or layers a model of this config does not have."""
+        layers = {"encoder": cfg.n_encoder_layers, "decoder": cfg.n_decoder_layers}
+        for stack, kind, layer, head in sorted(self.ablate):
+            if layer >= layers[stack] or head >= cfg.n_heads:
+                raise InputError(f"This model has {layers[stack]} {stack} layers of {cfg.n_heads} heads: "
+                                 f"there is no {stack} {kind}-attention layer {layer} head {head}")
 
     def heads_off(self, stack: str, kind: str, layer: int) -> tuple[int, ...]:
         """Sorted heads ablated in one attention block."""

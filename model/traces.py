@@ -1,0 +1,78 @@
+"""Recorded tensors -> Trace: the one place a Trace is built, and the decoder input whose rows a
+Trace's decoder stages are."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from .engine.interventions import Interventions
+from .engine.vocabulary import Vocabulary
+from .results import Step, Trace
+
+
+def decoder_input(bos: int, produced: Sequence[int]) -> list[int]:
+    """What the decoder is fed to produce `produced` under teacher forcing: BOS, then every piece
+    but the last (row t is decoding step t)."""
+    return [bos, *produced[:-1]]
+
+
+def make_trace(tokenizer: Vocabulary, src_ids: Sequence[int], tgt_ids: Sequence[int], out_ids: Sequence[int],
+               tensors: dict[str, torch.Tensor], interventions: Interventions, row: int | None = None) -> Trace:
+    """A Trace of recorded tensors: of the whole pass, or of batch row `row` (batch axis kept)."""
+    if row is not None:
+        tensors = {name: t[row:row + 1] for name, t in tensors.items()}
+    return Trace(tuple(src_ids), tokenizer.pieces(list(src_ids)), tuple(tgt_ids), tokenizer.pieces(list(tgt_ids)),
+                 tokenizer.pieces(list(out_ids)), _arrays(tensors), interventions)
+
+
+def _arrays(tensors: dict[str, torch.Tensor]) -> dict[str, np.ndarray]:
+    """Recorded tensors as numpy arrays (views, no copy), in execution order. A tensor identical
+    to the one recorded just before it in the same block gets that one's array: the masked scores
+    where the mask hides nothing (an unpadded encoder) are the scores, and need not cost their
+    memory twice in a long sentence's trace."""
+    arrays: dict[str, np.ndarray] = {}
+    block, previous, last = None, None, ""
+    for name, tensor in tensors.items():
+        here = name.rpartition(".")[0]
+        if here == block and previous is not None and _identical(previous, tensor):
+            arrays[name] = arrays[last]
+        else:
+            arrays[name] = tensor.numpy()
+        block, previous, last = here, tensor, name
+    return arrays
+
+
+def _identical(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal bit for bit: torch.equal for integers; floats compared as their bits, so NaN (keys a
+    decoding step never saw) matches NaN and -0.0 stays apart from 0.0."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.data_ptr() == b.data_ptr() and a.stride() == b.stride():
+        return True
+    if a.is_floating_point():
+        bits = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
+        return torch.equal(a.view(bits), b.view(bits))
+    return torch.equal(a, b)
+
+
+def decoding_steps(tokenizer: Vocabulary, probs: torch.Tensor, produced: Sequence[int], top_k: int) -> list[Step]:
+    """Step t of decoding from its probabilities (T, vocab): the piece chosen and the top candidates."""
+    top_p, top_i = probs.topk(min(top_k, probs.size(-1)), dim=-1)
+    return [Step(t, tokenizer.pieces([chosen])[0], float(probs[t, chosen]),
+                 list(zip(tokenizer.pieces(top_i[t].tolist()), top_p[t].tolist())))
+            for t, chosen in enumerate(produced)]
+
+
+def chosen_log_probs(log_probs: torch.Tensor, produced: Sequence[int]) -> torch.Tensor:
+    """Row t's log-probability of piece produced[t]: log_probs (T, vocab) -> (T,)."""
+    return log_probs[torch.arange(len(produced)), torch.tensor(list(produced))]
+
+
+def sentence_embedding(states: torch.Tensor, length: int, pooling: str) -> np.ndarray:
+    """Sentence embedding from final states (S, d_model): the mean over the real positions
+    (sentence-transformers' pooling) or the first position ([CLS], pooling "cls"), scaled to unit length."""
+    vector = states[0] if pooling == "cls" else states[:length].mean(dim=0)
+    return torch.nn.functional.normalize(vector.float(), dim=0).numpy()
