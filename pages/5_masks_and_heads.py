@@ -3,6 +3,7 @@
 import streamlit as st
 
 from model import AnatomyError, Trace, cosine
+from model.analysis.knockout import RETRANSLATED
 from model.engine import stages
 from ui import engine, lengths
 from ui.figures import shared
@@ -197,7 +198,7 @@ st.caption(f"Knocks out each of the {len(heads)} heads in turn (on top of the si
            + (", so the heads already knocked out there are left out" if ctl.ablate else "")
            + "), scores the original output under each knock-out, and ranks heads by how much its log-probability "
            "falls; it also translates again to show whether the output itself changes"
-           + (f" (for the {engine.RETRANSLATED} heads with the largest drops)." if len(heads) > engine.RETRANSLATED
+           + (f" (for the {RETRANSLATED} heads with the largest drops)." if len(heads) > RETRANSLATED
               else "."))
 sweep_key = (page.bundle.checkpoint_id, ctl.sentence, ctl.interventions(), ctl.beam_size)
 if st.button("Run the knock-out sweep", icon=":material/play_arrow:"):

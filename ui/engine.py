@@ -9,18 +9,18 @@ from __future__ import annotations
 import functools
 import os
 from contextlib import AbstractContextManager
-from dataclasses import fields, replace
+from dataclasses import fields
 from typing import Callable, Hashable, TypeVar
 
-import numpy as np
 import streamlit as st
 import torch
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from model import (Bundle, DecodeOptions, EncodeResult, Interventions, Trace, TranslationResult, cosine,
+from model import (Bundle, DecodeOptions, EncodeResult, Interventions, Trace, TranslationResult,
                    load_bundle)
-from model.analysis import experiments
+from model.analysis import experiments, knockout
 from model.checkpoints.catalog import DEFAULT, available_models
+from model.engine.interventions import Head
 
 from .cache import MODELS, RESULTS
 
@@ -145,54 +145,28 @@ def translate_batch(bundle: Bundle, sentences: list[str], iv: Interventions) -> 
     return list(_translate_batch(bundle, bundle.checkpoint_id, tuple(sentences), iv_key(iv)))
 
 
-def _with_head(iv: Interventions, head: tuple[str, str, int, int]) -> Interventions:
-    return replace(iv, ablate=iv.ablate | {head})
-
-
-RETRANSLATED = 24  # past this many heads, only the heads that matter most are translated again
-
-
 @_cached
 def _knockout(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int,
-              heads: tuple[tuple[str, str, int, int], ...]) -> list[dict]:
-    base_iv = _iv(key)
-    options = DecodeOptions(beam_size=beam_size)
-    base = _bundle.translate(sentence, base_iv, options, trace=False)
-    rows = [{"head": head, "log_prob": sum(_bundle.score(sentence, base.output_ids, _with_head(base_iv, head))),
-             "translation": None, "base_translation": base.translation, "base_log_prob": base.log_prob}
-            for head in heads]
-    # one teacher-forced pass per head is cheap; a whole new translation is not (opus-mt has 144 heads)
-    for row in sorted(rows, key=lambda r: r["log_prob"])[:RETRANSLATED]:
-        row["translation"] = _bundle.translate(sentence, _with_head(base_iv, row["head"]), options,
-                                               trace=False).translation
-    return rows
+              heads: tuple[Head, ...]) -> list[dict]:
+    return knockout.sweep(_bundle, sentence, _iv(key), beam_size, list(heads))
 
 
-def knockout_sweep(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int,
-                   heads: list[tuple[str, str, int, int]]) -> list[dict]:
-    """Knock out each head in turn (on top of `iv`), cached: the teacher-forced log-probability
-    of the unablated output under that ablation, and, for the RETRANSLATED heads whose knock-out
-    lowers it most, the translation the model makes instead (None for the others)."""
+def knockout_sweep(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int, heads: list[Head]) -> list[dict]:
+    """`model.analysis.knockout.sweep` (each head knocked out in turn: the log-probability of the
+    output, and for the heads that matter most the translation instead), cached."""
     rows = _knockout(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, tuple(heads))
     return [dict(row) for row in rows]  # the caller's own rows: the cached ones are shared
 
 
 @_cached
 def _embedding_knockout(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey,
-                        heads: tuple[tuple[str, str, int, int], ...]) -> list[dict]:
-    base_iv = _iv(key)
-    base = _bundle.encode(sentence, base_iv).embedding
-    rows = []
-    for head in heads:
-        moved = _bundle.encode(sentence, _with_head(base_iv, head)).embedding
-        rows.append({"head": head, "cosine": cosine(base, moved), "distance": float(np.linalg.norm(base - moved))})
-    return rows
+                        heads: tuple[Head, ...]) -> list[dict]:
+    return knockout.embedding_sweep(_bundle, sentence, _iv(key), list(heads))
 
 
-def embedding_knockout(bundle: Bundle, sentence: str, iv: Interventions,
-                       heads: list[tuple[str, str, int, int]]) -> list[dict]:
-    """Knock out each head in turn (on top of `iv`), cached: how far the sentence embedding moves
-    (cosine similarity to the unablated embedding and the distance between the two unit vectors)."""
+def embedding_knockout(bundle: Bundle, sentence: str, iv: Interventions, heads: list[Head]) -> list[dict]:
+    """`model.analysis.knockout.embedding_sweep` (how far the sentence embedding moves with each
+    head knocked out), cached."""
     rows = _embedding_knockout(bundle, bundle.checkpoint_id, sentence, iv_key(iv), tuple(heads))
     return [dict(row) for row in rows]
 
