@@ -13,10 +13,12 @@ from __future__ import annotations
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Iterator, Mapping, Sequence
+from typing import ContextManager, Iterator, Mapping, Sequence, TypeVar
 
 import torch
 from torch import nn
+
+V = TypeVar("V")
 
 _ACTIVE: ContextVar["Recorder | None"] = ContextVar("anatomy_recorder", default=None)
 _PATCHING: ContextVar["Patching | None"] = ContextVar("anatomy_patching", default=None)
@@ -89,36 +91,29 @@ class Patching:
 
 
 @contextmanager
-def patching(patches: Mapping[str, Patch]) -> Iterator[Patching]:
-    """Activate these patches for the duration of the `with` block in this thread only."""
-    active = Patching(patches)
-    token = _PATCHING.set(active)
+def _set(variable: ContextVar[V], value: V) -> Iterator[V]:
+    """`variable` holds `value` for the duration of the `with` block in this thread only."""
+    token = variable.set(value)
     try:
-        yield active
+        yield value
     finally:
-        _PATCHING.reset(token)
+        variable.reset(token)
 
 
-@contextmanager
-def recording(keep_grad: bool = False) -> Iterator[Recorder]:
+def patching(patches: Mapping[str, Patch]) -> ContextManager[Patching]:
+    """Activate these patches for the duration of the `with` block in this thread only."""
+    return _set(_PATCHING, Patching(patches))
+
+
+def recording(keep_grad: bool = False) -> ContextManager[Recorder]:
     """Activate a fresh Recorder for the duration of the `with` block in this thread only; with
     `keep_grad`, recorded tensors stay in the autograd graph (for gradients with respect to them)."""
-    recorder = Recorder(keep_grad)
-    token = _ACTIVE.set(recorder)
-    try:
-        yield recorder
-    finally:
-        _ACTIVE.reset(token)
+    return _set(_ACTIVE, Recorder(keep_grad))
 
 
-@contextmanager
-def not_recording() -> Iterator[None]:
+def not_recording() -> ContextManager[None]:
     """Suspend any active Recorder (decoding steps are not part of the trace)."""
-    token = _ACTIVE.set(None)
-    try:
-        yield
-    finally:
-        _ACTIVE.reset(token)
+    return _set(_ACTIVE, None)
 
 
 def active_recorder() -> Recorder | None:
