@@ -69,3 +69,21 @@ def test_viz_and_the_results_import_no_torch():
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+MODEL_KINDS = ("encoder", "decoder", "encoder-decoder")
+
+
+def test_no_code_compares_a_kind_or_family_string():
+    """What a model has is asked of `bundle.capabilities`; only checkpoints/ maps families to it."""
+    found = []
+    for folder in ("model", "ui", "viz", "pages"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path.parent.name in ("checkpoints", "families"):
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute) \
+                        and any(isinstance(c, ast.Constant) and (node.left.attr == "family" or (node.left.attr == "kind" and c.value in MODEL_KINDS))
+                                for c in node.comparators):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not found, found

@@ -19,9 +19,8 @@ from ..bundle import load_bundle
 from ..checkpoints.checkpoint import CARD
 from ..checkpoints.snapshots import steps as snapshot_steps
 from ..engine.tokenizer import normalize_source
-from .corpus import tokenize_en, tokenize_fr
+from .corpus import read_pairs, tokenize_en, tokenize_fr
 from .evaluation import alignment_agreement, translate_many, translation_scores
-from .train import read_pairs
 
 
 def typed_variants(sentence: str) -> list[str]:

@@ -36,21 +36,13 @@ from ..engine.config import ModelConfig
 from ..engine.tokenizer import Tokenizer, normalize_source
 from ..engine.tokens import BOS_ID, EOS_ID, PAD_ID, pad_rows
 from ..engine.transformer import Transformer
+from .corpus import read_pairs
 from .distributed import World, join, leave
 from .evaluation import translate_many, translation_scores
 from .presets import PRESETS, Preset
 
 OPTIMIZER_STATE, TRAIN_STATE = "optimizer.safetensors", "train_state.json"
 STAGED_TOKENIZER = ".tokenizer-in-training.model"
-
-
-def read_pairs(path: Path) -> list[tuple[str, str, str]]:
-    """(english, french, alignment) rows of a corpus TSV file."""
-    rows = []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        en, fr, alignment = line.split("\t")
-        rows.append((en, fr, alignment))
-    return rows
 
 
 def ensure_corpus(data: Path, preset: Preset, seed: int) -> dict[str, Path]:

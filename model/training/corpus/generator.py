@@ -358,3 +358,12 @@ def write_splits(out_dir, n_train: int, n_valid: int, n_test: int, seed: int = 0
                 f.write(f"{ex.en}\t{ex.fr}\t{ex.alignment_str()}\n")
         paths[name] = p
     return paths
+
+
+def read_pairs(path: Path) -> list[tuple[str, str, str]]:
+    """(english, french, alignment) rows of a corpus TSV file."""
+    rows = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        en, fr, alignment = line.split("\t")
+        rows.append((en, fr, alignment))
+    return rows
