@@ -54,6 +54,12 @@ def sublayer(stack: str, layer: int, stage: str) -> str:
     return f"{stack}.layers.{layer}.hook_{stage}"
 
 
+def layer_output(stack: str, layer: int, norm_first: bool) -> str:
+    """What a layer hands the next one: the last norm's output in a post-LN layer, the last
+    residual sum in a pre-LN one."""
+    return sublayer(stack, layer, "resid_ffn" if norm_first else "norm_ffn")
+
+
 _NAME = re.compile(r"^(?:(?P<embed>src_embed|tgt_embed)\.|(?P<stack>encoder|decoder)\."
                    r"(?:layers\.(?P<layer>\d+)\.(?:(?P<kind>self|cross)_attn\.|(?P<ffn>ffn)\.)?)?)?hook_(?P<stage>\w+)$")
 

@@ -1,0 +1,30 @@
+"""The logit lens: what each decoder layer would have the model write, if the layers after it were gone."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from ..bundle import Bundle
+from ..engine import stages
+from ..engine.interventions import Interventions
+from . import forced
+
+
+def logit_lens(bundle: Bundle, sentence: str, output_ids: Sequence[int],
+               interventions: Interventions = Interventions()) -> np.ndarray:
+    """(decoder layers, output pieces, vocabulary) log-probabilities under teacher forcing on
+    `output_ids`: each decoder layer's output put through what the model applies after its last
+    layer (its final norm, if any, the output projection and its bias). The last layer's are the
+    model's own log-probabilities."""
+    bundle.check_interventions(interventions)
+    src, tgt, _ = forced.inputs(bundle, sentence, output_ids)
+    tensors = forced.recorded(bundle, src, tgt, interventions)
+    model, cfg = bundle.model, bundle.config
+    layers = [tensors[stages.layer_output("decoder", layer, cfg.norm_first)][0]
+              for layer in range(cfg.n_decoder_layers)]
+    with torch.inference_mode():
+        logits = model.project(model.decoder.final_norm(torch.stack(layers)))  # (L, T, vocab)
+        return logits.float().log_softmax(dim=-1).numpy()

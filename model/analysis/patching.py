@@ -1,0 +1,49 @@
+"""Activation patching between two sentences: run one with an activation taken from the other."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from ..bundle import Bundle
+from ..engine import stages
+from ..engine.hooks import Patch
+from ..engine.interventions import Interventions
+from ..errors import InputError
+from . import forced
+
+
+def patch(bundle: Bundle, donor: str, receiver: str, output_ids: Sequence[int], hook: str,
+          positions: Sequence[int] | None = None, interventions: Interventions = Interventions()) -> np.ndarray:
+    """(output pieces, vocabulary): the receiver sentence's log-probabilities, teacher-forced on
+    `output_ids`, with the activation at hook point `hook` (a name from `trace.stages`) replaced by
+    the donor sentence's at `positions` (along the positions axis; all of them when None, which
+    needs activations of one shape; positions must exist in both). Patching a sentence with itself
+    changes nothing, exactly."""
+    try:
+        stages.parse(hook)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    bundle.check_interventions(interventions)
+    donor_src, tgt, produced = forced.inputs(bundle, donor, output_ids)
+    receiver_src, _, _ = forced.inputs(bundle, receiver, produced)
+    recorded = forced.recorded(bundle, donor_src, tgt, interventions)
+    if hook not in recorded:
+        raise InputError(f"{bundle.name} has no hook point {hook!r} in a teacher-forced pass.")
+    value = recorded[hook].clone()
+    try:
+        out = forced.log_probs(bundle, receiver_src, tgt, interventions,
+                               {hook: Patch(value, None if positions is None else list(positions))})
+    except ValueError as exc:  # shapes or positions that do not fit
+        raise InputError(str(exc)) from None
+    return out[0].numpy()
+
+
+def unpatched(bundle: Bundle, sentence: str, output_ids: Sequence[int],
+              interventions: Interventions = Interventions()) -> np.ndarray:
+    """(output pieces, vocabulary): the sentence's own teacher-forced log-probabilities."""
+    src, tgt, _ = forced.inputs(bundle, sentence, output_ids)
+    with torch.inference_mode():
+        return forced.log_probs(bundle, src, tgt, interventions)[0].numpy()

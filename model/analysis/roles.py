@@ -1,0 +1,86 @@
+"""Head roles: what each attention head mostly does, scored over sentences and tagged.
+
+For one head's pattern A (queries i, keys j; each row sums to 1), averaged over its queries and then
+over the sentences:
+
+    previous  A[i, i-1]                        looks at the piece just before (self-attention; i >= 1)
+    same      A[i, i]                          looks at itself (self-attention)
+    first     A[i, 0]                          sinks on the first piece
+    last      A[i, K-1]                        sinks on the last source piece (</s> or [SEP]; keys that are
+                                               the source: encoder self-attention and cross-attention)
+    broad     H(A[i]) / log(visible keys)      spreads its weight (normalised entropy; rows that see
+                                               one key only are left out)
+
+A score that does not apply to a block is NaN. A head is tagged with the highest of previous, same,
+first and last when that is at least TAGGED; else "broad" when broad is at least BROAD; else none.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..bundle import Bundle
+from ..engine import stages
+from ..engine.interventions import Interventions
+from ..errors import InputError
+from ..results import Trace
+
+SCORES = ("previous", "same", "first", "last", "broad")
+TAGGED = 0.5
+BROAD = 0.9
+
+
+def role_scores(pattern: np.ndarray, self_attention: bool, causal: bool, keys_are_source: bool) -> dict[str, float]:
+    """The scores of one head's pattern (queries, keys), as this module's docstring defines them."""
+    queries, keys = pattern.shape
+    rows = np.arange(queries)
+    visible = np.minimum(rows + 1, keys) if causal else np.full(queries, keys)
+    entropy = -np.sum(np.where(pattern > 0, pattern * np.log(np.where(pattern > 0, pattern, 1.0)), 0.0), axis=1)
+    spread = visible > 1
+    return {
+        "previous": float(pattern[rows[1:], rows[1:] - 1].mean()) if self_attention and queries > 1 else np.nan,
+        "same": float(pattern[rows, rows].mean()) if self_attention else np.nan,
+        "first": float(pattern[:, 0].mean()),
+        "last": float(pattern[:, -1].mean()) if keys_are_source else np.nan,
+        "broad": float((entropy[spread] / np.log(visible[spread])).mean()) if spread.any() else np.nan,
+    }
+
+
+def role(scores: dict[str, float]) -> str | None:
+    """The tag of a head from its scores (see the module's docstring)."""
+    candidates = {name: scores[name] for name in ("previous", "same", "first", "last") if not np.isnan(scores[name])}
+    best = max(candidates, key=candidates.get, default=None)
+    if best is not None and candidates[best] >= TAGGED:
+        return best
+    return "broad" if not np.isnan(scores["broad"]) and scores["broad"] >= BROAD else None
+
+
+def _trace(bundle: Bundle, sentence: str, iv: Interventions) -> Trace:
+    if bundle.capabilities.translates:
+        output = bundle.translate(sentence, iv, trace=False).output_ids
+        return bundle.teacher_forced(sentence, output, iv)
+    return bundle.encode(sentence, iv).trace
+
+
+def head_roles(bundle: Bundle, sentences: list[str], interventions: Interventions = Interventions()) -> pd.DataFrame:
+    """One row per head (stack, kind, layer, head): its scores averaged over the sentences (each
+    teacher-forced on the model's own greedy output) and its role (None when untagged)."""
+    if not sentences:
+        raise InputError("Give at least one sentence to score the heads on.")
+    cfg = bundle.config
+    layers = {"encoder": cfg.n_encoder_layers, "decoder": cfg.n_decoder_layers}
+    totals: dict[tuple[str, str, int, int], list[dict[str, float]]] = {}
+    for sentence in sentences:
+        trace = _trace(bundle, sentence, interventions)
+        for stack, kind in stages.BLOCKS:
+            causal = stack == "decoder" and kind == "self" and interventions.causal_mask
+            for layer in range(layers[stack]):
+                for head, pattern in enumerate(trace.pattern(stack, kind, layer)):
+                    totals.setdefault((stack, kind, layer, head), []).append(
+                        role_scores(pattern, kind == "self", causal, keys_are_source=stack == "encoder" or kind == "cross"))
+    rows = []
+    for (stack, kind, layer, head), per_sentence in totals.items():
+        scores = {name: float(np.mean([s[name] for s in per_sentence])) for name in SCORES}
+        rows.append({"stack": stack, "kind": kind, "layer": layer, "head": head, **scores, "role": role(scores)})
+    return pd.DataFrame(rows, columns=["stack", "kind", "layer", "head", *SCORES, "role"])

@@ -1,0 +1,151 @@
+"""The analyses (model.analysis): attribution, logit lens, patching and head roles, each checked
+against its definition, and on Marian against `transformers`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from model import InputError, Interventions
+from model.analysis import METHODS, attribute, head_roles, logit_lens, patch
+from model.analysis import forced
+from model.analysis.attribution import EMBEDDING
+from model.analysis.patching import unpatched
+from model.analysis.roles import role, role_scores
+from model.engine import stages
+from model.engine.hooks import Patch
+from test_families import FRENCH, SENTENCES, bert, bert_dir, marian, marian_dir, marian_ref, one_thread  # noqa: F401
+
+SENTENCE = "the old teacher gives the red book to my sister ."
+OTHER = "the small girl sees a white bird ."
+
+
+@pytest.fixture(scope="module")
+def output(tiny_bundle):
+    return tiny_bundle.translate(SENTENCE, trace=False).output_ids
+
+
+def _f(bundle, sentence, output_ids, patches=None):
+    src, tgt, produced = forced.inputs(bundle, sentence, output_ids)
+    return forced.chosen(forced.log_probs(bundle, src, tgt, Interventions(), patches), produced)
+
+
+def test_attention_and_rollout_follow_their_definitions(tiny_bundle, output):
+    trace = tiny_bundle.teacher_forced(SENTENCE, output)
+    cfg = tiny_bundle.config
+    last = trace.pattern("decoder", "cross", cfg.n_decoder_layers - 1).mean(0)
+    np.testing.assert_allclose(attribute(tiny_bundle, SENTENCE, output, "attention"), last, atol=1e-6)
+    rolled = np.eye(len(trace.src_ids))
+    for layer in range(cfg.n_encoder_layers):
+        rolled = (0.5 * trace.pattern("encoder", "self", layer).mean(0) + 0.5 * np.eye(len(trace.src_ids))) @ rolled
+    rollout = attribute(tiny_bundle, SENTENCE, output, "rollout")
+    np.testing.assert_allclose(rollout, last @ rolled, atol=1e-6)
+    np.testing.assert_allclose(rollout.sum(1), 1.0, atol=1e-5)  # rows of a product of stochastic matrices
+
+
+def test_input_times_gradient_sums_to_the_derivative_along_the_input(tiny_bundle, output):
+    src, tgt, produced = forced.inputs(tiny_bundle, SENTENCE, output)
+    x = forced.recorded(tiny_bundle, src, tgt, Interventions())[EMBEDDING].clone()
+    eps = 1e-3  # f(x(1 + e)) - f(x(1 - e)) / 2e = df . x = the row's sum
+    up, down = (_f(tiny_bundle, SENTENCE, output, {EMBEDDING: Patch(x * (1 + s * eps))})[0] for s in (1, -1))
+    along = ((up - down) / (2 * eps)).numpy()
+    rows = attribute(tiny_bundle, SENTENCE, output, "gradient").sum(1)
+    np.testing.assert_allclose(rows, along, atol=2e-3, rtol=2e-2)
+
+
+def test_integrated_gradients_are_complete(tiny_bundle, output):
+    src, tgt, _ = forced.inputs(tiny_bundle, SENTENCE, output)
+    x = forced.recorded(tiny_bundle, src, tgt, Interventions())[EMBEDDING].clone()
+    gap = (_f(tiny_bundle, SENTENCE, output)[0] - _f(tiny_bundle, SENTENCE, output, {EMBEDDING: Patch(x * 0)})[0])
+    rows = attribute(tiny_bundle, SENTENCE, output, "integrated-gradients", steps=64).sum(1)
+    np.testing.assert_allclose(rows, gap.numpy(), atol=0.02 + 0.02 * float(gap.abs().max()))
+
+
+def test_occlusion_is_the_drop_without_one_piece(tiny_bundle, output):
+    occlusion = attribute(tiny_bundle, SENTENCE, output, "occlusion")
+    src, tgt, _ = forced.inputs(tiny_bundle, SENTENCE, output)
+    x = forced.recorded(tiny_bundle, src, tgt, Interventions())[EMBEDDING].clone()
+    x[0, 2] = 0.0
+    drop = _f(tiny_bundle, SENTENCE, output)[0] - _f(tiny_bundle, SENTENCE, output, {EMBEDDING: Patch(x)})[0]
+    np.testing.assert_allclose(occlusion[:, 2], drop.numpy(), atol=1e-5)
+    assert occlusion.shape == (len(output), len(src[0]))
+
+
+def test_bad_requests_are_refused(tiny_bundle, output, bert):  # noqa: F811
+    with pytest.raises(InputError, match="Unknown attribution method"):
+        attribute(tiny_bundle, SENTENCE, output, "saliency")
+    with pytest.raises(InputError, match="does not translate"):
+        attribute(bert, "The cat sleeps.", [5, 6], "gradient")
+    with pytest.raises(InputError, match="not the name of a hook point"):
+        patch(tiny_bundle, OTHER, SENTENCE, output, "encoder.layers.0.nowhere")
+
+
+def test_the_logit_lens_last_layer_is_the_models_own(tiny_bundle, output):
+    lens = logit_lens(tiny_bundle, SENTENCE, output)
+    assert lens.shape == (tiny_bundle.config.n_decoder_layers, len(output), tiny_bundle.config.vocab_size)
+    np.testing.assert_allclose(lens[-1], unpatched(tiny_bundle, SENTENCE, output), atol=1e-5)
+    np.testing.assert_allclose(np.exp(lens).sum(-1), 1.0, atol=1e-4)
+
+
+def test_patching_a_sentence_with_itself_changes_nothing_exactly(tiny_bundle, output):
+    own = unpatched(tiny_bundle, SENTENCE, output)
+    for hook in (stages.embedding("sum"), stages.attention("encoder", "self", 0, "pattern"), stages.MEMORY,
+                 stages.layer_output("decoder", 0, tiny_bundle.config.norm_first)):
+        assert np.array_equal(patch(tiny_bundle, SENTENCE, SENTENCE, output, hook), own), hook
+
+
+def test_patching_from_a_donor_moves_the_receiver_only_where_asked(tiny_bundle, output):
+    own = unpatched(tiny_bundle, SENTENCE, output)
+    memory = patch(tiny_bundle, OTHER, SENTENCE, output, stages.embedding("sum"), positions=[1, 2])
+    assert not np.allclose(memory, own)
+    decoder = stages.layer_output("decoder", 0, tiny_bundle.config.norm_first)
+    late = patch(tiny_bundle, OTHER, SENTENCE, output, decoder, positions=[len(output) - 1])
+    np.testing.assert_array_equal(late[:-1], own[:-1])  # a decoder position changes no earlier one
+    with pytest.raises(InputError):  # the whole memory of sentences of different lengths
+        patch(tiny_bundle, OTHER, SENTENCE, output, stages.MEMORY)
+
+
+def test_role_scores_follow_their_definitions():
+    n = 5
+    shifted = np.eye(n, k=-1)
+    shifted[0, 0] = 1.0
+    assert role_scores(shifted, True, False, False)["previous"] == 1.0
+    assert role(role_scores(shifted, True, False, False)) == "previous"
+    assert role(role_scores(np.eye(n), True, False, False)) == "same"
+    sink = np.zeros((n, n))
+    sink[:, -1] = 1.0
+    assert role(role_scores(sink, False, False, True)) == "last"
+    uniform = np.full((n, n), 1 / n)
+    scores = role_scores(uniform, True, False, True)
+    assert scores["broad"] == pytest.approx(1.0) and role(scores) == "broad"
+    causal = np.tril(np.ones((n, n))) / np.arange(1, n + 1)[:, None]
+    assert role_scores(causal, True, True, False)["broad"] == pytest.approx(1.0)
+
+
+def test_head_roles_score_every_head(tiny_bundle, bert):  # noqa: F811
+    frame = head_roles(tiny_bundle, [SENTENCE, OTHER])
+    cfg = tiny_bundle.config
+    assert len(frame) == cfg.n_heads * (cfg.n_encoder_layers + 2 * cfg.n_decoder_layers)
+    assert frame[["first", "broad"]].apply(lambda c: c.between(0, 1)).all().all()
+    assert frame.loc[frame.kind == "cross", ["previous", "same"]].isna().all().all()
+    assert len(head_roles(bert, ["The cat sleeps."])) == bert.config.n_heads * bert.config.n_encoder_layers
+
+
+# ---- against transformers -------------------------------------------------------------------
+
+@pytest.mark.parametrize("index", [0, 3])
+def test_marian_lens_and_attention_equal_transformers(marian, marian_ref, index):  # noqa: F811
+    tokenizer, model = marian_ref
+    target = tokenizer(text_target=FRENCH[index]).input_ids
+    src = tokenizer(SENTENCES[index]).input_ids
+    decoder_input = [model.config.decoder_start_token_id] + target[:-1]
+    with torch.no_grad():
+        out = model(input_ids=torch.tensor([src]), decoder_input_ids=torch.tensor([decoder_input]),
+                    output_attentions=True)
+    theirs = out.logits[0].float().log_softmax(-1).numpy()
+    np.testing.assert_allclose(logit_lens(marian, SENTENCES[index], target)[-1], theirs, atol=1e-4)
+    np.testing.assert_allclose(attribute(marian, SENTENCES[index], target, "attention"),
+                               out.cross_attentions[-1][0].mean(0).numpy(), atol=1e-5)
+    for method in METHODS:
+        assert attribute(marian, SENTENCES[index], target, method).shape == (len(target), len(src))
