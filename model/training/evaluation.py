@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -73,6 +74,60 @@ def pieces_in_spans(tokenizer: Tokenizer, text: str, spans: list[tuple[int, int]
     return ids, owner[::-1]
 
 
+@dataclass(frozen=True)
+class AlignmentCase:
+    """One test sentence ready to score against the generator's gold alignment."""
+
+    src_ids: list[int]                     # the source's pieces, EOS included
+    fr_ids: list[int]                      # the French reference's pieces: the output fed under teacher forcing
+    to_word: np.ndarray                    # (source pieces, English words): 1 where a piece belongs to a word
+    words: list[tuple[int, set[int]]]      # per scored French word: the decoder row predicting its first
+                                           # piece, and the English words the gold alignment links it to
+
+
+def alignment_cases(tokenizer: Tokenizer, max_len: int, examples: Sequence[tuple], tokenize_fr) -> list[AlignmentCase]:
+    """The scored French words of each example: (canonical source, English token indices of the source
+    words, French, alignment). Final punctuation is not scored (the source drops it); a word whose
+    gold links are all to punctuation is left out."""
+    cases = []
+    for source, en_index_of_word, french, alignment in examples:
+        src_ids = tokenizer.encode(source)[: max_len - 1]
+        src_word = source_word_of_pieces(tokenizer.pieces(src_ids)) + [-1]  # EOS is no word
+        fr_tokens = tokenize_fr(french)
+        fr_ids, fr_owner = pieces_in_spans(tokenizer, french, [(s, e) for _, s, e in fr_tokens])
+        fr_ids, fr_owner = fr_ids[: max_len - 1], fr_owner[: max_len - 1]
+        gold: dict[int, set[int]] = {}
+        for en_i, fr_i in alignment:
+            gold.setdefault(fr_i, set()).add(en_i)
+        n_words = len(en_index_of_word)
+        to_word = np.zeros((len(src_word), n_words))
+        for key, word in enumerate(src_word):
+            if 0 <= word < n_words:
+                to_word[key, word] = 1.0
+        first_row: dict[int, int] = {}
+        for row, owner in enumerate(fr_owner):
+            first_row.setdefault(owner, row)
+        words = []
+        for fr_i, row in first_row.items():
+            if fr_i < 0 or fr_tokens[fr_i][0] in (".", "?"):
+                continue
+            targets = {w for w, en_i in enumerate(en_index_of_word) if en_i in gold.get(fr_i, ())}
+            if targets:
+                words.append((row, targets))
+        cases.append(AlignmentCase(src_ids + [EOS_ID], fr_ids, to_word, words))
+    return cases
+
+
+def agreement_hits(case: AlignmentCase, scores: np.ndarray) -> np.ndarray:
+    """How many of a case's French words have their highest-scoring English word among the gold ones:
+    `scores` (..., decoder rows, source pieces) is summed over each word's pieces; leading axes kept."""
+    hits = np.zeros(scores.shape[:-2])
+    for row, targets in case.words:
+        per_word = scores[..., row, :] @ case.to_word  # (..., words)
+        hits += np.isin(per_word.argmax(-1), list(targets))
+    return hits
+
+
 def alignment_agreement(model: Transformer, tokenizer: Tokenizer, examples: Sequence[tuple],
                         tokenize_fr) -> tuple[np.ndarray, int]:
     """Per decoder layer and head, the share of French words whose most-attended English word is
@@ -87,34 +142,11 @@ def alignment_agreement(model: Transformer, tokenizer: Tokenizer, examples: Sequ
     scored = 0
     iv = Interventions()
     model.eval()
-    for source, en_index_of_word, french, alignment in examples:
-        src_ids = tokenizer.encode(source)[: cfg.max_len - 1]
-        src_word = source_word_of_pieces(tokenizer.pieces(src_ids)) + [-1]  # EOS is no word
-        fr_tokens = tokenize_fr(french)
-        fr_ids, fr_owner = pieces_in_spans(tokenizer, french, [(s, e) for _, s, e in fr_tokens])
-        fr_ids, fr_owner = fr_ids[: cfg.max_len - 1], fr_owner[: cfg.max_len - 1]
-        gold: dict[int, set[int]] = {}
-        for en_i, fr_i in alignment:
-            gold.setdefault(fr_i, set()).add(en_i)
+    for case in alignment_cases(tokenizer, cfg.max_len, examples, tokenize_fr):
         with torch.inference_mode(), recording() as recorder:
-            model(torch.tensor([src_ids + [EOS_ID]]), torch.tensor([[BOS_ID] + fr_ids[:-1]]), iv)
+            model(torch.tensor([case.src_ids]), torch.tensor([[BOS_ID] + case.fr_ids[:-1]]), iv)
         patterns = np.stack([recorder.tensors[stages.attention("decoder", "cross", layer, "pattern")][0].numpy()
                              for layer in range(cfg.n_decoder_layers)])  # (L, h, T, S)
-        n_words = len(en_index_of_word)
-        to_word = np.zeros((len(src_word), n_words))
-        for key, word in enumerate(src_word):
-            if 0 <= word < n_words:
-                to_word[key, word] = 1.0
-        first_row: dict[int, int] = {}
-        for row, owner in enumerate(fr_owner):
-            first_row.setdefault(owner, row)
-        for fr_i, row in first_row.items():
-            if fr_i < 0 or fr_tokens[fr_i][0] in (".", "?"):
-                continue
-            targets = {w for w, en_i in enumerate(en_index_of_word) if en_i in gold.get(fr_i, ())}
-            if not targets:
-                continue
-            scored += 1
-            per_word = patterns[:, :, row, :] @ to_word  # (L, h, words)
-            hits += np.isin(per_word.argmax(-1), list(targets))
+        hits += agreement_hits(case, patterns)
+        scored += len(case.words)
     return hits / max(scored, 1), scored
