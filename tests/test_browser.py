@@ -21,7 +21,7 @@ FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "-
          "--disable-component-update", "--disable-sync"]
 PAGES = [("Translate", "translate"), ("Attention", "attention"), ("Positional encoding", "positional_encoding"),
          ("Tensor shapes", "tensor_shapes"), ("Masks and heads lab", "masks_and_heads"),
-         ("Design choices", "design_choices"), ("Training", "training")]
+         ("Design choices", "design_choices"), ("Training", "training"), ("Why this word?", "why")]
 SENTENCE = "The old man reads a book in the garden"
 MENU_LINKS = "[data-testid='stSidebar'] [data-testid='stPageLink-NavLink']"  # ui.nav.menu()
 

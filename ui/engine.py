@@ -12,13 +12,15 @@ from contextlib import AbstractContextManager
 from dataclasses import fields
 from typing import Callable, Hashable, TypeVar
 
+import numpy as np
+import pandas as pd
 import streamlit as st
 import torch
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from model import (Bundle, DecodeOptions, EncodeResult, Interventions, Trace, TranslationResult,
                    load_bundle)
-from model.analysis import experiments, knockout
+from model.analysis import attribute, experiments, head_roles, knockout, logit_lens, patch
 from model.checkpoints.catalog import DEFAULT, available_models
 from model.engine.interventions import Head
 
@@ -202,3 +204,52 @@ def _score(_bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple
 def score(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interventions) -> list[float]:
     """Per-piece log-probabilities of a fixed output under the switches (teacher-forced), cached."""
     return list(_score(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv)))
+
+
+@_cached
+def _attribution(_bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...], method: str,
+                 key: IvKey) -> np.ndarray:
+    return attribute(_bundle, sentence, output_ids, method, _iv(key))
+
+
+def attribution(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], method: str,
+                iv: Interventions) -> np.ndarray:
+    """`model.analysis.attribute` (output pieces x source pieces), cached."""
+    return _attribution(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), method, iv_key(iv))
+
+
+@_cached
+def _lens(_bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...],
+          key: IvKey) -> tuple[np.ndarray, list[list[str]]]:
+    lens = logit_lens(_bundle, sentence, output_ids, _iv(key))  # (L, T, vocab)
+    final = np.exp(lens[:, np.arange(len(output_ids)), list(output_ids)])
+    return final, [_bundle.tokenizer.pieces(row.tolist()) for row in lens.argmax(-1)]
+
+
+def lens(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interventions) -> tuple[np.ndarray, list[list[str]]]:
+    """The logit lens, kept small: (layers, output pieces) probability of the piece the model wrote,
+    and each layer's first-choice pieces; cached."""
+    return _lens(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv))
+
+
+@_cached
+def _roles(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey) -> pd.DataFrame:
+    return head_roles(_bundle, [sentence], _iv(key))
+
+
+def roles(bundle: Bundle, sentence: str, iv: Interventions) -> pd.DataFrame:
+    """`model.analysis.head_roles` on one sentence, cached (a copy: the cached frame is shared)."""
+    return _roles(bundle, bundle.checkpoint_id, sentence, iv_key(iv)).copy()
+
+
+@_cached
+def _patched(_bundle: Bundle, checkpoint_id: str, donor: str, receiver: str, output_ids: tuple[int, ...], hook: str,
+             positions: tuple[int, ...] | None, key: IvKey) -> np.ndarray:
+    logp = patch(_bundle, donor, receiver, output_ids, hook, positions, _iv(key))
+    return logp[np.arange(len(output_ids)), list(output_ids)]
+
+
+def patched(bundle: Bundle, donor: str, receiver: str, output_ids: tuple[int, ...], hook: str,
+            positions: tuple[int, ...] | None, iv: Interventions) -> np.ndarray:
+    """`model.analysis.patch`, kept small: the receiver's log-probability of each output piece; cached."""
+    return _patched(bundle, bundle.checkpoint_id, donor, receiver, tuple(output_ids), hook, positions, iv_key(iv))

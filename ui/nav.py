@@ -29,6 +29,7 @@ PAGES: list[tuple[str, str, str]] = [
     ("pages/5_masks_and_heads.py", "Masks and heads lab", "masks_and_heads"),
     ("pages/6_design_choices.py", "Design choices", "design_choices"),
     ("pages/7_training.py", "Training", "training"),
+    ("pages/8_why.py", "Why this word?", "why"),
 ]
 
 
