@@ -149,3 +149,12 @@ def test_marian_lens_and_attention_equal_transformers(marian, marian_ref, index)
                                out.cross_attentions[-1][0].mean(0).numpy(), atol=1e-5)
     for method in METHODS:
         assert attribute(marian, SENTENCES[index], target, method).shape == (len(target), len(src))
+
+
+def test_patching_an_encoder_moves_its_sentence_embedding(bert):  # noqa: F811
+    sentence, other = "The cat sleeps.", "A dog runs fast."
+    own = bert.encode(sentence).embedding
+    hook = stages.layer_output("encoder", 0, bert.config.norm_first)
+    assert np.array_equal(patch(bert, sentence, sentence, [], hook), own)
+    moved = patch(bert, other, sentence, [], hook, positions=[1])
+    assert moved.shape == own.shape and not np.allclose(moved, own)

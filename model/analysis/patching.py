@@ -9,7 +9,7 @@ import torch
 
 from ..bundle import Bundle
 from ..engine import stages
-from ..engine.hooks import Patch
+from ..engine.hooks import Patch, patching
 from ..engine.interventions import Interventions
 from ..errors import InputError
 from . import forced
@@ -21,12 +21,15 @@ def patch(bundle: Bundle, donor: str, receiver: str, output_ids: Sequence[int], 
     `output_ids`, with the activation at hook point `hook` (a name from `trace.stages`) replaced by
     the donor sentence's at `positions` (along the positions axis; all of them when None, which
     needs activations of one shape; positions must exist in both). Patching a sentence with itself
-    changes nothing, exactly."""
+    changes nothing, exactly. For an encoder-only model (BERT), `output_ids` is not read and the
+    result is the receiver's sentence embedding (d_model,) instead (`patch_embedding`)."""
     try:
         stages.parse(hook)
     except ValueError as exc:
         raise InputError(str(exc)) from None
     bundle.check_interventions(interventions)
+    if bundle.capabilities.encoder_only:
+        return patch_embedding(bundle, donor, receiver, hook, positions, interventions)
     donor_src, tgt, produced = forced.inputs(bundle, donor, output_ids)
     receiver_src, _, _ = forced.inputs(bundle, receiver, produced)
     recorded = forced.recorded(bundle, donor_src, tgt, interventions)
@@ -47,3 +50,18 @@ def unpatched(bundle: Bundle, sentence: str, output_ids: Sequence[int],
     src, tgt, _ = forced.inputs(bundle, sentence, output_ids)
     with torch.inference_mode():
         return forced.log_probs(bundle, src, tgt, interventions)[0].numpy()
+
+
+def patch_embedding(bundle: Bundle, donor: str, receiver: str, hook: str, positions: Sequence[int] | None = None,
+                    interventions: Interventions = Interventions()) -> np.ndarray:
+    """(d_model,): the receiver's sentence embedding with the activation at `hook` taken from the
+    donor's encoding at `positions` (all when None), as `patch` does for a translation."""
+    recorded = bundle.encode(donor, interventions).trace.tensors
+    if hook not in recorded:
+        raise InputError(f"{bundle.name} has no hook point {hook!r} when it encodes.")
+    value = torch.from_numpy(np.array(recorded[hook]))
+    try:
+        with patching({hook: Patch(value, None if positions is None else list(positions))}):
+            return bundle.encode(receiver, interventions).embedding
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
