@@ -104,7 +104,7 @@ else:
 st.subheader("What each head mostly does")
 st.dataframe(roles_frame(engine.roles(bundle, ctl.sentence, ctl.interventions())), hide_index=True,
              column_config={c: st.column_config.NumberColumn(c, format="%.3f")
-                            for c in ("previous", "same", "first", "last", "broad")})
+                            for c in ("previous", "same", "first", "last", "broad", "alignment")})
 st.caption("Scores are averages over the head's queries: weight on the piece before (previous), on itself (same), "
            "on the first piece, on the last source piece (</s> or [SEP]), and how spread its weight is (broad, "
            "normalised entropy). A head is tagged with the highest of the first four when it reaches 0.5, else "

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from model import InputError, Interventions
+from model import InputError, Interventions, load_bundle
 from model.analysis import METHODS, attribute, head_roles, logit_lens, patch
 from model.analysis import forced
 from model.analysis.attribution import EMBEDDING
@@ -15,6 +15,10 @@ from model.analysis.patching import unpatched
 from model.analysis.roles import role, role_scores
 from model.engine import stages
 from model.engine.hooks import Patch
+from model.engine.tokenizer import normalize_source
+from model.training.corpus import generate, tokenize_fr
+from model.training.evaluate import alignment_examples
+from model.training.evaluation import alignment_agreement, alignment_cases
 from test_families import FRENCH, SENTENCES, bert, bert_dir, marian, marian_dir, marian_ref, one_thread  # noqa: F401
 
 SENTENCE = "the old teacher gives the red book to my sister ."
@@ -158,3 +162,17 @@ def test_patching_an_encoder_moves_its_sentence_embedding(bert):  # noqa: F811
     assert np.array_equal(patch(bert, sentence, sentence, [], hook), own)
     moved = patch(bert, other, sentence, [], hook, positions=[1])
     assert moved.shape == own.shape and not np.allclose(moved, own)
+
+
+def test_heads_that_follow_the_gold_alignment_are_tagged_so():
+    bundle = load_bundle()  # the shipped model: trained on the grammar whose alignments these are
+    rows = [(e.en, e.fr, e.alignment_str()) for e in generate(12, seed=7)]
+    sources = [normalize_source(en).text for en, _, _ in rows]
+    examples = alignment_examples(rows, sources)
+    cases = alignment_cases(bundle.tokenizer, bundle.config.max_len, examples, tokenize_fr)
+    frame = head_roles(bundle, sources, gold=cases)
+    per_head, _ = alignment_agreement(bundle.model, bundle.tokenizer, examples, tokenize_fr)
+    cross = frame[frame.kind == "cross"].sort_values(["layer", "head"])
+    np.testing.assert_allclose(cross.alignment.to_numpy(), per_head.ravel(), atol=1e-12)  # the card's measure
+    assert frame.loc[frame.kind != "cross", "alignment"].isna().all()
+    assert (cross.role == "alignment").sum() >= 1 and cross.alignment.max() > 0.7

@@ -51,4 +51,4 @@ def roles_frame(roles: pd.DataFrame) -> pd.DataFrame:
     frame["layer"] += 1
     frame["head"] += 1
     frame["role"] = frame["role"].fillna("—")
-    return frame.drop(columns=["stack", "kind"]).round(3)
+    return frame.drop(columns=["stack", "kind"]).dropna(axis=1, how="all").round(3)

@@ -10,9 +10,13 @@ over the sentences:
                                                the source: encoder self-attention and cross-attention)
     broad     H(A[i]) / log(visible keys)      spreads its weight (normalised entropy; rows that see
                                                one key only are left out)
+    alignment share of French words whose      follows the word alignment (cross-attention, when the
+              most-attended English word is    sentences come with their gold alignment: each is then
+              a gold-aligned one               teacher-forced on its reference; see analysis/alignment.py)
 
 A score that does not apply to a block is NaN. A head is tagged with the highest of previous, same,
-first and last when that is at least TAGGED; else "broad" when broad is at least BROAD; else none.
+first, last and alignment when that is at least TAGGED; else "broad" when broad is at least BROAD;
+else none.
 """
 
 from __future__ import annotations
@@ -25,8 +29,10 @@ from ..engine import stages
 from ..engine.interventions import Interventions
 from ..errors import InputError
 from ..results import Trace
+from .alignment import AlignmentCase, agreement_hits
 
-SCORES = ("previous", "same", "first", "last", "broad")
+SCORES = ("previous", "same", "first", "last", "broad", "alignment")
+POINTED = ("previous", "same", "first", "last", "alignment")  # roles that put weight somewhere
 TAGGED = 0.5
 BROAD = 0.9
 
@@ -44,43 +50,65 @@ def role_scores(pattern: np.ndarray, self_attention: bool, causal: bool, keys_ar
         "first": float(pattern[:, 0].mean()),
         "last": float(pattern[:, -1].mean()) if keys_are_source else np.nan,
         "broad": float((entropy[spread] / np.log(visible[spread])).mean()) if spread.any() else np.nan,
+        "alignment": np.nan,
     }
 
 
 def role(scores: dict[str, float]) -> str | None:
     """The tag of a head from its scores (see the module's docstring)."""
-    candidates = {name: scores[name] for name in ("previous", "same", "first", "last") if not np.isnan(scores[name])}
+    candidates = {name: scores[name] for name in POINTED if not np.isnan(scores.get(name, np.nan))}
     best = max(candidates, key=candidates.get, default=None)
     if best is not None and candidates[best] >= TAGGED:
         return best
     return "broad" if not np.isnan(scores["broad"]) and scores["broad"] >= BROAD else None
 
 
-def _trace(bundle: Bundle, sentence: str, iv: Interventions) -> Trace:
+def _mean(values: list[float]) -> float:
+    """The mean of the values that are not NaN (a sentence a score does not apply to); NaN if none."""
+    kept = [v for v in values if not np.isnan(v)]
+    return float(np.mean(kept)) if kept else np.nan
+
+
+def _trace(bundle: Bundle, sentence: str, iv: Interventions, gold: AlignmentCase | None) -> Trace:
     if bundle.capabilities.translates:
-        output = bundle.translate(sentence, iv, trace=False).output_ids
+        output = gold.fr_ids if gold is not None else bundle.translate(sentence, iv, trace=False).output_ids
         return bundle.teacher_forced(sentence, output, iv)
     return bundle.encode(sentence, iv).trace
 
 
-def head_roles(bundle: Bundle, sentences: list[str], interventions: Interventions = Interventions()) -> pd.DataFrame:
+def head_roles(bundle: Bundle, sentences: list[str], interventions: Interventions = Interventions(),
+               gold: list[AlignmentCase] | None = None) -> pd.DataFrame:
     """One row per head (stack, kind, layer, head): its scores averaged over the sentences (each
-    teacher-forced on the model's own greedy output) and its role (None when untagged)."""
+    teacher-forced on the model's own greedy output, or on its reference when `gold` gives the
+    sentences' alignments, which adds the cross-attention heads' alignment score) and its role
+    (None when untagged)."""
     if not sentences:
         raise InputError("Give at least one sentence to score the heads on.")
+    if gold is not None and len(gold) != len(sentences):
+        raise InputError("Give one gold alignment per sentence.")
     cfg = bundle.config
     layers = {"encoder": cfg.n_encoder_layers, "decoder": cfg.n_decoder_layers}
     totals: dict[tuple[str, str, int, int], list[dict[str, float]]] = {}
-    for sentence in sentences:
-        trace = _trace(bundle, sentence, interventions)
+    aligned: dict[tuple[str, str, int, int], list[float]] = {}
+    words = 0
+    for index, sentence in enumerate(sentences):
+        case = gold[index] if gold is not None else None
+        trace = _trace(bundle, sentence, interventions, case)
         for stack, kind in stages.BLOCKS:
             causal = stack == "decoder" and kind == "self" and interventions.causal_mask
             for layer in range(layers[stack]):
-                for head, pattern in enumerate(trace.pattern(stack, kind, layer)):
+                patterns = trace.pattern(stack, kind, layer)
+                for head, pattern in enumerate(patterns):
                     totals.setdefault((stack, kind, layer, head), []).append(
                         role_scores(pattern, kind == "self", causal, keys_are_source=stack == "encoder" or kind == "cross"))
+                if case is not None and kind == "cross":
+                    for head, hits in enumerate(agreement_hits(case, patterns)):
+                        aligned.setdefault((stack, kind, layer, head), []).append(float(hits))
+        words += len(case.words) if case is not None else 0
     rows = []
-    for (stack, kind, layer, head), per_sentence in totals.items():
-        scores = {name: float(np.mean([s[name] for s in per_sentence])) for name in SCORES}
-        rows.append({"stack": stack, "kind": kind, "layer": layer, "head": head, **scores, "role": role(scores)})
+    for key, per_sentence in totals.items():
+        scores = {name: _mean([s[name] for s in per_sentence]) for name in SCORES}
+        if key in aligned and words:
+            scores["alignment"] = sum(aligned[key]) / words
+        rows.append({"stack": key[0], "kind": key[1], "layer": key[2], "head": key[3], **scores, "role": role(scores)})
     return pd.DataFrame(rows, columns=["stack", "kind", "layer", "head", *SCORES, "role"])

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 import sacrebleu
 import torch
 
+from ..analysis.alignment import AlignmentCase, agreement_hits
 from ..engine import stages
 from ..engine.decoding import greedy
 from ..engine.hooks import recording
@@ -74,17 +74,6 @@ def pieces_in_spans(tokenizer: Tokenizer, text: str, spans: list[tuple[int, int]
     return ids, owner[::-1]
 
 
-@dataclass(frozen=True)
-class AlignmentCase:
-    """One test sentence ready to score against the generator's gold alignment."""
-
-    src_ids: list[int]                     # the source's pieces, EOS included
-    fr_ids: list[int]                      # the French reference's pieces: the output fed under teacher forcing
-    to_word: np.ndarray                    # (source pieces, English words): 1 where a piece belongs to a word
-    words: list[tuple[int, set[int]]]      # per scored French word: the decoder row predicting its first
-                                           # piece, and the English words the gold alignment links it to
-
-
 def alignment_cases(tokenizer: Tokenizer, max_len: int, examples: Sequence[tuple], tokenize_fr) -> list[AlignmentCase]:
     """The scored French words of each example: (canonical source, English token indices of the source
     words, French, alignment). Final punctuation is not scored (the source drops it); a word whose
@@ -116,16 +105,6 @@ def alignment_cases(tokenizer: Tokenizer, max_len: int, examples: Sequence[tuple
                 words.append((row, targets))
         cases.append(AlignmentCase(src_ids + [EOS_ID], fr_ids, to_word, words))
     return cases
-
-
-def agreement_hits(case: AlignmentCase, scores: np.ndarray) -> np.ndarray:
-    """How many of a case's French words have their highest-scoring English word among the gold ones:
-    `scores` (..., decoder rows, source pieces) is summed over each word's pieces; leading axes kept."""
-    hits = np.zeros(scores.shape[:-2])
-    for row, targets in case.words:
-        per_word = scores[..., row, :] @ case.to_word  # (..., words)
-        hits += np.isin(per_word.argmax(-1), list(targets))
-    return hits
 
 
 def alignment_agreement(model: Transformer, tokenizer: Tokenizer, examples: Sequence[tuple],

@@ -9,7 +9,8 @@ split, written into the checkpoint's card (`explanations`):
   aligned it to; the card's best single cross-attention head is scored the same way.
 - logit lens: per decoder layer, the share of output pieces (teacher-forced on the model's own
   greedy output) that layer already ranks first.
-- head roles: the heads `model.analysis.head_roles` tags, with their scores.
+- head roles: the heads `model.analysis.head_roles` tags (with the gold alignment, so that
+  cross-attention heads can be tagged "alignment"), with their scores.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from ..checkpoints.checkpoint import CARD
 from ..engine.tokenizer import normalize_source
 from .corpus import read_pairs, tokenize_fr
 from .evaluate import alignment_examples
-from .evaluation import agreement_hits, alignment_cases
+from ..analysis.alignment import agreement_hits
+from .evaluation import alignment_cases
 
 
 def attribution_agreement(bundle: Bundle, sources: list[str], examples: list[tuple], method: str) -> tuple[float, int]:
@@ -66,7 +68,8 @@ def explain(checkpoint: Path, data: Path, n_sentences: int = 500, n_roles: int =
         methods[method] = round(100 * share, 1)
         print(f"{method}: {methods[method]}% of {scored} French words ({time.perf_counter() - started:.0f} s)",
               file=sys.stderr)
-    roles = head_roles(bundle, sources[:n_roles])
+    cases = alignment_cases(bundle.tokenizer, bundle.config.max_len, examples[:n_roles], tokenize_fr)
+    roles = head_roles(bundle, sources[:n_roles], gold=cases)
     tagged = roles[roles.role.notna()]
     card = json.loads((Path(checkpoint) / CARD).read_text(encoding="utf-8"))
     report = {
