@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 PAGES = ["pages/1_translate.py", "pages/2_attention.py", "pages/3_positional_encoding.py",
          "pages/4_tensor_shapes.py", "pages/5_masks_and_heads.py", "pages/6_design_choices.py",
-         "pages/7_training.py"]
+         "pages/7_training.py", "pages/8_why.py"]
 SENTENCES = ["The cat eats the apple.", "My sisters will see the old house.", "The boys did not close the blue door.",
              "She gives the new book to the teacher.", "Do you love the red car?", "This man buys the newspaper.",
              "Your daughter sells phones in the train.", "Good children do not leave every week.",

@@ -28,7 +28,7 @@ DEFINITIONS = {
     "occlusion": "occlusion: how much the output piece's log-probability drops when that one source piece's "
                  "embedding is set to zero",
 }
-METHOD = Field("method", "integrated-gradients", lambda text: text if text in METHODS else (_ for _ in ()).throw(
+METHOD = Field("method", "occlusion", lambda text: text if text in METHODS else (_ for _ in ()).throw(
     ValueError(f"expected one of {', '.join(METHODS)}")))
 DONOR = Field("donor", "The small boy sees a white bird.", lambda text: text[:300])
 
