@@ -176,3 +176,38 @@ def test_heads_that_follow_the_gold_alignment_are_tagged_so():
     np.testing.assert_allclose(cross.alignment.to_numpy(), per_head.ravel(), atol=1e-12)  # the card's measure
     assert frame.loc[frame.kind != "cross", "alignment"].isna().all()
     assert (cross.role == "alignment").sum() >= 1 and cross.alignment.max() > 0.7
+
+
+def _their_attribution(model, src, decoder_input, target, method, steps=8):
+    """The same attribution computed on transformers' Marian: its scaled token embeddings fed as
+    inputs_embeds (positions are added inside its encoder, as ours are after the hook)."""
+    ids = torch.tensor([src])
+    x = (model.get_encoder().embed_tokens(ids) * model.get_encoder().embed_scale).detach()
+
+    def f(embeds):
+        logits = model(inputs_embeds=embeds, decoder_input_ids=torch.tensor([decoder_input] * embeds.size(0))).logits
+        return logits.float().log_softmax(-1)[:, torch.arange(len(target)), target]  # (B, T)
+
+    if method == "occlusion":
+        occluded = x.expand(len(src), -1, -1).clone()
+        occluded[torch.arange(len(src)), torch.arange(len(src))] = 0.0
+        with torch.no_grad():
+            return (f(x)[0][None, :] - f(occluded)).T.numpy()
+    alphas = [1.0] if method == "gradient" else [(k + 0.5) / steps for k in range(steps)]
+    total = torch.zeros(len(target), *x.shape[1:])
+    for alpha in alphas:
+        rows = (x * alpha).expand(len(target), -1, -1).clone().requires_grad_(True)
+        (grad,) = torch.autograd.grad(f(rows).diagonal().sum(), rows)
+        total += grad
+    return (total / len(alphas) * x[0]).sum(-1).numpy()
+
+
+@pytest.mark.parametrize("method", ["gradient", "integrated-gradients", "occlusion"])
+def test_marian_attributions_equal_those_computed_on_transformers(marian, marian_ref, method):  # noqa: F811
+    tokenizer, model = marian_ref
+    target = tokenizer(text_target=FRENCH[2]).input_ids
+    src = tokenizer(SENTENCES[2]).input_ids
+    decoder_input = [model.config.decoder_start_token_id] + target[:-1]
+    theirs = _their_attribution(model, src, decoder_input, target, method)
+    ours = attribute(marian, SENTENCES[2], target, method, steps=8)
+    np.testing.assert_allclose(ours, theirs, atol=2e-4, rtol=1e-3)
