@@ -19,6 +19,7 @@ from model.engine.tokenizer import normalize_source
 from model.training.corpus import generate, tokenize_fr
 from model.training.evaluate import alignment_examples
 from model.training.evaluation import alignment_agreement, alignment_cases
+from model.training.explanations import lens_by_class, word_classes
 from test_families import FRENCH, SENTENCES, bert, bert_dir, marian, marian_dir, marian_ref, one_thread  # noqa: F401
 
 SENTENCE = "the old teacher gives the red book to my sister ."
@@ -211,3 +212,18 @@ def test_marian_attributions_equal_those_computed_on_transformers(marian, marian
     theirs = _their_attribution(model, src, decoder_input, target, method)
     ours = attribute(marian, SENTENCES[2], target, method, steps=8)
     np.testing.assert_allclose(ours, theirs, atol=2e-4, rtol=1e-3)
+
+
+def test_the_logit_lens_by_word_class_counts_every_scored_word():
+    classes = word_classes()
+    assert (classes["cat"], classes["sees"], classes["the"], classes["very"], classes["blue"]) == \
+        ("noun", "verb", "determiner", "adverb", "adjective")
+    bundle = load_bundle()
+    rows = [(e.en, e.fr, e.alignment_str()) for e in generate(6, seed=11)]
+    sources = [normalize_source(en).text for en, _, _ in rows]
+    examples = alignment_examples(rows, sources)
+    by_class = lens_by_class(bundle, rows, sources, examples)
+    cases = alignment_cases(bundle.tokenizer, bundle.config.max_len, examples, tokenize_fr)
+    assert sum(c["french_words"] for c in by_class.values()) == sum(len(case.words) for case in cases)
+    assert all(len(c["top1_by_layer"]) == bundle.config.n_decoder_layers for c in by_class.values())
+    assert min(c["top1_by_layer"][-1] for c in by_class.values()) >= 90.0  # the model itself, on its training language

@@ -8,7 +8,9 @@ split, written into the checkpoint's card (`explanations`):
   piece, summed over the word's pieces, teacher-forced on the reference) is one the generator
   aligned it to; the card's best single cross-attention head is scored the same way.
 - logit lens: per decoder layer, the share of output pieces (teacher-forced on the model's own
-  greedy output) that layer already ranks first.
+  greedy output) that layer already ranks first; and per word class, the share of French words
+  whose first piece each layer ranks first (teacher-forced on the reference; a French word takes
+  the class, in the lexicon, of the first English word the generator aligned it to).
 - head roles: the heads `model.analysis.head_roles` tags (with the gold alignment, so that
   cross-attention heads can be tagged "alignment"), with their scores.
 """
@@ -27,7 +29,7 @@ from ..analysis import METHODS, attribute, head_roles, logit_lens
 from ..bundle import Bundle, load_bundle
 from ..checkpoints.checkpoint import CARD
 from ..engine.tokenizer import normalize_source
-from .corpus import read_pairs, tokenize_fr
+from .corpus import load_lexicon, read_pairs, tokenize_en, tokenize_fr
 from .evaluate import alignment_examples
 from ..analysis.alignment import agreement_hits
 from .evaluation import alignment_cases
@@ -55,6 +57,44 @@ def lens_top1(bundle: Bundle, sources: list[str]) -> list[float]:
     return [round(100 * float(x) / total, 1) for x in agree]
 
 
+def word_classes() -> dict[str, str]:
+    """English token (lower case) -> its class in the lexicon; words the lexicon does not list
+    (will, did, not, do, to, ...) are "function words"."""
+    lex = load_lexicon()
+    classes: dict[str, str] = {}
+    for name, words in (("determiner", [d for key in lex.dets for d in key.split("/")]), ("pronoun", lex.prons),
+                        ("number", [en for en, _ in lex.nums]), ("preposition", lex.preps),
+                        ("adverb", lex.advs), ("conjunction", lex.conjs)):
+        classes.update({w.lower(): name for w in words})
+    for verb in lex.verbs.values():
+        classes.update({form.lower(): "verb" for form in (verb.base, verb.s3, verb.past) if form})
+    for adj in lex.adjs.values():
+        classes[adj.en.lower()] = "adjective"
+    for noun in lex.nouns.values():
+        classes.update({noun.en.lower(): "noun", noun.en_plural.lower(): "noun"})
+    return classes
+
+
+def lens_by_class(bundle: Bundle, rows: list[tuple[str, str, str]], sources: list[str],
+                  examples: list[tuple]) -> dict[str, dict]:
+    """Per word class: how many French words, and per decoder layer the share whose first piece
+    that layer's lens ranks first (teacher-forced on the reference)."""
+    classes = word_classes()
+    counts: dict[str, np.ndarray] = {}
+    words: dict[str, int] = {}
+    cases = alignment_cases(bundle.tokenizer, bundle.config.max_len, examples, tokenize_fr)
+    for (en, _, _), source, example, case in zip(rows, sources, examples, cases):
+        tokens = [token for token, _, _ in tokenize_en(en)]
+        top = logit_lens(bundle, source, case.fr_ids).argmax(-1)  # (L, T)
+        for row, targets in case.words:
+            name = classes.get(tokens[example[1][min(targets)]].lower(), "function word")
+            counts[name] = counts.get(name, 0) + (top[:, row] == case.fr_ids[row])
+            words[name] = words.get(name, 0) + 1
+    return {name: {"french_words": words[name],
+                   "top1_by_layer": [round(100 * float(x) / words[name], 1) for x in counts[name]]}
+            for name in sorted(words, key=words.get, reverse=True)}
+
+
 def explain(checkpoint: Path, data: Path, n_sentences: int = 500, n_roles: int = 100) -> dict:
     """The card's `explanations` section for `checkpoint`, measured on `data`/test.tsv (and saved)."""
     bundle = load_bundle(checkpoint)
@@ -77,6 +117,7 @@ def explain(checkpoint: Path, data: Path, n_sentences: int = 500, n_roles: int =
         "attribution_agreement": methods,
         "best_single_head": card.get("alignment", {}).get("best"),
         "logit_lens_top1_by_layer": lens_top1(bundle, sources),
+        "logit_lens_by_word_class": lens_by_class(bundle, rows, sources, examples),
         "head_roles": {"sentences": min(n_roles, len(sources)),
                        "tagged": [{"stack": r.stack, "kind": r.kind, "layer": int(r.layer), "head": int(r.head),
                                    "role": r.role, "score": round(float(getattr(r, r.role)), 3)}
