@@ -227,3 +227,12 @@ def test_the_logit_lens_by_word_class_counts_every_scored_word():
     assert sum(c["french_words"] for c in by_class.values()) == sum(len(case.words) for case in cases)
     assert all(len(c["top1_by_layer"]) == bundle.config.n_decoder_layers for c in by_class.values())
     assert min(c["top1_by_layer"][-1] for c in by_class.values()) >= 90.0  # the model itself, on its training language
+
+
+def test_patching_the_whole_memory_from_a_same_length_donor_gives_the_donors_output(tiny_bundle, output):
+    donor = "the old teacher gives the blue book to my sister ."  # one word changed: the same pieces count
+    src_a, _, _ = forced.inputs(tiny_bundle, SENTENCE, output)
+    src_b, _, _ = forced.inputs(tiny_bundle, donor, output)
+    assert src_a.shape == src_b.shape and not torch.equal(src_a, src_b)
+    patched = patch(tiny_bundle, donor, SENTENCE, output, stages.MEMORY)
+    np.testing.assert_array_equal(patched, unpatched(tiny_bundle, donor, output))
