@@ -11,7 +11,7 @@ from ui import engine, lengths
 from ui.figures import shared
 from ui.page import bind, md, page_value, start
 from ui.urlstate import Field
-from viz.explain import lens_heatmap, patch_effect, roles_frame
+from viz.explain import lens_heatmap, methods_side_by_side, patch_effect, roles_frame
 from viz.labels import display_piece
 from viz.lengths import around
 from viz.shapes import tensor_heatmap
@@ -73,6 +73,12 @@ else:
     best = int(scores[step].argmax())
     st.markdown(f"Output piece {step + 1}, **{md(display_piece(out_pieces[step]))}**, owes most to the source piece "
                 f"**{md(display_piece(src_pieces[best]))}** (by {method}; the step is the sidebar's decoding step).")
+    every = {name: engine.attribution(bundle, ctl.sentence, out_ids, name, iv)[step] for name in METHODS}
+    page.show(shared(methods_side_by_side, every, src_pieces, style,
+                     f"Output piece {step + 1}, {display_piece(out_pieces[step])}: every method", source),
+              "The same output piece explained by each method, a row each, on one colour scale: each row is divided "
+              "by its largest value, since the methods measure in different units (hover for the real value). "
+              "Where the rows agree, the answer does not depend on the method.", key="methods")
 
     st.subheader("What each decoder layer would already write")
     final, firsts = engine.lens(bundle, ctl.sentence, out_ids, iv)

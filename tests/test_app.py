@@ -20,7 +20,7 @@ PAGES = {
     "shapes": ("pages/4_tensor_shapes.py", 2),
     "masks": ("pages/5_masks_and_heads.py", 4),
     "design": ("pages/6_design_choices.py", 7),
-    "why": ("pages/8_why.py", 3),
+    "why": ("pages/8_why.py", 4),
 }
 TIMEOUT = 120
 

@@ -52,3 +52,24 @@ def roles_frame(roles: pd.DataFrame) -> pd.DataFrame:
     frame["head"] += 1
     frame["role"] = frame["role"].fillna("—")
     return frame.drop(columns=["stack", "kind"]).dropna(axis=1, how="all").round(3)
+
+
+def methods_side_by_side(rows: dict[str, np.ndarray], src_pieces: list[str], style: Style, title: str,
+                         columns: Span | None = None) -> go.Figure:
+    """One output piece's attribution over the source by every method, a row each, on one colour
+    scale: each row divided by its largest |value| (the methods' units differ); hover gives the
+    real value."""
+    columns = columns or whole(len(src_pieces))
+    names = list(rows)
+    raw = np.stack([rows[name] for name in names])[:, columns[0]:columns[1]]
+    peak = np.abs(np.stack([rows[name] for name in names])).max(axis=1, keepdims=True)
+    z = raw / np.where(peak > 0, peak, 1.0)
+    labels = axis_labels(src_pieces)[columns[0]:columns[1]]
+    fig = style.figure(xaxis=token_axis(labels, CONTAINER_PX - 200, style.tick, title="source piece", tickangle=-90),
+                       yaxis=dict(type="category", autorange="reversed", showgrid=False))
+    fig.add_trace(go.Heatmap(z=z, x=labels, y=names, customdata=raw, colorscale=style.diverging, zmin=-1.0, zmax=1.0,
+                             colorbar=dict(title="share of<br>row's max", thickness=14),
+                             hovertemplate="%{y}: %{x}<br>value %{customdata:.4f}<br>%{z:.2f} of the row's largest"
+                                           "<extra></extra>"))
+    return style.apply(fig, title + window_note(whole(len(names)), columns, len(names), len(src_pieces)).replace(
+        "keys", "source pieces"), height=int(90 + 48 * len(names) + 80))
