@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import random
 import re
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -371,11 +372,9 @@ def _take_turn(bundle: Bundle, sentence: str) -> None:
     except AnatomyError:  # the page's own run shows what is wrong with it
         pieces = 0
     long = pieces > turns.LONG_PIECES
-    if long and turns.busy():
-        with st.spinner(f"Another long text ({turns.LONG_PIECES}+ pieces) is being read on this server; "
-                        "yours is next ...", show_time=True):
-            turns.take_turn(long)
-    else:
+    waiting = st.spinner(f"Another long text ({turns.LONG_PIECES}+ pieces) is being read on this server; "
+                         "yours is next ...", show_time=True) if long and turns.busy() else nullcontext()
+    with waiting:
         turns.take_turn(long)
 
 

@@ -7,7 +7,7 @@ from typing import Sequence
 import torch
 
 from ..bundle import Bundle
-from ..engine.decoding import as_decoded, greedy
+from ..engine.decoding import decoded_logits, greedy
 from ..engine.hooks import not_recording, recording
 from ..engine.interventions import DecodeOptions, Interventions
 from ..engine.tokens import pad_rows
@@ -55,9 +55,7 @@ def translate_batch(bundle: Bundle, sentences: list[str], interventions: Interve
             outputs = greedy(bundle.model, memory, src_mask, interventions, limit, specials)
         produced = [ids + ([specials.eos] if finished else []) or [specials.eos] for ids, finished in outputs]
         tgt = pad_rows([decoder_input(specials.bos, p) for p in produced], pad_id=specials.pad)
-        logits = bundle.model.decode(tgt, memory, src_mask, interventions)
-        with not_recording():
-            logits = as_decoded(bundle.model, tgt, memory, src_mask, interventions, logits, recorder.tensors)
+        logits = decoded_logits(bundle.model, tgt, memory, src_mask, interventions, recorded=recorder.tensors)
     log_probs = logits.float().log_softmax(dim=-1)  # (B, T, vocab)
     results = []
     for row, ((source, src_ids, warnings), (ids, finished)) in enumerate(zip(encoded, outputs)):

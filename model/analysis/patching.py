@@ -37,8 +37,7 @@ def patch(bundle: Bundle, donor: str, receiver: str, output_ids: Sequence[int], 
         raise InputError(f"{bundle.name} has no hook point {hook!r} in a teacher-forced pass.")
     value = recorded[hook].clone()
     try:
-        out = forced.log_probs(bundle, receiver_src, tgt, interventions,
-                               {hook: Patch(value, None if positions is None else list(positions))})
+        out = forced.log_probs(bundle, receiver_src, tgt, interventions, {hook: Patch(value, positions)})
     except ValueError as exc:  # shapes or positions that do not fit
         raise InputError(str(exc)) from None
     return out[0].numpy()
@@ -48,8 +47,7 @@ def unpatched(bundle: Bundle, sentence: str, output_ids: Sequence[int],
               interventions: Interventions = Interventions()) -> np.ndarray:
     """(output pieces, vocabulary): the sentence's own teacher-forced log-probabilities."""
     src, tgt, _ = forced.inputs(bundle, sentence, output_ids)
-    with torch.inference_mode():
-        return forced.log_probs(bundle, src, tgt, interventions)[0].numpy()
+    return forced.log_probs(bundle, src, tgt, interventions)[0].numpy()
 
 
 def patch_embedding(bundle: Bundle, donor: str, receiver: str, hook: str, positions: Sequence[int] | None = None,
@@ -61,7 +59,7 @@ def patch_embedding(bundle: Bundle, donor: str, receiver: str, hook: str, positi
         raise InputError(f"{bundle.name} has no hook point {hook!r} when it encodes.")
     value = torch.from_numpy(np.array(recorded[hook]))
     try:
-        with patching({hook: Patch(value, None if positions is None else list(positions))}):
+        with patching({hook: Patch(value, positions)}):
             return bundle.encode(receiver, interventions).embedding
     except ValueError as exc:
         raise InputError(str(exc)) from None
