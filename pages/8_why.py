@@ -85,7 +85,8 @@ else:
     page.show(shared(lens_heatmap, final, firsts, out_pieces, style, columns=output),
               "Each layer's output put through what the model does after its last layer (the output projection): "
               "the colour is the probability it gives the piece the model finally wrote, the text its own first "
-              "choice. The last row is the model itself.", key="lens")
+              "choice. With the causal mask on, the last row is the model itself; with it off, every row sees the whole "
+              "output at once, as in training, and may disagree with what decoding chose.", key="lens")
 
     st.subheader("Patching: one activation from another sentence")
     page_value(DONOR)

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .labels import CONTAINER_PX, axis_labels, escape_plotly, token_axis
+from .labels import CONTAINER_PX, axis_labels, display_piece, escape_plotly, token_axis
 from .lengths import Span, whole, window_note
 from .style import Style
 
@@ -19,7 +19,7 @@ def lens_heatmap(final_prob: np.ndarray, top_pieces: list[list[str]], out_pieces
     title += window_note(whole(final_prob.shape[0]), columns, final_prob.shape[0], final_prob.shape[1]).replace(
         "keys", "output pieces")
     z = final_prob[:, columns[0]:columns[1]]
-    text = [[escape_plotly(p) for p in row[columns[0]:columns[1]]] for row in top_pieces]
+    text = [[escape_plotly(display_piece(p)) for p in row[columns[0]:columns[1]]] for row in top_pieces]
     labels = axis_labels(out_pieces)[columns[0]:columns[1]]
     rows = [f"layer {layer + 1}" for layer in range(final_prob.shape[0])]
     fig = style.figure(xaxis=token_axis(labels, CONTAINER_PX - 200, style.tick, title="output piece (what the model wrote)",
