@@ -7,7 +7,7 @@ from ui.figures import shared
 from ui.page import bind, md, page_value, set_value, start, stored
 from ui.urlstate import BLOCK_NAMES, BLOCKS, FOCUS, Field
 from viz.attention import attention_heads, attention_map, model_view, model_view_cell
-from viz.focus import attention_text
+from viz.focus import shaded_text
 from viz.labels import display_piece
 from viz.lengths import around, colour_mode, pooled
 
@@ -82,7 +82,7 @@ def _text_view(view: str, pattern, queries: list[str], keys: list[str], layer: i
     live = _live_heads(pattern.shape[0], off)
     lines = list(pattern[:, query, :]) + [pattern[live, query, :].mean(axis=0)]
     names = [f"H{h + 1}" + (" (off)" if h in off else "") for h in range(pattern.shape[0])] + ["average"]
-    st.markdown(shared(attention_text, lines, keys, names, style, query if view != "dec-cross" else None),
+    st.markdown(shared(shaded_text, lines, keys, names, style, query if view != "dec-cross" else None),
                 unsafe_allow_html=True)
     st.caption(f"{BLOCK_NAMES[view].capitalize()}, layer L{layer + 1}: what query piece {query} "
                f"“{md(display_piece(queries[query]))}” takes from each piece, one line per head, each line shaded "

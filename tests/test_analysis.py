@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from model import InputError, Interventions, load_bundle
-from model.analysis import METHODS, attribute, head_roles, logit_lens, patch
+from model.analysis import METHODS, attribute, head_roles, logit_lens, patch, patch_grid, patched_translation
 from model.analysis import forced
 from model.analysis.attribution import EMBEDDING
 from model.analysis.patching import unpatched
@@ -67,6 +67,37 @@ def test_integrated_gradients_are_complete(tiny_bundle, output):
     np.testing.assert_allclose(rows, gap.numpy(), atol=0.02 + 0.02 * float(gap.abs().max()))
 
 
+@pytest.fixture(scope="module")
+def default_bundle():
+    return load_bundle(None)
+
+
+def test_integrated_gradients_on_the_shipped_model_are_complete_within_one_percent(default_bundle):
+    """The shipped model's feed-forward is ReLU, so the path has kinks and the midpoint rule converges
+    as 1/steps: measured, the worst row is 1.1-2.6% off at 64 steps and under 0.8% at 128."""
+    for sentence in (SENTENCE, OTHER):
+        out = default_bundle.translate(sentence, trace=False).output_ids
+        src, tgt, _ = forced.inputs(default_bundle, sentence, out)
+        x = forced.recorded(default_bundle, src, tgt, Interventions())[EMBEDDING].clone()
+        gap = (_f(default_bundle, sentence, out)[0] - _f(default_bundle, sentence, out, {EMBEDDING: Patch(x * 0)})[0])
+        rows = attribute(default_bundle, sentence, out, "integrated-gradients", steps=128).sum(1)
+        np.testing.assert_allclose(rows, gap.double().numpy(), rtol=0.01, atol=1e-3)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_rows_for_some_pieces_are_those_of_the_whole_table(tiny_bundle, output, method):
+    whole = attribute(tiny_bundle, SENTENCE, output, method, steps=8)
+    for pieces in ([2], [len(output) - 1, 0]):
+        np.testing.assert_allclose(attribute(tiny_bundle, SENTENCE, output, method, steps=8, pieces=pieces),
+                                   whole[pieces], atol=1e-5)
+
+
+def test_integrated_gradients_report_progress_up_to_done(tiny_bundle, output):
+    heard = []
+    attribute(tiny_bundle, SENTENCE, output, "integrated-gradients", steps=40, progress=heard.append)
+    assert len(heard) == -(-40 * len(output) // 32) and heard == sorted(heard) and heard[-1] == 1.0
+
+
 def test_occlusion_is_the_drop_without_one_piece(tiny_bundle, output):
     occlusion = attribute(tiny_bundle, SENTENCE, output, "occlusion")
     src, tgt, _ = forced.inputs(tiny_bundle, SENTENCE, output)
@@ -80,6 +111,8 @@ def test_occlusion_is_the_drop_without_one_piece(tiny_bundle, output):
 def test_bad_requests_are_refused(tiny_bundle, output, bert):  # noqa: F811
     with pytest.raises(InputError, match="Unknown attribution method"):
         attribute(tiny_bundle, SENTENCE, output, "saliency")
+    with pytest.raises(InputError, match="among the"):
+        attribute(tiny_bundle, SENTENCE, output, "gradient", pieces=[len(output)])
     with pytest.raises(InputError, match="does not translate"):
         attribute(bert, "The cat sleeps.", [5, 6], "gradient")
     with pytest.raises(InputError, match="not the name of a hook point"):
@@ -236,3 +269,34 @@ def test_patching_the_whole_memory_from_a_same_length_donor_gives_the_donors_out
     assert src_a.shape == src_b.shape and not torch.equal(src_a, src_b)
     patched = patch(tiny_bundle, donor, SENTENCE, output, stages.MEMORY)
     np.testing.assert_array_equal(patched, unpatched(tiny_bundle, donor, output))
+
+
+def test_a_patch_grid_cell_is_the_patch_of_that_one_position(tiny_bundle, output):
+    hooks = [stages.embedding("sum"), stages.layer_output("encoder", 0, tiny_bundle.config.norm_first), stages.MEMORY]
+    piece = 3
+    grid = patch_grid(tiny_bundle, OTHER, SENTENCE, output, piece, hooks)
+    both = min(len(tiny_bundle.encode_source(s)[1]) for s in (OTHER, SENTENCE))
+    assert grid.shape == (3, both)
+    own = unpatched(tiny_bundle, SENTENCE, output)[piece, output[piece]]
+    for row, hook in enumerate(hooks):
+        for position in (0, both - 1):
+            moved = patch(tiny_bundle, OTHER, SENTENCE, output, hook, [position])[piece, output[piece]]
+            assert grid[row, position] == pytest.approx(moved - own, abs=1e-4)
+    assert not patch_grid(tiny_bundle, SENTENCE, SENTENCE, output, piece, hooks).any()  # itself: exactly nothing
+    with pytest.raises(InputError, match="source positions"):
+        patch_grid(tiny_bundle, OTHER, SENTENCE, output, piece, [stages.DECODER_OUTPUT])
+
+
+def test_patching_the_one_word_that_differs_carries_it_over(default_bundle):
+    """A minimal pair on the shipped model: the girl's translation, with the source embedding of
+    'boy' put in the place of 'girl', becomes the boy's (the grid finds that place first)."""
+    girl, boy = "the small girl sees a white bird .", "the small boy sees a white bird ."
+    out = default_bundle.translate(girl, trace=False).output_ids
+    pieces = default_bundle.tokenizer.pieces(out)
+    noun = next(i for i, p in enumerate(pieces) if "fille" in p)
+    source = default_bundle.encode_source(girl)[1]
+    where = next(i for i, p in enumerate(default_bundle.tokenizer.pieces(source)) if "girl" in p)
+    grid = patch_grid(default_bundle, boy, girl, out, noun, [stages.embedding("sum"), stages.MEMORY])
+    assert int(grid[0].argmin()) == where and grid[0, where] < -5.0
+    carried = patched_translation(default_bundle, boy, girl, stages.embedding("sum"), [where])
+    assert carried == list(default_bundle.translate(boy, trace=False).output_ids)

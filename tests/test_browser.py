@@ -224,3 +224,30 @@ def test_clicking_a_model_view_tile_opens_that_head(server, browser):
                                timeout=30000)
         _settle(page)
         _chart_with_title(page, "Decoder cross-attention L2 H3").wait_for(timeout=30000)
+
+
+def test_clicking_an_output_piece_highlights_its_source(server, browser):
+    """Why this word?: a click on "fille" explains that piece: a line per method shades the source,
+    and attention and occlusion shade "girl" most (the shipped model knows which word it translates)."""
+    url, _ = server
+    with _visit(browser) as page:
+        _load(page, f"{url}/why?sentence=The+small+girl+sees+a+white+bird", minimum=3)
+        page.locator("[data-testid='stButtonGroup'] button", has_text="fille").click()
+        page.wait_for_function("() => location.search.includes('step=4')", timeout=30000)
+        _settle(page)
+        assert "Output piece 4, fille" in page.inner_text("[data-testid='stMain']")
+        lines = page.evaluate("""() => [...new Set([...document.querySelectorAll('span[title]')]
+            .map(s => s.parentElement.parentElement))].map(line => ({
+                name: line.querySelector('b').innerText,
+                cells: [...line.querySelectorAll('span[title]')].map(s => [s.innerText,
+                    Math.abs(parseFloat(s.title.split(': ').pop())), getComputedStyle(s).backgroundColor])}))""")
+        assert [line["name"] for line in lines] == ["attention", "rollout", "gradient", "integrated-gradients",
+                                                    "occlusion"]
+        top = {}
+        for line in lines:
+            word, _, shade = max(line["cells"], key=lambda cell: cell[1])
+            assert shade.startswith("rgb("), line  # the largest |value| of a line is fully shaded
+            top[line["name"]] = word
+        assert top["attention"] == top["occlusion"] == "girl", top  # rollout, for one, spreads to "the"
+        page.locator("[data-testid='stMarkdownContainer']", has_text="where it came from").first.scroll_into_view_if_needed()
+        _screenshot(page, SHOTS / "9_why_clicked.png")

@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from viz.attention import attention_heads, attention_map, model_view, model_view_cell
-from viz.focus import attention_text
+from viz.focus import shaded_text
 from viz.labels import axis_labels, running_text
 from viz.lengths import (DETAIL, MOST_SHOWN, TILE_BINS, around, bin_label, bins, clip, colour_mode, coloured,
                          pool)
@@ -132,17 +132,17 @@ def test_tensor_heatmap_windows_rows_and_keeps_the_whole_colour_scale():
 def test_text_view_shades_every_piece_and_escapes_them():
     keys = ["▁<b>", "▁cat", "s", "▁&"]
     weights = np.array([[0.1, 0.6, 0.2, 0.1], [0.25, 0.25, 0.25, 0.25]])
-    html = attention_text(weights, keys, ["H1", "average"], Style(), own=1)
+    html = shaded_text(weights, keys, ["H1", "average"], Style(), own=1)
     assert "<b>" not in html.replace("<b style", "") and "&lt;b&gt;" in html
     assert html.count("<span title=") == 8 and "rgba(255,45,149,1.00)" in html and "outline" in html
     assert running_text(keys) == ["<b>", " cat", "s", " &"]
     assert running_text(["[CLS]", "play", "##ing", "."]) == ["[CLS]", " play", "ing", " ."]
     with pytest.raises(ValueError, match="do not match"):
-        attention_text(weights, keys[:3], ["H1", "average"], Style())
+        shaded_text(weights, keys[:3], ["H1", "average"], Style())
 
 
 def text_view_size(n: int) -> int:
-    return len(attention_text(softmax_rows((13, n)), pieces(n), [f"H{i}" for i in range(13)], Style()))
+    return len(shaded_text(softmax_rows((13, n)), pieces(n), [f"H{i}" for i in range(13)], Style()))
 
 
 def test_text_view_grows_linearly():

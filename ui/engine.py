@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import os
 from contextlib import AbstractContextManager
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from typing import Callable, Hashable, TypeVar
 
 import numpy as np
@@ -20,7 +20,8 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from model import (Bundle, DecodeOptions, EncodeResult, Interventions, Trace, TranslationResult,
                    load_bundle)
-from model.analysis import attribute, experiments, head_roles, knockout, logit_lens, patch
+from model.analysis import (attribute, experiments, head_roles, knockout, logit_lens, patch, patch_grid,
+                            patched_translation)
 from model.checkpoints.catalog import DEFAULT, available_models
 from model.engine.interventions import Head
 
@@ -206,29 +207,58 @@ def score(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interv
     return list(_score(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv)))
 
 
-@_cached
-def _attribution(_bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...], method: str,
-                 key: IvKey) -> np.ndarray:
-    return attribute(_bundle, sentence, output_ids, method, _iv(key))
+def _attribution_key(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], method: str, iv: Interventions,
+                     pieces: tuple[int, ...] | None) -> Hashable:
+    return ("attribution", bundle.checkpoint_id, sentence, tuple(output_ids), method, iv_key(iv), pieces)
 
 
-def attribution(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], method: str,
-                iv: Interventions) -> np.ndarray:
-    """`model.analysis.attribute` (output pieces x source pieces), cached."""
-    return _attribution(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), method, iv_key(iv))
+def attribution(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], method: str, iv: Interventions,
+                pieces: tuple[int, ...] | None = None, progress: Callable[[float], None] | None = None) -> np.ndarray:
+    """`model.analysis.attribute` (output pieces, or the rows of `pieces`, x source pieces), cached;
+    `progress` hears how far a computation that is not cached has got."""
+    return RESULTS.get(_attribution_key(bundle, sentence, output_ids, method, iv, pieces),
+                       lambda: attribute(bundle, sentence, output_ids, method, iv, pieces=pieces, progress=progress))
 
 
-@_cached
-def _lens(_bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...],
-          key: IvKey) -> tuple[np.ndarray, list[list[str]]]:
-    lens = logit_lens(_bundle, sentence, output_ids, _iv(key))  # (L, T, vocab)
-    final = np.exp(lens[:, np.arange(len(output_ids)), list(output_ids)])
-    return final, [_bundle.tokenizer.pieces(row.tolist()) for row in lens.argmax(-1)]
+def attribution_cached(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], method: str,
+                       iv: Interventions) -> bool:
+    """True when the whole attribution table is in the cache (a page can show it without asking)."""
+    return _attribution_key(bundle, sentence, output_ids, method, iv, None) in RESULTS
 
 
-def lens(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interventions) -> tuple[np.ndarray, list[list[str]]]:
+LENS_TOP = 5  # candidates per layer in the lens table
+
+
+@dataclass(frozen=True)
+class LensView:
     """The logit lens, kept small: (layers, output pieces) probability of the piece the model wrote,
-    and each layer's first-choice pieces; cached."""
+    and each layer's LENS_TOP first candidates per output piece with their probabilities."""
+
+    final: np.ndarray          # (L, T)
+    top_pieces: list[list[list[str]]]  # [L][T][LENS_TOP]
+    top_probs: np.ndarray      # (L, T, LENS_TOP)
+
+    @property
+    def firsts(self) -> list[list[str]]:
+        """Each layer's first choice per output piece."""
+        return [[candidates[0] for candidates in row] for row in self.top_pieces]
+
+    def top_pieces_at(self, piece: int) -> list[list[str]]:
+        """[L][LENS_TOP]: each layer's first candidates for one output piece."""
+        return [row[piece] for row in self.top_pieces]
+
+
+@_cached
+def _lens(_bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...], key: IvKey) -> LensView:
+    lens = torch.from_numpy(logit_lens(_bundle, sentence, output_ids, _iv(key)))  # (L, T, vocab) log-probabilities
+    final = lens[:, torch.arange(len(output_ids)), list(output_ids)].exp().numpy()
+    probs, ids = lens.topk(LENS_TOP, dim=-1)
+    return LensView(final, [[_bundle.tokenizer.pieces(row.tolist()) for row in layer] for layer in ids],
+                    probs.exp().numpy())
+
+
+def lens(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interventions) -> LensView:
+    """The logit lens (`model.analysis.logit_lens`), kept small; cached."""
     return _lens(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv))
 
 
@@ -253,3 +283,28 @@ def patched(bundle: Bundle, donor: str, receiver: str, output_ids: tuple[int, ..
             positions: tuple[int, ...] | None, iv: Interventions) -> np.ndarray:
     """`model.analysis.patch`, kept small: the receiver's log-probability of each output piece; cached."""
     return _patched(bundle, bundle.checkpoint_id, donor, receiver, tuple(output_ids), hook, positions, iv_key(iv))
+
+
+@_cached
+def _patch_grid(_bundle: Bundle, checkpoint_id: str, donor: str, receiver: str, output_ids: tuple[int, ...],
+                piece: int, hooks: tuple[str, ...], key: IvKey) -> np.ndarray:
+    return patch_grid(_bundle, donor, receiver, output_ids, piece, hooks, _iv(key))
+
+
+def patch_cells(bundle: Bundle, donor: str, receiver: str, output_ids: tuple[int, ...], piece: int,
+                hooks: tuple[str, ...], iv: Interventions) -> np.ndarray:
+    """`model.analysis.patch_grid` (hook points x source positions -> change in one piece's
+    log-probability), cached."""
+    return _patch_grid(bundle, bundle.checkpoint_id, donor, receiver, tuple(output_ids), piece, tuple(hooks), iv_key(iv))
+
+
+@_cached
+def _patched_translation(_bundle: Bundle, checkpoint_id: str, donor: str, receiver: str, hook: str,
+                         positions: tuple[int, ...], key: IvKey) -> str:
+    return _bundle.tokenizer.decode(patched_translation(_bundle, donor, receiver, hook, positions, _iv(key)))
+
+
+def translation_patched(bundle: Bundle, donor: str, receiver: str, hook: str, positions: tuple[int, ...],
+                        iv: Interventions) -> str:
+    """The receiver's greedy translation with the donor's activation at `hook`, `positions`; cached."""
+    return _patched_translation(bundle, bundle.checkpoint_id, donor, receiver, hook, tuple(positions), iv_key(iv))

@@ -1,4 +1,5 @@
-"""Why this word: the logit lens and activation patching, drawn (attribution uses the tensor heatmap)."""
+"""Why this word: the logit lens and activation patching, drawn (attribution uses the tensor heatmap
+for the whole table and viz.focus.shaded_text for one output piece)."""
 
 from __future__ import annotations
 
@@ -54,22 +55,31 @@ def roles_frame(roles: pd.DataFrame) -> pd.DataFrame:
     return frame.drop(columns=["stack", "kind"]).dropna(axis=1, how="all").round(3)
 
 
-def methods_side_by_side(rows: dict[str, np.ndarray], src_pieces: list[str], style: Style, title: str,
-                         columns: Span | None = None) -> go.Figure:
-    """One output piece's attribution over the source by every method, a row each, on one colour
-    scale: each row divided by its largest |value| (the methods' units differ); hover gives the
-    real value."""
-    columns = columns or whole(len(src_pieces))
-    names = list(rows)
-    raw = np.stack([rows[name] for name in names])[:, columns[0]:columns[1]]
-    peak = np.abs(np.stack([rows[name] for name in names])).max(axis=1, keepdims=True)
-    z = raw / np.where(peak > 0, peak, 1.0)
-    labels = axis_labels(src_pieces)[columns[0]:columns[1]]
-    fig = style.figure(xaxis=token_axis(labels, CONTAINER_PX - 200, style.tick, title="source piece", tickangle=-90),
+def lens_table(pieces: list[list[str]], probs: np.ndarray, final: str) -> pd.io.formats.style.Styler:
+    """One output piece through the logit lens: a row per decoder layer, its top candidates in order
+    ("piece  0.83"), the piece the model finally wrote marked with a check and shaded."""
+    columns = [f"#{rank + 1}" for rank in range(probs.shape[1])]
+    frame = pd.DataFrame([[f"{'✓ ' if piece == final else ''}{display_piece(piece)}  {p:.2f}"
+                           for piece, p in zip(row, row_probs)] for row, row_probs in zip(pieces, probs)],
+                         index=[f"layer {layer + 1}" for layer in range(len(pieces))], columns=columns)
+    marked = pd.DataFrame([[piece == final for piece in row] for row in pieces], index=frame.index, columns=columns)
+    return frame.style.apply(lambda _: marked.replace({True: "background-color: #c8f0c8; font-weight: bold",
+                                                        False: ""}), axis=None)
+
+
+def patch_grid_map(grid: np.ndarray, hooks: list[str], src_pieces: list[str], style: Style, title: str,
+                   columns: Span | None = None) -> go.Figure:
+    """(hook points, source positions): the change in one output piece's log-probability when that
+    position's activation there comes from the donor; blue lowers it, red raises it."""
+    columns = columns or whole(grid.shape[1])
+    labels = axis_labels(src_pieces[:grid.shape[1]])[columns[0]:columns[1]]
+    z = grid[:, columns[0]:columns[1]]
+    reach = float(np.abs(grid).max()) or 1.0
+    fig = style.figure(xaxis=token_axis(labels, CONTAINER_PX - 200, style.tick, title="source position (your sentence)",
+                                        tickangle=-90),
                        yaxis=dict(type="category", autorange="reversed", showgrid=False))
-    fig.add_trace(go.Heatmap(z=z, x=labels, y=names, customdata=raw, colorscale=style.diverging, zmin=-1.0, zmax=1.0,
-                             colorbar=dict(title="share of<br>row's max", thickness=14),
-                             hovertemplate="%{y}: %{x}<br>value %{customdata:.4f}<br>%{z:.2f} of the row's largest"
-                                           "<extra></extra>"))
-    return style.apply(fig, title + window_note(whole(len(names)), columns, len(names), len(src_pieces)).replace(
-        "keys", "source pieces"), height=int(90 + 48 * len(names) + 80))
+    fig.add_trace(go.Heatmap(z=z, x=labels, y=hooks, colorscale=style.diverging, zmid=0.0, zmin=-reach, zmax=reach,
+                             colorbar=dict(title="Δ log-prob", thickness=14),
+                             hovertemplate="%{y}, position %{x}<br>Δ log-probability %{z:+.3f}<extra></extra>"))
+    return style.apply(fig, title + window_note(whole(grid.shape[0]), columns, grid.shape[0], grid.shape[1]).replace(
+        "keys", "source positions"), height=int(120 + 40 * len(hooks) + 80))

@@ -1,4 +1,5 @@
-"""One query's attention over the sentence, as highlighted text: a line per head, linear in length."""
+"""Weights over a sentence as highlighted text, a line per row, linear in length: one query's attention
+(a line per head), or one output piece's attribution (a line per method)."""
 
 from __future__ import annotations
 
@@ -11,32 +12,39 @@ from .style import Style
 
 SHADE = (255, 45, 149)          # the normal style's highlight colour
 SHADE_PRESENTATION = (0, 150, 255)
+NEGATIVE = (40, 90, 220)        # signed weights below zero (an attribution that lowers the piece)
+NEGATIVE_PRESENTATION = (230, 120, 0)
 
 
-def attention_text(weights: np.ndarray | list[np.ndarray], keys: list[str], names: list[str], style: Style,
-                   own: int | None = None) -> str:
+def shaded_text(weights: np.ndarray | list[np.ndarray], keys: list[str], names: list[str], style: Style,
+                own: int | None = None, signed: bool = False) -> str:
     """HTML, one line per row of `weights` ([lines, keys]): the key pieces as running text, each
     shaded by its weight divided by the line's largest weight, with the exact weight on hover.
-    `own` outlines the key at the query's own position. Every piece is HTML-escaped."""
+    `own` outlines the key at the query's own position. With `signed`, the shade is |weight| over
+    the line's largest |weight|, in a second colour below zero. Every piece is HTML-escaped."""
     weights = np.asarray(weights)
     if weights.ndim != 2 or weights.shape != (len(names), len(keys)):
         raise ValueError(f"weights of shape {tuple(weights.shape)} do not match {len(names)} lines x "
                          f"{len(keys)} key pieces")
-    red, green, blue = SHADE_PRESENTATION if style.presentation else SHADE
+    above = SHADE_PRESENTATION if style.presentation else SHADE
+    below = NEGATIVE_PRESENTATION if style.presentation else NEGATIVE
     size = style.font + 2
     texts = running_text(keys)
+    number = ".4g" if signed else ".3f"  # attributions can be tiny: significant digits
+    width = max(5.5, 0.6 * max(map(len, names), default=0))  # em: the names' column
     lines = []
     for name, row in zip(names, np.nan_to_num(weights, nan=0.0)):
-        peak = float(row.max()) if row.size else 0.0
+        peak = float((np.abs(row) if signed else row).max()) if row.size else 0.0
         spans = []
         for position, (piece, text, weight) in enumerate(zip(keys, texts, row)):
-            alpha = weight / peak if peak > 0 else 0.0
-            label = html.escape(f"{position} {display_piece(piece)}: {weight:.3f}", quote=True)
+            alpha = abs(weight) / peak if peak > 0 else 0.0
+            red, green, blue = below if weight < 0 else above
+            label = html.escape(f"{position} {display_piece(piece)}: {weight:{number}}", quote=True)
             outline = "outline:2px solid #111;" if position == own else ""
             # the space between words stays outside the shaded span, so long lines can wrap there
             spans.append(f'{" " if text.startswith(" ") else ""}<span title="{label}" style="background:'
                          f'rgba({red},{green},{blue},{alpha:.2f});{outline}">{html.escape(text.lstrip(" "))}</span>')
-        lines.append(f'<div style="display:flex;gap:0.8em;margin:0.15em 0"><b style="min-width:5.5em">'
+        lines.append(f'<div style="display:flex;gap:0.8em;margin:0.15em 0"><b style="min-width:{width:.1f}em">'
                      f'{html.escape(name)}</b><span style="line-height:1.6">{"".join(spans)}</span></div>')
     return f'<div style="font-size:{size}px;font-family:{style.template["layout"]["font"]["family"]}">' \
            f'{"".join(lines)}</div>'

@@ -19,7 +19,7 @@ source piece.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -33,28 +33,42 @@ from . import forced
 
 METHODS = ("attention", "rollout", "gradient", "integrated-gradients", "occlusion")
 EMBEDDING = stages.embedding("scaled")
+IG_STEPS = 32  # integrated gradients' points on the way, unless asked otherwise
+BATCH = 32  # rows per gradient pass: integrated gradients' points (for every output piece asked) go through in these
 
 
 def attribute(bundle: Bundle, sentence: str, output_ids: Sequence[int], method: str,
-              interventions: Interventions = Interventions(), steps: int = 32) -> np.ndarray:
+              interventions: Interventions = Interventions(), steps: int = IG_STEPS, pieces: Sequence[int] | None = None,
+              progress: Callable[[float], None] | None = None) -> np.ndarray:
     """(output pieces, source pieces): how much each source piece contributed to each output piece's
-    log-probability, by `method` (one of METHODS, defined in this module's docstring)."""
+    log-probability, by `method` (one of METHODS, defined in this module's docstring). With `pieces`,
+    only those output pieces' rows, in that order (the gradient methods then cost that much less).
+    `progress` hears the share done after each pass of integrated gradients."""
     if method not in METHODS:
         raise InputError(f"Unknown attribution method {method!r}: use one of {', '.join(METHODS)}.")
     bundle.check_interventions(interventions)
     src, tgt, produced = forced.inputs(bundle, sentence, output_ids)
+    rows = list(range(len(produced))) if pieces is None else [int(p) for p in pieces]
+    if not rows or any(not 0 <= row < len(produced) for row in rows):
+        raise InputError(f"Output pieces to explain must be among the {len(produced)} of this output.")
     if method in ("attention", "rollout"):
-        return _attention(bundle, src, tgt, interventions, rollout=method == "rollout")
+        return _attention(bundle, src, tgt, interventions, rollout=method == "rollout")[rows]
     x = forced.recorded(bundle, src, tgt, interventions)[EMBEDDING].clone()  # (1, S, d)
     if method == "occlusion":
-        return _occlusion(bundle, src, tgt, produced, interventions, x)
+        return _occlusion(bundle, src, tgt, produced, rows, interventions, x)
     if method == "gradient":
-        return (_gradient(bundle, src, tgt, produced, interventions, x) * x).sum(-1).numpy()
+        return (_gradient(bundle, src, tgt, produced, rows, interventions, x.expand(len(rows), -1, -1)) * x).sum(-1).numpy()
     if steps < 1:
         raise InputError("Integrated gradients needs at least one step.")
-    total = torch.zeros(len(produced), *x.shape[1:])
-    for k in range(steps):
-        total += _gradient(bundle, src, tgt, produced, interventions, x * ((k + 0.5) / steps))
+    points = [(i, k) for i in range(len(rows)) for k in range(steps)]  # (row, point on the way) pairs
+    total = torch.zeros(len(rows), *x.shape[1:])
+    for first in range(0, len(points), BATCH):
+        chunk = points[first:first + BATCH]
+        scaled = torch.cat([x * ((k + 0.5) / steps) for _, k in chunk])
+        grad = _gradient(bundle, src, tgt, produced, [rows[i] for i, _ in chunk], interventions, scaled)
+        total.index_add_(0, torch.tensor([i for i, _ in chunk]), grad)
+        if progress is not None:
+            progress(min(first + BATCH, len(points)) / len(points))
     return (total / steps * x).sum(-1).numpy()
 
 
@@ -73,20 +87,24 @@ def _attention(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, iv: Interve
     return (last.double() @ total).numpy()
 
 
-def _gradient(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, produced: list[int], iv: Interventions,
-              x: torch.Tensor) -> torch.Tensor:
-    """(T, S, d): row t is df_t/dx at x, from one batched pass (row t of the batch is output piece t's)."""
-    rows = x.expand(len(produced), -1, -1).clone().requires_grad_(True)
-    f = forced.chosen(forced.log_probs(bundle, src, tgt, iv, {EMBEDDING: Patch(rows)}), produced)  # (T, T)
-    (grad,) = torch.autograd.grad(f.diagonal().sum(), rows)
+def _gradient(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, produced: list[int], rows: list[int],
+              iv: Interventions, x: torch.Tensor) -> torch.Tensor:
+    """(B, S, d): batch row b is d f_{rows[b]} / dx at x[b], from one batched pass."""
+    inputs = x.clone().requires_grad_(True)
+    f = forced.chosen_at(bundle, src, tgt, produced, rows, iv, {EMBEDDING: Patch(inputs)})  # (B,)
+    (grad,) = torch.autograd.grad(f.sum(), inputs)
     return grad.detach()
 
 
-def _occlusion(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, produced: list[int], iv: Interventions,
-               x: torch.Tensor) -> np.ndarray:
+def _occlusion(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, produced: list[int], rows: list[int],
+               iv: Interventions, x: torch.Tensor) -> np.ndarray:
     length = x.size(1)
     occluded = x.expand(length, -1, -1).clone()  # batch row s: piece s's embedding set to zero
     occluded[torch.arange(length), torch.arange(length)] = 0.0
-    full = forced.chosen(forced.log_probs(bundle, src, tgt, iv), produced)[0]  # (T,)
-    without = forced.chosen(forced.log_probs(bundle, src, tgt, iv, {EMBEDDING: Patch(occluded)}), produced)  # (S, T)
+    patches = {EMBEDDING: Patch(occluded)}
+    full = forced.chosen_at(bundle, src, tgt, produced, rows, iv)  # (R,)
+    if len(rows) == 1:  # one output piece: project only its position
+        without = forced.chosen_at(bundle, src, tgt, produced, rows * length, iv, patches)[:, None]  # (S, 1)
+    else:
+        without = forced.chosen(forced.log_probs(bundle, src, tgt, iv, patches), produced)[:, rows]  # (S, R)
     return (full[None, :] - without).T.double().numpy()

@@ -38,6 +38,22 @@ def log_probs(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, iv: Interven
         return bundle.model(src, tgt, iv).float().log_softmax(dim=-1)
 
 
+def chosen_at(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, produced: Sequence[int], rows: Sequence[int],
+              iv: Interventions, patches: Mapping[str, Patch] | None = None) -> torch.Tensor:
+    """(B,): batch row b's log-probability of output piece rows[b], one teacher-forced pass with the
+    output projection applied at those positions only (the vocabulary may be large), with gradients
+    when a patch value requires them."""
+    model, batch = bundle.model, len(rows)
+    src, tgt = src.expand(batch, -1), tgt.expand(batch, -1)
+    grad = any(p.value.requires_grad for p in (patches or {}).values())
+    where, wanted = torch.arange(batch), torch.tensor([produced[row] for row in rows])
+    with (torch.enable_grad() if grad else torch.inference_mode()), \
+            (patching(patches) if patches else nullcontext()):
+        memory, src_mask = model.encode(src, iv) if bundle.capabilities.encoder else (None, None)
+        states = model.decode(tgt, memory, src_mask, iv, project=False)[where, torch.tensor(list(rows))]  # (B, d)
+        return model.project(states).float().log_softmax(dim=-1)[where, wanted]
+
+
 def chosen(log_probs_: torch.Tensor, produced: Sequence[int]) -> torch.Tensor:
     """(B, T): each row's log-probability of output piece t at position t."""
     index = torch.tensor(list(produced)).expand(log_probs_.size(0), -1).unsqueeze(-1)

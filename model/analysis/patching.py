@@ -9,7 +9,7 @@ import torch
 
 from ..bundle import Bundle
 from ..engine import stages
-from ..engine.hooks import Patch, patching
+from ..engine.hooks import Patch, patching, sequence_axis
 from ..engine.interventions import Interventions
 from ..errors import InputError
 from . import forced
@@ -41,6 +41,64 @@ def patch(bundle: Bundle, donor: str, receiver: str, output_ids: Sequence[int], 
     except ValueError as exc:  # shapes or positions that do not fit
         raise InputError(str(exc)) from None
     return out[0].numpy()
+
+
+def patch_grid(bundle: Bundle, donor: str, receiver: str, output_ids: Sequence[int], piece: int,
+               hooks: Sequence[str], interventions: Interventions = Interventions()) -> np.ndarray:
+    """(hooks, source positions both sentences have): how much the receiver's log-probability of
+    output piece `piece` (teacher-forced on `output_ids`) changes when the activation at one hook
+    point, at one source position, is the donor's. Every hook must hold source positions
+    (`Stage.source_rows`); each hook's row is one batched pass, a batch row per position."""
+    for hook in hooks:
+        _source_side(hook)
+    bundle.check_interventions(interventions)
+    donor_src, tgt, produced = forced.inputs(bundle, donor, output_ids)
+    receiver_src, _, _ = forced.inputs(bundle, receiver, produced)
+    if not 0 <= piece < len(produced):
+        raise InputError(f"Output piece {piece + 1} is not among the {len(produced)} of this output.")
+    theirs = forced.recorded(bundle, donor_src, tgt, interventions)
+    ours = forced.recorded(bundle, receiver_src, tgt, interventions)
+    both = min(donor_src.size(1), receiver_src.size(1))
+    # the unpatched value from a pass of the same batch size, so that a self-patch is exactly zero
+    base = forced.chosen_at(bundle, receiver_src, tgt, produced, [piece] * both, interventions)
+    grid = np.zeros((len(hooks), both))
+    for row, hook in enumerate(hooks):
+        if hook not in ours:
+            raise InputError(f"{bundle.name} has no hook point {hook!r} in a teacher-forced pass.")
+        axis = sequence_axis(ours[hook])
+        value = ours[hook].expand(both, *ours[hook].shape[1:]).clone()  # batch row p: position p is the donor's
+        for position in range(both):
+            value[position].select(axis - 1, position).copy_(theirs[hook][0].select(axis - 1, position))
+        moved = forced.chosen_at(bundle, receiver_src, tgt, produced, [piece] * both, interventions,
+                                 {hook: Patch(value)})
+        grid[row] = (moved - base).numpy()
+    return grid
+
+
+def patched_translation(bundle: Bundle, donor: str, receiver: str, hook: str, positions: Sequence[int],
+                        interventions: Interventions = Interventions()) -> list[int]:
+    """The receiver's greedy translation (output ids) with the activation at a source-side hook
+    point taken from the donor at `positions`, at every decoding step."""
+    _source_side(hook)
+    bundle.check_interventions(interventions)
+    donor_src, tgt, _ = forced.inputs(bundle, donor, [bundle.specials.eos])
+    recorded = forced.recorded(bundle, donor_src, tgt, interventions)
+    if hook not in recorded:
+        raise InputError(f"{bundle.name} has no hook point {hook!r} in a teacher-forced pass.")
+    try:
+        with patching({hook: Patch(recorded[hook].clone(), positions)}):
+            return list(bundle.translate(receiver, interventions, trace=False).output_ids)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+
+
+def _source_side(hook: str) -> None:
+    try:
+        stage = stages.parse(hook)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if not stage.source_rows:
+        raise InputError(f"{hook!r} does not hold source positions: patch it with `patch`.")
 
 
 def unpatched(bundle: Bundle, sentence: str, output_ids: Sequence[int],

@@ -1,0 +1,96 @@
+"""The "Why this word?" page on the shipped model, as a person uses it: click an output piece, read
+the highlighted source, the lens table and the patching grid, ask for the whole table."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui.page import md
+from viz.labels import display_piece
+
+from test_app import ROOT, TIMEOUT, array, assert_clean, chart_titled, charts
+
+PAGE = str(ROOT / "pages/8_why.py")
+GIRL = "The small girl sees a white bird."
+BOY = "The small boy sees a white bird."
+
+
+@pytest.fixture(autouse=True)
+def shipped_model(monkeypatch):
+    monkeypatch.setenv("ANATOMY_CHECKPOINT", "")
+
+
+def run(**params: str) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    for key, value in {"sentence": GIRL, **params}.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def piece_on_show(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("#### Output piece"))
+
+
+def method_lines(at: AppTest) -> list[str]:
+    shaded = next(m.value for m in at.markdown if "<span title=" in m.value)
+    return re.findall(r"<b style=\"min-width:[\d.]+em\">([^<]+)</b>", shaded)
+
+
+def test_clicking_an_output_piece_explains_that_piece(default_bundle_pieces):
+    at = run()
+    assert_clean(at)
+    pills = at.pills(key="w_why_piece")
+    assert pills.options == [md(display_piece(p)) for p in default_bundle_pieces]
+    assert piece_on_show(at).startswith("#### Output piece 1,")
+    pills.set_value(2).run()
+    assert_clean(at)
+    assert piece_on_show(at).startswith(f"#### Output piece 3, **{display_piece(default_bundle_pieces[2])}**")
+    assert at.slider(key="w_step").value == 3 and at.query_params["step"] == "3"
+    assert method_lines(at) == ["attention", "rollout", "gradient", "integrated-gradients", "occlusion"]
+
+
+def test_the_patching_grid_finds_the_word_that_differs_and_translates_with_it():
+    at = run(step="4", donor=BOY)  # La petite fille ...: piece 4 is "fille"
+    assert_clean(at)
+    assert "fille" in piece_on_show(at)
+    grid = chart_titled(at, "Output piece 4")
+    assert grid["data"][0]["y"][0] == "source embeddings" and grid["data"][0]["y"][-1] == "encoder memory"
+    biggest = next(m.value for m in at.markdown if m.value.startswith("The biggest change"))
+    assert "**girl**" in biggest
+    assert any(m.value.startswith("> ") and "garçon" in m.value for m in at.markdown)
+
+
+def test_a_donor_equal_to_the_sentence_changes_nothing():
+    at = run(donor=GIRL)
+    assert_clean(at)
+    assert (array(chart_titled(at, "Output piece 1")["data"][0]["z"]) == 0).all()
+    assert any("No single position" in c.value for c in at.caption)
+
+
+def test_the_lens_table_checks_the_piece_the_model_wrote():
+    at = run(step="4")
+    table = at.dataframe[0].value
+    assert list(table.index) == ["layer 1", "layer 2", "layer 3"]
+    assert table.iloc[-1, 0].startswith("✓ fille")  # the last layer's first choice is what was written
+
+
+def test_integrated_gradients_fill_the_whole_table_when_asked():
+    at = run(method="integrated-gradients")
+    assert_clean(at)
+    assert not any(spec["layout"]["title"]["text"].startswith("Attribution") for spec in charts(at))
+    at.button(key="why-whole-table").click().run()
+    assert_clean(at)
+    table = array(chart_titled(at, "Attribution: integrated-gradients")["data"][0]["z"])
+    assert table.shape[0] == len(at.pills(key="w_why_piece").options)
+    at.slider(key="w_step").set_value(2).run()  # cached now: shown without asking again
+    assert chart_titled(at, "Attribution: integrated-gradients")
+
+
+@pytest.fixture(scope="module")
+def default_bundle_pieces():
+    from model import load_bundle
+    result = load_bundle(None).translate(GIRL, trace=False)
+    return result.trace.out_pieces if result.trace else load_bundle(None).tokenizer.pieces(list(result.output_ids))
