@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from model.analysis.roles import block_roles, card_roles
 from ui import lengths, player
 from ui.figures import shared
 from ui.page import bind, md, page_value, set_value, start, stored
@@ -146,10 +147,14 @@ def body(step: int) -> None:
     tiles_pooled = pooled(len(queries)) or pooled(len(keys))
     scale = {"row": " Colours: each row divided by its largest weight.",
              "log": " Colours: log₁₀ of the weight."}.get(colour_mode(colour, len(keys)), "")
+    roles = {cell: f"{tag} (corpus)" for cell, tag in card_roles(page.bundle.card, stack, kind).items()}
+    roles.update(block_roles(patterns, stack, kind, ctl.interventions().causal_mask))
     page.show(shared(model_view, patterns, queries, keys, style, f"{BLOCK_NAMES[view].capitalize()}: layers × heads",
-                     selected, knocked, colour),
+                     selected, knocked, colour, roles),
               "Each tile is one head (rows: layers, columns: heads). Click the dot above a tile, or use the sidebar "
-              "pickers, to open that head large below."
+              "pickers, to open that head large below. Beside the dot, the head's role on this sentence when it has "
+              "one (previous, same, first or last piece, or broad; defined on the Why this word? page), else its "
+              "role over the test sentences of the model's card (corpus), where the gold alignment can tag it."
               + (" The sentence is long, so each tile is pooled to a fixed size: a cell is the mean, over the queries "
                  "of its bin, of the weight they give to the keys of its bin (each row still sums to 1); the hover "
                  "names the bins. The head opened below is at full resolution." if tiles_pooled else "") + scale,

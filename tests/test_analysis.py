@@ -300,3 +300,24 @@ def test_patching_the_one_word_that_differs_carries_it_over(default_bundle):
     assert int(grid[0].argmin()) == where and grid[0, where] < -5.0
     carried = patched_translation(default_bundle, boy, girl, stages.embedding("sum"), [where])
     assert carried == list(default_bundle.translate(boy, trace=False).output_ids)
+
+
+def test_block_roles_tag_the_heads_head_roles_tags(default_bundle):
+    from model.analysis.roles import block_roles
+    table = head_roles(default_bundle, [SENTENCE])
+    trace = default_bundle.teacher_forced(SENTENCE, default_bundle.translate(SENTENCE, trace=False).output_ids)
+    tagged = 0
+    for stack, kind in stages.BLOCKS:
+        patterns = [trace.pattern(stack, kind, layer) for layer in range(trace.n_layers(stack))]
+        block = table[(table["stack"] == stack) & (table["kind"] == kind)]
+        expected = {(int(r.layer), int(r.head)): r.role for r in block.itertuples() if isinstance(r.role, str)}
+        assert block_roles(patterns, stack, kind) == expected
+        tagged += len(expected)
+    assert tagged
+
+
+def test_the_shipped_card_tags_alignment_heads_for_the_model_view(default_bundle):
+    from model.analysis.roles import card_roles
+    cross = card_roles(default_bundle.card, "decoder", "cross")
+    assert cross and set(cross.values()) == {"alignment"}
+    assert card_roles({}, "decoder", "cross") == {}

@@ -263,3 +263,13 @@ def test_model_view_marks_knocked_out_heads(result):
     heads = patterns[0].shape[0]
     assert tiles.marker.symbol[1] == "x" and tiles.marker.symbol.count("x") == 1
     assert "knocked out" in tiles.hovertext[1] and "knocked out" not in tiles.hovertext[heads]
+
+
+def test_model_view_writes_each_tagged_heads_role_beside_its_dot(result):
+    trace = result.trace
+    patterns = [trace.pattern("decoder", "cross", layer) for layer in range(trace.n_layers("decoder"))]
+    heads = patterns[0].shape[0]
+    fig = model_view(patterns, trace.tgt_pieces, trace.src_pieces, Style(), "view", roles={(1, 0): "last"})
+    dots = fig.data[1]
+    assert dots.text[heads] == "last" and sum(bool(t) for t in dots.text) == 1
+    assert "role: last" in dots.hovertext[heads]

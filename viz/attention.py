@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Collection
+from typing import Collection, Mapping
 
 import numpy as np
 import plotly.graph_objects as go
@@ -129,15 +129,18 @@ def _tile_gap(n: int) -> int:
 
 def model_view(patterns: list[np.ndarray], queries: list[str], keys: list[str], style: Style,
                title: str, selected: tuple[int, int] | None = None,
-               knocked_out: Collection[tuple[int, int]] = (), colour: str = "linear") -> go.Figure:
+               knocked_out: Collection[tuple[int, int]] = (), colour: str = "linear",
+               roles: Mapping[tuple[int, int], str] | None = None) -> go.Figure:
     """Every layer (rows) x every head (columns) of one attention kind, tiled in one heatmap.
 
     Past TILE_BINS pieces an axis is pooled (viz.lengths.pool), so a tile costs the same at any
     length; its labels then name each bin's positions and first and last pieces. Columns are
     labelled "H2 · key" and rows "L1 · query", so the hover names the head, the query and the key,
     and a click maps back to (layer, head). Above each tile, in the gap, sits the dot to click
-    (a cross for a knocked-out head), off the data.
+    (a cross for a knocked-out head), off the data, and beside it the head's role when `roles`
+    tags it ((layer, head) -> "previous", "first", ...).
     """
+    roles = roles or {}
     if not patterns:
         raise ValueError("model view needs at least one layer")
     for pattern in patterns:
@@ -185,11 +188,14 @@ def model_view(patterns: list[np.ndarray], queries: list[str], keys: list[str], 
     fig.add_trace(go.Scatter(
         x=[centre_x[h] for l in range(layers) for h in range(heads)],
         y=[dot_y[l] for l in range(layers) for h in range(heads)],
-        mode="markers", showlegend=False,
+        mode="markers+text", showlegend=False, textposition="middle right",
+        text=[roles.get((l, h), "") for l in range(layers) for h in range(heads)],
+        textfont=dict(size=style.tick, color="#333333"),
         marker=dict(size=13 if style.presentation else 10, color="#555555",
                     symbol=["x" if (l, h) in knocked_out else "circle" for l in range(layers) for h in range(heads)],
                     line=dict(color="white", width=1)),
-        hovertext=[f"L{l + 1} H{h + 1}" + (" (knocked out)" if (l, h) in knocked_out else "") + ": click to open this head"
+        hovertext=[f"L{l + 1} H{h + 1}" + (" (knocked out)" if (l, h) in knocked_out else "")
+                   + (f", role: {roles[l, h]}" if (l, h) in roles else "") + ": click to open this head"
                    for l in range(layers) for h in range(heads)],
         hoverinfo="text"))
     if selected is not None:

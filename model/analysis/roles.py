@@ -63,6 +63,31 @@ def role(scores: dict[str, float]) -> str | None:
     return "broad" if not np.isnan(scores["broad"]) and scores["broad"] >= BROAD else None
 
 
+def block_roles(patterns: list[np.ndarray], stack: str, kind: str, causal_mask: bool = True) -> dict[tuple[int, int], str]:
+    """(layer, head) -> role of every tagged head of one attention block, from that block's patterns
+    on one sentence (a list over layers of (heads, queries, keys)), scored as `head_roles` scores them."""
+    scored = {(layer, head): role(role_scores(pattern, kind == "self", _causal(stack, kind, causal_mask),
+                                             _keys_are_source(stack, kind)))
+              for layer, patterns_ in enumerate(patterns) for head, pattern in enumerate(patterns_)}
+    return {cell: tag for cell, tag in scored.items() if tag is not None}
+
+
+def card_roles(card: dict, stack: str, kind: str) -> dict[tuple[int, int], str]:
+    """(layer, head) -> role of one block's heads as the checkpoint's card tags them over its test
+    sentences (`model.training.explanations`; with the gold alignment, so it can say "alignment"); {}
+    when the card has none."""
+    tagged = card.get("explanations", {}).get("head_roles", {}).get("tagged", [])
+    return {(row["layer"], row["head"]): row["role"] for row in tagged if (row["stack"], row["kind"]) == (stack, kind)}
+
+
+def _causal(stack: str, kind: str, causal_mask: bool) -> bool:
+    return stack == "decoder" and kind == "self" and causal_mask
+
+
+def _keys_are_source(stack: str, kind: str) -> bool:
+    return stack == "encoder" or kind == "cross"
+
+
 def _mean(values: list[float]) -> float:
     """The mean of the values that are not NaN (a sentence a score does not apply to); NaN if none."""
     kept = [v for v in values if not np.isnan(v)]
@@ -95,12 +120,12 @@ def head_roles(bundle: Bundle, sentences: list[str], interventions: Intervention
         case = gold[index] if gold is not None else None
         trace = _trace(bundle, sentence, interventions, case)
         for stack, kind in stages.BLOCKS:
-            causal = stack == "decoder" and kind == "self" and interventions.causal_mask
+            causal = _causal(stack, kind, interventions.causal_mask)
             for layer in range(layers[stack]):
                 patterns = trace.pattern(stack, kind, layer)
                 for head, pattern in enumerate(patterns):
                     totals.setdefault((stack, kind, layer, head), []).append(
-                        role_scores(pattern, kind == "self", causal, keys_are_source=stack == "encoder" or kind == "cross"))
+                        role_scores(pattern, kind == "self", causal, _keys_are_source(stack, kind)))
                 if case is not None and kind == "cross":
                     for head, hits in enumerate(agreement_hits(case, patterns)):
                         aligned.setdefault((stack, kind, layer, head), []).append(float(hits))
