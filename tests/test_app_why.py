@@ -94,3 +94,16 @@ def default_bundle_pieces():
     from model import load_bundle
     result = load_bundle(None).translate(GIRL, trace=False)
     return result.trace.out_pieces if result.trace else load_bundle(None).tokenizer.pieces(list(result.output_ids))
+
+
+def test_play_walks_the_output_pieces_and_pause_keeps_one():
+    at = run(step="5")
+    assert piece_on_show(at).startswith("#### Output piece 5,")
+    next(b for b in at.button if b.label == "Play decoding").click().run()  # starts over from the first piece
+    assert_clean(at)
+    assert piece_on_show(at).startswith("#### Output piece 1,") and at.pills(key="w_why_piece").disabled
+    at.run()  # what the timer does every second
+    assert piece_on_show(at).startswith("#### Output piece 2,")
+    next(b for b in at.button if b.label == "Pause").click().run()
+    at.run()
+    assert piece_on_show(at).startswith("#### Output piece 2,") and not at.pills(key="w_why_piece").disabled
