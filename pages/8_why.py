@@ -7,6 +7,7 @@ import streamlit as st
 from model import AnatomyError
 from model.analysis import METHODS
 from model.analysis.attribution import BATCH, IG_STEPS
+from model.analysis.forced import work
 from model.engine import stages
 from ui import engine, lengths, player
 from ui.figures import shared
@@ -30,7 +31,11 @@ DEFINITIONS = {
     "occlusion": "occlusion: how much the output piece's log-probability drops when that one source piece's "
                  "embedding is set to zero",
 }
-ONE_PASS = ("attention", "rollout", "gradient", "occlusion")  # the whole table costs one batched pass
+# Work (parameter x position products, model.analysis.forced.work) a part of the page may cost without
+# being asked: under half a second on one core. On the shipped model, only integrated gradients' whole table
+# for sentences of ten words or more is asked for; at opus-mt's size, every whole table but attention's and
+# rollout's, and the patching grid.
+EAGER_WORK = 3e10
 METHOD = Field("method", "occlusion", lambda text: text if text in METHODS else (_ for _ in ()).throw(
     ValueError(f"expected one of {', '.join(METHODS)}")))
 DONOR = Field("donor", "The small boy sees a white bird.", lambda text: text[:300])
@@ -38,11 +43,12 @@ PIECE_WIDGET = "w_why_piece"
 
 
 def _hook_points(n_layers: int, norm_first: bool) -> dict[str, str]:
-    """Source-side hook points worth patching, by what they are, in the order the model runs them."""
+    """Source-side hook points worth patching, by what they are, in the order the model runs them. A
+    post-LN encoder's last layer output is its memory (no final norm after it): one row, not two."""
     points = {"source embeddings": stages.embedding("sum")}
     points.update({f"encoder layer {layer + 1}": stages.layer_output("encoder", layer, norm_first)
-                   for layer in range(n_layers)})
-    points["encoder memory"] = stages.MEMORY
+                   for layer in range(n_layers - (0 if norm_first else 1))})
+    points["encoder memory" if norm_first else f"encoder layer {n_layers} (memory)"] = stages.MEMORY
     return points
 
 
@@ -79,20 +85,46 @@ def _every_method(step: int) -> None:
                   + ", ".join(f"{name} **{md(display_piece(src_pieces[at]))}**" for name, at in best.items()) + "."))
 
 
+def _asked(cost: float, cached: bool, label: str, key: str, note: str) -> st.delta_generator.DeltaGenerator | bool:
+    """Whether a costly part of the page is to be computed: True when it is cheap or cached; a
+    progress bar to fill when the person has just asked for it with the button; False otherwise."""
+    if cost <= EAGER_WORK or cached:
+        return True
+    if st.button(label, key=key):
+        return st.progress(0.0, text="Computing ...")
+    st.caption(note)
+    return False
+
+
+def _done(asked: st.delta_generator.DeltaGenerator | bool) -> None:
+    if not isinstance(asked, bool):
+        asked.empty()
+
+
+def _progress(asked: st.delta_generator.DeltaGenerator | bool):
+    return None if isinstance(asked, bool) else asked.progress
+
+
+def _table_work(method: str) -> float:
+    positions = len(src_pieces) + len(out_ids)
+    rows = {"attention": 1, "rollout": 1, "gradient": len(out_ids), "occlusion": len(src_pieces) + 1,
+            "integrated-gradients": IG_STEPS * len(out_ids)}[method]
+    return work(bundle, rows, positions, gradients=method in ("gradient", "integrated-gradients"))
+
+
 def _whole_table(output: tuple[int, int], source: tuple[int, int]) -> None:
     page_value(METHOD)
     method = bind("method", st.radio, label="Every output piece by one method", options=list(METHODS),
                   horizontal=True)
-    if method not in ONE_PASS and not engine.attribution_cached(bundle, ctl.sentence, out_ids, method, iv):
-        passes = -(-IG_STEPS * len(out_ids) // BATCH)
-        if not st.button(f"Compute the whole table ({passes} batched gradient passes)", key="why-whole-table"):
-            st.caption(f"Integrated gradients takes {IG_STEPS} gradient points per output piece: the piece on show is above; "
-                       "the whole table is computed when you ask.")
-            return
-        bar = st.progress(0.0, text="Integrated gradients, every output piece ...")
-        engine.attribution(bundle, ctl.sentence, out_ids, method, iv, progress=bar.progress)
-        bar.empty()
-    scores = engine.attribution(bundle, ctl.sentence, out_ids, method, iv)
+    passes = -(-IG_STEPS * len(out_ids) // BATCH) if method == "integrated-gradients" else 1
+    asked = _asked(_table_work(method), engine.attribution_cached(bundle, ctl.sentence, out_ids, method, iv),
+                   f"Compute the whole table ({passes} batched pass{'es' if passes > 1 else ''})", "why-whole-table",
+                   f"{method.capitalize()} over every output piece costs more than this page computes unasked; the "
+                   "piece on show is above.")
+    if asked is False:
+        return
+    scores = engine.attribution(bundle, ctl.sentence, out_ids, method, iv, progress=_progress(asked))
+    _done(asked)
     page.show(shared(tensor_heatmap, scores, out_pieces, style, f"Attribution: {method}", "source piece",
                      src_pieces, output, source),
               f"Rows are the output pieces, columns the source pieces; a cell is {DEFINITIONS[method]}. "
@@ -117,11 +149,21 @@ def _patching(step: int, source: tuple[int, int]) -> None:
     page_value(DONOR)
     donor = bind("donor", st.text_input, label="Donor sentence (its activations replace your sentence's)")
     points = _hook_points(bundle.config.n_encoder_layers, bundle.config.norm_first)
+    hooks = tuple(points.values())
+    cost = work(bundle, len(hooks) * len(src_pieces), len(src_pieces) + step + 1)
+    asked = _asked(cost, engine.patch_cells_cached(bundle, donor, ctl.sentence, out_ids, step, hooks, iv),
+                   f"Compute the patching grid ({len(hooks)} batched passes)", "why-patch-grid",
+                   "The grid patches every source position at every hook point: at this model's size, it is computed "
+                   "when you ask.")
+    if asked is False:
+        return
     try:
-        grid = engine.patch_cells(bundle, donor, ctl.sentence, out_ids, step, tuple(points.values()), iv)
+        grid = engine.patch_cells(bundle, donor, ctl.sentence, out_ids, step, hooks, iv, progress=_progress(asked))
     except AnatomyError as exc:
         st.warning(md(str(exc)))
         return
+    finally:
+        _done(asked)
     page.show(shared(patch_grid_map, grid, list(points), src_pieces, style,
                      f"Output piece {step + 1}, {display_piece(out_pieces[step])}: one position from the donor",
                      source),

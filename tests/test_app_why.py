@@ -57,7 +57,7 @@ def test_the_patching_grid_finds_the_word_that_differs_and_translates_with_it():
     assert_clean(at)
     assert "fille" in piece_on_show(at)
     grid = chart_titled(at, "Output piece 4")
-    assert grid["data"][0]["y"][0] == "source embeddings" and grid["data"][0]["y"][-1] == "encoder memory"
+    assert grid["data"][0]["y"][0] == "source embeddings" and grid["data"][0]["y"][-1] == "encoder layer 3 (memory)"
     biggest = next(m.value for m in at.markdown if m.value.startswith("The biggest change"))
     assert "**girl**" in biggest
     assert any(m.value.startswith("> ") and "garçon" in m.value for m in at.markdown)
@@ -78,7 +78,9 @@ def test_the_lens_table_checks_the_piece_the_model_wrote():
 
 
 def test_integrated_gradients_fill_the_whole_table_when_asked():
-    at = run(method="integrated-gradients")
+    """Past about half a second of work (pages/8_why.py EAGER_WORK), a whole table waits for the button:
+    on the shipped model, integrated gradients over a ten-word sentence's thirteen output pieces."""
+    at = run(method="integrated-gradients", sentence="My sister will give the red apple to the old teacher.")
     assert_clean(at)
     assert not any(spec["layout"]["title"]["text"].startswith("Attribution") for spec in charts(at))
     at.button(key="why-whole-table").click().run()

@@ -285,17 +285,23 @@ def patched(bundle: Bundle, donor: str, receiver: str, output_ids: tuple[int, ..
     return _patched(bundle, bundle.checkpoint_id, donor, receiver, tuple(output_ids), hook, positions, iv_key(iv))
 
 
-@_cached
-def _patch_grid(_bundle: Bundle, checkpoint_id: str, donor: str, receiver: str, output_ids: tuple[int, ...],
-                piece: int, hooks: tuple[str, ...], key: IvKey) -> np.ndarray:
-    return patch_grid(_bundle, donor, receiver, output_ids, piece, hooks, _iv(key))
+def _patch_grid_key(bundle: Bundle, donor: str, receiver: str, output_ids: tuple[int, ...], piece: int,
+                    hooks: tuple[str, ...], iv: Interventions) -> Hashable:
+    return ("patch_grid", bundle.checkpoint_id, donor, receiver, tuple(output_ids), piece, tuple(hooks), iv_key(iv))
 
 
 def patch_cells(bundle: Bundle, donor: str, receiver: str, output_ids: tuple[int, ...], piece: int,
-                hooks: tuple[str, ...], iv: Interventions) -> np.ndarray:
+                hooks: tuple[str, ...], iv: Interventions, progress: Callable[[float], None] | None = None) -> np.ndarray:
     """`model.analysis.patch_grid` (hook points x source positions -> change in one piece's
-    log-probability), cached."""
-    return _patch_grid(bundle, bundle.checkpoint_id, donor, receiver, tuple(output_ids), piece, tuple(hooks), iv_key(iv))
+    log-probability), cached; `progress` hears how far a computation that is not cached has got."""
+    return RESULTS.get(_patch_grid_key(bundle, donor, receiver, output_ids, piece, hooks, iv),
+                       lambda: patch_grid(bundle, donor, receiver, output_ids, piece, hooks, iv, progress))
+
+
+def patch_cells_cached(bundle: Bundle, donor: str, receiver: str, output_ids: tuple[int, ...], piece: int,
+                       hooks: tuple[str, ...], iv: Interventions) -> bool:
+    """True when that patching grid is in the cache."""
+    return _patch_grid_key(bundle, donor, receiver, output_ids, piece, hooks, iv) in RESULTS
 
 
 @_cached

@@ -44,6 +44,8 @@ def chosen_at(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, produced: Se
     output projection applied at those positions only (the vocabulary may be large), with gradients
     when a patch value requires them."""
     model, batch = bundle.model, len(rows)
+    if iv.causal_mask:  # no position sees a later one: the decoder input past the last row asked changes nothing
+        tgt = tgt[:, :max(rows) + 1]
     src, tgt = src.expand(batch, -1), tgt.expand(batch, -1)
     grad = any(p.value.requires_grad for p in (patches or {}).values())
     where, wanted = torch.arange(batch), torch.tensor([produced[row] for row in rows])
@@ -65,3 +67,11 @@ def recorded(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, iv: Intervent
     with torch.inference_mode(), recording() as recorder:
         bundle.model(src, tgt, iv)
     return recorder.tensors
+
+
+def work(bundle: Bundle, rows: int, positions: int, gradients: bool = False) -> float:
+    """What a teacher-forced pass costs, in parameter x position products: `rows` batch rows of
+    `positions` positions each (source and output) through every layer's weights, three times over
+    with gradients (forward, then backward through activations and weights)."""
+    layer_weights = sum(p.numel() for name, p in bundle.model.named_parameters() if ".layers." in name)
+    return float(rows) * positions * layer_weights * (3 if gradients else 1)

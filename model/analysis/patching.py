@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -44,11 +44,13 @@ def patch(bundle: Bundle, donor: str, receiver: str, output_ids: Sequence[int], 
 
 
 def patch_grid(bundle: Bundle, donor: str, receiver: str, output_ids: Sequence[int], piece: int,
-               hooks: Sequence[str], interventions: Interventions = Interventions()) -> np.ndarray:
+               hooks: Sequence[str], interventions: Interventions = Interventions(),
+               progress: Callable[[float], None] | None = None) -> np.ndarray:
     """(hooks, source positions both sentences have): how much the receiver's log-probability of
     output piece `piece` (teacher-forced on `output_ids`) changes when the activation at one hook
     point, at one source position, is the donor's. Every hook must hold source positions
-    (`Stage.source_rows`); each hook's row is one batched pass, a batch row per position."""
+    (`Stage.source_rows`); each hook's row is one batched pass, a batch row per position, after
+    which `progress` hears the share done."""
     for hook in hooks:
         _source_side(hook)
     bundle.check_interventions(interventions)
@@ -72,6 +74,8 @@ def patch_grid(bundle: Bundle, donor: str, receiver: str, output_ids: Sequence[i
         moved = forced.chosen_at(bundle, receiver_src, tgt, produced, [piece] * both, interventions,
                                  {hook: Patch(value)})
         grid[row] = (moved - base).numpy()
+        if progress is not None:
+            progress((row + 1) / len(hooks))
     return grid
 
 
