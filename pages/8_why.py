@@ -79,7 +79,8 @@ def _every_method(step: int) -> None:
                 unsafe_allow_html=True)
     agree = len(set(best.values())) == 1
     st.caption(f"Each line is one method, shaded by its value over the line's largest (the methods measure in "
-               f"different units; hover a word for the value). Pink raises the piece, blue lowers it. "
+               f"different units; hover a word for the value). {'Blue' if style.presentation else 'Pink'} raises the "
+               f"piece, {'orange' if style.presentation else 'blue'} lowers it. "
                + (f"Every method points first to **{md(display_piece(src_pieces[best['occlusion']]))}**."
                   if agree else "The methods disagree on the source piece that matters most: "
                   + ", ".join(f"{name} **{md(display_piece(src_pieces[at]))}**" for name, at in best.items()) + "."))
