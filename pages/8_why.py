@@ -40,6 +40,8 @@ METHOD = Field("method", "occlusion", lambda text: text if text in METHODS else 
     ValueError(f"expected one of {', '.join(METHODS)}")))
 DONOR = Field("donor", "The small boy sees a white bird.", lambda text: text[:300])
 PIECE_WIDGET = "w_why_piece"
+# A grid cell below this is float rounding (an activation recorded in a pass of one row, the grid's passes have many)
+UNCHANGED = 1e-4
 
 
 def _hook_points(n_layers: int, norm_first: bool) -> dict[str, str]:
@@ -172,7 +174,7 @@ def _patching(step: int, source: tuple[int, int]) -> None:
               "that hook point (row) and source position (column) is the donor's. Positions both sentences have.",
               key="patch-grid")
     row, position = divmod(int(abs(grid).argmax()), grid.shape[1])
-    if grid[row, position] == 0:
+    if abs(grid[row, position]) < UNCHANGED:
         st.caption("No single position changes the piece: the donor is the same as your sentence there.")
         return
     where = list(points)[row]

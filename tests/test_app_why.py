@@ -66,7 +66,7 @@ def test_the_patching_grid_finds_the_word_that_differs_and_translates_with_it():
 def test_a_donor_equal_to_the_sentence_changes_nothing():
     at = run(donor=GIRL)
     assert_clean(at)
-    assert (array(chart_titled(at, "Output piece 1")["data"][0]["z"]) == 0).all()
+    assert (abs(array(chart_titled(at, "Output piece 1")["data"][0]["z"])) < 1e-4).all()  # float rounding at most
     assert any("No single position" in c.value for c in at.caption)
 
 

@@ -61,7 +61,7 @@ def patch_grid(bundle: Bundle, donor: str, receiver: str, output_ids: Sequence[i
     theirs = forced.recorded(bundle, donor_src, tgt, interventions)
     ours = forced.recorded(bundle, receiver_src, tgt, interventions)
     both = min(donor_src.size(1), receiver_src.size(1))
-    # the unpatched value from a pass of the same batch size, so that a self-patch is exactly zero
+    # the unpatched value from a pass of the same batch size: a self-patch differs from it by float rounding only
     base = forced.chosen_at(bundle, receiver_src, tgt, produced, [piece] * both, interventions)
     grid = np.zeros((len(hooks), both))
     for row, hook in enumerate(hooks):
