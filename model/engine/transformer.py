@@ -20,6 +20,7 @@ from .interventions import Interventions
 from .layers import TransformerLayer
 from .masks import combine, padding_mask, subsequent_mask
 from .positional import LearnedPositions, SinusoidalPositions
+from .storage import store_transposed
 
 
 def _positions(cfg: ModelConfig) -> nn.Module:
@@ -174,8 +175,20 @@ class Transformer(nn.Module):
 
     def project(self, x: torch.Tensor) -> torch.Tensor:
         """Decoder output states (..., d_model) -> logits (..., vocab), without the hook."""
-        weight = self.tgt_embed.token.weight if self.generator is None else self.generator.weight
-        return F.linear(x, weight, getattr(self, "logits_bias", None))
+        return F.linear(x, self._output_matrix(), getattr(self, "logits_bias", None))
+
+    def _output_matrix(self) -> nn.Parameter:
+        return self.tgt_embed.token.weight if self.generator is None else self.generator.weight
+
+    def store_for_decoding(self) -> None:
+        """Lay out every matrix a decoding step reads for reading by one vector (`storage`):
+        the same parameters and values, read about twice as fast on the CPU."""
+        if not self.cfg.n_decoder_layers:
+            return
+        for layer in self.decoder.layers:
+            for weight in layer.step_matrices():
+                store_transposed(weight)
+        store_transposed(self._output_matrix())
 
     def forward(self, src: torch.Tensor | None, tgt: torch.Tensor, iv: Interventions = Interventions()) -> torch.Tensor:
         """Teacher-forced pass: logits (B, T, vocab) for target inputs `tgt` given source `src` (None,
