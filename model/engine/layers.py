@@ -81,10 +81,10 @@ class TransformerLayer(nn.Module):
         return self._sublayer(x, self.norm_ffn, self.hook_norm_ffn, self.hook_resid_ffn, self.ffn)
 
     def step_matrices(self) -> list[nn.Parameter]:
-        """The matrices a decoding step multiplies by its one new position (not cross-attention's
-        keys and values: those project the memory, once per sentence)."""
-        projections = [self.self_attn.w_q, self.self_attn.w_k, self.self_attn.w_v, self.self_attn.w_o,
-                       self.ffn.w_1, self.ffn.w_2]
+        """The matrices a decoding step multiplies by its one new position, but self-attention's
+        queries, keys and values (fused: `MultiHeadAttention.fuse_projections`) and
+        cross-attention's keys and values (projections of the memory, once per sentence)."""
+        projections = [self.self_attn.w_o, self.ffn.w_1, self.ffn.w_2]
         if hasattr(self, "cross_attn"):
             projections += [self.cross_attn.w_q, self.cross_attn.w_o]
         return [projection.weight for projection in projections]

@@ -20,7 +20,7 @@ from .interventions import Interventions
 from .layers import TransformerLayer
 from .masks import combine, padding_mask, subsequent_mask
 from .positional import LearnedPositions, SinusoidalPositions
-from .storage import store_transposed
+from .storage import store_for_one_row
 
 
 def _positions(cfg: ModelConfig) -> nn.Module:
@@ -181,14 +181,16 @@ class Transformer(nn.Module):
         return self.tgt_embed.token.weight if self.generator is None else self.generator.weight
 
     def store_for_decoding(self) -> None:
-        """Lay out every matrix a decoding step reads for reading by one vector (`storage`):
-        the same parameters and values, read about twice as fast on the CPU."""
+        """Lay out every matrix a decoding step reads for products with one row (`storage`), the
+        queries, keys and values of the decoder's self-attention as one block: the same
+        parameters and values, read in about half the time on the CPU."""
         if not self.cfg.n_decoder_layers:
             return
         for layer in self.decoder.layers:
+            layer.self_attn.fuse_projections()
             for weight in layer.step_matrices():
-                store_transposed(weight)
-        store_transposed(self._output_matrix())
+                store_for_one_row(weight)
+        store_for_one_row(self._output_matrix())
 
     def forward(self, src: torch.Tensor | None, tgt: torch.Tensor, iv: Interventions = Interventions()) -> torch.Tensor:
         """Teacher-forced pass: logits (B, T, vocab) for target inputs `tgt` given source `src` (None,
