@@ -15,6 +15,7 @@ from torch import nn
 from .config import ModelConfig
 from .dropout import Dropout
 from .hooks import HookPoint
+from .modules import Linear
 
 
 class KVCache:
@@ -35,10 +36,10 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.n_heads, self.d_k = cfg.n_heads, cfg.d_k
-        self.w_q = nn.Linear(cfg.d_model, cfg.d_model)
-        self.w_k = nn.Linear(cfg.d_model, cfg.d_model)
-        self.w_v = nn.Linear(cfg.d_model, cfg.d_model)
-        self.w_o = nn.Linear(cfg.d_model, cfg.d_model)
+        self.w_q = Linear(cfg.d_model, cfg.d_model)
+        self.w_k = Linear(cfg.d_model, cfg.d_model)
+        self.w_v = Linear(cfg.d_model, cfg.d_model)
+        self.w_o = Linear(cfg.d_model, cfg.d_model)
         self.dropout = Dropout(cfg.dropout)
         self.hook_q = HookPoint()              # (B, h, T, d_k)
         self.hook_k = HookPoint()              # (B, h, S, d_k)
@@ -111,7 +112,7 @@ class MultiHeadAttention(nn.Module):
         scores = q @ k.transpose(-2, -1)  # (B, h, T, S)
         scores = self.hook_scores(scores / math.sqrt(self.d_k) if scale else scores)
         if mask is not None:
-            scores = scores.masked_fill(~mask, fill)
+            scores = torch.where(mask, scores, fill)
         pattern = self.hook_pattern(self.hook_masked_scores(scores).softmax(dim=-1))  # (B, h, T, S)
         context = self.dropout(pattern) @ v  # (B, h, T, d_k)
         if ablate_heads:
@@ -122,3 +123,5 @@ class MultiHeadAttention(nn.Module):
         batch, _, length, _ = context.shape
         concat = self.hook_concat(context.transpose(1, 2).reshape(batch, length, -1))  # (B, T, d_model)
         return self.hook_out(self.w_o(concat))
+
+    __call__ = forward  # see modules.py
