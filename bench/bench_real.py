@@ -5,7 +5,8 @@
       translate + trace against generate(num_beams=1, max_length=21, output_attentions=True,
       return_dict_in_generate=True); EOS is made impossible (final_logits_bias[</s>] = -1e4) until
       the checkpoint's forced EOS ends both at the 20th piece, and the two outputs are checked to be
-      the same ids.
+      the same ids. Without capture: translate(trace=False) (still the candidates of every step)
+      and Bundle.translation (the text alone) against generate without attentions.
   (b) the real all-MiniLM-L6-v2: encode + trace against BertModel(output_attentions=True), both
       from the text (tokenization included).
   (c) resident memory of a fresh process: VmRSS (anonymous + file-backed) after `import torch,
