@@ -5,7 +5,8 @@
       translate + trace against generate(num_beams=1, max_length=21, output_attentions=True,
       return_dict_in_generate=True); EOS is made impossible (final_logits_bias[</s>] = -1e4) until
       the checkpoint's forced EOS ends both at the 20th piece, and the two outputs are checked to be
-      the same ids.
+      the same ids. Without capture: translate(trace=False) (still the candidates of every step)
+      and Bundle.translation (the text alone) against generate without attentions.
   (b) the real all-MiniLM-L6-v2: encode + trace against BertModel(output_attentions=True), both
       from the text (tokenization included).
   (c) resident memory of a fresh process: VmRSS (anonymous + file-backed) after `import torch,
@@ -16,7 +17,7 @@
 
 Timings are medians of interleaved rounds (common.interleaved_medians) at 1 and 2 torch threads.
 
-    python bench/bench_real.py [--repeats 15] [--threads 1 2] [--keep models/opus-size-random]
+    python bench/bench_real.py [--repeats 15] [--threads 1 2] [--keep models/opus-size-random] [--parts a b c]
 
 --keep writes the opus-size folder there (and reuses it next time), e.g. for
 `ANATOMY_MODELS=models/opus-size-random python bench/app_timing.py --model opus-size-random`.
@@ -160,9 +161,11 @@ def bench_opus(path: Path, threads: int, repeats: int) -> dict[str, float]:
     assert list(ours.trace.src_ids) == encoded.input_ids[0].tolist()
     assert list(ours.output_ids) == reference.sequences[0, 1:].tolist() and len(ours.output_ids) == STEPS, \
         "the two engines did not produce the same 20 pieces"
+    assert bundle.translation(TWELVE_WORDS, Interventions(), options) == ours.translation
     return interleaved_medians({
         "ours: translate + trace": lambda: bundle.translate(TWELVE_WORDS, Interventions(), options),
         "ours: translate, no trace": lambda: bundle.translate(TWELVE_WORDS, Interventions(), options, trace=False),
+        "ours: translation alone": lambda: bundle.translation(TWELVE_WORDS, Interventions(), options),
         "HF: generate + attentions": lambda: theirs(True),
         "HF: generate": lambda: theirs(False),
     }, repeats, warmup=2)
@@ -198,6 +201,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--keep", type=Path, help="build the opus-size folder here and keep it")
+    parser.add_argument("--parts", nargs="+", choices=("a", "b", "c"), default=["a", "b", "c"],
+                        help="measure only these parts (default: all three)")
     args = parser.parse_args()
     started = time.perf_counter()
     rows = []
@@ -208,7 +213,7 @@ def main() -> None:
         weights = weight_bytes(opus)
         print(f"sentence: {TWELVE_WORDS!r}; opus-size model: {weights / 2 ** 20:.1f} MiB of weights "
               f"(built in {time.perf_counter() - started:.0f} s)")
-        for threads in args.threads:
+        for threads in args.threads if "a" in args.parts else ():
             timings = bench_opus(opus, threads, args.repeats)
             _print_timings(f"(a) opus-mt-en-fr size, {STEPS}-step greedy, {threads} thread(s), "
                            f"median of {args.repeats}:", timings)
@@ -216,13 +221,17 @@ def main() -> None:
                          timings["ours: translate + trace"] / timings["HF: generate + attentions"]))
             rows.append((f"(a) translate / generate (no capture), {threads}t",
                          timings["ours: translate, no trace"] / timings["HF: generate"]))
-        for threads in args.threads:
+            rows.append((f"(a) translation / generate (no capture), {threads}t",
+                         timings["ours: translation alone"] / timings["HF: generate"]))
+        for threads in args.threads if "b" in args.parts else ():
             timings = bench_minilm(threads, args.repeats * 4)
             _print_timings(f"(b) all-MiniLM-L6-v2, {threads} thread(s), median of {args.repeats * 4}:", timings)
             rows.append((f"(b) encode+trace / BertModel+attentions, {threads}t",
                          timings["ours: encode + trace"] / timings["HF: BertModel + attentions"]))
-        print("(c) resident memory of a fresh process, opus-size checkpoint (MiB: RSS = anonymous + file-backed):")
-        for engine, label in (("ours", "load_bundle"), ("hf", "MarianMTModel.from_pretrained")):
+        engines = (("ours", "load_bundle"), ("hf", "MarianMTModel.from_pretrained")) if "c" in args.parts else ()
+        if engines:
+            print("(c) resident memory of a fresh process, opus-size checkpoint (MiB: RSS = anonymous + file-backed):")
+        for engine, label in engines:
             imported, loaded, ran = rss_stages(opus, engine)
             mib = lambda v: "{:7.1f} = {:6.1f} + {:6.1f}".format(*(x / 2 ** 20 for x in v))  # noqa: E731
             print(f"    {label}:\n        after imports   {mib(imported)}\n        after load      {mib(loaded)}"

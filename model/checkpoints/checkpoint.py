@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import torch
 from safetensors.torch import save_file
 
 from ..engine.config import ModelConfig
@@ -27,7 +28,9 @@ def save_checkpoint(path: Path, model: Transformer, tokenizer: Tokenizer, card: 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     (path / CONFIG).write_text(json.dumps(model.cfg.to_dict(), indent=2) + "\n")
-    tensors = {name: p.detach().cpu().contiguous() for name, p in model.named_parameters()}
+    # copies: a loaded model's parameters may be views of one block (Transformer.store_for_decoding)
+    tensors = {name: p.detach().cpu().clone(memory_format=torch.contiguous_format)
+               for name, p in model.named_parameters()}
     save_file(tensors, str(path / WEIGHTS), metadata={"format": "pt"})
     tokenizer.save(path / TOKENIZER)
     (path / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")

@@ -68,7 +68,8 @@ def read_tensors(files: Iterable[Path]) -> dict[str, torch.Tensor]:
 
 def build_model(cfg: ModelConfig, state: dict[str, torch.Tensor], where: Path) -> Transformer:
     """A Transformer in eval mode holding exactly `state` (our parameter names), checked name by
-    name and shape by shape. The tensors become the parameters (no second copy in memory)."""
+    name and shape by shape. The tensors become the parameters (no second copy in memory), the
+    decoder's stored for decoding (`Transformer.store_for_decoding`)."""
     with _no_initial_values():
         model = Transformer(cfg, init_weights=False)
     every = dict(model.named_parameters(remove_duplicate=False))
@@ -90,6 +91,7 @@ def build_model(cfg: ModelConfig, state: dict[str, torch.Tensor], where: Path) -
                                   "floating-point tensor.")
         ready[name] = tensor.float()  # no copy when already float32
     model.load_state_dict({name: ready[canonical[name]] for name in every}, strict=True, assign=True)
+    model.store_for_decoding()
     return model.eval()
 
 

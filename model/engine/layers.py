@@ -15,10 +15,7 @@ from .attention import KVCache, MultiHeadAttention
 from .config import ModelConfig
 from .dropout import Dropout
 from .hooks import HookPoint
-
-
-ACTIVATION_MODULES: dict[str, Callable[[], nn.Module]] = {
-    "relu": nn.ReLU, "gelu": nn.GELU, "gelu_tanh": lambda: nn.GELU(approximate="tanh"), "silu": nn.SiLU}
+from .modules import ACTIVATION_MODULES, LayerNorm, Linear
 
 
 class FeedForward(nn.Module):
@@ -27,8 +24,8 @@ class FeedForward(nn.Module):
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
-        self.w_1 = nn.Linear(cfg.d_model, cfg.d_ff)
-        self.w_2 = nn.Linear(cfg.d_ff, cfg.d_model)
+        self.w_1 = Linear(cfg.d_model, cfg.d_ff)
+        self.w_2 = Linear(cfg.d_ff, cfg.d_model)
         self.activation = ACTIVATION_MODULES[cfg.activation]()
         self.dropout = Dropout(cfg.dropout)
         self.hook_hidden = HookPoint()  # (B, L, d_ff) after the activation
@@ -37,6 +34,8 @@ class FeedForward(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         hidden = self.hook_hidden(self.activation(self.w_1(x)))  # (B, L, d_ff)
         return self.hook_out(self.w_2(self.dropout(hidden)))
+
+    __call__ = forward  # see modules.py
 
 
 class TransformerLayer(nn.Module):
@@ -47,16 +46,16 @@ class TransformerLayer(nn.Module):
         self.norm_first = cfg.norm_first
         self.dropout = Dropout(cfg.dropout)
         self.self_attn = MultiHeadAttention(cfg)
-        self.norm_self = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps)
+        self.norm_self = LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps)
         self.hook_resid_self = HookPoint()  # (B, L, d_model) x + SelfAttn(...)
         self.hook_norm_self = HookPoint()   # (B, L, d_model)
         if cross:
             self.cross_attn = MultiHeadAttention(cfg)
-            self.norm_cross = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps)
+            self.norm_cross = LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps)
             self.hook_resid_cross = HookPoint()
             self.hook_norm_cross = HookPoint()
         self.ffn = FeedForward(cfg)
-        self.norm_ffn = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps)
+        self.norm_ffn = LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps)
         self.hook_resid_ffn = HookPoint()
         self.hook_norm_ffn = HookPoint()
 
@@ -79,3 +78,14 @@ class TransformerLayer(nn.Module):
                                lambda h: self.cross_attn(h, memory, memory_mask, ablate_cross,
                                                          cache, static_kv=True, scale=scale, fill=fill))
         return self._sublayer(x, self.norm_ffn, self.hook_norm_ffn, self.hook_resid_ffn, self.ffn)
+
+    __call__ = forward  # see modules.py
+
+    def step_matrices(self) -> list[nn.Parameter]:
+        """The matrices a decoding step multiplies by its one new position, but self-attention's
+        queries, keys and values (fused: `MultiHeadAttention.fuse_projections`) and
+        cross-attention's keys and values (projections of the memory, once per sentence)."""
+        projections = [self.self_attn.w_o, self.ffn.w_1, self.ffn.w_2]
+        if hasattr(self, "cross_attn"):
+            projections += [self.cross_attn.w_q, self.cross_attn.w_o]
+        return [projection.weight for projection in projections]

@@ -19,7 +19,9 @@ from .hooks import HookPoint, name_hook_points
 from .interventions import Interventions
 from .layers import TransformerLayer
 from .masks import combine, padding_mask, subsequent_mask
+from .modules import LayerNorm, Linear
 from .positional import LearnedPositions, SinusoidalPositions
+from .storage import store_for_one_row
 
 
 def _positions(cfg: ModelConfig) -> nn.Module:
@@ -49,7 +51,7 @@ class Embeddings(nn.Module):
             self.hook_token_type = HookPoint()  # (B, L, d_model) every piece is of type 0
         self.hook_sum = HookPoint()       # (B, L, d_model)
         if cfg.embed_norm:
-            self.norm = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps)
+            self.norm = LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps)
             self.hook_norm = HookPoint()  # (B, L, d_model) the normalized sum
 
     def forward(self, ids: torch.Tensor, use_positions: bool = True, start: int = 0,
@@ -79,7 +81,7 @@ class Encoder(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.layers = nn.ModuleList(TransformerLayer(cfg, cross=False) for _ in range(cfg.n_encoder_layers))
-        self.final_norm = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps) if cfg.norm_first else nn.Identity()
+        self.final_norm = LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps) if cfg.norm_first else nn.Identity()
         self.hook_memory = HookPoint()  # (B, S, d_model) what the decoder's cross-attention reads
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None, iv: Interventions) -> torch.Tensor:
@@ -95,7 +97,7 @@ class Decoder(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.layers = nn.ModuleList(TransformerLayer(cfg, cross=cfg.cross_attention) for _ in range(cfg.n_decoder_layers))
-        self.final_norm = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps) if cfg.norm_first else nn.Identity()
+        self.final_norm = LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps) if cfg.norm_first else nn.Identity()
         self.hook_output = HookPoint()  # (B, T, d_model)
 
     def forward(self, x: torch.Tensor, self_mask: torch.Tensor | None, memory: torch.Tensor | None,
@@ -128,7 +130,7 @@ class Transformer(nn.Module):
                 nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
             self.tgt_embed = Embeddings(cfg, tgt_token)
             self.decoder = Decoder(cfg)
-            self.generator = None if cfg.tie_embeddings else nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+            self.generator = None if cfg.tie_embeddings else Linear(cfg.d_model, cfg.vocab_size, bias=False)
             if cfg.logits_bias:
                 self.logits_bias = nn.Parameter(torch.zeros(cfg.vocab_size), requires_grad=False)
             self.hook_logits = HookPoint()  # (B, T, vocab)
@@ -174,8 +176,22 @@ class Transformer(nn.Module):
 
     def project(self, x: torch.Tensor) -> torch.Tensor:
         """Decoder output states (..., d_model) -> logits (..., vocab), without the hook."""
-        weight = self.tgt_embed.token.weight if self.generator is None else self.generator.weight
-        return F.linear(x, weight, getattr(self, "logits_bias", None))
+        return F.linear(x, self._output_matrix(), getattr(self, "logits_bias", None))
+
+    def _output_matrix(self) -> nn.Parameter:
+        return self.tgt_embed.token.weight if self.generator is None else self.generator.weight
+
+    def store_for_decoding(self) -> None:
+        """Lay out every matrix a decoding step reads for products with one row (`storage`), the
+        queries, keys and values of the decoder's self-attention as one block: the same
+        parameters and values, read in about half the time on the CPU."""
+        if not self.cfg.n_decoder_layers:
+            return
+        for layer in self.decoder.layers:
+            layer.self_attn.fuse_projections()
+            for weight in layer.step_matrices():
+                store_for_one_row(weight)
+        store_for_one_row(self._output_matrix())
 
     def forward(self, src: torch.Tensor | None, tgt: torch.Tensor, iv: Interventions = Interventions()) -> torch.Tensor:
         """Teacher-forced pass: logits (B, T, vocab) for target inputs `tgt` given source `src` (None,
