@@ -3,9 +3,10 @@
     python bench/app_timing.py [--checkpoint DIR | --model NAME] [--repeats 7] [--pages attention,...]
 
 Prints, per page, the median time of: the first run (model already loaded), a view change
-(head picker), and a switch change (causal mask toggled, so a new translation is needed the
-first time and comes from the cache afterwards; the padding mask for an encoder-only model),
-plus a new sentence each rerun (never cached, on any page). --model picks a model of the app's picker
+(head picker), and a switch change (causal mask switched off, so a new translation is needed the
+first time and comes from the cache afterwards; the padding mask for an encoder-only model; the
+switch goes back on, untimed), plus a new sentence each rerun (never cached, on any page) under
+the default switches. --model picks a model of the app's picker
 (e.g. all-MiniLM-L6-v2, or a folder's name under models/ or in $ANATOMY_MODELS).
 """
 
@@ -69,7 +70,8 @@ def main() -> None:
         head, causal, sentence = [], [], []
         for i in range(args.repeats):
             head.append(_timed(at.sidebar.selectbox(key="w_head").set_value(2 if i % 2 == 0 else 1).run))
-            causal.append(_timed(at.sidebar.toggle(key=switch).set_value(i % 2 == 1).run))
+            causal.append(_timed(at.sidebar.toggle(key=switch).set_value(False).run))
+            at.sidebar.toggle(key=switch).set_value(True).run()  # back to the default: the sentence is timed as it comes
             # trailing spaces make every page's sentences new to the result cache (the model reads them alike)
             text = SENTENCES[i % len(SENTENCES)] + " " * (1 + number * args.repeats + i)
             sentence.append(_timed(at.sidebar.text_input(key="w_sentence").input(text).run))

@@ -127,9 +127,10 @@ class Bundle:
         max_len = self.max_output(len(src_ids), options)
         specials = self.specials
         src = torch.tensor([src_ids])
-        # greedy with the causal mask on: the logits each step chose from are the ones the pass over
-        # the whole output would give (no position sees a later one), so they are kept, not recomputed
-        reuse = options.beam_size == 1 and interventions.causal_mask
+        # greedy keeps the logits each step chose from. With the causal mask on they are the ones the pass
+        # over the whole output gives (no position sees a later one); with it off and no trace to record,
+        # they are all that is wanted: either way they are kept, not recomputed
+        reuse = options.beam_size == 1 and (interventions.causal_mask or not trace)
         steps_seen: list[torch.Tensor] = []
         with torch.inference_mode(), (recording() if trace else nullcontext()) as recorder:
             memory, src_mask = self.model.encode(src, interventions)

@@ -71,6 +71,9 @@ def _mask_effect(on: Trace, off: Trace, stack: str, layer: int, pieces: list[str
 
 
 labels = {h: head_label(h) for h in all_heads(limits)}
+EXPERIMENTS = {"causal": "The causal mask", "padding": "The padding mask", "knockout": "Knock out heads"}
+LAB = Field("lab", "causal", lambda text: text if text in EXPERIMENTS else (_ for _ in ()).throw(
+    ValueError(f"expected one of {', '.join(EXPERIMENTS)}")))
 
 
 def _knockout_heading() -> bool:
@@ -143,54 +146,68 @@ if page.encoder_only:
     page.finish(globals())
     st.stop()
 
-# 2. the causal mask
-st.subheader("The causal mask: no peeking at later words")
-causal_on = page.translate(causal_mask=True)
-causal_off = page.translate(causal_mask=False)
-dec_layer = min(ctl.layer, limits.n_decoder_layers - 1)
-seen_on = causal_on.trace
-seen_off = engine.teacher_forced(page.bundle, ctl.sentence, causal_on.output_ids, ctl.interventions(causal_mask=False))
-_mask_effect(seen_on, seen_off, "decoder", dec_layer, seen_on.tgt_pieces, "Decoder self-attention", "causal mask",
-             "The translation made with the mask on, read in one pass with the mask on and off. With it off, "
-          "every position also looks at the positions after it (right of the diagonal lights up): in training "
-             "the model would copy the answer instead of learning to predict it.", "causal", output)
-st.caption("Output with the mask on, then off. While decoding, a step can only read the pieces made before it, "
-           "mask or no mask; without the mask, though, those pieces also read each other both ways, unlike "
-           "anything the model saw in training. The probabilities below are the ones each step chose from:")
-two_translations(("", causal_on.translation), ("", causal_off.translation))
-page.show(shared(probability_comparison, causal_on.steps, causal_off.steps, style,
-                 "Probability of each output piece: causal mask on (before) and off (after)"),
-          key="causal-probs")
 
-# 3. the padding mask
-st.subheader("The padding mask: batching a shorter sentence")
-short = bind("short", st.text_input, label="A second sentence, batched with yours")
-try:
-    with_pad = engine.translate_batch(page.bundle, [ctl.sentence, short], ctl.interventions(padding_mask=True))
-    without_pad = engine.translate_batch(page.bundle, [ctl.sentence, short], ctl.interventions(padding_mask=False))
-except AnatomyError as exc:
-    st.error(md(str(exc)))
-else:
-    row = _padding_demo([r.trace for r in with_pad], [r.trace for r in without_pad])
-    two_translations(("Its translation with the padding mask on", with_pad[row].translation),
-                     ("and off", without_pad[row].translation))
+def causal_lab() -> None:
+    """The translation with the causal mask on and off, and one pass over it with the mask on and off."""
+    st.subheader("The causal mask: no peeking at later words")
+    causal_on = page.translate(causal_mask=True)
+    causal_off = page.translate(causal_mask=False, trace=False)  # its text and steps: the trace below is one pass
+    dec_layer = min(ctl.layer, limits.n_decoder_layers - 1)
+    seen_on = causal_on.trace
+    seen_off = engine.teacher_forced(page.bundle, ctl.sentence, causal_on.output_ids, ctl.interventions(causal_mask=False))
+    _mask_effect(seen_on, seen_off, "decoder", dec_layer, seen_on.tgt_pieces, "Decoder self-attention", "causal mask",
+                 "The translation made with the mask on, read in one pass with the mask on and off. With it off, "
+                 "every position also looks at the positions after it (right of the diagonal lights up): in training "
+                 "the model would copy the answer instead of learning to predict it.", "causal", output)
+    st.caption("Output with the mask on, then off. While decoding, a step can only read the pieces made before it, "
+               "mask or no mask; without the mask, though, those pieces also read each other both ways, unlike "
+               "anything the model saw in training. The probabilities below are the ones each step chose from:")
+    two_translations(("", causal_on.translation), ("", causal_off.translation))
+    page.show(shared(probability_comparison, causal_on.steps, causal_off.steps, style,
+                     "Probability of each output piece: causal mask on (before) and off (after)"),
+              key="causal-probs")
 
-# 4. knock out heads
-if _knockout_heading():
-    before = page.translate(ablate=frozenset())
-    after = page.result
-    two_translations(("All heads", before.translation), ("With the heads knocked out", after.translation))
-    page.show(shared(probability_comparison, before.steps, after.steps, style,
-                     "Probability of each output piece, before and after the knock-out"),
-              f"Each step's chosen piece. Log-probability of the output: {before.log_prob:.2f} before, "
-              f"{after.log_prob:.2f} after.", key="knockout-probs")
-    if before.output_ids:
-        knocked = engine.score(page.bundle, ctl.sentence, before.output_ids, ctl.interventions())
-        unchanged = engine.score(page.bundle, ctl.sentence, before.output_ids, ctl.interventions(ablate=frozenset()))
-        page.show(shared(fixed_output_probabilities, page.bundle.tokenizer.pieces(before.output_ids), unchanged, knocked, style),
-                  f"The original translation, each piece scored after the same earlier pieces, with and without the "
-                  f"heads: its log-probability goes from {sum(unchanged):.2f} to {sum(knocked):.2f}.",
-                  key="knockout-fixed")
+
+def padding_lab() -> None:
+    """The sentence batched with a shorter one, translated with the padding mask on and off."""
+    st.subheader("The padding mask: batching a shorter sentence")
+    short = bind("short", st.text_input, label="A second sentence, batched with yours")
+    try:
+        with_pad = engine.translate_batch(page.bundle, [ctl.sentence, short], ctl.interventions(padding_mask=True))
+        without_pad = engine.translate_batch(page.bundle, [ctl.sentence, short], ctl.interventions(padding_mask=False))
+    except AnatomyError as exc:
+        st.error(md(str(exc)))
+    else:
+        row = _padding_demo([r.trace for r in with_pad], [r.trace for r in without_pad])
+        two_translations(("Its translation with the padding mask on", with_pad[row].translation),
+                         ("and off", without_pad[row].translation))
+
+
+def knockout_lab() -> None:
+    """The sidebar's knocked-out heads: the translation and its pieces' probabilities before and after."""
+    if _knockout_heading():
+        before = page.translate(ablate=frozenset())
+        after = page.result
+        two_translations(("All heads", before.translation), ("With the heads knocked out", after.translation))
+        page.show(shared(probability_comparison, before.steps, after.steps, style,
+                         "Probability of each output piece, before and after the knock-out"),
+                  f"Each step's chosen piece. Log-probability of the output: {before.log_prob:.2f} before, "
+                  f"{after.log_prob:.2f} after.", key="knockout-probs")
+        if before.output_ids:
+            knocked = engine.score(page.bundle, ctl.sentence, before.output_ids, ctl.interventions())
+            unchanged = engine.score(page.bundle, ctl.sentence, before.output_ids, ctl.interventions(ablate=frozenset()))
+            page.show(shared(fixed_output_probabilities, page.bundle.tokenizer.pieces(before.output_ids), unchanged, knocked, style),
+                      f"The original translation, each piece scored after the same earlier pieces, with and without the "
+                      f"heads: its log-probability goes from {sum(unchanged):.2f} to {sum(knocked):.2f}.",
+                      key="knockout-fixed")
+
+
+# Each experiment runs the model its own way (a translation without the mask, a padded batch twice,
+# a translation with every head): only the one on show runs.
+page_value(LAB)
+experiment = bind("lab", st.radio, label="Experiment", options=list(EXPERIMENTS), format_func=EXPERIMENTS.get,
+                  horizontal=True)
+{"causal": causal_lab, "padding": padding_lab, "knockout": knockout_lab}[experiment]()
 
 st.subheader("Knock out each head in turn")
 heads = [h for h in all_heads(limits) if h not in ctl.ablate]

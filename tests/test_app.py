@@ -18,7 +18,7 @@ PAGES = {
     "attention": ("pages/2_attention.py", 11),
     "positional": ("pages/3_positional_encoding.py", 5),
     "shapes": ("pages/4_tensor_shapes.py", 2),
-    "masks": ("pages/5_masks_and_heads.py", 4),
+    "masks": ("pages/5_masks_and_heads.py", 3),
     "design": ("pages/6_design_choices.py", 7),
     "why": ("pages/8_why.py", 4),
 }
@@ -139,6 +139,18 @@ def test_the_causal_switch_changes_the_decoder_patterns():
     assert at.query_params["causal"] == "off"
 
 
+def test_the_masks_lab_runs_only_the_experiment_on_show():
+    at = run(PAGES["masks"][0])
+    assert at.radio(key="w_lab").value == "causal"
+    titles = [spec["layout"]["title"]["text"] for spec in charts(at)]
+    assert not any("shorter sentence" in t or "knock-out" in t for t in titles)
+    at.radio(key="w_lab").set_value("padding").run()
+    assert_clean(at)
+    titles = [spec["layout"]["title"]["text"] for spec in charts(at)]
+    assert any(t.startswith("The shorter sentence") for t in titles) and not any("causal mask on" in t for t in titles)
+    assert at.query_params["lab"] == "padding"
+
+
 def test_the_masks_lab_shows_the_future_lighting_up_in_one_pass_without_the_causal_mask():
     at = run(PAGES["masks"][0], {"causal": "off"})
     assert_clean(at)
@@ -158,7 +170,7 @@ def test_ablating_heads_changes_the_output():
 
 
 def test_knockout_lab_compares_before_and_after():
-    at = run(PAGES["masks"][0], {"ablate": "dec-cross-1-1,dec-cross-2-3"})
+    at = run(PAGES["masks"][0], {"ablate": "dec-cross-1-1,dec-cross-2-3", "lab": "knockout"})
     assert_clean(at)
     chart_titled(at, "Probability of each output piece, before and after the knock-out")
     chart_titled(at, "The same output, scored with and without the knock-out")

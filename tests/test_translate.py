@@ -259,3 +259,17 @@ def test_teacher_forced_reads_the_whole_output_at_once(tiny_bundle):
                                           Interventions(causal_mask=False))
     assert unmasked.tgt_pieces == result.trace.tgt_pieces
     assert np.triu(unmasked.pattern("decoder", "self", 0)[0], k=1).max() > 0.01
+
+
+def test_without_a_trace_the_causal_off_steps_are_the_ones_the_search_chose_from(tiny_bundle):
+    """Greedy keeps each step's logits; with the causal mask off and no trace, they are used as they
+    are instead of a second pass over every prefix, and give the same steps."""
+    off = Interventions(causal_mask=False)
+    traced = tiny_bundle.translate("the old man reads a book in the garden", off)
+    bare = tiny_bundle.translate("the old man reads a book in the garden", off, trace=False)
+    assert bare.trace is None and bare.output_ids == traced.output_ids
+    assert bare.log_prob == pytest.approx(traced.log_prob, abs=1e-4)
+    assert len(bare.steps) == len(traced.steps)
+    for ours, theirs in zip(bare.steps, traced.steps):
+        assert ours.chosen == theirs.chosen and [p for p, _ in ours.top] == [p for p, _ in theirs.top]
+        np.testing.assert_allclose([q for _, q in ours.top], [q for _, q in theirs.top], atol=1e-5)

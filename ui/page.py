@@ -276,10 +276,12 @@ class Page:
         """True for a model without a decoder (BERT): pages show the encoder's side only."""
         return self.bundle.capabilities.encoder_only
 
-    def translate(self, **changes: Any) -> TranslationResult:
-        """Translate the sentence under the controls' switches, optionally changed; errors stop the page."""
+    def translate(self, *, trace: bool = True, **changes: Any) -> TranslationResult:
+        """Translate the sentence under the controls' switches, optionally changed (without a trace when
+        the page reads only the text and the steps); errors stop the page."""
         iv = self.controls.interventions(**changes)
-        return _or_stop(lambda: engine.translate(self.bundle, self.controls.sentence, iv, self.controls.beam_size))
+        return _or_stop(lambda: engine.translate(self.bundle, self.controls.sentence, iv, self.controls.beam_size,
+                                                 trace))
 
     def encode(self, sentence: str | None = None, **changes: Any) -> EncodeResult:
         """Run the encoder alone on the sentence (or another) under the switches; errors stop the page."""

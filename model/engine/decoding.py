@@ -85,8 +85,9 @@ def decoded_logits(model: Transformer, tgt: torch.Tensor, memory: torch.Tensor, 
                    recorded: dict[str, torch.Tensor] | None = None) -> torch.Tensor:
     """Logits (B, T, vocab) each decoding step chose from, by a pass over the output `tgt` fed in
     (recorded by the active Recorder, whose tensors are `recorded`, rewritten as `as_decoded` says).
-    `steps_seen`: the logits greedy search kept from its steps with the causal mask on, which are
-    what that pass would give (no position sees a later one): used as they are, not recomputed."""
+    `steps_seen`: the logits greedy search kept from its steps, used as they are, not recomputed:
+    with the causal mask on, they are what that pass would give (no position sees a later one); with
+    it off, pass them only with nothing to record (the recorded rows need a pass per prefix)."""
     if steps_seen is not None and len(steps_seen) == tgt.size(1):
         logits = torch.stack(steps_seen, dim=1)
         if recorded is not None:  # the recorded pass stops before the output projection
