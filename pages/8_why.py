@@ -238,7 +238,7 @@ else:
             st.error(md(str(exc)))
 
 st.subheader("What each head mostly does")
-st.dataframe(roles_frame(engine.roles(bundle, ctl.sentence, ctl.interventions())), hide_index=True,
+st.dataframe(roles_frame(engine.roles(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size)), hide_index=True,
              column_config={c: st.column_config.NumberColumn(c, format="%.3f")
                             for c in ("previous", "same", "first", "last", "broad", "alignment")})
 st.caption("Scores are averages over the head's queries: weight on the piece before (previous), on itself (same), "

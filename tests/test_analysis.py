@@ -322,3 +322,12 @@ def test_the_shipped_card_tags_alignment_heads_for_the_model_view(default_bundle
     cross = card_roles(default_bundle.card, "decoder", "cross")
     assert cross and set(cross.values()) == {"alignment"}
     assert card_roles({}, "decoder", "cross") == {}
+
+
+def test_trace_roles_are_head_roles_on_the_sentence(default_bundle):
+    from model.analysis.roles import trace_roles
+    table = head_roles(default_bundle, [SENTENCE])
+    ours = trace_roles(default_bundle.translate(SENTENCE).trace)
+    pd_cols = ["previous", "same", "first", "last", "broad"]
+    np.testing.assert_allclose(ours[pd_cols].to_numpy(dtype=float), table[pd_cols].to_numpy(dtype=float), atol=1e-5)
+    assert list(ours["role"].fillna("-")) == list(table["role"].fillna("-"))

@@ -20,8 +20,9 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from model import (Bundle, DecodeOptions, EncodeResult, Interventions, Trace, TranslationResult,
                    load_bundle)
-from model.analysis import (attribute, experiments, head_roles, knockout, logit_lens, patch, patch_grid,
+from model.analysis import (attribute, experiments, knockout, logit_lens, patch, patch_grid,
                             patched_translation)
+from model.analysis.roles import trace_roles
 from model.checkpoints.catalog import DEFAULT, available_models
 from model.engine.interventions import Head
 
@@ -263,13 +264,17 @@ def lens(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interve
 
 
 @_cached
-def _roles(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey) -> pd.DataFrame:
-    return head_roles(_bundle, [sentence], _iv(key))
+def _roles(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int) -> pd.DataFrame:
+    iv = _iv(key)
+    result = encode(_bundle, sentence, iv) if _bundle.capabilities.encoder_only else \
+        translate(_bundle, sentence, iv, beam_size)
+    return trace_roles(result.trace, iv.causal_mask)
 
 
-def roles(bundle: Bundle, sentence: str, iv: Interventions) -> pd.DataFrame:
-    """`model.analysis.head_roles` on one sentence, cached (a copy: the cached frame is shared)."""
-    return _roles(bundle, bundle.checkpoint_id, sentence, iv_key(iv)).copy()
+def roles(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int = 1) -> pd.DataFrame:
+    """`model.analysis.roles.trace_roles` on the sentence's cached translation (or encoding), cached
+    (a copy: the cached frame is shared)."""
+    return _roles(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size).copy()
 
 
 @_cached

@@ -130,6 +130,25 @@ def head_roles(bundle: Bundle, sentences: list[str], interventions: Intervention
                     for head, hits in enumerate(agreement_hits(case, patterns)):
                         aligned.setdefault((stack, kind, layer, head), []).append(float(hits))
         words += len(case.words) if case is not None else 0
+    return _table(totals, aligned, words)
+
+
+def trace_roles(trace: Trace, causal_mask: bool = True) -> pd.DataFrame:
+    """`head_roles`' table for one trace already recorded (a page's own translation or encoding):
+    no model runs. With a decoding trace and the causal mask on, it is the table of `head_roles` on
+    that sentence (to float rounding); with the mask off, the decoder rows are what each step saw."""
+    totals = {}
+    for stack, kind in stages.BLOCKS:
+        causal = _causal(stack, kind, causal_mask)
+        for layer in range(trace.n_layers(stack)):
+            for head, pattern in enumerate(trace.pattern(stack, kind, layer)):
+                totals[(stack, kind, layer, head)] = [role_scores(pattern, kind == "self", causal,
+                                                                  _keys_are_source(stack, kind))]
+    return _table(totals, {}, 0)
+
+
+def _table(totals: dict[tuple[str, str, int, int], list[dict[str, float]]],
+           aligned: dict[tuple[str, str, int, int], list[float]], words: int) -> pd.DataFrame:
     rows = []
     for key, per_sentence in totals.items():
         scores = {name: _mean([s[name] for s in per_sentence]) for name in SCORES}
