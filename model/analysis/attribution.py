@@ -53,7 +53,7 @@ def attribute(bundle: Bundle, sentence: str, output_ids: Sequence[int], method: 
         raise InputError(f"Output pieces to explain must be among the {len(produced)} of this output.")
     if method in ("attention", "rollout"):
         return _attention(bundle, src, tgt, interventions, rollout=method == "rollout")[rows]
-    x = forced.recorded(bundle, src, tgt, interventions)[EMBEDDING].clone()  # (1, S, d)
+    x = forced.source_embedding(bundle, src, interventions, EMBEDDING).clone()  # (1, S, d)
     if method == "occlusion":
         return _occlusion(bundle, src, tgt, produced, rows, interventions, x)
     if method == "gradient":

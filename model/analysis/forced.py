@@ -3,8 +3,8 @@ of every output piece out, with hook points patched as asked and gradients when 
 
 from __future__ import annotations
 
-from contextlib import nullcontext
-from typing import Mapping, Sequence
+from contextlib import contextmanager, nullcontext
+from typing import Iterator, Mapping, Sequence
 
 import torch
 
@@ -32,9 +32,7 @@ def log_probs(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, iv: Interven
     the patches' batch size), with gradients when a patch value requires them."""
     batch = max([1, *(p.value.size(0) for p in (patches or {}).values())])
     src, tgt = src.expand(batch, -1), tgt.expand(batch, -1)
-    grad = any(p.value.requires_grad for p in (patches or {}).values())
-    with (torch.enable_grad() if grad else torch.inference_mode()), \
-            (patching(patches) if patches else nullcontext()):
+    with _pass(patches):
         return bundle.model(src, tgt, iv).float().log_softmax(dim=-1)
 
 
@@ -47,13 +45,21 @@ def chosen_at(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, produced: Se
     if iv.causal_mask:  # no position sees a later one: the decoder input past the last row asked changes nothing
         tgt = tgt[:, :max(rows) + 1]
     src, tgt = src.expand(batch, -1), tgt.expand(batch, -1)
-    grad = any(p.value.requires_grad for p in (patches or {}).values())
     where, wanted = torch.arange(batch), torch.tensor([produced[row] for row in rows])
-    with (torch.enable_grad() if grad else torch.inference_mode()), \
-            (patching(patches) if patches else nullcontext()):
+    with _pass(patches):
         memory, src_mask = model.encode(src, iv) if bundle.capabilities.encoder else (None, None)
         states = model.decode(tgt, memory, src_mask, iv, project=False)[where, torch.tensor(list(rows))]  # (B, d)
         return model.project(states).float().log_softmax(dim=-1)[where, wanted]
+
+
+@contextmanager
+def _pass(patches: Mapping[str, Patch] | None) -> Iterator[None]:
+    """A teacher-forced pass with `patches` active: gradients on when a patch value requires them,
+    else inference mode."""
+    grad = any(p.value.requires_grad for p in (patches or {}).values())
+    with (torch.enable_grad() if grad else torch.inference_mode()), \
+            (patching(patches) if patches else nullcontext()):
+        yield
 
 
 def chosen(log_probs_: torch.Tensor, produced: Sequence[int]) -> torch.Tensor:
@@ -67,6 +73,13 @@ def recorded(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, iv: Intervent
     with torch.inference_mode(), recording() as recorder:
         bundle.model(src, tgt, iv)
     return recorder.tensors
+
+
+def source_embedding(bundle: Bundle, src: torch.Tensor, iv: Interventions, stage: str) -> torch.Tensor:
+    """The source embedding stage `stage` (a hook point's name) of `src`, from the encoder alone."""
+    with torch.inference_mode(), recording() as recorder:
+        bundle.model.encode(src, iv)
+    return recorder.tensors[stage]
 
 
 def work(bundle: Bundle, rows: int, positions: int, gradients: bool = False) -> float:

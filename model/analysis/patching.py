@@ -23,19 +23,13 @@ def patch(bundle: Bundle, donor: str, receiver: str, output_ids: Sequence[int], 
     needs activations of one shape; positions must exist in both). Patching a sentence with itself
     changes nothing, exactly. For an encoder-only model (BERT), `output_ids` is not read and the
     result is the receiver's sentence embedding (d_model,) instead (`patch_embedding`)."""
-    try:
-        stages.parse(hook)
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
+    _stage(hook)
     bundle.check_interventions(interventions)
     if bundle.capabilities.encoder_only:
         return patch_embedding(bundle, donor, receiver, hook, positions, interventions)
     donor_src, tgt, produced = forced.inputs(bundle, donor, output_ids)
     receiver_src, _, _ = forced.inputs(bundle, receiver, produced)
-    recorded = forced.recorded(bundle, donor_src, tgt, interventions)
-    if hook not in recorded:
-        raise InputError(f"{bundle.name} has no hook point {hook!r} in a teacher-forced pass.")
-    value = recorded[hook].clone()
+    value = _activation(bundle, forced.recorded(bundle, donor_src, tgt, interventions), hook).clone()
     try:
         out = forced.log_probs(bundle, receiver_src, tgt, interventions, {hook: Patch(value, positions)})
     except ValueError as exc:  # shapes or positions that do not fit
@@ -65,12 +59,11 @@ def patch_grid(bundle: Bundle, donor: str, receiver: str, output_ids: Sequence[i
     base = forced.chosen_at(bundle, receiver_src, tgt, produced, [piece] * both, interventions)
     grid = np.zeros((len(hooks), both))
     for row, hook in enumerate(hooks):
-        if hook not in ours:
-            raise InputError(f"{bundle.name} has no hook point {hook!r} in a teacher-forced pass.")
-        axis = sequence_axis(ours[hook])
-        value = ours[hook].expand(both, *ours[hook].shape[1:]).clone()  # batch row p: position p is the donor's
+        own, donated = _activation(bundle, ours, hook), _activation(bundle, theirs, hook)
+        axis = sequence_axis(own)
+        value = own.expand(both, *own.shape[1:]).clone()  # batch row p: position p is the donor's
         for position in range(both):
-            value[position].select(axis - 1, position).copy_(theirs[hook][0].select(axis - 1, position))
+            value[position].select(axis - 1, position).copy_(donated[0].select(axis - 1, position))
         moved = forced.chosen_at(bundle, receiver_src, tgt, produced, [piece] * both, interventions,
                                  {hook: Patch(value)})
         grid[row] = (moved - base).numpy()
@@ -86,23 +79,30 @@ def patched_translation(bundle: Bundle, donor: str, receiver: str, hook: str, po
     _source_side(hook)
     bundle.check_interventions(interventions)
     donor_src, tgt, _ = forced.inputs(bundle, donor, [bundle.specials.eos])
-    recorded = forced.recorded(bundle, donor_src, tgt, interventions)
-    if hook not in recorded:
-        raise InputError(f"{bundle.name} has no hook point {hook!r} in a teacher-forced pass.")
+    value = _activation(bundle, forced.recorded(bundle, donor_src, tgt, interventions), hook).clone()
     try:
-        with patching({hook: Patch(recorded[hook].clone(), positions)}):
+        with patching({hook: Patch(value, positions)}):
             return list(bundle.translate(receiver, interventions, trace=False).output_ids)
     except ValueError as exc:
         raise InputError(str(exc)) from None
 
 
-def _source_side(hook: str) -> None:
+def _stage(hook: str) -> stages.Stage:
     try:
-        stage = stages.parse(hook)
+        return stages.parse(hook)
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    if not stage.source_rows:
+
+
+def _source_side(hook: str) -> None:
+    if not _stage(hook).source_rows:
         raise InputError(f"{hook!r} does not hold source positions: patch it with `patch`.")
+
+
+def _activation(bundle: Bundle, recorded: dict[str, torch.Tensor], hook: str) -> torch.Tensor:
+    if hook not in recorded:
+        raise InputError(f"{bundle.name} has no hook point {hook!r} in a teacher-forced pass.")
+    return recorded[hook]
 
 
 def unpatched(bundle: Bundle, sentence: str, output_ids: Sequence[int],

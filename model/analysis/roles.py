@@ -111,25 +111,19 @@ def head_roles(bundle: Bundle, sentences: list[str], interventions: Intervention
         raise InputError("Give at least one sentence to score the heads on.")
     if gold is not None and len(gold) != len(sentences):
         raise InputError("Give one gold alignment per sentence.")
-    cfg = bundle.config
-    layers = {"encoder": cfg.n_encoder_layers, "decoder": cfg.n_decoder_layers}
     totals: dict[tuple[str, str, int, int], list[dict[str, float]]] = {}
     aligned: dict[tuple[str, str, int, int], list[float]] = {}
     words = 0
     for index, sentence in enumerate(sentences):
         case = gold[index] if gold is not None else None
         trace = _trace(bundle, sentence, interventions, case)
-        for stack, kind in stages.BLOCKS:
-            causal = _causal(stack, kind, interventions.causal_mask)
-            for layer in range(layers[stack]):
-                patterns = trace.pattern(stack, kind, layer)
-                for head, pattern in enumerate(patterns):
-                    totals.setdefault((stack, kind, layer, head), []).append(
-                        role_scores(pattern, kind == "self", causal, _keys_are_source(stack, kind)))
-                if case is not None and kind == "cross":
-                    for head, hits in enumerate(agreement_hits(case, patterns)):
-                        aligned.setdefault((stack, kind, layer, head), []).append(float(hits))
-        words += len(case.words) if case is not None else 0
+        for key, scores in _scores(trace, interventions.causal_mask).items():
+            totals.setdefault(key, []).append(scores)
+        if case is not None:
+            for layer in range(trace.n_layers("decoder")):
+                for head, hits in enumerate(agreement_hits(case, trace.pattern("decoder", "cross", layer))):
+                    aligned.setdefault(("decoder", "cross", layer, head), []).append(float(hits))
+            words += len(case.words)
     return _table(totals, aligned, words)
 
 
@@ -137,14 +131,15 @@ def trace_roles(trace: Trace, causal_mask: bool = True) -> pd.DataFrame:
     """`head_roles`' table for one trace already recorded (a page's own translation or encoding):
     no model runs. With a decoding trace and the causal mask on, it is the table of `head_roles` on
     that sentence (to float rounding); with the mask off, the decoder rows are what each step saw."""
-    totals = {}
-    for stack, kind in stages.BLOCKS:
-        causal = _causal(stack, kind, causal_mask)
-        for layer in range(trace.n_layers(stack)):
-            for head, pattern in enumerate(trace.pattern(stack, kind, layer)):
-                totals[(stack, kind, layer, head)] = [role_scores(pattern, kind == "self", causal,
-                                                                  _keys_are_source(stack, kind))]
-    return _table(totals, {}, 0)
+    return _table({key: [scores] for key, scores in _scores(trace, causal_mask).items()}, {}, 0)
+
+
+def _scores(trace: Trace, causal_mask: bool) -> dict[tuple[str, str, int, int], dict[str, float]]:
+    """(stack, kind, layer, head) -> the role scores of every head in one trace."""
+    return {(stack, kind, layer, head): role_scores(pattern, kind == "self", _causal(stack, kind, causal_mask),
+                                                    _keys_are_source(stack, kind))
+            for stack, kind in stages.BLOCKS for layer in range(trace.n_layers(stack))
+            for head, pattern in enumerate(trace.pattern(stack, kind, layer))}
 
 
 def _table(totals: dict[tuple[str, str, int, int], list[dict[str, float]]],
