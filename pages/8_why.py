@@ -2,6 +2,9 @@
 would already write (logit lens), what an activation from another sentence changes (patching), and
 what each head mostly does (roles)."""
 
+from contextlib import contextmanager
+from typing import Callable, Iterator
+
 import streamlit as st
 
 from model import AnatomyError
@@ -99,13 +102,16 @@ def _asked(cost: float, cached: bool, label: str, key: str, note: str) -> st.del
     return False
 
 
-def _done(asked: st.delta_generator.DeltaGenerator | bool) -> None:
-    if not isinstance(asked, bool):
+@contextmanager
+def _filling(asked: st.delta_generator.DeltaGenerator | bool) -> Iterator[Callable[[float], None] | None]:
+    """What to tell a computation's progress to: the progress bar `_asked` gave (gone afterwards), if any."""
+    if isinstance(asked, bool):
+        yield None
+        return
+    try:
+        yield asked.progress
+    finally:
         asked.empty()
-
-
-def _progress(asked: st.delta_generator.DeltaGenerator | bool):
-    return None if isinstance(asked, bool) else asked.progress
 
 
 def _table_work(method: str) -> float:
@@ -126,8 +132,8 @@ def _whole_table(output: tuple[int, int], source: tuple[int, int]) -> None:
                    "piece on show is above.")
     if asked is False:
         return
-    scores = engine.attribution(bundle, ctl.sentence, out_ids, method, iv, progress=_progress(asked))
-    _done(asked)
+    with _filling(asked) as progress:
+        scores = engine.attribution(bundle, ctl.sentence, out_ids, method, iv, progress=progress)
     page.show(shared(tensor_heatmap, scores, out_pieces, style, f"Attribution: {method}", "source piece",
                      src_pieces, output, source),
               f"Rows are the output pieces, columns the source pieces; a cell is {DEFINITIONS[method]}. "
@@ -161,12 +167,11 @@ def _patching(step: int, source: tuple[int, int]) -> None:
     if asked is False:
         return
     try:
-        grid = engine.patch_cells(bundle, donor, ctl.sentence, out_ids, step, hooks, iv, progress=_progress(asked))
+        with _filling(asked) as progress:
+            grid = engine.patch_cells(bundle, donor, ctl.sentence, out_ids, step, hooks, iv, progress=progress)
     except AnatomyError as exc:
         st.warning(md(str(exc)))
         return
-    finally:
-        _done(asked)
     page.show(shared(patch_grid_map, grid, list(points), src_pieces, style,
                      f"Output piece {step + 1}, {display_piece(out_pieces[step])}: one position from the donor",
                      source),

@@ -63,10 +63,13 @@ def _spinner(message: str) -> Callable[[], AbstractContextManager] | None:
 
 def _cached(compute: Callable[..., V]) -> Callable[..., V]:
     """compute(bundle, checkpoint_id, ...) through the shared results cache, keyed on its name and
-    every argument but the bundle itself (the checkpoint id names it)."""
+    every positional argument but the bundle itself (the checkpoint id names it); keyword arguments
+    (a progress callback) reach a computation that runs but are not part of the key.
+    `cached.holds(checkpoint_id, ...)` says whether a result is stored."""
     @functools.wraps(compute)
-    def cached(bundle: Bundle, *key: Hashable) -> V:
-        return RESULTS.get((compute.__name__, *key), lambda: compute(bundle, *key))
+    def cached(bundle: Bundle, *key: Hashable, **passed: object) -> V:
+        return RESULTS.get((compute.__name__, *key), lambda: compute(bundle, *key, **passed))
+    cached.holds = lambda *key: (compute.__name__, *key) in RESULTS  # type: ignore[attr-defined]
     return cached
 
 
@@ -208,23 +211,25 @@ def score(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interv
     return list(_score(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv)))
 
 
-def _attribution_key(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], method: str, iv: Interventions,
-                     pieces: tuple[int, ...] | None) -> Hashable:
-    return ("attribution", bundle.checkpoint_id, sentence, tuple(output_ids), method, iv_key(iv), pieces)
+@_cached
+def _attribution(_bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...], method: str,
+                 key: IvKey, pieces: tuple[int, ...] | None, progress: Callable[[float], None] | None = None
+                 ) -> np.ndarray:
+    return attribute(_bundle, sentence, output_ids, method, _iv(key), pieces=pieces, progress=progress)
 
 
 def attribution(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], method: str, iv: Interventions,
                 pieces: tuple[int, ...] | None = None, progress: Callable[[float], None] | None = None) -> np.ndarray:
     """`model.analysis.attribute` (output pieces, or the rows of `pieces`, x source pieces), cached;
     `progress` hears how far a computation that is not cached has got."""
-    return RESULTS.get(_attribution_key(bundle, sentence, output_ids, method, iv, pieces),
-                       lambda: attribute(bundle, sentence, output_ids, method, iv, pieces=pieces, progress=progress))
+    return _attribution(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), method, iv_key(iv), pieces,
+                        progress=progress)
 
 
 def attribution_cached(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], method: str,
                        iv: Interventions) -> bool:
     """True when the whole attribution table is in the cache (a page can show it without asking)."""
-    return _attribution_key(bundle, sentence, output_ids, method, iv, None) in RESULTS
+    return _attribution.holds(bundle.checkpoint_id, sentence, tuple(output_ids), method, iv_key(iv), None)
 
 
 LENS_TOP = 5  # candidates per layer in the lens table
@@ -290,23 +295,26 @@ def patched(bundle: Bundle, donor: str, receiver: str, output_ids: tuple[int, ..
     return _patched(bundle, bundle.checkpoint_id, donor, receiver, tuple(output_ids), hook, positions, iv_key(iv))
 
 
-def _patch_grid_key(bundle: Bundle, donor: str, receiver: str, output_ids: tuple[int, ...], piece: int,
-                    hooks: tuple[str, ...], iv: Interventions) -> Hashable:
-    return ("patch_grid", bundle.checkpoint_id, donor, receiver, tuple(output_ids), piece, tuple(hooks), iv_key(iv))
+@_cached
+def _patch_grid(_bundle: Bundle, checkpoint_id: str, donor: str, receiver: str, output_ids: tuple[int, ...],
+                piece: int, hooks: tuple[str, ...], key: IvKey,
+                progress: Callable[[float], None] | None = None) -> np.ndarray:
+    return patch_grid(_bundle, donor, receiver, output_ids, piece, hooks, _iv(key), progress)
 
 
 def patch_cells(bundle: Bundle, donor: str, receiver: str, output_ids: tuple[int, ...], piece: int,
                 hooks: tuple[str, ...], iv: Interventions, progress: Callable[[float], None] | None = None) -> np.ndarray:
     """`model.analysis.patch_grid` (hook points x source positions -> change in one piece's
     log-probability), cached; `progress` hears how far a computation that is not cached has got."""
-    return RESULTS.get(_patch_grid_key(bundle, donor, receiver, output_ids, piece, hooks, iv),
-                       lambda: patch_grid(bundle, donor, receiver, output_ids, piece, hooks, iv, progress))
+    return _patch_grid(bundle, bundle.checkpoint_id, donor, receiver, tuple(output_ids), piece, tuple(hooks),
+                       iv_key(iv), progress=progress)
 
 
 def patch_cells_cached(bundle: Bundle, donor: str, receiver: str, output_ids: tuple[int, ...], piece: int,
                        hooks: tuple[str, ...], iv: Interventions) -> bool:
     """True when that patching grid is in the cache."""
-    return _patch_grid_key(bundle, donor, receiver, output_ids, piece, hooks, iv) in RESULTS
+    return _patch_grid.holds(bundle.checkpoint_id, donor, receiver, tuple(output_ids), piece, tuple(hooks),
+                             iv_key(iv))
 
 
 @_cached
