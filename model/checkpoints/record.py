@@ -26,3 +26,4 @@ class Checkpoint:
     generation: dict = field(default_factory=dict)  # generation_config.json defaults (max_length, num_beams, ...)
     pooling: str = "mean"     # how a sentence embedding is pooled from the encoder's final states
     snapshot: int | None = None  # the training step whose snapshot this is; None: the final weights
+    task_prefix: str = ""     # put before every sentence to translate (T5's "translate English to French: ")

@@ -6,8 +6,11 @@ from dataclasses import asdict, dataclass, fields
 
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
 # "sinusoidal": the paper's table, sin and cos interleaved; "sinusoidal_halves": Marian's, the same
-# frequencies with every sin in the first half of the dimensions and every cos in the second
-POSITIONALS = ("sinusoidal", "sinusoidal_halves", "learned")
+# frequencies with every sin in the first half of the dimensions and every cos in the second;
+# "relative": nothing added to the embeddings, a learned bias per head on every attention score of
+# the self-attention blocks, by bucketed distance from query to key (T5)
+POSITIONALS = ("sinusoidal", "sinusoidal_halves", "learned", "relative")
+NORMS = ("layer", "rms")  # LayerNorm; or RMSNorm, which neither centres nor adds a bias (T5)
 
 
 @dataclass(frozen=True)
@@ -18,7 +21,8 @@ class ModelConfig:
 
     vocab_size: int = 1000        # shared SentencePiece vocabulary of source and target
     d_model: int = 256            # width of every residual-stream vector
-    n_heads: int = 4              # attention heads per block; d_k = d_model // n_heads
+    n_heads: int = 4              # attention heads per block
+    d_head: int = 0               # width of one head's queries, keys and values; 0: d_model // n_heads
     d_ff: int = 1024              # hidden width of the position-wise feed-forward network
     n_encoder_layers: int = 3     # 0 for a decoder-only model
     n_decoder_layers: int = 3     # 0 for an encoder-only model (BERT)
@@ -34,14 +38,25 @@ class ModelConfig:
     layer_norm_eps: float = 1e-5   # BERT uses 1e-12
     logits_bias: bool = False      # a fixed bias added to the output logits (Marian's final_logits_bias)
     pad_id: int = 0                # the padding piece: its embedding row, and where padding starts
+    norm: str = "layer"            # one of NORMS
+    linear_bias: bool = True       # projections and feed-forward layers add a bias (T5's add none)
+    gated_ffn: bool = False        # FFN(x) = (act(x W1) * x W3) W2 (T5 v1.1 and flan-t5's gated GELU)
+    scale_scores: bool = True      # divide QK^T by sqrt(d_k); T5 does not (it folds it into its initialisation)
+    tie_output: bool = True        # with tie_embeddings, the output projection is the embedding matrix
+                                   # (False: one of its own, flan-t5)
+    rescale_output: bool = False   # multiply the decoder's output by d_model^-0.5 before the output
+                                   # projection (T5 with a tied one)
+    relative_buckets: int = 32     # positional "relative": buckets of query-to-key distance
+    relative_max_distance: int = 128  # distances from here on share the last bucket
 
     def __post_init__(self) -> None:
         problems = []
-        for name in ("vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
+        for name in ("vocab_size", "d_model", "n_heads", "d_ff", "max_len", "relative_buckets",
+                     "relative_max_distance"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 problems.append(f"{name} must be a positive integer, got {value!r}")
-        for name in ("n_encoder_layers", "n_decoder_layers", "token_types", "pad_id"):
+        for name in ("n_encoder_layers", "n_decoder_layers", "token_types", "pad_id", "d_head"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 problems.append(f"{name} must be a non-negative integer, got {value!r}")
@@ -49,7 +64,7 @@ class ModelConfig:
             problems.append("a model needs encoder layers, decoder layers or both")
         if not problems and self.pad_id >= self.vocab_size:
             problems.append(f"pad_id ({self.pad_id}) must be below vocab_size ({self.vocab_size})")
-        if not problems and self.d_model % self.n_heads:
+        if not problems and not self.d_head and self.d_model % self.n_heads:
             problems.append(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
         if not problems and self.positional.startswith("sinusoidal") and self.d_model % 2:
             problems.append(f"sinusoidal positions need an even d_model, got {self.d_model}")
@@ -59,9 +74,12 @@ class ModelConfig:
             problems.append(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
         if self.positional not in POSITIONALS:
             problems.append(f"positional must be one of {POSITIONALS}, got {self.positional!r}")
+        if self.norm not in NORMS:
+            problems.append(f"norm must be one of {NORMS}, got {self.norm!r}")
         if not (isinstance(self.layer_norm_eps, float) and 0.0 < self.layer_norm_eps < 1.0):
             problems.append(f"layer_norm_eps must be a small positive number, got {self.layer_norm_eps!r}")
-        for name in ("norm_first", "tie_embeddings", "scale_embeddings", "embed_norm", "logits_bias"):
+        for name in ("norm_first", "tie_embeddings", "scale_embeddings", "embed_norm", "logits_bias",
+                     "linear_bias", "gated_ffn", "scale_scores", "tie_output", "rescale_output"):
             if not isinstance(getattr(self, name), bool):
                 problems.append(f"{name} must be true or false, got {getattr(self, name)!r}")
         if problems:
@@ -80,7 +98,17 @@ class ModelConfig:
     @property
     def d_k(self) -> int:
         """Width of one head's queries, keys and values."""
-        return self.d_model // self.n_heads
+        return self.d_head or self.d_model // self.n_heads
+
+    @property
+    def d_attention(self) -> int:
+        """Width of the heads side by side: the concat that the output projection reads."""
+        return self.n_heads * self.d_k
+
+    @property
+    def output_tied(self) -> bool:
+        """True when the output projection is the (target) embedding matrix."""
+        return self.tie_embeddings and self.tie_output
 
     def to_dict(self) -> dict:
         """Plain JSON-ready dict; ModelConfig(**d) rebuilds it."""

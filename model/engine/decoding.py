@@ -30,14 +30,25 @@ class Hypothesis:
     finished: bool         # ended with EOS (False: cut at the maximum length)
 
 
-def _step_logits(model: Transformer, tokens: torch.Tensor, memory: torch.Tensor,
+def _step_logits(model: Transformer, tokens: torch.Tensor, memory: torch.Tensor | None,
                  src_mask: torch.Tensor | None, iv: Interventions, cache: KVCache | None) -> torch.Tensor:
     """Logits (B, vocab) for the next piece after `tokens` (B, t)."""
-    if cache is not None:
-        step = tokens.size(1) - 1
-        return model.decode(tokens[:, -1:], memory, src_mask, iv, cache, start=step)[:, -1]
+    if cache is not None:  # feed what the cache does not hold yet: the last piece, or at first a whole prompt
+        start = cache.length
+        logits = model.decode(tokens[:, start:], memory, src_mask, iv, cache, start=start)[:, -1]
+        cache.length = tokens.size(1)
+        return logits
     # the whole prefix again (its earlier states change), but only its last position is projected
     return model.project(model.decode(tokens, memory, src_mask, iv, project=False)[:, -1])
+
+
+def start_tokens(specials: SpecialIds, batch: int, device: torch.device | str | None,
+                 prompt: torch.Tensor | None = None) -> torch.Tensor:
+    """What decoding starts from: the decoder's start piece per row, or a prompt (B, P) to continue
+    (a decoder-only model)."""
+    if prompt is not None:
+        return prompt
+    return torch.full((batch, 1), specials.bos, dtype=torch.long, device=device)
 
 
 def allowed(scores: torch.Tensor, step: int, max_len: int, specials: SpecialIds) -> torch.Tensor:
@@ -54,15 +65,18 @@ def allowed(scores: torch.Tensor, step: int, max_len: int, specials: SpecialIds)
     return scores
 
 
-def greedy(model: Transformer, memory: torch.Tensor, src_mask: torch.Tensor | None,
+def greedy(model: Transformer, memory: torch.Tensor | None, src_mask: torch.Tensor | None,
            iv: Interventions, max_len: int, specials: SpecialIds = PROJECT_SPECIALS,
-           step_logits: list[torch.Tensor] | None = None) -> list[tuple[list[int], bool]]:
-    """Most likely piece at each step, for a batch; returns (ids without BOS/EOS, finished).
+           step_logits: list[torch.Tensor] | None = None,
+           prompt: torch.Tensor | None = None) -> list[tuple[list[int], bool]]:
+    """Most likely piece at each step, for a batch (of encoded sources, or of one `prompt` (1, P)
+    to continue when `memory` is None); returns (new ids without BOS/EOS, finished).
     With `step_logits`, each step's logits (B, vocab) are appended to it, as the model gave them."""
-    batch = memory.size(0)
+    tokens = start_tokens(specials, 1 if memory is None else memory.size(0),
+                          None if memory is None else memory.device, prompt)
+    batch, first = tokens.shape
     cache = KVCache() if iv.causal_mask else None
-    tokens = torch.full((batch, 1), specials.bos, dtype=torch.long, device=memory.device)
-    finished = torch.zeros(batch, dtype=torch.bool, device=memory.device)
+    finished = torch.zeros(batch, dtype=torch.bool, device=tokens.device)
     for step in range(max_len):
         logits = _step_logits(model, tokens, memory, src_mask, iv, cache)
         if step_logits is not None:
@@ -74,7 +88,7 @@ def greedy(model: Transformer, memory: torch.Tensor, src_mask: torch.Tensor | No
         if bool(finished.all()):
             break
     results = []
-    for row, done in zip(tokens[:, 1:].tolist(), finished.tolist()):
+    for row, done in zip(tokens[:, first:].tolist(), finished.tolist()):
         ids = row[:row.index(specials.eos)] if done else row
         results.append(([i for i in ids if i != specials.pad], done))
     return results
@@ -149,25 +163,28 @@ def _normalized(log_prob: float, length: int, length_penalty: float) -> float:
     return log_prob / (max(length, 1) ** length_penalty)
 
 
-def beam_search(model: Transformer, memory: torch.Tensor, src_mask: torch.Tensor | None,
+def beam_search(model: Transformer, memory: torch.Tensor | None, src_mask: torch.Tensor | None,
                 iv: Interventions, beam_size: int, max_len: int,
-                length_penalty: float = 1.0, specials: SpecialIds = PROJECT_SPECIALS) -> list[Hypothesis]:
-    """Keep the `beam_size` best partial outputs of one sentence; return up to `beam_size`
-    hypotheses, best first.
+                length_penalty: float = 1.0, specials: SpecialIds = PROJECT_SPECIALS,
+                prompt: torch.Tensor | None = None) -> list[Hypothesis]:
+    """Keep the `beam_size` best partial outputs of one sentence (or continuations of one `prompt`
+    (1, P), memory None); return up to `beam_size` hypotheses, best first.
 
     Each step ranks the 2k best continuations of all beams; one that ends with EOS is finished
     only if it ranks among the first k (as in transformers' beam search), and the search stops
     once k outputs are finished (its early_stopping=True).
     """
-    if memory.size(0) != 1:
+    tokens = start_tokens(specials, 1, None if memory is None else memory.device, prompt)  # (k, t)
+    if tokens.size(0) != 1 or (memory is not None and memory.size(0) != 1):
         raise ValueError("beam search decodes one sentence at a time")
+    first, device = tokens.size(1), tokens.device
     cache = KVCache() if iv.causal_mask else None
-    tokens = torch.full((1, 1), specials.bos, dtype=torch.long, device=memory.device)  # (k, t)
-    scores = torch.zeros(1, device=memory.device)  # (k,)
+    scores = torch.zeros(1, device=device)  # (k,)
     done: list[Hypothesis] = []
     for step in range(max_len):
         live = tokens.size(0)
-        logits = _step_logits(model, tokens, memory.expand(live, -1, -1), src_mask, iv, cache)
+        logits = _step_logits(model, tokens, None if memory is None else memory.expand(live, -1, -1), src_mask,
+                              iv, cache)
         log_probs = allowed(logits.float().log_softmax(dim=-1), step, max_len, specials)  # (k, vocab)
         vocab = log_probs.size(-1)
         totals = (scores[:, None] + log_probs).view(-1)
@@ -177,7 +194,7 @@ def beam_search(model: Transformer, memory: torch.Tensor, src_mask: torch.Tensor
             origin, piece = divmod(index, vocab)
             if piece == specials.eos:
                 if rank < beam_size:
-                    ids = tuple(tokens[origin, 1:].tolist())
+                    ids = tuple(tokens[origin, first:].tolist())
                     done.append(Hypothesis(ids, total, _normalized(total, len(ids) + 1, length_penalty), True))
             elif len(keep_origin) < beam_size:
                 keep_origin.append(origin)
@@ -185,13 +202,13 @@ def beam_search(model: Transformer, memory: torch.Tensor, src_mask: torch.Tensor
                 keep_score.append(total)
         if len(done) >= beam_size or not keep_origin:
             break
-        origin_index = torch.tensor(keep_origin, device=memory.device)
-        tokens = torch.cat([tokens[origin_index], torch.tensor(keep_piece, device=memory.device)[:, None]], dim=1)
-        scores = torch.tensor(keep_score, device=memory.device)
+        origin_index = torch.tensor(keep_origin, device=device)
+        tokens = torch.cat([tokens[origin_index], torch.tensor(keep_piece, device=device)[:, None]], dim=1)
+        scores = torch.tensor(keep_score, device=device)
         if cache is not None:
             cache.reorder(origin_index)
     if len(done) < beam_size:  # cut at max_len: the live beams compete as they are
-        for row, total in zip(tokens[:, 1:].tolist(), scores.tolist()):
+        for row, total in zip(tokens[:, first:].tolist(), scores.tolist()):
             done.append(Hypothesis(tuple(row), total, _normalized(total, len(row), length_penalty), False))
     done.sort(key=lambda h: h.score, reverse=True)
     return done[:beam_size]

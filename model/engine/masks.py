@@ -5,9 +5,10 @@ from __future__ import annotations
 import torch
 
 
-def subsequent_mask(size: int, device: torch.device | None = None) -> torch.Tensor:
-    """(size, size) lower-triangular mask: position i may attend to positions 0..i."""
-    return torch.ones(size, size, dtype=torch.bool, device=device).tril()
+def subsequent_mask(size: int, device: torch.device | None = None, start: int = 0) -> torch.Tensor:
+    """(size, start + size) lower-triangular mask: the query at position start + i may attend to
+    positions 0..start + i (start > 0: new positions after `start` cached ones)."""
+    return torch.ones(size, start + size, dtype=torch.bool, device=device).tril(diagonal=start)
 
 
 def lengths(ids: torch.Tensor, pad_id: int) -> torch.Tensor:

@@ -8,9 +8,12 @@ straight away changes nothing else.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from torch import nn
+
+if TYPE_CHECKING:
+    from .config import ModelConfig
 
 
 class Linear(nn.Linear):
@@ -19,6 +22,18 @@ class Linear(nn.Linear):
 
 class LayerNorm(nn.LayerNorm):
     __call__ = nn.LayerNorm.forward
+
+
+class RMSNorm(nn.RMSNorm):
+    __call__ = nn.RMSNorm.forward
+
+
+def make_norm(cfg: "ModelConfig") -> nn.Module:
+    """The model's normalization over d_model: LayerNorm, or RMSNorm (T5: x / rms(x) * weight,
+    neither centred nor biased)."""
+    if cfg.norm == "rms":
+        return RMSNorm(cfg.d_model, eps=cfg.layer_norm_eps)
+    return LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps)
 
 
 class ReLU(nn.ReLU):

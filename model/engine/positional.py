@@ -46,3 +46,43 @@ class LearnedPositions(nn.Module):
 
     def forward(self, start: int, length: int) -> torch.Tensor:
         return self.table[start:start + length]  # (S, d_model)
+
+
+def relative_buckets(relative: torch.Tensor, bidirectional: bool, n_buckets: int, max_distance: int) -> torch.Tensor:
+    """The bucket of each query-to-key distance `relative` (key position - query position), as T5
+    files them: exact buckets for the nearest distances, then buckets growing logarithmically up
+    to `max_distance`, beyond which every distance shares the last. Bidirectional (an encoder):
+    half the buckets for keys before the query, half for keys after it; else (a decoder) only
+    keys at or before the query have buckets of their own."""
+    bucket = torch.zeros_like(relative)
+    if bidirectional:
+        n_buckets //= 2
+        bucket = bucket + (relative > 0).long() * n_buckets
+        distance = relative.abs()
+    else:
+        distance = (-relative).clamp(min=0)
+    exact = n_buckets // 2
+    far = exact + (torch.log(distance.float().clamp(min=1) / exact) / math.log(max_distance / exact)
+                   * (n_buckets - exact)).long()
+    far = far.clamp(max=n_buckets - 1)
+    return bucket + torch.where(distance < exact, distance, far)
+
+
+class RelativePositionBias(nn.Module):
+    """T5's positions: a learned scalar per head and distance bucket, added to every
+    self-attention score of a stack (computed once, shared by its layers)."""
+
+    def __init__(self, n_buckets: int, max_distance: int, n_heads: int, bidirectional: bool) -> None:
+        super().__init__()
+        self.n_buckets, self.max_distance, self.bidirectional = n_buckets, max_distance, bidirectional
+        self.weight = nn.Parameter(torch.zeros(n_buckets, n_heads))  # (buckets, heads)
+
+    def buckets(self, queries: int, keys: int, start: int = 0) -> torch.Tensor:
+        """(queries, keys) bucket ids for query positions start.. and key positions 0.."""
+        query = torch.arange(start, start + queries, device=self.weight.device)[:, None]
+        key = torch.arange(keys, device=self.weight.device)[None, :]
+        return relative_buckets(key - query, self.bidirectional, self.n_buckets, self.max_distance)
+
+    def forward(self, queries: int, keys: int, start: int = 0) -> torch.Tensor:
+        """(1, heads, queries, keys) bias."""
+        return self.weight[self.buckets(queries, keys, start)].permute(2, 0, 1)[None]

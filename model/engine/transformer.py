@@ -19,12 +19,14 @@ from .hooks import HookPoint, name_hook_points
 from .interventions import Interventions
 from .layers import TransformerLayer
 from .masks import combine, padding_mask, subsequent_mask
-from .modules import LayerNorm, Linear
-from .positional import LearnedPositions, SinusoidalPositions
+from .modules import Linear, make_norm
+from .positional import LearnedPositions, RelativePositionBias, SinusoidalPositions
 from .storage import store_for_one_row
 
 
-def _positions(cfg: ModelConfig) -> nn.Module:
+def _positions(cfg: ModelConfig) -> nn.Module | None:
+    if cfg.positional == "relative":
+        return None  # nothing added here: a bias on the attention scores instead
     if cfg.positional == "learned":
         return LearnedPositions(cfg.max_len, cfg.d_model)
     return SinusoidalPositions(cfg.max_len, cfg.d_model, halves=cfg.positional == "sinusoidal_halves")
@@ -40,33 +42,37 @@ class Embeddings(nn.Module):
         super().__init__()
         self.token = token
         self.scale = math.sqrt(cfg.d_model) if cfg.scale_embeddings else 1.0
-        self.positions = _positions(cfg)
+        self.max_len = cfg.max_len
+        positions = _positions(cfg)
+        if positions is not None:
+            self.positions = positions
         self.dropout = Dropout(cfg.dropout)
         self.hook_ids = HookPoint()       # (B, L) token ids
         self.hook_token = HookPoint()     # (B, L, d_model) embedding rows
         self.hook_scaled = HookPoint()    # (B, L, d_model) times sqrt(d_model) (equal to token without scaling)
-        self.hook_position = HookPoint()  # (B, L, d_model) zeros when switched off
+        if positions is not None:
+            self.hook_position = HookPoint()  # (B, L, d_model) zeros when switched off
         if cfg.token_types:
             self.token_type = nn.Embedding(cfg.token_types, cfg.d_model)
             self.hook_token_type = HookPoint()  # (B, L, d_model) every piece is of type 0
         self.hook_sum = HookPoint()       # (B, L, d_model)
         if cfg.embed_norm:
-            self.norm = LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps)
+            self.norm = make_norm(cfg)
             self.hook_norm = HookPoint()  # (B, L, d_model) the normalized sum
 
     def forward(self, ids: torch.Tensor, use_positions: bool = True, start: int = 0,
                 use_scale: bool = True) -> torch.Tensor:
         ids = self.hook_ids(ids)  # a patched hook point changes what the model reads, ids too
         batch, length = ids.shape
-        if start + length > self.positions.table.shape[0]:
-            raise ValueError(f"sequence of {start + length} pieces exceeds max_len "
-                             f"{self.positions.table.shape[0]}")
+        if start + length > self.max_len:
+            raise ValueError(f"sequence of {start + length} pieces exceeds max_len {self.max_len}")
         token = self.hook_token(self.token(ids))  # (B, L, d_model)
-        scaled = self.hook_scaled(token * self.scale if use_scale and self.scale != 1.0 else token)
-        position = self.positions(start, length).expand(batch, length, -1)  # (B, L, d_model)
-        if not use_positions:
-            position = torch.zeros_like(position)
-        total = scaled + self.hook_position(position)
+        total = self.hook_scaled(token * self.scale if use_scale and self.scale != 1.0 else token)
+        if hasattr(self, "positions"):
+            position = self.positions(start, length).expand(batch, length, -1)  # (B, L, d_model)
+            if not use_positions:
+                position = torch.zeros_like(position)
+            total = total + self.hook_position(position)
         if hasattr(self, "token_type"):
             total = total + self.hook_token_type(self.token_type.weight[0].expand(batch, length, -1))
         total = self.hook_sum(total)
@@ -75,18 +81,38 @@ class Embeddings(nn.Module):
         return self.dropout(total)
 
 
+def _relative_bias(stack: nn.Module, cfg: ModelConfig, bidirectional: bool) -> None:
+    """Give a stack of a model with relative positions its one bias table, and the hook point of
+    the bias it adds: (1, h, queries, keys), shared by every layer's self-attention."""
+    if cfg.positional == "relative":
+        stack.relative_bias = RelativePositionBias(cfg.relative_buckets, cfg.relative_max_distance, cfg.n_heads,
+                                                   bidirectional)
+        stack.hook_position_bias = HookPoint()
+
+
+def _position_bias(stack: nn.Module, queries: int, keys: int, start: int, iv: Interventions) -> torch.Tensor | None:
+    """The stack's relative-position bias for these positions; None without one, or with the
+    positions switched off."""
+    if not hasattr(stack, "relative_bias") or not iv.positional_encoding:
+        return None
+    return stack.hook_position_bias(stack.relative_bias(queries, keys, start))
+
+
 class Encoder(nn.Module):
     """"The encoder is composed of a stack of N identical layers." (3.1)"""
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.layers = nn.ModuleList(TransformerLayer(cfg, cross=False) for _ in range(cfg.n_encoder_layers))
-        self.final_norm = LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps) if cfg.norm_first else nn.Identity()
+        self.final_norm = make_norm(cfg) if cfg.norm_first else nn.Identity()
+        _relative_bias(self, cfg, bidirectional=True)
         self.hook_memory = HookPoint()  # (B, S, d_model) what the decoder's cross-attention reads
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None, iv: Interventions) -> torch.Tensor:
+        bias = _position_bias(self, x.size(1), x.size(1), 0, iv)
         for i, layer in enumerate(self.layers):
-            x = layer(x, mask, ablate_self=iv.heads_off("encoder", "self", i), scale=iv.scale_scores, fill=iv.fill)
+            x = layer(x, mask, ablate_self=iv.heads_off("encoder", "self", i), scale=iv.scale_scores, fill=iv.fill,
+                      position_bias=bias)
         return self.hook_memory(self.final_norm(x))
 
 
@@ -97,17 +123,20 @@ class Decoder(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.layers = nn.ModuleList(TransformerLayer(cfg, cross=cfg.cross_attention) for _ in range(cfg.n_decoder_layers))
-        self.final_norm = LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps) if cfg.norm_first else nn.Identity()
+        self.final_norm = make_norm(cfg) if cfg.norm_first else nn.Identity()
+        _relative_bias(self, cfg, bidirectional=False)
         self.hook_output = HookPoint()  # (B, T, d_model)
 
     def forward(self, x: torch.Tensor, self_mask: torch.Tensor | None, memory: torch.Tensor | None,
                 memory_mask: torch.Tensor | None, iv: Interventions,
-                cache: KVCache | None = None) -> torch.Tensor:
+                cache: KVCache | None = None, start: int = 0) -> torch.Tensor:
+        """`start`: the position of x's first row (a cached decoding step's)."""
+        bias = _position_bias(self, x.size(1), start + x.size(1), start, iv)
         for i, layer in enumerate(self.layers):
             x = layer(x, self_mask, memory, memory_mask,
                       ablate_self=iv.heads_off("decoder", "self", i),
                       ablate_cross=iv.heads_off("decoder", "cross", i), cache=cache,
-                      scale=iv.scale_scores, fill=iv.fill)
+                      scale=iv.scale_scores, fill=iv.fill, position_bias=bias)
         return self.hook_output(self.final_norm(x))
 
 
@@ -130,7 +159,7 @@ class Transformer(nn.Module):
                 nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
             self.tgt_embed = Embeddings(cfg, tgt_token)
             self.decoder = Decoder(cfg)
-            self.generator = None if cfg.tie_embeddings else Linear(cfg.d_model, cfg.vocab_size, bias=False)
+            self.generator = None if cfg.output_tied else Linear(cfg.d_model, cfg.vocab_size, bias=False)
             if cfg.logits_bias:
                 self.logits_bias = nn.Parameter(torch.zeros(cfg.vocab_size), requires_grad=False)
             self.hook_logits = HookPoint()  # (B, T, vocab)
@@ -160,22 +189,25 @@ class Transformer(nn.Module):
                iv: Interventions, cache: KVCache | None = None, start: int = 0,
                project: bool = True) -> torch.Tensor:
         """tgt (B, T) ids -> logits (B, T, vocab); memory None for a decoder-only model. With a
-        cache, tgt holds only the new steps.
+        cache, tgt holds only the new steps (after `start` cached positions).
         With project=False, the decoder's output states (B, T, d_model) instead of logits."""
         length = tgt.size(1)
-        self_mask = None
-        if cache is None:  # with a cache, each step's keys are its own past: nothing to hide
+        if cache is None:
             causal = subsequent_mask(length, tgt.device) if iv.causal_mask else None  # (T, T)
             pad = padding_mask(tgt, self.cfg.pad_id) if iv.padding_mask else None  # (B, 1, 1, T)
             self_mask = combine(causal, pad)
+        else:  # a cache holds only earlier positions: a lone new one may see them all, several (a prompt) a triangle
+            self_mask = subsequent_mask(length, tgt.device, start) if length > 1 else None  # (T, start + T)
         x = self.tgt_embed(tgt, iv.positional_encoding, start, use_scale=iv.scale_embeddings)
-        x = self.decoder(x, self_mask, memory, src_mask, iv, cache)  # (B, T, d_model)
+        x = self.decoder(x, self_mask, memory, src_mask, iv, cache, start)  # (B, T, d_model)
         if not project:
             return x
         return self.hook_logits(self.project(x))
 
     def project(self, x: torch.Tensor) -> torch.Tensor:
         """Decoder output states (..., d_model) -> logits (..., vocab), without the hook."""
+        if self.cfg.rescale_output:
+            x = x * self.cfg.d_model ** -0.5
         return F.linear(x, self._output_matrix(), getattr(self, "logits_bias", None))
 
     def _output_matrix(self) -> nn.Parameter:

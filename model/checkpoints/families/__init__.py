@@ -15,10 +15,11 @@ from types import ModuleType
 from ...errors import CheckpointError
 from ..record import Checkpoint
 from ..weights import build_model, fingerprint, read_tensors, weight_files
-from . import bert, marian
+from . import bert, gpt2, marian, t5
 
-FAMILIES: dict[str, ModuleType] = {"marian": marian, "bert": bert}
-SUPPORTED = "marian (Marian MT, e.g. Helsinki-NLP/opus-mt-en-fr) and bert (BERT, MiniLM and other BERT encoders)"
+FAMILIES: dict[str, ModuleType] = {"marian": marian, "bert": bert, "t5": t5, "gpt2": gpt2}
+SUPPORTED = ("marian (Marian MT, e.g. Helsinki-NLP/opus-mt-en-fr), t5 (T5 and flan-t5), gpt2 (GPT-2, distilgpt2) "
+             "and bert (BERT, MiniLM and other BERT encoders)")
 GENERATION = "generation_config.json"
 
 
@@ -36,12 +37,16 @@ def load_family(path: Path, hf_config: dict) -> Checkpoint:
         raise CheckpointError(f"Cannot open the checkpoint at {path}: the tokenizer has {vocab.vocab_size} ids but "
                               f"the model only {cfg.vocab_size}.")
     files = weight_files(path)
-    model = build_model(cfg, family.rename(read_tensors(files), path), path)
+    state = family.rename(read_tensors(files), path)
+    if cfg.output_tied:
+        state.pop("generator.weight", None)  # a saved copy of the tied head: the embedding is the head
+    model = build_model(cfg, state, path)
     card = _card(path, hf_config, model_type, sum(p.numel() for p in model.parameters()),
                  sum(f.stat().st_size for f in files))
     identity = fingerprint([path / "config.json", *family.tokenizer_files(path), *files])
     return Checkpoint(path, cfg, model, vocab, card, identity, model_type, generation,
-                      family.pooling(path) if hasattr(family, "pooling") else "mean")
+                      family.pooling(path) if hasattr(family, "pooling") else "mean",
+                      task_prefix=family.task_prefix(hf_config) if hasattr(family, "task_prefix") else "")
 
 
 def _optional_json(file: Path) -> dict:

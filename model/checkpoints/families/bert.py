@@ -7,14 +7,11 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Iterable
-
 import torch
-from tokenizers import Tokenizer
-
 from ...engine.config import ModelConfig
 from ...engine.tokens import SpecialIds
 from ...errors import CheckpointError
+from .hf_tokenizer import TokenizersVocabulary, open_tokenizer
 
 ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu",
                "silu": "silu", "swish": "silu"}
@@ -93,41 +90,17 @@ def pooling(path: Path) -> str:
     return "cls" if isinstance(config, dict) and config.get("pooling_mode_cls_token") else "mean"
 
 
-class BertVocabulary:
+class BertVocabulary(TokenizersVocabulary):
     """The checkpoint's tokenizer.json run by the `tokenizers` library: [CLS] pieces [SEP]."""
 
-    canonical_input = False
+    unknown_piece = "[UNK]"
 
     def __init__(self, path: Path, hf: dict) -> None:
-        if not (path / "tokenizer.json").is_file():
-            raise _refuse(path, "missing tokenizer.json")
-        try:
-            self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
-        except Exception as exc:  # the library raises its own exception type for broken files
-            raise _refuse(path, f"tokenizer.json is not readable ({exc})") from None
-        self.tokenizer.no_truncation()  # the engine cuts to the model's length itself, with a warning
-        self.tokenizer.no_padding()
+        self.tokenizer = open_tokenizer(path / "tokenizer.json", lambda problem: _refuse(path, problem))
         found = {name: self.tokenizer.token_to_id(name) for name in ("[PAD]", "[UNK]", "[CLS]", "[SEP]")}
         if None in found.values():
             raise _refuse(path, "tokenizer.json lacks one of [PAD], [UNK], [CLS], [SEP]")
         self.specials = SpecialIds(pad=found["[PAD]"], unk=found["[UNK]"], bos=found["[CLS]"], eos=found["[SEP]"])
-
-    @property
-    def vocab_size(self) -> int:
-        """Number of ids, added tokens included."""
-        return self.tokenizer.get_vocab_size(with_added_tokens=True)
-
-    def encode_source(self, text: str) -> list[int]:
-        """[CLS] pieces [SEP], as the reference tokenizer gives them."""
-        return self.tokenizer.encode(text).ids
-
-    def pieces(self, ids: Iterable[int]) -> list[str]:
-        """The token of each id ('##' marks a piece that continues a word)."""
-        return [self.tokenizer.id_to_token(int(i)) or "[UNK]" for i in ids]
-
-    def decode(self, ids: Iterable[int]) -> str:
-        """Text of ids, special tokens left out."""
-        return self.tokenizer.decode([int(i) for i in ids])
 
 
 def vocabulary(path: Path, hf: dict, generation: dict) -> BertVocabulary:
