@@ -26,8 +26,9 @@ import torch
 
 if TYPE_CHECKING:  # transformers is imported lazily: it is slow to import
     from tokenizers import Tokenizer
-    from transformers import (BertConfig, BertModel, MarianConfig, MarianMTModel, MarianTokenizer,
-                              PreTrainedTokenizerBase)
+    from transformers import (BertConfig, BertModel, GPT2Config, GPT2LMHeadModel, MarianConfig,
+                              MarianMTModel, MarianTokenizer, PreTrainedTokenizerBase, T5Config,
+                              T5ForConditionalGeneration, T5Tokenizer)
 
 ENGLISH: list[str] = [
     "The cat sleeps.",
@@ -117,6 +118,11 @@ FRENCH: list[str] = [
 
 MARIAN_SPM_VOCAB = 96
 BERT_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+T5_SPM_VOCAB = 120
+T5_EXTRA_IDS = 4
+T5_TASK_PREFIX = "translate English to French: "
+GPT2_BPE_VOCAB = 300
+GPT2_EOT = "<|endoftext|>"
 
 
 def _quiet_transformers() -> None:
@@ -351,4 +357,221 @@ def reference_bert(path: Path) -> tuple["PreTrainedTokenizerBase", "BertModel"]:
 
     tokenizer = AutoTokenizer.from_pretrained(str(path))
     model = BertModel.from_pretrained(str(path), attn_implementation="eager").eval()
+    return tokenizer, model
+
+
+# ---------------------------------------------------------------------------------------------
+# T5 (google-t5/t5-small, google/flan-t5-small)
+
+
+def _round_up(n: int, multiple: int) -> int:
+    return -(-n // multiple) * multiple
+
+
+def _t5_spm() -> bytes:
+    """T5's SentencePiece unigram model, trained in memory on ENGLISH, FRENCH and a few
+    task-prefixed lines, with T5's layout: <pad> 0, </s> 1, <unk> 2, no <s>."""
+    import sentencepiece as spm
+
+    sentences = ENGLISH + FRENCH + [T5_TASK_PREFIX + s for s in ENGLISH[:8]]
+    buffer = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(sentences), model_writer=buffer, vocab_size=T5_SPM_VOCAB,
+        model_type="unigram", hard_vocab_limit=False, character_coverage=1.0,
+        pad_id=0, eos_id=1, unk_id=2, bos_id=-1, num_threads=1, minloglevel=2,
+    )
+    return buffer.getvalue()
+
+
+def _t5_tokenizer(spiece: Path) -> "T5Tokenizer":
+    """transformers' T5Tokenizer converted from a spiece.model, as from_pretrained converts a
+    checkpoint that has only spiece.model (T5Tokenizer(vocab_file=...) alone ignores the file)."""
+    from transformers import T5Tokenizer
+
+    kwargs = T5Tokenizer.convert_to_native_format(vocab_file=str(spiece), extra_ids=T5_EXTRA_IDS,
+                                                  model_max_length=512)
+    return T5Tokenizer(**kwargs)
+
+
+def _t5_model(config: "T5Config", seed: int, *, separate_head: bool) -> "T5ForConditionalGeneration":
+    """The seeded random T5ForConditionalGeneration of make_t5_dir, with its norms randomized,
+    and for flan-t5 a separate random lm_head (transformers 5.24 builds every T5 tied)."""
+    from transformers import T5ForConditionalGeneration
+
+    torch.manual_seed(seed)
+    model = T5ForConditionalGeneration(config)
+    generator = torch.Generator().manual_seed(seed + 1)
+    _randomize_trivial(model, generator)
+    if separate_head:
+        head = torch.randn(model.lm_head.weight.shape, generator=generator)
+        model.lm_head.weight = torch.nn.Parameter(head)
+    return model.eval()
+
+
+def _rewrite_json(file: Path, update: dict, drop: Iterable[str] = ()) -> None:
+    data = json.loads(file.read_text(encoding="utf-8"))
+    data.update(update)
+    for key in drop:
+        data.pop(key, None)
+    file.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def make_t5_dir(path: Path, *, variant: str = "flan", d_model: int = 16, layers: int = 2,
+                heads: int = 2, d_kv: int | None = None, ffn: int = 32, num_buckets: int = 8,
+                max_distance: int = 16, vocab_size: int | None = None, seed: int = 0,
+                task_prefix: bool = True) -> Path:
+    """A tiny random T5ForConditionalGeneration saved by transformers, with spiece.model,
+    tokenizer.json, tokenizer_config.json, config.json, generation_config.json,
+    model.safetensors, like google/flan-t5-small (variant "flan": gated-gelu, separate lm_head,
+    no rescaling of the decoder output) or google-t5/t5-small (variant "t5": relu, lm_head tied
+    to the shared embedding, decoder output scaled by d_model**-0.5).
+
+    The model's vocab is a few ids larger than the tokenizer's (120 pieces + T5_EXTRA_IDS
+    sentinels = 124 -> 128, as t5's 32100 -> 32128) unless vocab_size says otherwise;
+    t5-small's shapes: d_model=512, layers=6, heads=8, d_kv=64, ffn=2048, num_buckets=32,
+    max_distance=128, vocab_size=32128."""
+    if variant not in ("flan", "t5"):
+        raise ValueError(f"variant must be 'flan' or 't5', not {variant!r}")
+    _quiet_transformers()
+    from transformers import GenerationConfig, T5Config
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "spiece.model").write_bytes(_t5_spm())
+    tokenizer = _t5_tokenizer(path / "spiece.model")
+    tokenizer.save_pretrained(str(path))  # tokenizer.json, tokenizer_config.json (not spiece.model)
+
+    flan = variant == "flan"
+    model_vocab = _round_up(len(tokenizer) + 1, 8) if vocab_size is None else vocab_size
+    if model_vocab < len(tokenizer):
+        raise ValueError(f"vocab_size {model_vocab} < the tokenizer's {len(tokenizer)}")
+    task_params = {"translation_en_to_fr": {"prefix": T5_TASK_PREFIX, "max_length": 40,
+                                            "num_beams": 4, "early_stopping": True}}
+    config = T5Config(
+        vocab_size=model_vocab, d_model=d_model, d_kv=d_kv if d_kv is not None else d_model // heads,
+        d_ff=ffn, num_layers=layers, num_decoder_layers=layers, num_heads=heads,
+        relative_attention_num_buckets=num_buckets, relative_attention_max_distance=max_distance,
+        dropout_rate=0.0, layer_norm_epsilon=1e-6,
+        feed_forward_proj="gated-gelu" if flan else "relu", tie_word_embeddings=not flan,
+        pad_token_id=0, eos_token_id=1, decoder_start_token_id=0,
+        task_specific_params=task_params if task_prefix else None,
+    )
+    model = _t5_model(config, seed, separate_head=flan)
+    model.generation_config = GenerationConfig(decoder_start_token_id=0, eos_token_id=1, pad_token_id=0)
+    model.save_pretrained(str(path))
+    # transformers 5.24 writes "tie_word_embeddings": true for every T5 and its own
+    # "scale_decoder_outputs"; the real configs say false (flan) and have no such key.
+    _rewrite_json(path / "config.json", {"tie_word_embeddings": not flan},
+                  drop=["scale_decoder_outputs"] + ([] if task_prefix else ["task_specific_params"]))
+    return path
+
+
+def reference_t5(path: Path) -> tuple["PreTrainedTokenizerBase", "T5ForConditionalGeneration"]:
+    """transformers' own tokenizer (AutoTokenizer from tokenizer.json) and model (eager
+    attention, eval mode) for a T5 dir."""
+    _quiet_transformers()
+    from transformers import AutoTokenizer, T5ForConditionalGeneration
+
+    tokenizer = AutoTokenizer.from_pretrained(str(path))
+    model = T5ForConditionalGeneration.from_pretrained(str(path), attn_implementation="eager").eval()
+    return tokenizer, model
+
+
+# ---------------------------------------------------------------------------------------------
+# GPT-2 (openai-community/gpt2)
+
+
+def _gpt2_bpe(sentences: list[str], vocab_size: int) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    """A byte-level BPE (GPT-2's pre-tokenizer regex, no prefix space) trained with `tokenizers`:
+    the 256 byte symbols, the merges, and <|endoftext|> as the last id, like gpt2's 50256."""
+    from tokenizers import Tokenizer, decoders, pre_tokenizers, trainers
+    from tokenizers.models import BPE
+
+    tok = Tokenizer(BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size - 1, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(sentences, trainer)
+    model = json.loads(tok.to_str())["model"]
+    vocab = dict(model["vocab"])
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]]
+    vocab[GPT2_EOT] = len(vocab)
+    return vocab, merges
+
+
+def _gpt2_model(config: "GPT2Config", seed: int) -> "GPT2LMHeadModel":
+    """The seeded random GPT2LMHeadModel of make_gpt2_dir, with its LayerNorms and Conv1D
+    biases randomized."""
+    from transformers import GPT2LMHeadModel
+
+    torch.manual_seed(seed)
+    model = GPT2LMHeadModel(config)
+    _randomize_trivial(model, torch.Generator().manual_seed(seed + 1))
+    return model.eval()
+
+
+def _gpt2_hub_layout(file: Path, config: "GPT2Config") -> None:
+    """Rewrite a saved GPT2LMHeadModel as openai-community/gpt2's model.safetensors is: GPT2Model
+    names (wte.weight, h.0..., ln_f.bias; no "transformer." prefix, no lm_head) and each layer's
+    causal-mask buffer h.N.attn.bias, float32 [1, 1, n_positions, n_positions]."""
+    from safetensors.torch import load_file, save_file
+
+    saved = load_file(str(file))
+    tensors = {name.removeprefix("transformer."): t for name, t in saved.items() if name != "lm_head.weight"}
+    n = config.n_positions
+    mask = torch.tril(torch.ones(n, n, dtype=torch.float32)).view(1, 1, n, n)
+    for layer in range(config.n_layer):
+        tensors[f"h.{layer}.attn.bias"] = mask.clone()
+    save_file(tensors, str(file), metadata={"format": "pt"})
+
+
+def make_gpt2_dir(path: Path, *, d_model: int = 16, layers: int = 2, heads: int = 2,
+                  max_positions: int = 64, vocab_size: int | None = None, seed: int = 0,
+                  hub_layout: bool = True) -> Path:
+    """A tiny random GPT2LMHeadModel saved by transformers, with tokenizer.json, vocab.json,
+    merges.txt, tokenizer_config.json, config.json, generation_config.json, model.safetensors,
+    like openai-community/gpt2. With hub_layout (the default), model.safetensors has gpt2's own
+    names and causal-mask buffers (see _gpt2_hub_layout); without, the "transformer."-prefixed
+    names that save_pretrained writes (what a fine-tuned GPT-2 saved today has).
+
+    The model's vocab is the tokenizer's (300, <|endoftext|> last) unless vocab_size pads it;
+    gpt2's shapes: d_model=768, layers=12, heads=12, max_positions=1024, vocab_size=50257."""
+    _quiet_transformers()
+    from transformers import GenerationConfig, GPT2Config, GPT2Tokenizer
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    vocab, merges = _gpt2_bpe(ENGLISH, GPT2_BPE_VOCAB)
+    tokenizer = GPT2Tokenizer(vocab=vocab, merges=merges, model_max_length=max_positions)
+    tokenizer.save_pretrained(str(path))  # tokenizer.json, tokenizer_config.json
+    tokenizer.backend_tokenizer.model.save(str(path))  # vocab.json, merges.txt
+
+    eot = vocab[GPT2_EOT]
+    model_vocab = len(tokenizer) if vocab_size is None else vocab_size
+    if model_vocab < len(tokenizer):
+        raise ValueError(f"vocab_size {model_vocab} < the tokenizer's {len(tokenizer)}")
+    config = GPT2Config(
+        vocab_size=model_vocab, n_embd=d_model, n_layer=layers, n_head=heads,
+        n_positions=max_positions, n_ctx=max_positions, n_inner=None,
+        activation_function="gelu_new", resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+        layer_norm_epsilon=1e-5, bos_token_id=eot, eos_token_id=eot,
+        task_specific_params={"text-generation": {"do_sample": True, "max_length": 50}},
+    )
+    model = _gpt2_model(config, seed)
+    model.generation_config = GenerationConfig(bos_token_id=eot, eos_token_id=eot)
+    model.save_pretrained(str(path))
+    if hub_layout:
+        _gpt2_hub_layout(path / "model.safetensors", config)
+    return path
+
+
+def reference_gpt2(path: Path) -> tuple["PreTrainedTokenizerBase", "GPT2LMHeadModel"]:
+    """transformers' own tokenizer (AutoTokenizer from tokenizer.json) and model (eager
+    attention, eval mode) for a GPT-2 dir."""
+    _quiet_transformers()
+    from transformers import AutoTokenizer, GPT2LMHeadModel
+
+    tokenizer = AutoTokenizer.from_pretrained(str(path))
+    model = GPT2LMHeadModel.from_pretrained(str(path), attn_implementation="eager").eval()
     return tokenizer, model
