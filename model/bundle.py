@@ -18,10 +18,12 @@ from .engine.interventions import DecodeOptions, Interventions
 from .engine.tokens import pad_rows
 from .errors import REBUILD_HINT, CheckpointError, InputError
 from .inputs import read_source, unknown_words
-from .results import Beam, EncodeResult, Trace, TranslationResult
+from .engine.tokenizer import normalize_source
+from .results import Beam, EncodeResult, GenerationResult, Trace, TranslationResult
 from .traces import chosen_log_probs, decoder_input, decoding_steps, make_trace, sentence_embedding
 
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
+DEFAULT_NEW_PIECES = 20  # a continuation's length when neither the caller nor the checkpoint says
 
 
 class Bundle:
@@ -40,6 +42,7 @@ class Bundle:
         self.pooling = checkpoint.pooling
         self.known_words = frozenset(checkpoint.card.get("known_words", ()))
         self.capabilities = capabilities(checkpoint)
+        self.task_prefix = checkpoint.task_prefix
 
     @property
     def kind(self) -> str:
@@ -67,24 +70,65 @@ class Bundle:
         """The training steps whose snapshots were kept with this checkpoint (empty when none)."""
         return snapshot_steps(self.path) if self.capabilities.trained_here else []
 
-    def position_table(self) -> np.ndarray:
-        """(max_len, d_model) what the encoder adds at each position: the sinusoid (either layout)
-        or the learned table."""
-        return self.model.src_embed.positions.table.detach().float().numpy().copy()
+    def position_table(self) -> np.ndarray | None:
+        """(max_len, d_model) what the first stack adds at each position: the sinusoid (either
+        layout) or the learned table; None for relative positions (T5), which add nothing there."""
+        embed = self.model.src_embed if self.capabilities.encoder else self.model.tgt_embed
+        positions = getattr(embed, "positions", None)
+        return None if positions is None else positions.table.detach().float().numpy().copy()
+
+    def relative_bias(self, stack: str, queries: int, keys: int) -> tuple[np.ndarray, np.ndarray]:
+        """A relative-position model's (T5) bias for `queries` x `keys` positions of `stack`'s
+        self-attention: the bucket of every (query, key) pair (queries, keys) and the bias each
+        head adds there (heads, queries, keys). ValueError for a model without one."""
+        module = getattr(getattr(self.model, stack, None), "relative_bias", None)
+        if module is None:
+            raise ValueError(f"{self.name} has no relative-position bias in a {stack} stack")
+        with torch.inference_mode():
+            return module.buckets(queries, keys).numpy(), module(queries, keys)[0].float().numpy()
 
     def check_interventions(self, iv: Interventions) -> None:
         """Refuse ablated heads or layers this model does not have."""
         iv.check_against(self.config)
 
     def encode_source(self, sentence: str) -> tuple[str, list[int], list[str]]:
-        """The text the model reads, its source ids (cut to the model's length) and warnings."""
-        return read_source(self.tokenizer, self.config, sentence)
+        """The text the model reads (the checkpoint's task prefix, then the sentence), its source
+        ids (cut to the model's length) and warnings."""
+        if self.task_prefix:
+            normalize_source(sentence, canonical=self.tokenizer.canonical_input)  # an empty sentence is refused
+        return read_source(self.tokenizer, self.config, self.task_prefix + sentence if self.task_prefix else sentence)
 
     def require_decoder(self) -> None:
         """Refuse to translate with a model that cannot (InputError naming it)."""
-        if not self.capabilities.translates:
-            raise InputError(f"{self.name} is an encoder-only model ({self.family}): it reads a sentence "
-                             "but has no decoder, so it cannot translate. Use encode() instead.")
+        if self.capabilities.translates:
+            return
+        if self.capabilities.decoder:
+            raise InputError(f"{self.name} is a decoder-only model ({self.family}): it continues a text but has "
+                             "no encoder to read a sentence to translate. Use generate() instead.")
+        raise InputError(f"{self.name} is an encoder-only model ({self.family}): it reads a sentence "
+                         "but has no decoder, so it cannot translate. Use encode() instead.")
+
+    def require_decoder_only(self) -> None:
+        """Refuse to continue a text with a model that is not decoder-only (InputError naming it)."""
+        if self.capabilities.decoder and not self.capabilities.encoder:
+            return
+        what = "translates: use translate()" if self.capabilities.translates else "has no decoder: use encode()"
+        raise InputError(f"{self.name} is not a decoder-only model ({self.kind}); it {what} instead.")
+
+    def _memory(self, src: torch.Tensor, interventions: Interventions, lengths: torch.Tensor | None = None
+                ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """The encoder's output and the source mask; (None, None) for a decoder-only model, whose
+        `src` is its prompt and is fed to the decoder instead."""
+        if not self.capabilities.encoder:
+            return None, None
+        return self.model.encode(src, interventions, lengths)
+
+    def _decoder_input(self, src_ids: Sequence[int], produced: Sequence[int]) -> list[int]:
+        """What the decoder is fed to produce `produced`: the start piece (or, decoder-only, the
+        prompt), then every piece produced but the last."""
+        if self.capabilities.encoder:
+            return decoder_input(self.specials.bos, produced)
+        return [*src_ids, *produced[:-1]]
 
     def max_output(self, src_len: int, options: DecodeOptions) -> int:
         """How many pieces decoding may produce: the option, else 2 x source + 10, within the model."""
@@ -139,7 +183,7 @@ class Bundle:
             produced = list(best.ids) + ([specials.eos] if best.finished else [])
             if not produced:  # a maximum length of 0 pieces cannot happen; keep one row anyway
                 produced = [specials.eos]
-            logits = decoded_logits(self.model, torch.tensor([decoder_input(specials.bos, produced)]), memory,
+            logits = decoded_logits(self.model, torch.tensor([self._decoder_input(src_ids, produced)]), memory,
                                     src_mask, interventions, steps_seen if reuse else None,
                                     recorder.tensors if recorder is not None else None)
         log_probs = logits[0].float().log_softmax(dim=-1)  # (T, vocab)
@@ -160,14 +204,86 @@ class Bundle:
 
     def _trace(self, src_ids: list[int], produced: list[int], tensors: dict[str, torch.Tensor],
                interventions: Interventions) -> Trace:
-        return make_trace(self.tokenizer, src_ids, decoder_input(self.specials.bos, produced), produced, tensors,
-                          interventions)
+        if self.capabilities.encoder:
+            return make_trace(self.tokenizer, src_ids, decoder_input(self.specials.bos, produced), produced, tensors,
+                              interventions)
+        fed = self._decoder_input(src_ids, produced)  # the prompt's rows produce its next pieces
+        return make_trace(self.tokenizer, [], fed, [*src_ids[1:], *produced], tensors, interventions)
+
+    def max_new(self, prompt_len: int, options: DecodeOptions) -> int:
+        """How many pieces a continuation may add: the option (else the checkpoint's max_new_tokens,
+        else 20), within the positions the model has left after the prompt."""
+        wanted = options.max_len or int(self.generation.get("max_new_tokens") or DEFAULT_NEW_PIECES)
+        return max(1, min(wanted, self.config.max_len - prompt_len))
+
+    def generate(self, text: str, interventions: Interventions = Interventions(),
+                 options: DecodeOptions = DecodeOptions(), trace: bool = True) -> GenerationResult:
+        """Continue `text` with a decoder-only model (greedy or beam search, `options.max_len` new
+        pieces at most); record a Trace of the prompt and every new piece but the last unless
+        trace=False."""
+        self.require_decoder_only()
+        self.check_interventions(interventions)
+        prompt, prompt_ids, warnings = self._read_prompt(text, options)
+        max_new = self.max_new(len(prompt_ids), options)
+        specials = self.specials
+        reuse = options.beam_size == 1 and not trace
+        steps_seen: list[torch.Tensor] = []
+        with torch.inference_mode(), (recording() if trace else nullcontext()) as recorder:
+            start = torch.tensor([prompt_ids])
+            with not_recording():
+                if options.beam_size == 1:
+                    [(ids, finished)] = greedy(self.model, None, None, interventions, max_new, specials,
+                                               steps_seen if reuse else None, prompt=start)
+                    hypotheses = [Hypothesis(tuple(ids), 0.0, 0.0, finished)]
+                else:
+                    hypotheses = beam_search(self.model, None, None, interventions, options.beam_size, max_new,
+                                             options.length_penalty, specials, prompt=start)
+            best = hypotheses[0]
+            produced = list(best.ids) + ([specials.eos] if best.finished else [])
+            fed = torch.tensor([self._decoder_input(prompt_ids, produced)])
+            if reuse:
+                logits = torch.stack(steps_seen, dim=1)
+            else:
+                logits = decoded_logits(self.model, fed, None, None, interventions, None,
+                                        recorder.tensors if recorder is not None else None, first=len(prompt_ids))
+                logits = logits[:, len(prompt_ids) - 1:]
+        log_probs = logits[0].float().log_softmax(dim=-1)  # (new pieces, vocab)
+        steps = decoding_steps(self.tokenizer, log_probs.exp(), produced, options.top_k)
+        log_prob = float(chosen_log_probs(log_probs, produced).sum())
+        if not best.finished:
+            warnings.append(f"The continuation stopped at its limit of {max_new} new pieces.")
+        beams = [Beam(self.tokenizer.decode(h.ids), self.tokenizer.pieces(h.ids),
+                      log_prob if options.beam_size == 1 else h.log_prob,
+                      log_prob if options.beam_size == 1 else h.score, h.finished)
+                 for h in hypotheses]
+        recorded = None if recorder is None else self._trace(prompt_ids, produced, recorder.tensors, interventions)
+        return GenerationResult(prompt, self.tokenizer.decode(best.ids), recorded, steps, beams, log_prob,
+                                tuple(produced), warnings, [], tuple(prompt_ids))
+
+    def _read_prompt(self, text: str, options: DecodeOptions) -> tuple[str, list[int], list[str]]:
+        """The text a decoder-only model continues, its ids (cut so that the continuation fits) and warnings."""
+        normalized = normalize_source(text, canonical=self.tokenizer.canonical_input)
+        warnings = list(normalized.warnings)
+        ids = self.tokenizer.encode_source(normalized.text)
+        if not ids:
+            raise InputError("The text has no pieces for the model to read: type a few words.")
+        room = self.config.max_len - min(options.max_len or DEFAULT_NEW_PIECES, self.config.max_len - 1)
+        if len(ids) > room:
+            warnings.append(f"The text was cut to its first {room} of {len(ids)} pieces, to leave room for the "
+                            f"continuation (the model reads at most {self.config.max_len} positions).")
+            ids = ids[:room]
+        return normalized.text, ids, warnings
 
     def _fixed_output(self, sentence: str, output_ids: Sequence[int],
                       interventions: Interventions) -> tuple[list[int], list[int]]:
-        self.require_decoder()
+        """The source ids (a decoder-only model's prompt) and the output to score or trace."""
+        if not self.capabilities.decoder:
+            self.require_decoder()
         self.check_interventions(interventions)
-        _, src_ids, _ = self.encode_source(sentence)
+        if self.capabilities.encoder:
+            _, src_ids, _ = self.encode_source(sentence)
+        else:
+            _, src_ids, _ = self._read_prompt(sentence, DecodeOptions(max_len=max(1, len(output_ids))))
         produced = list(output_ids)[: self.config.max_len]
         if not produced:
             raise InputError("There is no output to score.")
@@ -187,10 +303,18 @@ class Bundle:
         outputs fed to the decoder: a Trace per row, padding included. `src_lengths` says where
         each source's padding starts (default: at its first padding piece)."""
         self.check_interventions(interventions)
-        pad, bos = self.specials.pad, self.specials.bos
+        pad = self.specials.pad
+        if not self.capabilities.encoder:  # decoder-only: each prompt with its output, fed to the decoder
+            outputs = outputs or [[] for _ in sources]
+            fed = [self._decoder_input(source, out) for source, out in zip(sources, outputs)]
+            tgt = pad_rows(fed, pad_id=pad)
+            with torch.inference_mode(), recording() as recorder:
+                self.model.decode(tgt, None, None, interventions)
+            return [make_trace(self.tokenizer, [], tgt[row].tolist(), [*sources[row][1:], *outputs[row]],
+                               recorder.tensors, interventions, row) for row in range(len(sources))]
         src = pad_rows(sources, pad_id=pad)
         outputs = outputs if outputs is not None and self.capabilities.translates else [[] for _ in sources]
-        tgt = pad_rows([decoder_input(bos, out) for out in outputs], pad_id=pad) if any(outputs) else None
+        tgt = pad_rows([self._decoder_input([], out) for out in outputs], pad_id=pad) if any(outputs) else None
         lengths = torch.tensor(src_lengths) if src_lengths is not None else None
         with torch.inference_mode(), recording() as recorder:
             memory, src_mask = self.model.encode(src, interventions, lengths)
@@ -205,10 +329,11 @@ class Bundle:
         fed the same earlier pieces would give it: how a knocked-out head changes the model's
         belief in the same translation."""
         src_ids, produced = self._fixed_output(sentence, output_ids, interventions)
-        tgt = torch.tensor([decoder_input(self.specials.bos, produced)])
+        tgt = torch.tensor([self._decoder_input(src_ids, produced)])
+        first = 1 if self.capabilities.encoder else len(src_ids)
         with torch.inference_mode():
-            memory, src_mask = self.model.encode(torch.tensor([src_ids]), interventions)
-            logits = decoded_logits(self.model, tgt, memory, src_mask, interventions)
+            memory, src_mask = self._memory(torch.tensor([src_ids]), interventions)
+            logits = decoded_logits(self.model, tgt, memory, src_mask, interventions, first=first)[:, first - 1:]
         return chosen_log_probs(logits[0].float().log_softmax(dim=-1), produced).tolist()
 
     def encode(self, sentence: str, interventions: Interventions = Interventions()) -> EncodeResult:

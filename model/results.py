@@ -87,6 +87,25 @@ class TranslationResult:
 
 
 @dataclass(frozen=True)
+class GenerationResult(TranslationResult):
+    """Everything one call to `Bundle.generate` found out: a decoder-only model's continuation of a
+    prompt. `translation` holds the continuation, `output_ids` its new pieces, `steps` one per new
+    piece; the trace's decoder rows are the prompt's and then each new piece's but the last."""
+
+    prompt_ids: tuple[int, ...] = ()
+
+    @property
+    def prompt(self) -> str:
+        """The text the model continued."""
+        return self.source
+
+    @property
+    def continuation(self) -> str:
+        """The new text alone."""
+        return self.translation
+
+
+@dataclass(frozen=True)
 class EncodeResult:
     """What one call to `Bundle.encode` found out: the encoder's stages and a sentence embedding."""
 

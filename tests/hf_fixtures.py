@@ -1,9 +1,11 @@
 """Tiny random Hugging Face checkpoint directories, written by `transformers` itself (offline).
 
 Each builder trains a tiny tokenizer in-process on ENGLISH (and FRENCH), builds a small random
-model under a seed, randomizes every weight that default init leaves trivial (LayerNorms, zero
-biases, the pad embedding row, Marian's final_logits_bias) so that a converter that forgets a
-weight fails, and saves everything with `save_pretrained`, so the files have the real layouts.
+model under a seed, randomizes every weight that default init leaves trivial (LayerNorms and T5's
+RMS norms, zero biases, the pad embedding row, Marian's final_logits_bias) so that a converter
+that forgets a weight fails, and saves everything with `save_pretrained`, so the files have the
+real layouts. Where transformers 5.24 writes a file unlike the real checkpoint, the builder puts
+it back as the hub has it (T5's config.json, GPT-2's model.safetensors, T5's spiece.model).
 """
 
 from __future__ import annotations

@@ -247,7 +247,7 @@ def test_t5_forward_and_buckets(t5_ref):
     assert out.logits.shape == (2, 3, model.config.vocab_size) and torch.isfinite(out.logits).all()
     assert (generated[:, 0] == 0).all() and generated.shape[1] <= 6
     # a tiny sentence already reaches every relative-position bucket that the encoder can use
-    # (bidirectional: 4 is "distance 0 looking right", which is bucket 0)
+    # (bidirectional: bucket 4, "distance 0 on the right", never occurs: distance 0 is bucket 0)
     attention = model.encoder.block[0].layer[0].SelfAttention
     positions = torch.arange(batch.input_ids.shape[1])
     buckets = attention._relative_position_bucket(positions[None, :] - positions[:, None], bidirectional=True,

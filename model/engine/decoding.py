@@ -90,18 +90,19 @@ def greedy(model: Transformer, memory: torch.Tensor | None, src_mask: torch.Tens
     results = []
     for row, done in zip(tokens[:, first:].tolist(), finished.tolist()):
         ids = row[:row.index(specials.eos)] if done else row
-        results.append(([i for i in ids if i != specials.pad], done))
+        results.append((ids, done))  # a finished row's fill (pad) comes after its EOS, cut above
     return results
 
 
-def decoded_logits(model: Transformer, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None,
+def decoded_logits(model: Transformer, tgt: torch.Tensor, memory: torch.Tensor | None, src_mask: torch.Tensor | None,
                    iv: Interventions, steps_seen: list[torch.Tensor] | None = None,
-                   recorded: dict[str, torch.Tensor] | None = None) -> torch.Tensor:
+                   recorded: dict[str, torch.Tensor] | None = None, first: int = 1) -> torch.Tensor:
     """Logits (B, T, vocab) each decoding step chose from, by a pass over the output `tgt` fed in
     (recorded by the active Recorder, whose tensors are `recorded`, rewritten as `as_decoded` says).
     `steps_seen`: the logits greedy search kept from its steps, used as they are, not recomputed:
     with the causal mask on, they are what that pass would give (no position sees a later one); with
-    it off, pass them only with nothing to record (the recorded rows need a pass per prefix)."""
+    it off, pass them only with nothing to record (the recorded rows need a pass per prefix).
+    `first`: how many pieces the first step read (1, the start piece; a prompt's length)."""
     if steps_seen is not None and len(steps_seen) == tgt.size(1):
         logits = torch.stack(steps_seen, dim=1)
         if recorded is not None:  # the recorded pass stops before the output projection
@@ -110,12 +111,12 @@ def decoded_logits(model: Transformer, tgt: torch.Tensor, memory: torch.Tensor, 
         return logits
     logits = model.decode(tgt, memory, src_mask, iv)
     with not_recording():
-        return as_decoded(model, tgt, memory, src_mask, iv, logits, recorded)
+        return as_decoded(model, tgt, memory, src_mask, iv, logits, recorded, first)
 
 
-def as_decoded(model: Transformer, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None,
-               iv: Interventions, one_pass: torch.Tensor, recorded: dict[str, torch.Tensor] | None = None
-               ) -> torch.Tensor:
+def as_decoded(model: Transformer, tgt: torch.Tensor, memory: torch.Tensor | None, src_mask: torch.Tensor | None,
+               iv: Interventions, one_pass: torch.Tensor, recorded: dict[str, torch.Tensor] | None = None,
+               first: int = 1) -> torch.Tensor:
     """Logits (B, T, vocab) that each decoding step chose from, for the pieces `tgt` (B, T) fed in;
     with `recorded` (a Recorder's tensors from the same one pass), its decoder tensors are
     rewritten in place the same way, so that row t is what step t computed.
@@ -123,26 +124,33 @@ def as_decoded(model: Transformer, tgt: torch.Tensor, memory: torch.Tensor, src_
     With the causal mask on, no position sees a later one, so the pass over the whole output
     (`one_pass`, and `recorded` as it is) already holds them. With it off, that pass lets
     position t look at pieces that did not exist yet when step t chose: row t is taken from a
-    pass over the first t+1 pieces, and keys after t are left out (weight 0, score NaN).
+    pass over the first t+1 pieces, and keys after t are left out (weight 0, score NaN). The first
+    step read `first` pieces at once (a prompt): its rows all come from the pass over them.
     """
     if iv.causal_mask:
         return one_pass
+    first = min(first, tgt.size(1))
     passes = []
-    for t in range(tgt.size(1) - 1):  # the last step's pass is the one pass itself
+    for length in range(first, tgt.size(1)):  # the last step's pass is the one pass itself
         with recording() as recorder:  # each prefix's logits: its last position only (O(T V), not O(T² V))
-            model.decode(tgt[:, :t + 1], memory, src_mask, iv, project=False)
+            model.decode(tgt[:, :length], memory, src_mask, iv, project=False)
         passes.append(recorder.tensors)
-    if recorded is not None and passes:  # with one piece, the one pass is the only step
+    if recorded is not None and passes:  # with one step, the one pass is the only one
         for name in passes[0]:
-            recorded[name] = _row_by_row(name, recorded[name], [p[name] for p in passes] + [recorded[name]])
-    logits = torch.stack([model.project(p[stages.DECODER_OUTPUT][:, -1]) for p in passes] + [one_pass[:, -1]], dim=1)
+            recorded[name] = _row_by_row(name, recorded[name], [p[name] for p in passes] + [recorded[name]], first)
+    if not passes:
+        return one_pass
+    logits = torch.cat([model.project(passes[0][stages.DECODER_OUTPUT])]
+                       + [model.project(p[stages.DECODER_OUTPUT][:, -1:]) for p in passes[1:]] + [one_pass[:, -1:]],
+                       dim=1)
     if recorded is not None:
         recorded[stages.LOGITS] = logits  # row t: what step t chose from
     return logits
 
 
-def _row_by_row(name: str, whole: torch.Tensor, passes: list[torch.Tensor]) -> torch.Tensor:
-    """`whole` rebuilt with row t (query position t) taken from the t-th prefix pass."""
+def _row_by_row(name: str, whole: torch.Tensor, passes: list[torch.Tensor], first: int = 1) -> torch.Tensor:
+    """`whole` rebuilt with row t (query position t) taken from the pass of the step that computed
+    it: the pass over the first max(first, t + 1) pieces."""
     stage = stages.parse(name)
     if stage.kind == "cross" and stage.stage in ("k", "v"):
         return whole  # projections of the encoder memory: the same in every pass
@@ -150,10 +158,11 @@ def _row_by_row(name: str, whole: torch.Tensor, passes: list[torch.Tensor]) -> t
     keys_are_steps = stage.keys == "target"
     rebuilt = torch.full_like(whole, 0.0 if stage.stage == "pattern" else float("nan")) if keys_are_steps \
         else torch.empty_like(whole)
-    for t, part in enumerate(passes):
-        row, target = part.select(query_axis, t), rebuilt.select(query_axis, t)
+    for t in range(whole.size(query_axis)):
+        step = max(0, t + 1 - first)
+        row, target = passes[step].select(query_axis, t), rebuilt.select(query_axis, t)
         if keys_are_steps:
-            target[..., :t + 1] = row
+            target[..., :first + step] = row
         else:
             target.copy_(row)
     return rebuilt

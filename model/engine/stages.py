@@ -10,6 +10,7 @@ built back the same, and that no other module spells one. No torch here: viz/ im
     encoder.layers.1.ffn.hook_hidden             feed-forward       ffn("encoder", 1, "hidden")
     encoder.layers.1.hook_resid_self             around sublayers   sublayer("encoder", 1, "resid_self")
     encoder.hook_memory, decoder.hook_output     a stack's output   MEMORY, DECODER_OUTPUT
+    encoder.hook_position_bias                   relative positions position_bias("encoder") (T5)
     hook_logits                                  the output layer   LOGITS
 """
 
@@ -29,6 +30,12 @@ SIDES = {"source": "src_embed", "target": "tgt_embed"}
 MEMORY = "encoder.hook_memory"        # the encoder's last output (after its final norm, if any)
 DECODER_OUTPUT = "decoder.hook_output"  # the decoder's last output, before the output projection
 LOGITS = "hook_logits"                # the output projection: one row of logits per decoder position
+POSITION_BIAS = "position_bias"       # a stack's relative-position bias (1, h, queries, keys), T5's only
+
+
+def position_bias(stack: str) -> str:
+    """The relative-position bias that every self-attention block of `stack` adds to its scores."""
+    return f"{stack}.hook_{POSITION_BIAS}"
 
 
 def embedding(stage: str, side: str = "source") -> str:
@@ -78,8 +85,9 @@ class Stage:
 
     @property
     def per_head(self) -> bool:
-        """True for (batch, heads, positions, ...) tensors: everything in attention before the concat."""
-        return self.kind is not None and self.stage in ATTENTION_STAGES[:7]
+        """True for (batch, heads, positions, ...) tensors: everything in attention before the concat,
+        and a relative-position bias."""
+        return (self.kind is not None and self.stage in ATTENTION_STAGES[:7]) or self.stage == POSITION_BIAS
 
     @property
     def source_rows(self) -> bool:
@@ -91,6 +99,8 @@ class Stage:
     @property
     def keys(self) -> str | None:
         """Whose positions its last axis holds in the scores and patterns: 'source' or 'target'."""
+        if self.stage == POSITION_BIAS:
+            return "source" if self.stack == "encoder" else "target"
         if self.kind is None or self.stage not in ("scores", "masked_scores", "pattern"):
             return None
         return "source" if self.stack == "encoder" or self.kind == "cross" else "target"

@@ -50,7 +50,8 @@ def feed_forward(hf: dict, path: Path) -> tuple[str, bool]:
 def model_config(hf: dict, path: Path) -> ModelConfig:
     """Our ModelConfig for a T5 config.json."""
     activation, gated = feed_forward(hf, path)
-    tied = bool(hf.get("tie_word_embeddings", True))
+    # transformers 5 saves a flan-t5 it built itself as tied with scale_decoder_outputs false: untied
+    tied = bool(hf.get("tie_word_embeddings", True)) and hf.get("scale_decoder_outputs", True) is not False
     layers = hf.get("num_layers", 6)
     try:
         return ModelConfig(vocab_size=hf.get("vocab_size"), d_model=hf.get("d_model", 512),
