@@ -12,12 +12,13 @@ def subsequent_mask(size: int, device: torch.device | None = None, start: int = 
 
 
 def lengths(ids: torch.Tensor, pad_id: int) -> torch.Tensor:
-    """(B,) real length of each right-padded row of `ids` (B, S).
+    """(B,) real length of each right-padded row of `ids` (B, S): up to its last id that is not the
+    pad id, so that a pad id inside a row (GPT-2's <|endoftext|> stands in for its padding) is read.
 
-    Position 0 always counts: Marian's decoder starts from the pad id itself, so "every id that
-    is not the pad id" would hide its first position.
+    Position 0 always counts: Marian's decoder starts from the pad id itself.
     """
-    return 1 + (ids[:, 1:] != pad_id).sum(dim=1)
+    positions = torch.arange(1, ids.size(1) + 1, device=ids.device)
+    return (positions * (ids != pad_id)).amax(dim=1).clamp(min=1)
 
 
 def padding_mask(ids: torch.Tensor, pad_id: int, real: torch.Tensor | None = None) -> torch.Tensor:

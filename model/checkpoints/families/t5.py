@@ -8,6 +8,7 @@ checkpoint's tokenizer.json, or from spiece.model when that is all it has."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Iterable
@@ -23,11 +24,13 @@ from .hf_tokenizer import TokenizersVocabulary, open_tokenizer
 ACTIVATIONS = {"relu": "relu", "gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh",
                "silu": "silu", "swish": "silu"}
 TRANSLATION_TASK = "translation_en_to_fr"
+DEFAULT_EXTRA_IDS = 100
 _EMBEDDINGS = ("shared.weight", "encoder.embed_tokens.weight", "decoder.embed_tokens.weight")
 _ATTENTION = {"q": "w_q", "k": "w_k", "v": "w_v", "o": "w_o"}
 _FFN = {"wi": "ffn.w_1", "wi_0": "ffn.w_1", "wi_1": "ffn.w_3", "wo": "ffn.w_2"}
 _LAYER = re.compile(r"^(encoder|decoder)\.block\.(\d+)\.layer\.(\d)\.(SelfAttention|EncDecAttention|DenseReluDense|"
                     r"layer_norm)(?:\.(\w+))?\.weight$")
+_SENTINEL = re.compile(r"<extra_id_(\d+)>")
 _BIAS = re.compile(r"^(encoder|decoder)\.block\.0\.layer\.0\.SelfAttention\.relative_attention_bias\.weight$")
 
 
@@ -139,6 +142,17 @@ class T5Vocabulary(TokenizersVocabulary):
         self.specials = _specials(hf, generation, self.tokenizer.token_to_id("<unk>"), path)
 
 
+def _extra_ids(path: Path) -> int:
+    """How many sentinels follow the SentencePiece pieces: tokenizer_config.json's extra_ids (T5's
+    default, 100, when it does not say)."""
+    try:
+        config = json.loads((path / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return DEFAULT_EXTRA_IDS
+    extra = config.get("extra_ids", DEFAULT_EXTRA_IDS) if isinstance(config, dict) else DEFAULT_EXTRA_IDS
+    return extra if isinstance(extra, int) and extra >= 0 else DEFAULT_EXTRA_IDS
+
+
 class T5SentencePieceVocabulary:
     """spiece.model through sentencepiece, for a checkpoint without tokenizer.json: its pieces then
     </s>; ids past the SentencePiece model's are the sentinels <extra_id_0>.. counted down from the
@@ -146,13 +160,13 @@ class T5SentencePieceVocabulary:
 
     canonical_input = False
 
-    def __init__(self, path: Path, hf: dict, generation: dict, extra_ids: int = 100) -> None:
+    def __init__(self, path: Path, hf: dict, generation: dict) -> None:
         try:
             self.model = spm.SentencePieceProcessor(model_file=str(path / "spiece.model"))
         except Exception as exc:  # sentencepiece raises several types for broken files
             raise _refuse(path, f"spiece.model is not readable ({type(exc).__name__}: {exc})") from None
         self.size = self.model.get_piece_size()
-        self.extra_ids = extra_ids
+        self.extra_ids = _extra_ids(path)
         self.specials = _specials(hf, generation, self.model.unk_id(), path)
 
     @property
@@ -161,8 +175,16 @@ class T5SentencePieceVocabulary:
         return self.size + self.extra_ids
 
     def encode_source(self, text: str) -> list[int]:
-        """Pieces then </s>."""
-        return self.model.encode(text) + [self.specials.eos]
+        """Pieces then </s>; a sentinel typed as <extra_id_N> is its one id, as in T5's tokenizer."""
+        ids: list[int] = []
+        for index, part in enumerate(_SENTINEL.split(text)):
+            if index % 2:
+                number = int(part)
+                ids += [self.vocab_size - 1 - number] if number < self.extra_ids else \
+                    self.model.encode(f"<extra_id_{part}>")
+            elif part.strip():
+                ids += self.model.encode(part)
+        return ids + [self.specials.eos]
 
     def pieces(self, ids: Iterable[int]) -> list[str]:
         """The piece of each id."""
