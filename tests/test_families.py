@@ -74,7 +74,8 @@ def _max_diff(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _assert_marian_trace_equals(trace, out, n_layers: int, what: str) -> None:
-    """Every pattern of our trace equals transformers' output_attentions, and the logits its logits."""
+    """Every pattern of our trace equals transformers' output_attentions, and the logits its logits
+    (any encoder-decoder of transformers: Marian, T5)."""
     for layer in range(n_layers):
         for (stack, kind), theirs in ((("encoder", "self"), out.encoder_attentions),
                                       (("decoder", "self"), out.decoder_attentions),

@@ -20,7 +20,7 @@ from model import DecodeOptions, InputError, Interventions, load_bundle
 from model.engine.positional import relative_buckets
 from model.engine.stages import position_bias
 from safetensors.torch import load_file, save_file
-from test_families import ATOL, _max_diff
+from test_families import ATOL, _assert_marian_trace_equals, _max_diff
 
 SENTENCES = ENGLISH[:10]
 PROMPTS = ["The cat", "I see the white", "My sisters arrived", "Where is the", "The old man reads a book in"]
@@ -69,17 +69,6 @@ def _t5_source(bundle, tokenizer, sentence: str) -> list[int]:
     return tokenizer(bundle.task_prefix + sentence).input_ids
 
 
-def _assert_t5_trace_equals(trace, out, layers: int, what: str) -> None:
-    for layer in range(layers):
-        for (stack, kind), theirs in ((("encoder", "self"), out.encoder_attentions),
-                                      (("decoder", "self"), out.decoder_attentions),
-                                      (("decoder", "cross"), out.cross_attentions)):
-            diff = _max_diff(trace.pattern(stack, kind, layer), theirs[layer][0].numpy())
-            assert diff < ATOL, f"{what}: {stack} {kind} layer {layer} differs by {diff}"
-    diff = _max_diff(trace.tensor("hook_logits")[0], out.logits[0].numpy())
-    assert diff < ATOL, f"{what}: logits differ by {diff}"
-
-
 def _t5_forward(model, source: list[int], decoder_input: list[int]):
     with torch.no_grad():
         return model(input_ids=torch.tensor([source]), decoder_input_ids=torch.tensor([decoder_input]),
@@ -90,6 +79,18 @@ def _hf_new(row: list[int], skip: int, eos: int) -> list[int]:
     """A generate() row as our output ids: the first `skip` ids (start piece or prompt) dropped, cut after EOS."""
     ids = row[skip:]
     return ids[: ids.index(eos) + 1] if eos in ids else ids
+
+
+def _assert_beams_equal(bundle, result, out, skip: int, what: str) -> None:
+    """Our beams are generate()'s (rows after their first `skip` ids), and a finished one scores the same."""
+    eos = bundle.specials.eos
+    rows = [_hf_new(row, skip, eos) for row in out.sequences.tolist()]
+    assert list(result.output_ids) == rows[0], what
+    for beam, row, score in zip(result.beams, rows, out.sequences_scores.tolist()):
+        finished = row[-1] == eos
+        assert beam.pieces == bundle.tokenizer.pieces(row[:-1] if finished else row), what
+        if finished:
+            assert beam.score == pytest.approx(score, abs=ATOL), what
 
 
 # ---------------------------------------------------------------------------------------------
@@ -134,7 +135,7 @@ def test_t5_patterns_and_logits_equal_transformers(t5, index):
     source = _t5_source(bundle, tokenizer, sentence)
     assert list(trace.src_ids) == source and list(trace.tgt_ids) == [0] + target[:-1]
     out = _t5_forward(model, source, [0] + target[:-1])
-    _assert_t5_trace_equals(trace, out, model.config.num_layers, f"{variant}: {sentence}")
+    _assert_marian_trace_equals(trace, out, model.config.num_layers, f"{variant}: {sentence}")
     assert trace.pattern("encoder", "self", 0).max() > 0.5  # sharpened: not a near-uniform pattern
     for stack, block in (("encoder", model.encoder.block[0]), ("decoder", model.decoder.block[0])):
         bias = trace.tensor(position_bias(stack))[0]
@@ -186,13 +187,7 @@ def test_t5_beam_search_equals_generate(t5, length_penalty):
                                  num_return_sequences=4, early_stopping=True, length_penalty=length_penalty,
                                  do_sample=False, max_length=cap + 1, output_scores=True,
                                  return_dict_in_generate=True)
-        rows = [_hf_new(row, 1, tokenizer.eos_token_id) for row in out.sequences.tolist()]
-        assert list(result.output_ids) == rows[0], sentence
-        for beam, row, score in zip(result.beams, rows, out.sequences_scores.tolist()):
-            finished = row[-1] == tokenizer.eos_token_id
-            assert beam.pieces == bundle.tokenizer.pieces(row[:-1] if finished else row), sentence
-            if finished:
-                assert beam.score == pytest.approx(score, abs=ATOL), sentence
+        _assert_beams_equal(bundle, result, out, 1, sentence)
 
 
 def test_t5_switches_equal_transformers_with_the_same_change(t5):
@@ -208,7 +203,7 @@ def test_t5_switches_equal_transformers_with_the_same_change(t5):
             stack.block[0].layer[0].SelfAttention.relative_attention_bias.weight.zero_()
     trace = bundle.teacher_forced(sentence, target, Interventions(positional_encoding=False))
     assert position_bias("encoder") not in trace.tensors
-    _assert_t5_trace_equals(trace, _t5_forward(flat, source, decoder_input), model.config.num_layers, "positions off")
+    _assert_marian_trace_equals(trace, _t5_forward(flat, source, decoder_input), model.config.num_layers, "positions off")
 
     d_k = model.config.d_kv
     for stack, kind, layer, head in (("encoder", "self", 1, 0), ("decoder", "self", 0, 1), ("decoder", "cross", 1, 1)):
@@ -218,7 +213,7 @@ def test_t5_switches_equal_transformers_with_the_same_change(t5):
         with torch.no_grad():
             attention.o.weight[:, head * d_k:(head + 1) * d_k] = 0.0
         trace = bundle.teacher_forced(sentence, target, Interventions(ablate=frozenset({(stack, kind, layer, head)})))
-        _assert_t5_trace_equals(trace, _t5_forward(knocked, source, decoder_input), model.config.num_layers,
+        _assert_marian_trace_equals(trace, _t5_forward(knocked, source, decoder_input), model.config.num_layers,
                                 f"{stack} {kind} {layer}.{head} knocked out")
 
     scaled = bundle.teacher_forced(sentence, target, Interventions(scale_scores=False))
@@ -319,13 +314,7 @@ def test_gpt2_beam_search_equals_generate(gpt2, length_penalty):
                                  length_penalty=length_penalty, do_sample=False, max_new_tokens=8,
                                  output_scores=True, return_dict_in_generate=True,
                                  pad_token_id=tokenizer.eos_token_id)
-        rows = [_hf_new(row, len(ids), tokenizer.eos_token_id) for row in out.sequences.tolist()]
-        assert list(result.output_ids) == rows[0], prompt
-        for beam, row, score in zip(result.beams, rows, out.sequences_scores.tolist()):
-            finished = row[-1] == tokenizer.eos_token_id
-            assert beam.pieces == bundle.tokenizer.pieces(row[:-1] if finished else row), prompt
-            if finished:
-                assert beam.score == pytest.approx(score, abs=ATOL), prompt
+        _assert_beams_equal(bundle, result, out, len(ids), prompt)
 
 
 def test_gpt2_switches_equal_transformers_with_the_same_change(gpt2):
