@@ -362,7 +362,7 @@ class Page:
         from the page's namespace (`globals()` of the page script)."""
         if self.figures:
             figures, title, fmt = list(self.figures), f"Transformer Anatomy: {self.title}", self.controls.export
-            intro = f"Sentence: {self.controls.sentence}"
+            intro = f"{'Prompt' if self.decoder_only else 'Sentence'}: {self.controls.sentence}"
             st.divider()
             st.download_button("Download this page's charts as HTML (works offline)",
                                data=lambda: page_html(title, figures, intro, fmt),
@@ -428,10 +428,10 @@ def start(title: str, needs_result: bool = True, encoder_title: str | None = Non
     style = Style(presentation=controls.presentation)
     if controls.presentation:
         st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
-    if bundle.capabilities.encoder_only and encoder_title:
-        title = encoder_title
-    if _decoder_only(bundle) and decoder_title:
-        title = decoder_title
+    renamed = encoder_title if bundle.capabilities.encoder_only else decoder_title if _decoder_only(bundle) else None
+    if renamed and renamed != title:
+        title = renamed
+        st.set_page_config(page_title=f"{title} · Transformer Anatomy")  # the browser tab says it too
     st.title(title)
     for note in st.session_state[NOTES]:
         st.warning(md(note))
