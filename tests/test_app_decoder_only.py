@@ -212,6 +212,8 @@ def test_switches_say_what_they_do_or_why_they_do_not_apply():
     assert "no source sentence" in toggles["Padding mask"].help
     assert "learned position table" in toggles["Positional encoding"].help
     assert not toggles["Scale scores by 1/√d_k"].disabled
+    notes = " ".join(c.value for c in at.sidebar.caption).replace("\\", "")
+    assert "No source sentence to pad" in notes and "learned position table is not added" in notes
     at = run(CONTINUE, {"model": FLAN})
     toggles = {t.label: t for t in at.sidebar.toggle}
     assert toggles["Scale scores by 1/√d_k"].disabled and "never divides" in toggles["Scale scores by 1/√d_k"].help

@@ -241,9 +241,12 @@ def _sidebar(limits: Limits, bundle: Bundle, prefix: str | None) -> None:
                  help="No query looks at padding positions. A decoder-only model has no source sentence to pad, "
                       "and one prompt has no padding at all: padding appears only when prompts share a batch "
                       "(the Masks and heads lab), after each text, where the causal mask already hides it.")
+            st.caption("No source sentence to pad: it acts only on a batch of prompts (Masks and heads lab).")
         else:
             bind("padding", st.toggle, label="Padding mask", help="No query looks at <pad> positions.")
         bind("pe", st.toggle, label="Positional encoding", help=_positional_help(cfg.positional))
+        if cfg.positional in _POSITIONAL_NOTES:
+            st.caption(_POSITIONAL_NOTES[cfg.positional])
         if cfg.scale_scores:
             bind("scale", st.toggle, label="Scale scores by 1/√d_k",
                  help="Divide every query-key dot product by √d_k before the softmax (off: the raw QKᵀ).")
@@ -278,6 +281,11 @@ def _sidebar(limits: Limits, bundle: Bundle, prefix: str | None) -> None:
                  else f"{limits.n_encoder_layers}+{limits.n_decoder_layers} layers")
         st.caption(f"Model {md(bundle.name)} ({md(bundle.family)}) · id {bundle.checkpoint_id} · "
                    f"{shape} × {limits.n_heads} heads")
+
+
+_POSITIONAL_NOTES = {"learned": "Off: the learned position table is not added.",
+                     "relative": "Off: no relative-position bias on the scores (nothing positional is added to "
+                                 "the embeddings)."}
 
 
 def _positional_help(positional: str) -> str:
