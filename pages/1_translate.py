@@ -1,4 +1,5 @@
 """Translate: the translation, the pieces with their ids, every step's candidates, the beams.
+For a decoder-only model (Continue): the same for its continuation of a prompt.
 For an encoder-only model: the sentence, its pieces, its embedding and its similarity to another."""
 
 import streamlit as st
@@ -6,9 +7,10 @@ import streamlit as st
 from model import cosine
 from ui import player
 from ui.figures import shared
-from ui.page import Page, big_text, bind, md, page_value, start
-from ui.urlstate import Field
+from ui.page import Page, big_text, bind, md, page_value, start, typed_prefix
+from ui.urlstate import MAX_PREFIX, SUGGESTED_PREFIX, Field
 from viz.embedding import embedding_strips
+from viz.labels import marker_note
 from viz.translate import beams_frame, pieces_frame, step_candidates, steps_frame
 
 
@@ -59,15 +61,40 @@ def sentence_page(page: Page) -> None:
     page.finish(globals())
 
 
-page = start("Translate", encoder_title="Sentence")
+def task_prefix(page: Page) -> None:
+    """What a T5 reads before the sentence: the checkpoint's own task prefix, or one the person types."""
+    if typed_prefix(page.bundle):
+        bind("prefix", st.text_input, label="Task prefix, put before the sentence", max_chars=MAX_PREFIX,
+             placeholder=SUGGESTED_PREFIX,
+             help=f"For example “{SUGGESTED_PREFIX}”. Clear it to give the model the sentence alone.")
+        st.caption(f"{md(page.bundle.name)} is a T5 checkpoint with no task prefix of its own: T5 models are told "
+                   "what to do in words before their input, and this one does not say which words. The page puts "
+                   "what you type here before the sentence (every page reads the two together), and the model "
+                   "reads both: the prefix is in the source pieces below.")
+    elif page.bundle.task_prefix:
+        st.info(f"{page.bundle.name} has its own task prefix, “{page.bundle.task_prefix}”: the model reads it "
+                "before the sentence, so it is in the source pieces below.")
+
+
+page = start("Translate", encoder_title="Sentence", decoder_title="Continue")
 if page.encoder_only:
     sentence_page(page)
     st.stop()
 result, trace, ctl = page.result, page.result.trace, page.controls
+continues = page.decoder_only
+if continues:
+    st.info(f"{page.bundle.name} is a decoder-only model ({page.bundle.family}): it has no encoder and no "
+            "cross-attention, and it does not translate. It reads the prompt and continues it, one new piece per "
+            "step; each step reads the prompt and every piece made so far through its masked self-attention.")
+else:
+    task_prefix(page)
 
 n_steps = len(result.steps)
-label = ("French translation" if page.bundle.capabilities.trained_here else "Translation") + \
-    (f" (beam search, {ctl.beam_size} beams)" if ctl.beam_size > 1 else " (greedy)")
+if continues:
+    label = "Continuation"
+else:
+    label = "French translation" if page.bundle.capabilities.trained_here else "Translation"
+label += f" (beam search, {ctl.beam_size} beams)" if ctl.beam_size > 1 else " (greedy)"
 player.DECODING.controls(n_steps, "translate")
 
 
@@ -81,8 +108,8 @@ def decoding(step: int) -> None:
         st.caption(label)
         big_text(result.translation or "(empty output)")
     page.show(shared(step_candidates, result.steps[:shown], page.style, highlight_row=shown - 1 if shown < n_steps else None),
-              "Each row is one decoding step: the five pieces the model found most likely, coloured by "
-              "probability; ✔ marks the piece that was kept"
+              "Each row is one decoding step: the five pieces the model found most likely"
+              + (" to come next" if continues else "") + ", coloured by probability; ✔ marks the piece that was kept"
               + (". Beam search keeps the pieces of the best whole output, so a kept piece can rank below the "
                  "first, or below the five shown (then no ✔ appears in its row; its probability is in the table)."
                  if ctl.beam_size > 1 else ".")
@@ -99,7 +126,7 @@ if page.bundle.capabilities.trained_here:  # this project's models learn the cor
         match = reference == result.translation
         st.markdown(f"**Reference** (the corpus grammar's translation): {md(reference)}  \n"
                     + ("✔ The model's output matches it." if match else "✘ The model's output differs from it."))
-st.caption("The model read:")
+st.caption("The model read (its prompt):" if continues else "The model read:")
 st.text(result.source)
 
 if result.unknown_words:
@@ -127,16 +154,29 @@ if page.bundle.capabilities.trained_here:  # the corpus lexicon is this project'
             st.write("This checkpoint does not list its vocabulary.")
 
 st.subheader("Pieces")
-st.caption("SentencePiece splits text into pieces; ▁ marks the start of a word. The encoder reads the source "
-           "pieces; the decoder produced the output pieces one per step.")
 out_ids = list(result.output_ids)
-left, right = st.columns(2)
-with left:
-    st.markdown("**Source pieces** (encoder input)")
-    st.dataframe(pieces_frame(trace.src_pieces, list(trace.src_ids)), hide_index=True, height=280)
-with right:
-    st.markdown("**Output pieces** (one per decoding step)")
-    st.dataframe(pieces_frame(trace.out_pieces, out_ids), hide_index=True, height=280)
+if continues:
+    prompt_ids = list(result.prompt_ids)
+    prompt_pieces = page.bundle.tokenizer.pieces(prompt_ids)
+    st.caption(f"The tokenizer splits text into pieces. {marker_note(prompt_pieces)} The model reads the prompt's "
+               "pieces in one pass, then makes the new pieces one per step, each step reading every piece before it.")
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Prompt pieces** (read first)")
+        st.dataframe(pieces_frame(prompt_pieces, prompt_ids), hide_index=True, height=280)
+    with right:
+        st.markdown("**New pieces** (one per decoding step)")
+        st.dataframe(pieces_frame(page.bundle.tokenizer.pieces(out_ids), out_ids), hide_index=True, height=280)
+else:
+    st.caption("SentencePiece splits text into pieces; ▁ marks the start of a word. The encoder reads the source "
+               "pieces; the decoder produced the output pieces one per step.")
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Source pieces** (encoder input)")
+        st.dataframe(pieces_frame(trace.src_pieces, list(trace.src_ids)), hide_index=True, height=280)
+    with right:
+        st.markdown("**Output pieces** (one per decoding step)")
+        st.dataframe(pieces_frame(trace.out_pieces, out_ids), hide_index=True, height=280)
 
 with st.expander("Every step's candidates as a table"):
     st.dataframe(steps_frame(result.steps), hide_index=True,
@@ -147,6 +187,6 @@ if ctl.beam_size > 1:
     st.subheader("Final beams")
     st.caption("Beams are ranked by score = log-probability / length^penalty, so longer outputs are not "
                "punished for every extra piece.")
-    st.dataframe(beams_frame(result.beams), hide_index=True)
-st.metric("Log-probability of the output", f"{result.log_prob:.2f}")
+    st.dataframe(beams_frame(result.beams, "continuation" if continues else "translation"), hide_index=True)
+st.metric("Log-probability of the " + ("continuation" if continues else "output"), f"{result.log_prob:.2f}")
 page.finish(globals())

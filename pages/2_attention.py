@@ -1,4 +1,5 @@
-"""Attention: every head of the chosen layer, the head average, and the all-layers model view."""
+"""Attention: every head of the chosen layer, the head average, and the all-layers model view.
+A decoder-only model (GPT-2) has decoder self-attention alone, over its prompt and continuation."""
 
 import streamlit as st
 
@@ -14,8 +15,11 @@ from viz.lengths import around, colour_mode, pooled
 
 page = start("Attention")
 trace, ctl, style = page.result.trace, page.controls, page.style
-n_steps = len(trace.tgt_pieces)
-blocks = {b: pair for b, pair in BLOCKS.items() if page.limits.layers_of(pair[0])}  # an encoder-only model has one
+# Decoding steps: one per output piece. A decoder-only model's rows are its prompt's pieces and then the new
+# pieces fed back in: step t is row `first + t` (first = the prompt's last position); a translation's step t is row t.
+n_steps = len(page.result.output_ids) if page.decoder_only else len(trace.tgt_pieces)
+first = len(trace.tgt_pieces) - n_steps if page.decoder_only else 0
+blocks = page.limits.blocks  # an encoder-only model has one, a decoder-only model one
 
 CAPTIONS = {
     "enc-self": "Rows are queries, columns are keys, both source pieces. Row i shows how much piece i "
@@ -26,6 +30,13 @@ CAPTIONS = {
     "dec-cross": "Rows are decoder positions, columns are source pieces: where in the English sentence "
                  "each step of the French output looked.",
 }
+if page.decoder_only:
+    CAPTIONS["dec-self"] = ("Rows are positions: the prompt's pieces, then each new piece fed back in; columns the "
+                            "pieces a row may look back at. "
+                            + ("Everything right of the diagonal is 0: the causal mask hides it. " if ctl.causal else
+                               "With the causal mask off, the prompt's rows also read the prompt's later pieces; a new "
+                               "piece's row cannot, as those pieces did not exist yet when its step ran. ")
+                            + "The outlined row is the step being produced; the rows above it read the prompt.")
 
 
 def _keys(block: str) -> list[str]:
@@ -58,11 +69,17 @@ def _step_header(step: int) -> int:
     if n_steps > 1:
         step = bind("step", st.slider, label="Decoding step t (outlined row in the decoder plots)",
                     min_value=1, max_value=n_steps, disabled=player.DECODING.playing()) - 1
-    output = "".join(display_piece(p) if not p.startswith("▁") else " " + display_piece(p)
-                     for p in trace.out_pieces[:step + 1]).strip()
-    st.markdown(f"Step **t = {step + 1}** of {n_steps} read “{md(display_piece(trace.tgt_pieces[step]))}” (decoder "
-                f"position {step}, counted from 0 like every position here) and produced "
-                f"“{md(display_piece(trace.out_pieces[step]))}”. Output so far: **{md(output) or '(nothing yet)'}**")
+    row = first + step
+    if page.decoder_only:
+        output = page.bundle.tokenizer.decode(list(page.result.output_ids[:step + 1])).strip()
+    else:
+        output = "".join(display_piece(p) if not p.startswith("▁") else " " + display_piece(p)
+                         for p in trace.out_pieces[:step + 1]).strip()
+    st.markdown(f"Step **t = {step + 1}** of {n_steps} read “{md(display_piece(trace.tgt_pieces[row]))}” (decoder "
+                f"position {row}, counted from 0 like every position here) and produced "
+                f"“{md(display_piece(trace.out_pieces[row]))}”. "
+                + ("Continuation so far" if page.decoder_only else "Output so far")
+                + f": **{md(output) or '(nothing yet)'}**")
     return step
 
 
@@ -94,15 +111,21 @@ def _text_view(view: str, pattern, queries: list[str], keys: list[str], layer: i
 def body(step: int) -> None:
     """Everything that follows the decoding step: drawn again at every step while playing."""
     if not page.encoder_only:
-        step = _step_header(step)
-    if not ctl.causal and not page.encoder_only:
+        step = first + _step_header(step)  # from here on: the decoder row of the step
+    if not ctl.causal and page.decoder_only:
+        st.info("The causal mask is off. The prompt is read in one pass, so its pieces now also look at the pieces "
+                "after them (the prompt's rows fill in right of the diagonal). Each new piece's row is what its step "
+                "computed in its own pass: it still reads only the pieces made so far, because later ones did not "
+                "exist yet. The Masks and heads lab shows prompt and continuation read in one pass, where the future "
+                "lights up everywhere.")
+    elif not ctl.causal and not page.encoder_only:
         st.info("The causal mask is off. While decoding, step t still reads only the pieces made so far (later ones do "
                 "not exist yet, so the right of the diagonal stays empty): each row below is what its step computed in "
                 "its own pass. What changes is that those earlier pieces, recomputed at every step, now read each "
                 "other both ways, so from decoder layer 2 on their keys and values differ from the masked run. The "
                 "Masks and heads lab shows the whole output read in one pass, where the future lights up.")
     source = lengths.source_window(len(trace.src_pieces))
-    output = around(step, n_steps)
+    output = around(step, len(trace.tgt_pieces))
     colour = lengths.colour()
 
     for block, (stack, kind) in blocks.items():
@@ -175,6 +198,13 @@ if page.encoder_only:
     st.info(f"{page.bundle.name} is encoder-only: below is its self-attention, where every piece looks at every "
             "piece. Decoder masked self-attention and cross-attention do not apply: the model has no decoder.")
     body(0)
+elif page.decoder_only:
+    st.info(f"{page.bundle.name} is decoder-only: below is its masked self-attention alone, over the prompt and "
+            "the continuation. It has no encoder and no cross-attention: there is no source sentence to read, only "
+            "the text so far, which every step reads through self-attention.")
+    set_value("step", min(ctl.step, n_steps - 1) + 1)
+    player.DECODING.controls(n_steps, "attention")
+    player.DECODING.run(body, n_steps)
 else:
     # A step kept from a longer output (or a URL) is brought inside this output before the slider sees it.
     set_value("step", min(ctl.step, n_steps - 1) + 1)

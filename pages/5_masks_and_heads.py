@@ -1,4 +1,5 @@
-"""Masks and heads lab: scores -> masked -> softmax, the causal and padding masks, head knock-out."""
+"""Masks and heads lab: scores -> masked -> softmax, the causal and padding masks, head knock-out.
+A decoder-only model (GPT-2) reads its prompt and continuation in one pass here."""
 
 import streamlit as st
 
@@ -9,9 +10,10 @@ from ui import engine, lengths
 from ui.figures import shared
 from ui.page import bind, md, page_value, set_value, start, two_translations
 from ui.urlstate import BLOCK_NAMES, BLOCKS, Field, all_heads, head_label
-from viz.lengths import Span, around
-from viz.masks import (embedding_knockout_chart, embedding_knockout_frame, fixed_output_probabilities,
-                       knockout_chart, knockout_frame, mask_comparison, probability_comparison, score_pipeline)
+from viz.lengths import Span, around, whole
+from viz.masks import (embedding_knockout_chart, embedding_knockout_frame, fixed_output_probabilities, future_weight,
+                       knockout_chart, knockout_frame, largest_change, mask_comparison, probability_comparison,
+                       score_pipeline)
 
 page = start("Masks and heads lab")
 ctl, style, limits = page.controls, page.style, page.limits
@@ -19,12 +21,17 @@ pad_piece = page.bundle.tokenizer.pieces([page.bundle.specials.pad])[0]
 if page.encoder_only:
     st.caption("This lab looks at the encoder's one pass over the sentence: the padding mask and knocked-out heads.")
     trace = page.result.trace
+elif page.decoder_only:
+    st.caption("This lab looks at one pass over the prompt and its continuation with every piece fed at once, as in "
+               "training, which is where the masks do their work.")
+    trace = engine.teacher_forced(page.bundle, ctl.sentence, page.result.output_ids, ctl.interventions())
 else:
     st.caption("This lab looks at one pass over the whole translation with every piece fed at once, as in training, "
                "which is where the masks do their work.")
     # the page's translation, all of it read in one pass under the sidebar's switches
     trace = engine.teacher_forced(page.bundle, ctl.sentence, page.result.output_ids, ctl.interventions())
-blocks = {b: pair for b, pair in BLOCKS.items() if limits.layers_of(pair[0])}
+blocks = limits.blocks
+output_word = "continuation" if page.decoder_only else "translation"  # what the model makes of the sentence
 
 
 def _block(text: str) -> str:
@@ -52,7 +59,9 @@ layer = min(ctl.layer, limits.layers_of(stack) - 1)
 queries = trace.src_pieces if block == "enc-self" else trace.tgt_pieces
 keys = trace.tgt_pieces if block == "dec-self" else trace.src_pieces
 source = lengths.source_window(len(trace.src_pieces))  # long sentences: every heatmap here shows a window
-output = around(ctl.step, len(trace.tgt_pieces))
+# the window of decoder positions around the step (a decoder-only model's step t is the row after its prompt's)
+first = len(trace.tgt_pieces) - len(page.result.output_ids) if page.decoder_only else 0
+output = around(min(first + ctl.step, max(len(trace.tgt_pieces) - 1, 0)), len(trace.tgt_pieces))
 page.show(shared(score_pipeline, trace.tensor(stages.attention(stack, kind, layer, "scores"))[0, ctl.head],
                  trace.tensor(stages.attention(stack, kind, layer, "masked_scores"))[0, ctl.head],
                  trace.tensor(stages.attention(stack, kind, layer, "pattern"))[0, ctl.head], queries, keys, style,
@@ -147,6 +156,73 @@ if page.encoder_only:
     st.stop()
 
 
+def causal_lab_decoder() -> None:
+    """A decoder-only model: prompt and continuation read in one pass with the causal mask on and off, and
+    the continuation generated with it off."""
+    st.subheader("The causal mask: no peeking at later pieces")
+    causal_on = page.translate(causal_mask=True, trace=False)
+    causal_off = page.translate(causal_mask=False, trace=False)
+    layer = min(ctl.layer, limits.n_decoder_layers - 1)
+    # the same prompt and continuation in one pass, mask on and off (one pass each, so their rows match)
+    seen_on = engine.teacher_forced(page.bundle, ctl.sentence, causal_on.output_ids, ctl.interventions(causal_mask=True))
+    seen_off = engine.teacher_forced(page.bundle, ctl.sentence, causal_on.output_ids,
+                                     ctl.interventions(causal_mask=False))
+    _mask_effect(seen_on, seen_off, "decoder", layer, seen_on.tgt_pieces, "Self-attention over prompt and continuation",
+                 "causal mask",
+                 "The prompt and the continuation made with the mask on, read in one pass with the mask on and off. "
+                 "With it off, every position also looks at the positions after it (right of the diagonal lights up): "
+                 "each position is there to predict the next piece, which it can now see. In training the model would "
+                 "copy the answer instead of learning to predict it.", "causal", output)
+    left, right = st.columns(2)
+    left.metric(f"Weight on later pieces, layer L{layer + 1}, mask on",
+                f"{future_weight(seen_on.pattern('decoder', 'self', layer)):.1%}")
+    right.metric("the same with the mask off", f"{future_weight(seen_off.pattern('decoder', 'self', layer)):.1%}")
+    st.caption("The share of each position's attention that goes to pieces after it, averaged over heads and positions.")
+    st.caption("The continuation generated with the mask on, then off. While generating, a step can only read the pieces "
+               "made before it, mask or no mask; without the mask, though, the prompt's pieces and those made so far "
+               "read each other both ways, unlike anything the model saw in training. The probabilities below are the "
+               "ones each step chose from:")
+    two_translations(("", causal_on.translation), ("", causal_off.translation))
+    page.show(shared(probability_comparison, causal_on.steps, causal_off.steps, style,
+                     "Probability of each new piece: causal mask on (before) and off (after)"),
+              key="causal-probs")
+
+
+def padding_lab_decoder() -> None:
+    """A decoder-only model: the prompt batched with a shorter one in one pass, the padding mask on and off."""
+    st.subheader("The padding mask: batching a shorter prompt")
+    short = bind("short", st.text_input, label="A second prompt, batched with yours")
+    try:
+        with_pad = engine.prompt_batch(page.bundle, [ctl.sentence, short], ctl.interventions(padding_mask=True))
+        without_pad = engine.prompt_batch(page.bundle, [ctl.sentence, short], ctl.interventions(padding_mask=False))
+    except AnatomyError as exc:
+        st.error(md(str(exc)))
+        return
+    row = 1 if with_pad[1].tgt_pieces.count(pad_piece) >= with_pad[0].tgt_pieces.count(pad_piece) else 0
+    pieces = with_pad[row].tgt_pieces
+    n_pad = pieces.count(pad_piece)
+    st.markdown(f"A decoder-only model has no source sentence to pad, and one prompt alone has no padding. In one "
+                f"batch, though, every row has the same length, so the shorter prompt gets **{n_pad}** `{pad_piece}` "
+                "pieces at the end." if n_pad else
+                "Both prompts have the same length: make the second one shorter to see padding.")
+    layer = min(ctl.layer, limits.n_decoder_layers - 1)
+    _mask_effect(with_pad[row], without_pad[row], "decoder", layer, pieces, "The shorter prompt, self-attention",
+                 "padding mask", "The shorter prompt's row of the batch, read in one pass with the padding mask on and "
+                 f"off (the {pad_piece} pieces at the end are its padding).", "padding", whole(len(pieces)))
+    real = len(pieces) - n_pad
+    change = largest_change(with_pad[row].pattern("decoder", "self", layer), without_pad[row].pattern("decoder", "self", layer),
+                            real)
+    st.metric(f"Largest change of a real piece's attention weight, layer L{layer + 1}", f"{change:.4f}")
+    if ctl.causal:
+        st.caption(f"The real pieces' rows do not change: the padding comes after the text, and the causal mask already "
+                   "stops every piece from looking at later positions, so no real piece can see the padding, mask or no "
+                   "mask. Only the padding's own rows change. Turn the causal mask off in the sidebar to see the padding "
+                   "mask at work.")
+    else:
+        st.caption("The causal mask is off, so real pieces can look ahead into the padding: with the padding mask on "
+                   "they give it no weight; with it off, they leak attention into it.")
+
+
 def causal_lab() -> None:
     """The translation with the causal mask on and off, and one pass over it with the mask on and off."""
     st.subheader("The causal mask: no peeking at later words")
@@ -197,7 +273,7 @@ def knockout_lab() -> None:
             knocked = engine.score(page.bundle, ctl.sentence, before.output_ids, ctl.interventions())
             unchanged = engine.score(page.bundle, ctl.sentence, before.output_ids, ctl.interventions(ablate=frozenset()))
             page.show(shared(fixed_output_probabilities, page.bundle.tokenizer.pieces(before.output_ids), unchanged, knocked, style),
-                      f"The original translation, each piece scored after the same earlier pieces, with and without the "
+                      f"The original {output_word}, each piece scored after the same earlier pieces, with and without the "
                       f"heads: its log-probability goes from {sum(unchanged):.2f} to {sum(knocked):.2f}.",
                       key="knockout-fixed")
 
@@ -207,14 +283,18 @@ def knockout_lab() -> None:
 page_value(LAB)
 experiment = bind("lab", st.radio, label="Experiment", options=list(EXPERIMENTS), format_func=EXPERIMENTS.get,
                   horizontal=True)
-{"causal": causal_lab, "padding": padding_lab, "knockout": knockout_lab}[experiment]()
+if page.decoder_only:
+    {"causal": causal_lab_decoder, "padding": padding_lab_decoder, "knockout": knockout_lab}[experiment]()
+else:
+    {"causal": causal_lab, "padding": padding_lab, "knockout": knockout_lab}[experiment]()
 
 st.subheader("Knock out each head in turn")
 heads = [h for h in all_heads(limits) if h not in ctl.ablate]
 st.caption(f"Knocks out each of the {len(heads)} heads in turn (on top of the sidebar's switches"
            + (", so the heads already knocked out there are left out" if ctl.ablate else "")
            + "), scores the original output under each knock-out, and ranks heads by how much its log-probability "
-           "falls; it also translates again to show whether the output itself changes"
+           + ("falls; it also translates again to show whether the output itself changes" if not page.decoder_only else
+              "falls; it also continues the prompt again to show whether the continuation itself changes")
            + (f" (for the {RETRANSLATED} heads with the largest drops)." if len(heads) > RETRANSLATED
               else "."))
 sweep_key = (page.bundle.checkpoint_id, ctl.sentence, ctl.interventions(), ctl.beam_size)
@@ -228,9 +308,9 @@ if st.button("Run the knock-out sweep", icon=":material/play_arrow:"):
     st.session_state["_anatomy_sweep"] = (sweep_key, rows)
 stored = st.session_state.get("_anatomy_sweep")
 if stored and stored[0] == sweep_key and stored[1]:
-    frame = knockout_frame(stored[1], labels)
-    page.show(shared(knockout_chart, frame, style), "Red bars: knocking out that head changed the translation.",
-              key="sweep-chart")
+    frame = knockout_frame(stored[1], labels, output_word)
+    page.show(shared(knockout_chart, frame, style, output=output_word),
+              f"Red bars: knocking out that head changed the {output_word}.", key="sweep-chart")
     st.dataframe(frame, hide_index=True,
                  column_config={"log-prob drop": st.column_config.NumberColumn(format="%.3f"),
                                 "log-prob of the original output": st.column_config.NumberColumn(format="%.3f")})

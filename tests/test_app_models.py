@@ -1,18 +1,50 @@
-"""AppTest of every page on real-layout models: the packaged all-MiniLM-L6-v2 (encoder-only) and a
-tiny random Marian directory made by transformers, and the model picker itself."""
+"""AppTest of every page on real-layout models: the packaged all-MiniLM-L6-v2 (encoder-only), tiny
+random Marian, GPT-2 (decoder-only) and T5 directories made by transformers, and the model picker itself."""
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
-from hf_fixtures import make_marian_dir
+import pytest
+from safetensors.torch import load_file, save_file
+
+from hf_fixtures import make_gpt2_dir, make_marian_dir, make_t5_dir
 from test_app import ROOT, TIMEOUT, assert_clean, charts, run
 from streamlit.testing.v1 import AppTest
 
 MINILM = "all-MiniLM-L6-v2"
+GPT2, FLAN, T5 = "tiny-gpt2", "tiny-flan-t5", "tiny-t5"
 PAGE_FILES = ["pages/1_translate.py", "pages/2_attention.py", "pages/3_positional_encoding.py",
               "pages/4_tensor_shapes.py", "pages/5_masks_and_heads.py", "pages/6_design_choices.py",
               "pages/7_training.py", "pages/8_why.py"]
+# Pages other engineers are changing for the new families: here only "no exception" is asked of them.
+OTHERS = ("pages/3_positional_encoding.py", "pages/4_tensor_shapes.py", "pages/6_design_choices.py", "pages/8_why.py")
+SHARPEN = 20.0  # GPT-2's weight matrices x 20 (tests/test_families.py): peaked patterns, outputs that follow the prompt
+
+
+def sharpen(path: Path, scale: float = SHARPEN) -> Path:
+    """Rewrite path/model.safetensors with every 2-D weight scaled by `scale` (GPT-2's tied embedding too):
+    the tiny random model's near-uniform attention and logits become peaked, so its output depends on its input."""
+    file = path / "model.safetensors"
+    tensors = load_file(str(file))
+    save_file({name: t * scale if t.dim() == 2 else t for name, t in tensors.items()}, str(file),
+              metadata={"format": "pt"})
+    return path
+
+
+def gpt2_folder(root: Path) -> Path:
+    """A tiny GPT-2 folder (sharpened) named GPT2."""
+    return sharpen(make_gpt2_dir(root / GPT2))
+
+
+def flan_folder(root: Path) -> Path:
+    """A tiny flan-t5 folder without a task prefix of its own, named FLAN."""
+    return make_t5_dir(root / FLAN, variant="flan", task_prefix=False)
+
+
+def t5_folder(root: Path) -> Path:
+    """A tiny original T5 folder with "translate English to French: " as its task prefix, named T5."""
+    return make_t5_dir(root / T5, variant="t5", task_prefix=True)
 
 
 @pytest.fixture(scope="module")
@@ -21,9 +53,16 @@ def marian_dir(tmp_path_factory):
     return make_marian_dir(tmp_path_factory.mktemp("models") / "tiny-marian")
 
 
+@pytest.fixture(scope="module")
+def family_dirs(tmp_path_factory) -> list[Path]:
+    """Tiny GPT-2, flan-t5 and T5 folders, offered to the app through $ANATOMY_MODELS too."""
+    root = tmp_path_factory.mktemp("families")
+    return [gpt2_folder(root), flan_folder(root), t5_folder(root)]
+
+
 @pytest.fixture(autouse=True)
-def models_env(marian_dir, monkeypatch):
-    monkeypatch.setenv("ANATOMY_MODELS", str(marian_dir))
+def models_env(marian_dir, family_dirs, monkeypatch):
+    monkeypatch.setenv("ANATOMY_MODELS", ":".join(str(p) for p in [marian_dir, *family_dirs]))
 
 
 def texts(at: AppTest) -> str:
@@ -48,6 +87,49 @@ def test_every_page_runs_on_minilm(page):
 def test_every_page_runs_on_a_marian_folder(page):
     at = run(page, {"model": "tiny-marian"})
     assert_clean(at)
+    if page != "pages/7_training.py":
+        assert charts(at)
+
+
+def _crashes(page: str, family: str, error: str) -> pytest.MarkDecorator:
+    return pytest.mark.xfail(strict=False, reason=f"{page} raises {error} on {family} (another engineer's page, "
+                                                  "being changed for the new families)")
+
+
+GPT2_PAGES = [pytest.param(page, marks=_crashes(page, "GPT-2", error)) if error else page for page, error in [
+    ("pages/1_translate.py", None), ("pages/2_attention.py", None),
+    ("pages/3_positional_encoding.py", "KeyError: no hook point 'src_embed.hook_token'"),
+    ("pages/4_tensor_shapes.py", "KeyError: no hook point 'src_embed.hook_ids'"),
+    ("pages/5_masks_and_heads.py", None),
+    ("pages/6_design_choices.py", "ValueError: need at least one array to stack (measures.raw_dot_variance)"),
+    ("pages/7_training.py", None),
+    ("pages/8_why.py", "KeyError: no hook point 'decoder.layers.0.cross_attn.hook_pattern' (roles.trace_roles)")]]
+T5_PAGES = [pytest.param(page, marks=_crashes(page, "T5", "TypeError: position_table() is None for relative positions"))
+            if page == "pages/3_positional_encoding.py" else page for page in PAGE_FILES]
+
+
+@pytest.mark.parametrize("page", GPT2_PAGES)
+def test_every_page_runs_on_a_gpt2_folder(page):
+    at = run(page, {"model": GPT2, "layer": "2", "head": "2"})
+    assert not at.exception, [e.message for e in at.exception]
+    if page in OTHERS:
+        return
+    assert not at.error, [e.value for e in at.error]
+    if page != "pages/7_training.py":
+        assert charts(at)
+    for spec in charts(at):
+        assert spec["data"] or spec["layout"].get("shapes")
+    assert at.sidebar.selectbox(key="w_model").value == GPT2
+
+
+@pytest.mark.parametrize("model", [FLAN, T5])
+@pytest.mark.parametrize("page", T5_PAGES)
+def test_every_page_runs_on_a_t5_folder(page, model):
+    at = run(page, {"model": model})
+    assert not at.exception, [e.message for e in at.exception]
+    if page in OTHERS:
+        return
+    assert not at.error, [e.value for e in at.error]
     if page != "pages/7_training.py":
         assert charts(at)
 

@@ -39,9 +39,11 @@ def pages() -> list[st.Page]:
             for index, (path, title, slug) in enumerate(PAGES)]
 
 
-def menu() -> None:
-    """The page menu at the top of the sidebar: one link per page, titled, in menu order."""
-    with st.sidebar:
-        for page in pages():
-            st.page_link(page)
-        st.divider()
+def menu(titles: dict[str, str] | None = None) -> None:
+    """The page menu at the top of the sidebar: one link per page, titled, in menu order. `titles`
+    (file -> title) renames a page for the model in use (the first page is "Continue" for a
+    decoder-only model); call it inside `st.sidebar` or a container of it."""
+    renamed = titles or {}
+    for page, (path, _, _) in zip(pages(), PAGES):
+        st.page_link(page, label=renamed.get(path))
+    st.divider()

@@ -20,7 +20,7 @@ from viz.style import Style
 from . import engine, turns
 from .cache import holds_more_than
 from .nav import menu
-from .urlstate import (EXAMPLES, Controls, Field, Limits, all_heads, head_label, read_fields,
+from .urlstate import (EXAMPLES, PREFIX, Controls, Field, Limits, all_heads, head_label, read_fields,
                        shared_fields, write_fields)
 
 __all__ = ["LIVE_FRAGMENT", "Page", "bind", "big_text", "md", "not_applicable", "page_value", "release", "set_value", "start", "stored", "two_translations"]
@@ -122,6 +122,31 @@ def _pick_example() -> None:
 
 
 NO_DECODER = "This model is encoder-only: it has no decoder."
+FIRST_PAGE = "pages/1_translate.py"
+
+
+def _first_title(bundle: Bundle | None) -> dict[str, str] | None:
+    """The first page's menu title for a model that does not translate (None: the menu's own titles)."""
+    if bundle is None:
+        return None
+    if bundle.capabilities.encoder_only:
+        return {FIRST_PAGE: "Sentence"}
+    return {FIRST_PAGE: "Continue"} if _decoder_only(bundle) else None
+
+
+def typed_prefix(bundle: Bundle) -> bool:
+    """True for a T5 checkpoint without a task prefix of its own (flan-t5): the person types one, which
+    the pages put before the sentence.
+
+    No capability says that a model is told its task in words before its input (that belongs in
+    model/checkpoints/capabilities.py, the one place that maps a family to what it has); until one
+    does, a T5 is recognised by what only T5 has among the families here: relative positions."""
+    return (bundle.capabilities.translates and not bundle.capabilities.trained_here and not bundle.task_prefix
+            and bundle.config.positional == "relative")
+
+
+def _decoder_only(bundle: Bundle) -> bool:
+    return bundle.capabilities.decoder and not bundle.capabilities.encoder
 
 
 def not_applicable(label: str, reason: str) -> None:
@@ -165,14 +190,24 @@ def _fit(limits: Limits) -> None:
     values["ablate"] = tuple(h for h in values["ablate"] if h in valid)
 
 
-def _sidebar(limits: Limits, bundle: Bundle) -> None:
+def _sidebar(limits: Limits, bundle: Bundle, prefix: str | None) -> None:
     encoder_only = bundle.capabilities.encoder_only
+    decoder_only = _decoder_only(bundle)
     heads = all_heads(limits)
     by_label = {head_label(h): h for h in heads}
+    cfg = bundle.config
     with st.sidebar:
-        st.markdown("### Sentence")
-        bind("sentence", st.text_input, label="English sentence", max_chars=2000,
-             help="Type any English sentence and press Enter. Case and final punctuation do not matter.")
+        if decoder_only:
+            st.markdown("### Prompt")
+            bind("sentence", st.text_input, label="Text to continue", max_chars=2000,
+                 help="Type the beginning of a text and press Enter: the model continues it.")
+        else:
+            st.markdown("### Sentence")
+            bind("sentence", st.text_input, label="English sentence", max_chars=2000,
+                 help="Type any English sentence and press Enter. Case and final punctuation do not matter.")
+        if prefix is not None:
+            st.caption(f"Read after the task prefix “{md(prefix)}”" if prefix else "Read without a task prefix",
+                       help="This T5 checkpoint has no task prefix of its own; set one on the Translate page.")
         st.selectbox("Examples", EXAMPLES, index=None, key="w_example", on_change=_pick_example,
                      placeholder="Pick an example sentence")
         st.button("Random sentence", icon=":material/casino:", on_click=lambda: _set_sentence(_random_sentence()),
@@ -201,10 +236,24 @@ def _sidebar(limits: Limits, bundle: Bundle) -> None:
         else:
             bind("causal", st.toggle, label="Causal mask",
                  help="Decoder self-attention may not look at later positions.")
-        bind("padding", st.toggle, label="Padding mask", help="No query looks at <pad> positions.")
-        bind("pe", st.toggle, label="Positional encoding", help="Add position information to the embeddings.")
-        bind("scale", st.toggle, label="Scale scores by 1/√d_k",
-             help="Divide every query-key dot product by √d_k before the softmax (off: the raw QKᵀ).")
+        if decoder_only:
+            bind("padding", st.toggle, label="Padding mask",
+                 help="No query looks at padding positions. A decoder-only model has no source sentence to pad, "
+                      "and one prompt has no padding at all: padding appears only when prompts share a batch "
+                      "(the Masks and heads lab), after each text, where the causal mask already hides it.")
+            st.caption("No source sentence to pad: it acts only on a batch of prompts (Masks and heads lab).")
+        else:
+            bind("padding", st.toggle, label="Padding mask", help="No query looks at <pad> positions.")
+        bind("pe", st.toggle, label="Positional encoding", help=_positional_help(cfg.positional))
+        if cfg.positional in _POSITIONAL_NOTES:
+            st.caption(_POSITIONAL_NOTES[cfg.positional])
+        if cfg.scale_scores:
+            bind("scale", st.toggle, label="Scale scores by 1/√d_k",
+                 help="Divide every query-key dot product by √d_k before the softmax (off: the raw QKᵀ).")
+        else:
+            not_applicable("Scale scores by 1/√d_k",
+                           f"{bundle.name} never divides its scores by √d_k (T5 folds that scale into the "
+                           "initialisation of its query weights), so there is no scaling to switch off.")
         if bundle.config.scale_embeddings:
             bind("embscale", st.toggle, label="Scale embeddings by √d_model",
                  help="Multiply token embeddings by √d_model before the positions are added.")
@@ -228,9 +277,25 @@ def _sidebar(limits: Limits, bundle: Bundle) -> None:
              format_func=lambda f: "PNG (3x)" if f == "png" else "SVG",
              help="What the camera button in each chart's toolbar saves.")
         shape = (f"encoder-only, {limits.n_encoder_layers} layers" if encoder_only
+                 else f"decoder-only, {limits.n_decoder_layers} layers" if decoder_only
                  else f"{limits.n_encoder_layers}+{limits.n_decoder_layers} layers")
         st.caption(f"Model {md(bundle.name)} ({md(bundle.family)}) · id {bundle.checkpoint_id} · "
                    f"{shape} × {limits.n_heads} heads")
+
+
+_POSITIONAL_NOTES = {"learned": "Off: the learned position table is not added.",
+                     "relative": "Off: no relative-position bias on the scores (nothing positional is added to "
+                                 "the embeddings)."}
+
+
+def _positional_help(positional: str) -> str:
+    """What the positional switch turns off in this model."""
+    if positional == "relative":
+        return ("Off: the relative-position bias is dropped. This model adds nothing positional to its embeddings; "
+                "every self-attention score gets a learned bias for the distance between query and key instead.")
+    if positional == "learned":
+        return "Off: the learned position table (one trained vector per position) is no longer added to the embeddings."
+    return "Add position information (the sinusoid table) to the embeddings."
 
 
 def _or_stop(call: Callable[[], Any]) -> Any:
@@ -276,9 +341,16 @@ class Page:
         """True for a model without a decoder (BERT): pages show the encoder's side only."""
         return self.bundle.capabilities.encoder_only
 
+    @property
+    def decoder_only(self) -> bool:
+        """True for a model without an encoder (GPT-2): it continues the text (a GenerationResult) and
+        has decoder self-attention alone, no source and no cross-attention."""
+        return _decoder_only(self.bundle)
+
     def translate(self, *, trace: bool = True, **changes: Any) -> TranslationResult:
         """Translate the sentence under the controls' switches, optionally changed (without a trace when
-        the page reads only the text and the steps); errors stop the page."""
+        the page reads only the text and the steps); a decoder-only model continues it instead (a
+        GenerationResult); errors stop the page."""
         iv = self.controls.interventions(**changes)
         return _or_stop(lambda: engine.translate(self.bundle, self.controls.sentence, iv, self.controls.beam_size,
                                                  trace))
@@ -289,7 +361,8 @@ class Page:
         return _or_stop(lambda: engine.encode(self.bundle, sentence or self.controls.sentence, iv))
 
     def run(self, **changes: Any) -> TranslationResult | EncodeResult:
-        """What the model does with the sentence: a translation, or for an encoder-only model its encoding."""
+        """What the model does with the sentence: a translation (a decoder-only model's continuation), or for
+        an encoder-only model its encoding."""
         return self.encode(**changes) if self.encoder_only else self.translate(**changes)
 
     def finish(self, namespace: dict[str, Any]) -> None:
@@ -297,7 +370,7 @@ class Page:
         from the page's namespace (`globals()` of the page script)."""
         if self.figures:
             figures, title, fmt = list(self.figures), f"Transformer Anatomy: {self.title}", self.controls.export
-            intro = f"Sentence: {self.controls.sentence}"
+            intro = f"{'Prompt' if self.decoder_only else 'Sentence'}: {self.controls.sentence}"
             st.divider()
             st.download_button("Download this page's charts as HTML (works offline)",
                                data=lambda: page_html(title, figures, intro, fmt),
@@ -327,34 +400,46 @@ def release(namespace: dict[str, Any]) -> None:
         del namespace[name]
 
 
-def start(title: str, needs_result: bool = True, encoder_title: str | None = None) -> Page:
+def start(title: str, needs_result: bool = True, encoder_title: str | None = None,
+          decoder_title: str | None = None) -> Page:
     """Set up a page: config, model, sidebar controls, URL state, and the main translation (for an
-    encoder-only model, the encoding; `encoder_title` then replaces the heading)."""
+    encoder-only model, the encoding, and `encoder_title` replaces the heading; for a decoder-only
+    model, the continuation, and `decoder_title` replaces it)."""
     # No page icon: a material icon would be fetched from a font CDN as the favicon (breaks offline).
     st.set_page_config(page_title=f"{title} · Transformer Anatomy", layout="wide")
     st.session_state[LIVE_FRAGMENT] = False
-    menu()  # first in the sidebar, and shown even when the model fails to load
+    with st.sidebar:
+        nav = st.container()  # the menu, first in the sidebar: titled once the model is known
     if VALUES not in st.session_state:
         st.session_state[VALUES] = {}
         st.session_state[RAW] = {k: st.query_params[k] for k in st.query_params}
         st.session_state[NOTES] = []
     bundle = _choose_model()
+    with nav:  # shown even when the model fails to load
+        menu(_first_title(bundle))
     if bundle is None:
         st.title(title)
         st.stop()
         raise RuntimeError("unreachable: st.stop raises")
     cfg = bundle.config
-    limits = Limits(cfg.n_encoder_layers, cfg.n_decoder_layers, cfg.n_heads, cfg.max_len)
+    limits = Limits(cfg.n_encoder_layers, cfg.n_decoder_layers, cfg.n_heads, cfg.max_len, cfg.cross_attention)
     st.session_state[NOTES].extend(_register(shared_fields(limits)))
+    prefix = None
+    if typed_prefix(bundle):
+        st.session_state[NOTES].extend(_register([PREFIX]))
+        prefix = _values()[PREFIX.key]
     _fit(limits)
-    _sidebar(limits, bundle)
-    controls = Controls.from_values(_values())
+    _sidebar(limits, bundle, prefix)
+    # a blank sentence gets no prefix either: the engine then refuses the empty text with its own message
+    controls = Controls.from_values(_values(), prefix=prefix if prefix and _values()["sentence"].strip() else "")
     _take_turn(bundle, controls.sentence if needs_result else "")
     style = Style(presentation=controls.presentation)
     if controls.presentation:
         st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
-    if bundle.capabilities.encoder_only and encoder_title:
-        title = encoder_title
+    renamed = encoder_title if bundle.capabilities.encoder_only else decoder_title if _decoder_only(bundle) else None
+    if renamed and renamed != title:
+        title = renamed
+        st.set_page_config(page_title=f"{title} · Transformer Anatomy")  # the browser tab says it too
     st.title(title)
     for note in st.session_state[NOTES]:
         st.warning(md(note))

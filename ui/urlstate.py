@@ -34,6 +34,7 @@ class Limits:
     n_decoder_layers: int
     n_heads: int
     max_len: int
+    cross_attention: bool = True  # False for a decoder alone (GPT-2): its decoder layers have no cross-attention
 
     @property
     def n_layers(self) -> int:
@@ -43,6 +44,13 @@ class Limits:
     def layers_of(self, stack: str) -> int:
         """Number of layers of 'encoder' or 'decoder'."""
         return self.n_encoder_layers if stack == "encoder" else self.n_decoder_layers
+
+    @property
+    def blocks(self) -> dict[str, tuple[str, str]]:
+        """The attention blocks the model has, code -> (stack, kind), in reading order: an encoder-only
+        model has its self-attention alone, a decoder-only model its decoder self-attention alone."""
+        return {code: (stack, kind) for code, (stack, kind) in BLOCKS.items()
+                if self.layers_of(stack) and (kind != "cross" or self.cross_attention)}
 
 
 def head_label(head: Head) -> str:
@@ -60,7 +68,7 @@ def head_code(head: Head) -> str:
 
 def all_heads(limits: Limits) -> list[Head]:
     """Every attention head of the model in reading order."""
-    return [(stack, kind, layer, head) for stack, kind in BLOCKS.values()
+    return [(stack, kind, layer, head) for stack, kind in limits.blocks.values()
             for layer in range(limits.layers_of(stack)) for head in range(limits.n_heads)]
 
 
@@ -70,6 +78,8 @@ def parse_head_code(code: str, limits: Limits) -> Head:
     block, _, layer_text = block.rpartition("-")
     if block not in BLOCKS:
         raise ValueError(f"unknown head {code!r}")
+    if block not in limits.blocks:
+        raise ValueError(f"no {BLOCK_NAMES[block]} in this model")
     stack, kind = BLOCKS[block]
     layer, head = int(layer_text) - 1, int(numbers) - 1
     if not (0 <= layer < limits.layers_of(stack) and 0 <= head < limits.n_heads):
@@ -158,6 +168,19 @@ def shared_fields(limits: Limits) -> list[Field]:
     ]
 
 
+# A task prefix typed for a T5 checkpoint that has none of its own (flan-t5): the page puts it before the sentence.
+SUGGESTED_PREFIX = "translate English to French: "
+MAX_PREFIX = 200
+
+
+def _prefix(text: str) -> str:
+    if len(text) > MAX_PREFIX:
+        raise ValueError(f"longer than {MAX_PREFIX} characters")
+    return text
+
+
+PREFIX = Field("prefix", SUGGESTED_PREFIX, _prefix)
+
 # Controls of the pages that draw attention at any length (Attention, Masks lab): the window of
 # source pieces the detailed heatmaps show, their colour mode, and the query piece read as text.
 WINDOW = Field("window", (0, DETAIL), _span, _dump_span)
@@ -190,7 +213,7 @@ def write_fields(fields: list[Field], values: Mapping[str, Any]) -> dict[str, st
 class Controls:
     """The shared controls of one rerun, as plain values (layers, heads and steps 0-based)."""
 
-    sentence: str
+    sentence: str          # the text the pages give the model: `prefix`, then the typed sentence
     beam_size: int
     layer: int
     head: int
@@ -204,11 +227,12 @@ class Controls:
     step: int
     presentation: bool
     export: str
+    prefix: str = ""       # a task prefix the person typed for a T5 without one of its own ('' otherwise)
 
     @classmethod
-    def from_values(cls, values: Mapping[str, Any]) -> "Controls":
-        """Build from the store of URL-keyed values."""
-        return cls(sentence=values["sentence"],
+    def from_values(cls, values: Mapping[str, Any], prefix: str = "") -> "Controls":
+        """Build from the store of URL-keyed values; `prefix` goes before the typed sentence."""
+        return cls(sentence=prefix + values["sentence"], prefix=prefix,
                    beam_size=values["beam"] if values["decode"] == "beam" else 1,
                    layer=values["layer"] - 1, head=values["head"] - 1,
                    causal=values["causal"], padding=values["padding"], positional=values["pe"],

@@ -1,27 +1,55 @@
-"""Display labels for SentencePiece pieces: readable, distinct, and safe inside plotly text."""
+"""Display labels for SentencePiece, WordPiece and byte-level BPE pieces: readable, distinct, and safe
+inside plotly text."""
 
 from __future__ import annotations
 
 import math
 
 WORD_START = "▁"
+BYTE_SPACE = "Ġ"    # byte-level BPE (GPT-2): the space before a word, as its byte's stand-in character
+BYTE_NEWLINE = "Ċ"  # byte-level BPE: a line break
 SPACE_SIGN = "␣"
+NEWLINE_SIGN = "↵"
 
 
 def display_piece(piece: str) -> str:
-    """A piece as a person reads it: the word-start marker dropped, a bare space made visible."""
-    text = piece[1:] if piece.startswith(WORD_START) else piece
+    """A piece as a person reads it: the word-start marker dropped (SentencePiece's ▁, byte-level BPE's Ġ),
+    a line break and a bare space made visible."""
+    text = piece[1:] if piece.startswith((WORD_START, BYTE_SPACE)) else piece
+    text = text.replace(BYTE_NEWLINE, NEWLINE_SIGN)
     return text if text else SPACE_SIGN
+
+
+def _marker(pieces: list[str]) -> str:
+    """The word-start marker these pieces use: '▁' (SentencePiece), 'Ġ' (byte-level BPE) or '' (WordPiece)."""
+    for marker in (WORD_START, BYTE_SPACE):
+        if any(p.startswith(marker) for p in pieces):
+            return marker
+    return ""
+
+
+def marker_note(pieces: list[str]) -> str:
+    """One sentence on how these pieces mark words, for a caption ('' when they mark nothing)."""
+    marker = _marker(pieces)
+    if marker == WORD_START:
+        return "▁ marks the start of a word."
+    if marker == BYTE_SPACE:
+        return ("The tokenizer works on bytes (byte-level BPE): Ġ stands for the space before a word, "
+                "and a letter outside ASCII may take two pieces.")
+    if any(p.startswith("##") for p in pieces):
+        return "## marks a piece that continues a word."
+    return ""
 
 
 def running_text(pieces: list[str]) -> list[str]:
     """Each piece as it reads in running text: with a leading space where it starts a word.
-    SentencePiece marks word starts with "▁"; WordPiece (BERT) marks continuations with "##"."""
-    sentencepiece = any(p.startswith(WORD_START) for p in pieces)
+    SentencePiece marks word starts with "▁", byte-level BPE (GPT-2) with "Ġ"; WordPiece (BERT) marks
+    continuations with "##"."""
+    marker = _marker(pieces)
     texts = []
     for i, piece in enumerate(pieces):
-        if sentencepiece:
-            starts, text = piece.startswith(WORD_START), display_piece(piece)
+        if marker:
+            starts, text = piece.startswith(marker), display_piece(piece)
         else:
             starts, text = not piece.startswith("##"), piece.removeprefix("##") or piece
         texts.append(" " + text if starts and i > 0 else text)

@@ -81,17 +81,19 @@ def fixed_output_probabilities(pieces: list[str], before: list[float], after: li
     return style.apply(fig, title, height=420 if not style.presentation else 540)
 
 
-def knockout_frame(rows: list[dict], labels: dict[tuple, str]) -> pd.DataFrame:
-    """Rank heads by how far knocking each one out lowers the log-probability of the unablated output."""
+def knockout_frame(rows: list[dict], labels: dict[tuple, str], output: str = "translation") -> pd.DataFrame:
+    """Rank heads by how far knocking each one out lowers the log-probability of the unablated output
+    (`output` names it in the columns: "continuation" for a decoder-only model)."""
     records = []
     for row in rows:
         drop = row["base_log_prob"] - row["log_prob"]
         translated = row["translation"] is not None
+        again = "translated" if output == "translation" else "made"
         records.append({"head": labels.get(row["head"], str(row["head"])),
-                        "translation changed": translated and row["translation"] != row["base_translation"],
+                        f"{output} changed": translated and row["translation"] != row["base_translation"],
                         "log-prob drop": drop, "log-prob of the original output": row["log_prob"],
-                        "translation with the head knocked out": row["translation"] if translated
-                        else "(not translated again: a smaller drop)"})
+                        f"{output} with the head knocked out": row["translation"] if translated
+                        else f"(not {again} again: a smaller drop)"})
     frame = pd.DataFrame(records)
     if frame.empty:
         return frame
@@ -112,9 +114,10 @@ def _ranked_bars(frame: pd.DataFrame, column: str, colours: list[str], style: St
 
 
 def knockout_chart(frame: pd.DataFrame, style: Style, top: int = 20,
-                   title: str = "Heads ranked by the drop in log-probability when knocked out") -> go.Figure:
-    """Horizontal bars of the largest drops (changed translations marked)."""
-    colours = [style.palette[3] if changed else style.palette[0] for changed in frame["translation changed"]]
+                   title: str = "Heads ranked by the drop in log-probability when knocked out",
+                   output: str = "translation") -> go.Figure:
+    """Horizontal bars of the largest drops (changed outputs marked; `output` as in knockout_frame)."""
+    colours = [style.palette[3] if changed else style.palette[0] for changed in frame[f"{output} changed"]]
     return _ranked_bars(frame, "log-prob drop", colours, style, title,
                         "log-prob drop (higher = the head mattered more)", top)
 
@@ -139,3 +142,20 @@ def embedding_knockout_chart(frame: pd.DataFrame, style: Style, top: int = 20,
 def padding_pieces(pieces: list[str]) -> list[str]:
     """Pieces as display text, with padding made obvious."""
     return ["[pad]" if p == "<pad>" else display_piece(p) for p in pieces]
+
+
+def future_weight(pattern: np.ndarray) -> float:
+    """The mean, over heads and query rows, of the weight a self-attention pattern (heads, T, T) puts on
+    positions after the query: 0 under a causal mask."""
+    if pattern.ndim != 3 or pattern.shape[1] != pattern.shape[2]:
+        raise ValueError(f"expected a self-attention pattern (heads, T, T), got shape {pattern.shape}")
+    later = np.triu(np.ones(pattern.shape[1:], dtype=bool), k=1)
+    return float(np.where(later, pattern, 0.0).sum(axis=-1).mean()) if pattern.shape[1] else 0.0
+
+
+def largest_change(before: np.ndarray, after: np.ndarray, rows: int) -> float:
+    """The largest change of any weight in the first `rows` query rows of two patterns (..., queries, keys)."""
+    if before.shape != after.shape:
+        raise ValueError(f"patterns of shapes {before.shape} and {after.shape} cannot be compared")
+    part = np.abs(after[..., :rows, :] - before[..., :rows, :])
+    return float(np.nan_to_num(part, nan=np.inf).max()) if part.size else 0.0

@@ -68,8 +68,9 @@ def step_candidates(steps: list[Step], style: Style, title: str = "Top candidate
     return style.apply(fig, title, height=height)
 
 
-def beams_frame(beams: list[Beam]) -> pd.DataFrame:
-    """The final beams, best first, with log-probability and length-normalized score."""
-    return pd.DataFrame([{"rank": i + 1, "translation": b.translation, "pieces": len(b.pieces),
+def beams_frame(beams: list[Beam], text_column: str = "translation") -> pd.DataFrame:
+    """The final beams, best first, with log-probability and length-normalized score (`text_column`
+    names the output: "continuation" for a decoder-only model)."""
+    return pd.DataFrame([{"rank": i + 1, text_column: b.translation, "pieces": len(b.pieces),
                           "log-prob": b.log_prob, "score": b.score, "finished": b.finished}
                          for i, b in enumerate(beams)])
