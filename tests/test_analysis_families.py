@@ -347,6 +347,24 @@ def test_a_patched_translation_or_continuation_from_itself_or_a_donor(bundles, f
     if not bundle.capabilities.encoder:
         with pytest.raises(InputError, match="prompt positions"):
             patched_translation(bundle, DONOR, SENTENCE, hook, [len(every)])
+        off = Interventions(causal_mask=False)  # every step a pass over the whole prefix, patched
+        assert patched_translation(bundle, DONOR, SENTENCE, hook, every, off) == \
+            list(bundle.generate(DONOR, off, trace=False).output_ids)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_patched_output_is_the_greedy_choice_of_the_same_patch_teacher_forced(bundles, family):
+    """Inside a stack, at the later half of the source (prompt): every piece decoding chose under the patch is
+    the first choice of the teacher-forced pass under that patch (with the causal mask on they agree)."""
+    bundle = bundles[family]
+    stack = "encoder" if bundle.capabilities.encoder else "decoder"
+    both = min(len(_source_ids(bundle, s)) for s in (OTHER, SENTENCE))
+    hook, positions = stages.layer_output(stack, 0, bundle.config.norm_first), list(range(both // 2, both))
+    moved = patched_translation(bundle, OTHER, SENTENCE, hook, positions)
+    own = bundle.translate(SENTENCE, trace=False) if bundle.capabilities.translates else bundle.generate(SENTENCE, trace=False)
+    assert moved != list(own.output_ids)
+    forced_choice = patch(bundle, OTHER, SENTENCE, moved, hook, positions).argmax(-1)
+    assert list(forced_choice) == moved
 
 
 # ---- head roles -------------------------------------------------------------------------------

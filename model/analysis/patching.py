@@ -7,6 +7,7 @@ pieces lines up with the receiver's everywhere."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Callable, Sequence
 
 import numpy as np
@@ -14,6 +15,7 @@ import torch
 
 from ..bundle import Bundle
 from ..engine import stages
+from ..engine.attention import KVCache
 from ..engine.decoding import allowed
 from ..engine.hooks import Patch, patching, sequence_axis
 from ..engine.interventions import DecodeOptions, Interventions
@@ -110,21 +112,28 @@ def patched_translation(bundle: Bundle, donor: str, receiver: str, hook: str, po
 
 def _patched_continuation(bundle: Bundle, donor_length: int, receiver: str, patches: dict[str, Patch],
                           iv: Interventions) -> list[int]:
-    """Greedy decoding as `Bundle.generate` does it (as many new pieces at most), but with every
-    step a pass over the whole prefix with `patches` active: a KV cache would keep the prompt's keys
-    and values from the first step, while a patch's positions count from the start of each pass."""
+    """Greedy decoding as `Bundle.generate` does it (as many new pieces at most) with `patches` at
+    the prompt's positions. A patch's positions count from the start of each pass, so it is active
+    in passes that start at position 0 only: with the causal mask on, the first (the prompt, whose
+    keys and values every later step reads from the cache, as patched); with it off, every step's
+    pass over the whole prefix."""
     model, specials = bundle.model, bundle.specials
     _, prompt, _ = bundle._read_prompt(receiver, DecodeOptions())
     both = min(donor_length, len(prompt))
     if any(not 0 <= p < both for patch_ in patches.values() for p in (patch_.positions or ())):
         raise InputError(f"Positions to patch must be among the {both} prompt positions both prompts have.")
     most = bundle.max_new(len(prompt), DecodeOptions())
+    cache = KVCache() if iv.causal_mask else None
     tokens, new = torch.tensor([prompt]), []
     try:
-        with torch.inference_mode(), patching(patches):
+        with torch.inference_mode():
             for step in range(most):
-                logits = model.project(model.decode(tokens, None, None, iv, project=False)[:, -1])
-                new.append(int(allowed(logits, step, most, specials).argmax(-1)))
+                start = cache.length if cache is not None else 0
+                with patching(patches) if start == 0 else nullcontext():
+                    states = model.decode(tokens[:, start:], None, None, iv, cache, start=start, project=False)
+                if cache is not None:
+                    cache.length = tokens.size(1)
+                new.append(int(allowed(model.project(states[:, -1]), step, most, specials).argmax(-1)))
                 if new[-1] == specials.eos:
                     break
                 tokens = torch.cat([tokens, torch.tensor([new[-1:]])], dim=1)
