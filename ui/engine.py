@@ -25,6 +25,7 @@ from model.analysis import (attribute, experiments, knockout, logit_lens, patch,
 from model.analysis.roles import trace_roles
 from model.checkpoints.catalog import DEFAULT, available_models
 from model.engine.interventions import Head
+from model.results import GenerationResult
 
 from .cache import MODELS, RESULTS
 
@@ -114,6 +115,19 @@ def translate(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int =
               trace: bool = True) -> TranslationResult:
     """Translate through the cache keyed by (checkpoint id, sentence, switches, beam size, trace)."""
     return _translate(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, trace)
+
+
+@_cached
+def _generate(_bundle: Bundle, checkpoint_id: str, text: str, key: IvKey, beam_size: int,
+              trace: bool) -> GenerationResult:
+    return _bundle.generate(text, _iv(key), DecodeOptions(beam_size=beam_size), trace=trace)
+
+
+def generate(bundle: Bundle, text: str, iv: Interventions, beam_size: int = 1,
+             trace: bool = True) -> GenerationResult:
+    """Continue a prompt with a decoder-only model (`Bundle.generate`, its default number of new
+    pieces) through the cache keyed by (checkpoint id, text, switches, beam size, trace)."""
+    return _generate(bundle, bundle.checkpoint_id, text, iv_key(iv), beam_size, trace)
 
 
 @_cached
@@ -271,14 +285,18 @@ def lens(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interve
 @_cached
 def _roles(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int) -> pd.DataFrame:
     iv = _iv(key)
-    result = encode(_bundle, sentence, iv) if _bundle.capabilities.encoder_only else \
-        translate(_bundle, sentence, iv, beam_size)
+    if _bundle.capabilities.encoder_only:
+        result = encode(_bundle, sentence, iv)
+    elif _bundle.capabilities.translates:
+        result = translate(_bundle, sentence, iv, beam_size)
+    else:  # decoder-only: the prompt and its continuation
+        result = generate(_bundle, sentence, iv, beam_size)
     return trace_roles(result.trace, iv.causal_mask)
 
 
 def roles(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int = 1) -> pd.DataFrame:
-    """`model.analysis.roles.trace_roles` on the sentence's cached translation (or encoding), cached
-    (a copy: the cached frame is shared)."""
+    """`model.analysis.roles.trace_roles` on the sentence's cached translation (or encoding, or
+    continuation), cached (a copy: the cached frame is shared)."""
     return _roles(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size).copy()
 
 
