@@ -118,7 +118,8 @@ def test_every_method_gives_a_finite_row_per_output_piece_and_a_column_per_sourc
         np.testing.assert_allclose(rollout.sum(1), 1.0, atol=1e-5)
     else:  # self-attention rows over the prompt's columns: the rest of the weight is on the new pieces
         assert (attention >= 0).all() and (attention.sum(1) <= 1 + 1e-5).all()
-        assert attention[0].sum() == pytest.approx(1.0, abs=1e-5)  # piece 0's row is the prompt's last: it sees only the prompt
+        # piece 0's row is the prompt's last position: it sees the prompt only
+        assert attention[0].sum() == pytest.approx(1.0, abs=1e-5)
 
 
 def test_decoder_only_attention_is_the_last_layers_self_attention_and_rollout_follows_it(bundles):
@@ -154,7 +155,8 @@ def test_integrated_gradients_are_complete(bundles, family):
     padding), every other input kept."""
     bundle = bundles[family]
     out = _output(bundle)
-    gap = (_f(bundle, SENTENCE, out) - _f(bundle, SENTENCE, out, _at_source(bundle, _x0(bundle, SENTENCE, out)))).numpy()
+    blank = _at_source(bundle, _x0(bundle, SENTENCE, out))
+    gap = (_f(bundle, SENTENCE, out) - _f(bundle, SENTENCE, out, blank)).numpy()
     rows = attribute(bundle, SENTENCE, out, "integrated-gradients", steps=64).sum(1)
     np.testing.assert_allclose(rows, gap, atol=0.02 + 0.02 * float(np.abs(gap).max()))
 
@@ -169,7 +171,8 @@ def test_the_baseline_is_padding_where_a_zero_embedding_meets_a_norm_alone(bundl
     bundle = bundles["flan"]
     out = _output(bundle)
     x = _x(bundle, SENTENCE, out)
-    cliff = _f(bundle, SENTENCE, out, _at_source(bundle, x * 1e-3)) - _f(bundle, SENTENCE, out, _at_source(bundle, x * 0))
+    tiny, zero = (_f(bundle, SENTENCE, out, _at_source(bundle, x * scale)) for scale in (1e-3, 0.0))
+    cliff = tiny - zero
     assert float(cliff.abs().max()) > 1.0
     # GPT-2 without its positions: complete against a prompt of <|endoftext|> pieces
     gpt2 = bundles["gpt2"]
@@ -256,7 +259,8 @@ def test_the_logit_lens_last_layer_is_the_models_own(dirs, bundles, family):
     assert lens.shape == (bundle.config.n_decoder_layers, len(out), bundle.config.vocab_size)
     np.testing.assert_allclose(lens[-1], unpatched(bundle, SENTENCE, out), atol=1e-5)
     off = Interventions(causal_mask=False)  # the one-pass view: every row sees the whole output
-    np.testing.assert_allclose(logit_lens(bundle, SENTENCE, out, off)[-1], unpatched(bundle, SENTENCE, out, off), atol=1e-5)
+    np.testing.assert_allclose(logit_lens(bundle, SENTENCE, out, off)[-1], unpatched(bundle, SENTENCE, out, off),
+                               atol=1e-5)
     np.testing.assert_allclose(np.exp(lens).sum(-1), 1.0, atol=1e-4)
     ours = np.array(bundle.score(SENTENCE, out))  # what decoding gave each piece
     np.testing.assert_allclose(lens[-1][np.arange(len(out)), list(out)], ours, atol=1e-4)
@@ -361,7 +365,8 @@ def test_a_patched_output_is_the_greedy_choice_of_the_same_patch_teacher_forced(
     both = min(len(_source_ids(bundle, s)) for s in (OTHER, SENTENCE))
     hook, positions = stages.layer_output(stack, 0, bundle.config.norm_first), list(range(both // 2, both))
     moved = patched_translation(bundle, OTHER, SENTENCE, hook, positions)
-    own = bundle.translate(SENTENCE, trace=False) if bundle.capabilities.translates else bundle.generate(SENTENCE, trace=False)
+    own = bundle.translate(SENTENCE, trace=False) if bundle.capabilities.translates else \
+        bundle.generate(SENTENCE, trace=False)
     assert moved != list(own.output_ids)
     forced_choice = patch(bundle, OTHER, SENTENCE, moved, hook, positions).argmax(-1)
     assert list(forced_choice) == moved

@@ -125,7 +125,8 @@ def _attention(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, iv: Interve
 def _self_attention(bundle: Bundle, src: torch.Tensor, tensors: dict[str, torch.Tensor], rollout: bool) -> np.ndarray:
     """A decoder-only model's "attention" and "rollout" (see the module's docstring): (output pieces, prompt)."""
     layers = bundle.config.n_decoder_layers
-    mean = [tensors[stages.attention("decoder", "self", layer, "pattern")][0].mean(0).double() for layer in range(layers)]
+    mean = [tensors[stages.attention("decoder", "self", layer, "pattern")][0].mean(0).double()
+            for layer in range(layers)]
     total = torch.eye(mean[-1].size(0), dtype=torch.float64)
     for layer in range(layers - 1 if rollout else 0):  # each later layer multiplies from the left
         total = (0.5 * mean[layer] + 0.5 * torch.eye(total.size(0), dtype=torch.float64)) @ total
