@@ -1,6 +1,7 @@
 """Why this word: which source pieces made each output piece (attribution), what each decoder layer
 would already write (logit lens), what an activation from another sentence changes (patching), and
-what each head mostly does (roles)."""
+what each head mostly does (roles). For a decoder-only model (GPT-2) the source is the prompt and the
+output its continuation."""
 
 from contextlib import contextmanager
 from typing import Callable, Iterator
@@ -9,12 +10,12 @@ import streamlit as st
 
 from model import AnatomyError
 from model.analysis import METHODS
-from model.analysis.attribution import BATCH, IG_STEPS
+from model.analysis.attribution import BATCH, IG_STEPS, padding_baseline
 from model.analysis.forced import work
 from model.engine import stages
 from ui import engine, lengths, player
 from ui.figures import shared
-from ui.page import bind, md, page_value, set_value, start
+from ui.page import _take_turn, bind, md, page_value, set_value, start
 from ui.urlstate import Field
 from viz.explain import lens_heatmap, lens_table, patch_effect, patch_grid_map, roles_frame
 from viz.focus import shaded_text
@@ -22,18 +23,34 @@ from viz.labels import display_piece
 from viz.lengths import around
 from viz.shapes import tensor_heatmap
 
-DEFINITIONS = {
-    "attention": "the last decoder layer's cross-attention, averaged over its heads",
-    "rollout": "attention rollout: the last layer's cross-attention times the encoder's self-attention, "
-               "layer after layer, each half attention and half the piece itself",
-    "gradient": "input × gradient: each source piece's token embedding times the gradient of the output "
-                "piece's log-probability with respect to it (red raises it, blue lowers it)",
-    "integrated-gradients": "integrated gradients: input × the gradient averaged along the way from a zero "
-                            "embedding to the real one (32 steps); a row sums to how much the sentence raises "
-                            "that piece's log-probability over an empty one",
-    "occlusion": "occlusion: how much the output piece's log-probability drops when that one source piece's "
-                 "embedding is set to zero",
-}
+
+def definitions(decoder_only: bool, padding: bool) -> dict[str, str]:
+    """What each attribution method measures, in the page's words (model.analysis.attribution)."""
+    source = "prompt piece" if decoder_only else "source piece"
+    start_from = "a sentence of padding pieces" if padding else "a zero embedding"
+    if decoder_only:
+        attention = ("the last decoder layer's self-attention from the position that chose the piece, averaged "
+                     "over its heads, on the prompt's pieces (the rest of its weight is on the new pieces before)")
+        rollout = ("attention rollout: the last layer's self-attention times the layers' below it, layer after "
+                   "layer, each half attention and half the piece itself; on the prompt's pieces")
+    else:
+        attention = "the last decoder layer's cross-attention, averaged over its heads"
+        rollout = ("attention rollout: the last layer's cross-attention times the encoder's self-attention, "
+                   "layer after layer, each half attention and half the piece itself")
+    return {
+        "attention": attention,
+        "rollout": rollout,
+        "gradient": f"input × gradient: each {source}'s token embedding times the gradient of the piece's "
+                    "log-probability with respect to it (red raises it, blue lowers it)",
+        "integrated-gradients": f"integrated gradients: input × the gradient averaged along the way from {start_from} "
+                                f"to the real one ({IG_STEPS} steps); a row sums to how much the "
+                                f"{'prompt' if decoder_only else 'sentence'} raises that piece's log-probability over "
+                                f"{'a sentence of padding pieces as long' if padding else 'an empty one'}",
+        "occlusion": f"occlusion: how much the piece's log-probability drops when that one {source}'s embedding "
+                     f"is set to {'the padding piece’s' if padding else 'zero'}",
+    }
+
+
 # Work (parameter x position products, model.analysis.forced.work) a part of the page may cost without
 # being asked: under half a second on one core. On the shipped model, only integrated gradients' whole table
 # for sentences of ten words or more is asked for; at opus-mt's size, every whole table but attention's and
@@ -57,6 +74,15 @@ def _hook_points(n_layers: int, norm_first: bool) -> dict[str, str]:
     return points
 
 
+def _prompt_points(n_layers: int, norm_first: bool) -> dict[str, str]:
+    """A decoder-only model's hook points worth patching at the prompt's positions: its embeddings
+    and every decoder layer's output (the decoder's own output after its final norm is read by no
+    later position, so it could change only piece 1)."""
+    return {"prompt embeddings": stages.embedding("sum", "target"),
+            **{f"decoder layer {layer + 1}": stages.layer_output("decoder", layer, norm_first)
+               for layer in range(n_layers)}}
+
+
 def _piece_picked() -> None:
     picked = st.session_state[PIECE_WIDGET]
     if picked is not None:
@@ -67,10 +93,9 @@ def _pick_piece(out_pieces: list[str], step: int, playing: bool) -> int:
     """The output pieces around the step as buttons (a click explains that piece) and a slider over
     all of them (`step=` in the URL); returns the piece on show, from 0."""
     if len(out_pieces) > 1:
-        step = bind("step", st.slider, label="Output piece", min_value=1, max_value=len(out_pieces),
-                    disabled=playing) - 1
+        step = bind("step", st.slider, label=PIECE, min_value=1, max_value=len(out_pieces), disabled=playing) - 1
     st.session_state[PIECE_WIDGET] = step
-    st.pills("Output piece to explain: click one", list(range(*around(step, len(out_pieces)))), key=PIECE_WIDGET,
+    st.pills(f"{PIECE} to explain: click one", list(range(*around(step, len(out_pieces)))), key=PIECE_WIDGET,
              on_change=_piece_picked, format_func=lambda i: md(display_piece(out_pieces[i])), disabled=playing,
              label_visibility="collapsed")
     return step
@@ -79,7 +104,7 @@ def _pick_piece(out_pieces: list[str], step: int, playing: bool) -> int:
 def _every_method(step: int) -> None:
     rows = {name: engine.attribution(bundle, ctl.sentence, out_ids, name, iv, pieces=(step,))[0] for name in METHODS}
     best = {name: int(abs(row).argmax()) for name, row in rows.items()}
-    st.markdown(f"#### Output piece {step + 1}, **{md(display_piece(out_pieces[step]))}**: where it came from")
+    st.markdown(f"#### {PIECE} {step + 1}, **{md(display_piece(out_pieces[step]))}**: where it came from")
     st.markdown(shared(shaded_text, list(rows.values()), src_pieces, list(rows), style, signed=True),
                 unsafe_allow_html=True)
     agree = len(set(best.values())) == 1
@@ -87,8 +112,27 @@ def _every_method(step: int) -> None:
                f"different units; hover a word for the value). {'Blue' if style.presentation else 'Pink'} raises the "
                f"piece, {'orange' if style.presentation else 'blue'} lowers it. "
                + (f"Every method points first to **{md(display_piece(src_pieces[best['occlusion']]))}**."
-                  if agree else "The methods disagree on the source piece that matters most: "
+                  if agree else f"The methods disagree on the {SOURCE} piece that matters most: "
                   + ", ".join(f"{name} **{md(display_piece(src_pieces[at]))}**" for name, at in best.items()) + "."))
+    notes = []
+    if decoder_only:
+        notes.append(f"{md(bundle.name)} is decoder-only: it has no encoder and no cross-attention, so the "
+                     "“source” is your prompt, fed to the decoder before the new pieces. Attention and rollout "
+                     "come from its self-attention; the gradient methods and occlusion change the prompt's token "
+                     "embeddings only, keeping the new pieces written before this one.")
+    if bundle.task_prefix:
+        notes.append(f"The source begins with the checkpoint's task prefix “{md(bundle.task_prefix.strip())}”: the "
+                     "model reads it as part of the sentence, so its pieces are columns too.")
+    if padding_baseline(bundle, iv):
+        notes.append("Integrated gradients and occlusion start from the padding piece's embedding, not from zero: "
+                     + ("this model adds nothing to its token embeddings (its positions are a bias on the attention "
+                        "scores)" if bundle.config.positional == "relative" else
+                        "with the positions switched off, nothing is added to the token embeddings")
+                     + " and normalizes them first. A norm sends any vector but zero to unit size, so on the way from "
+                       "a zero embedding the log-probabilities jump within the first tiny stretch, too steeply for any "
+                       "number of steps to follow, and the rows would not add up.")
+    for note in notes:
+        st.caption(note)
 
 
 def _asked(cost: float, cached: bool, label: str, key: str, note: str) -> st.delta_generator.DeltaGenerator | bool:
@@ -123,47 +167,54 @@ def _table_work(method: str) -> float:
 
 def _whole_table(output: tuple[int, int], source: tuple[int, int]) -> None:
     page_value(METHOD)
-    method = bind("method", st.radio, label="Every output piece by one method", options=list(METHODS),
+    method = bind("method", st.radio, label=f"Every {PIECE.lower()} by one method", options=list(METHODS),
                   horizontal=True)
     passes = -(-IG_STEPS * len(out_ids) // BATCH) if method == "integrated-gradients" else 1
     asked = _asked(_table_work(method), engine.attribution_cached(bundle, ctl.sentence, out_ids, method, iv),
                    f"Compute the whole table ({passes} batched pass{'es' if passes > 1 else ''})", "why-whole-table",
-                   f"{method.capitalize()} over every output piece costs more than this page computes unasked; the "
+                   f"{method.capitalize()} over every {PIECE.lower()} costs more than this page computes unasked; the "
                    "piece on show is above.")
     if asked is False:
         return
     with _filling(asked) as progress:
         scores = engine.attribution(bundle, ctl.sentence, out_ids, method, iv, progress=progress)
-    page.show(shared(tensor_heatmap, scores, out_pieces, style, f"Attribution: {method}", "source piece",
+    page.show(shared(tensor_heatmap, scores, out_pieces, style, f"Attribution: {method}", f"{SOURCE} piece",
                      src_pieces, output, source),
-              f"Rows are the output pieces, columns the source pieces; a cell is {DEFINITIONS[method]}. "
-              "Every output piece is scored as the model wrote it, teacher-forced on this translation.",
+              f"Rows are the {PIECE.lower()}s, columns the {SOURCE} pieces; a cell is {DEFINITIONS[method]}. "
+              f"Every piece is scored as the model wrote it, teacher-forced on this {WHAT}.",
               key="attribution")
 
 
 def _lens(step: int, output: tuple[int, int]) -> None:
     view = engine.lens(bundle, ctl.sentence, out_ids, iv)
     st.dataframe(lens_table(view.top_pieces_at(step), view.top_probs[:, step], out_pieces[step]))
-    st.caption(f"Output piece {step + 1}: each decoder layer's output put through what the model does after its "
-               "last layer (the output projection), and its first candidates with their probabilities; the piece "
-               "the model wrote is checked.")
-    page.show(shared(lens_heatmap, view.final, view.firsts, out_pieces, style, columns=output),
-              "Every output piece: the colour is the probability each layer's lens gives the piece the model finally "
-              "wrote, the text that layer's own first choice. With the causal mask on, the last row is the model "
-              "itself; with it off, every row sees the whole output at once, as in training, and may disagree with "
-              "what decoding chose.", key="lens")
+    after = "its final norm, the rescale by 1/√d_model and the output projection" if bundle.config.rescale_output \
+        else "its final norm and the output projection" if bundle.config.norm_first else "the output projection"
+    st.caption(f"{PIECE} {step + 1}: each decoder layer's output put through what the model does after its last "
+               f"layer ({after}), and its first candidates with their probabilities; the piece the model wrote is "
+               "checked." + (" The rows are the decoder's positions that chose the new pieces: the prompt's last, "
+                             "then each new piece's." if decoder_only else ""))
+    page.show(shared(lens_heatmap, view.final, view.firsts, out_pieces, style, columns=output,
+                     piece_axis=f"{PIECE.lower()} (what the model wrote)"),
+              f"Every {PIECE.lower()}: the colour is the probability each layer's lens gives the piece the model "
+              "finally wrote, the text that layer's own first choice. With the causal mask on, the last row is the "
+              f"model itself; with it off, every row sees the whole {WHAT} at once, as in training, and may "
+              "disagree with what decoding chose.", key="lens")
 
 
 def _patching(step: int, source: tuple[int, int]) -> None:
     page_value(DONOR)
-    donor = bind("donor", st.text_input, label="Donor sentence (its activations replace your sentence's)")
-    points = _hook_points(bundle.config.n_encoder_layers, bundle.config.norm_first)
+    donor = bind("donor", st.text_input, label=f"Donor {'prompt' if decoder_only else 'sentence'} (its activations "
+                                               f"replace your {'prompt' if decoder_only else 'sentence'}'s)")
+    cfg = bundle.config
+    points = _prompt_points(cfg.n_decoder_layers, cfg.norm_first) if decoder_only else \
+        _hook_points(cfg.n_encoder_layers, cfg.norm_first)
     hooks = tuple(points.values())
     cost = work(bundle, len(hooks) * len(src_pieces), len(src_pieces) + step + 1)
     asked = _asked(cost, engine.patch_cells_cached(bundle, donor, ctl.sentence, out_ids, step, hooks, iv),
                    f"Compute the patching grid ({len(hooks)} batched passes)", "why-patch-grid",
-                   "The grid patches every source position at every hook point: at this model's size, it is computed "
-                   "when you ask.")
+                   f"The grid patches every {SOURCE} position at every hook point: at this model's size, it is "
+                   "computed when you ask.")
     if asked is False:
         return
     try:
@@ -172,28 +223,32 @@ def _patching(step: int, source: tuple[int, int]) -> None:
     except AnatomyError as exc:
         st.warning(md(str(exc)))
         return
+    yours = "your prompt" if decoder_only else "your sentence"
     page.show(shared(patch_grid_map, grid, list(points), src_pieces, style,
-                     f"Output piece {step + 1}, {display_piece(out_pieces[step])}: one position from the donor",
-                     source),
-              "A cell: how much the log-probability of the piece on show changes when your sentence's activation at "
-              "that hook point (row) and source position (column) is the donor's. Positions both sentences have.",
+                     f"{PIECE} {step + 1}, {display_piece(out_pieces[step])}: one position from the donor",
+                     source, f"{SOURCE} position ({yours})"),
+              f"A cell: how much the log-probability of the piece on show changes when {yours}'s activation at "
+              f"that hook point (row) and {SOURCE} position (column) is the donor's. Positions both have, matched "
+              "by index" + (": a donor prompt with as many pieces lines up with yours throughout. Only the prompt's "
+                            "positions are patched; the new pieces are the same in both." if decoder_only else "."),
               key="patch-grid")
     row, position = divmod(int(abs(grid).argmax()), grid.shape[1])
     if abs(grid[row, position]) < UNCHANGED:
-        st.caption("No single position changes the piece: the donor is the same as your sentence there.")
+        st.caption(f"No single position changes the piece: the donor is the same as {yours} there.")
         return
     where = list(points)[row]
     moved = engine.translation_patched(bundle, donor, ctl.sentence, points[where], (position,), iv)
     st.markdown(f"The biggest change ({grid[row, position]:+.2f}): the **{md(where)}** at position {position + 1} "
-                f"(**{md(display_piece(src_pieces[position]))}**). Your sentence translated with that one activation "
-                f"from the donor:")
+                f"(**{md(display_piece(src_pieces[position]))}**). "
+                + ("Your prompt continued with that one activation from the donor (greedy, every step):"
+                   if decoder_only else "Your sentence translated with that one activation from the donor:"))
     st.markdown(f"> {md(moved)}")
     own = engine.score(bundle, ctl.sentence, out_ids, iv)
     with st.expander("Your own patch: any hook point, a span of positions"):
         where = st.selectbox("Hook point", list(points), index=row, key="w_patch_point")
         both = grid.shape[1]
-        span = st.slider("Source positions to patch (from 1)", 1, both, (1, both), key="w_patch_positions",
-                         disabled=both < 2) if both > 1 else (1, 1)
+        span = st.slider(f"{SOURCE.capitalize()} positions to patch (from 1)", 1, both, (1, both),
+                         key="w_patch_positions", disabled=both < 2) if both > 1 else (1, 1)
         try:
             moved_scores = engine.patched(bundle, donor, ctl.sentence, out_ids, points[where],
                                           tuple(range(span[0] - 1, span[1])), iv)
@@ -201,9 +256,10 @@ def _patching(step: int, source: tuple[int, int]) -> None:
             st.warning(md(str(exc)))
             return
         page.show(shared(patch_effect, own, moved_scores, out_pieces, style,
-                         f"Your translation's pieces, the {where} at positions {span[0]}-{span[1]} from the donor"),
-                  "Teacher-forced on your translation: how likely the model still finds each piece once that "
-                  "activation comes from the donor sentence. Patching your sentence with itself changes nothing.",
+                         f"Your {WHAT}'s pieces, the {where} at positions {span[0]}-{span[1]} from the donor",
+                         PIECE.lower()),
+                  f"Teacher-forced on your {WHAT}: how likely the model still finds each piece once that "
+                  f"activation comes from the donor. Patching {yours} with itself changes nothing.",
                   key="patch")
 
 
@@ -212,28 +268,48 @@ def body(step: int) -> None:
     step = _pick_piece(out_pieces, step, player.DECODING.playing())
     source = lengths.source_window(len(src_pieces))
     output = around(step, len(out_pieces))
-    st.subheader("Which source pieces made it")
+    st.subheader(f"Which {SOURCE} pieces made it")
     _every_method(step)
     _whole_table(output, source)
     st.subheader("What each decoder layer would already write")
     _lens(step, output)
-    st.subheader("Patching: activations from another sentence")
+    st.subheader(f"Patching: activations from another {'prompt' if decoder_only else 'sentence'}")
     _patching(step, source)
 
 
-page = start("Why this word?")
+page = start("Why this word?", needs_result=False)
 ctl, style, bundle = page.controls, page.style, page.bundle
+caps = bundle.capabilities
+decoder_only = caps.decoder and not caps.encoder
+_take_turn(bundle, ctl.sentence)  # a long text waits for its turn, as start() does when it runs the page's result
+PIECE, SOURCE, WHAT = ("New piece", "prompt", "continuation") if decoder_only else ("Output piece", "source",
+                                                                                     "translation")
 
-if not bundle.capabilities.translates:
+if decoder_only:  # its continuation (ui.page runs a translation or an encoding)
+    try:
+        page.result = engine.generate(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size)
+    except AnatomyError as exc:
+        st.error(md(str(exc)))
+        st.stop()
+else:
+    page.result = page.run()
+for warning in page.result.warnings:
+    st.warning(md(warning))
+
+if caps.encoder_only:
     st.info(f"{md(bundle.name)} does not translate, so no output piece needs explaining (attribution, the logit "
             "lens and patching a translation do not apply): below are the roles its heads play on your sentence.")
 else:
     result = page.result
-    out_ids = tuple(result.output_ids)
-    out_pieces, src_pieces = result.trace.out_pieces, result.trace.src_pieces
     iv = ctl.interventions()
+    DEFINITIONS = definitions(decoder_only, padding_baseline(bundle, iv))
+    out_ids = tuple(result.output_ids)
+    out_pieces = bundle.tokenizer.pieces(list(out_ids))
+    src_pieces = bundle.tokenizer.pieces(list(result.prompt_ids)) if decoder_only else result.trace.src_pieces
+    if decoder_only:
+        st.markdown(f"**Prompt** {md(result.prompt)}  \n**Continuation** {md(result.continuation) or '(empty)'}")
     if not out_ids:
-        st.info("The translation is empty: there is no output piece to explain.")
+        st.info(f"The {WHAT} is empty: there is no {PIECE.lower()} to explain.")
     else:
         set_value("step", min(ctl.step, len(out_ids) - 1) + 1)
         player.DECODING.controls(len(out_ids), "why")
@@ -246,8 +322,18 @@ st.subheader("What each head mostly does")
 st.dataframe(roles_frame(engine.roles(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size)), hide_index=True,
              column_config={c: st.column_config.NumberColumn(c, format="%.3f")
                             for c in ("previous", "same", "first", "last", "broad", "alignment")})
-st.caption("Scores are averages over the head's queries: weight on the piece before (previous), on itself (same), "
-           "on the first piece, on the last source piece (</s> or [SEP]), and how spread its weight is (broad, "
-           "normalised entropy). A head is tagged with the highest of the first four when it reaches 0.5, else "
-           "broad at 0.9 or more.")
+if decoder_only:
+    st.caption("Scores are averages over the head's queries (the prompt's positions, then the new pieces'): weight "
+               "on the piece before (previous), on itself (same), on the first piece, and how spread its weight is "
+               "(broad, normalised entropy). A head is tagged with the highest of the first three when it reaches "
+               "0.5, else broad at 0.9 or more. "
+               f"{md(bundle.name)} has no encoder and no cross-attention, so only the decoder's self-attention has "
+               "heads here: no encoder heads, no sink on a source's last piece (“last”), and no alignment with a "
+               "gold word alignment, which scores the cross-attention heads of a translation model against the "
+               "source words each French word comes from.")
+else:
+    st.caption("Scores are averages over the head's queries: weight on the piece before (previous), on itself "
+               "(same), on the first piece, on the last source piece (</s> or [SEP]), and how spread its weight is "
+               "(broad, normalised entropy). A head is tagged with the highest of the first four when it reaches "
+               "0.5, else broad at 0.9 or more.")
 page.finish(globals())

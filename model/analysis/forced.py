@@ -1,5 +1,10 @@
 """Teacher-forced passes the analyses share: a sentence and a fixed output in, the log-probability
-of every output piece out, with hook points patched as asked and gradients when wanted."""
+of every output piece out, with hook points patched as asked and gradients when wanted.
+
+The "source" is what the model reads before it writes: an encoder-decoder's source sentence (the
+encoder's input; T5's task prefix included), or a decoder-only model's prompt, which is fed to the
+decoder ahead of the output. Output piece t is then predicted at decoder row `first_row + t`: row t
+after the start piece, row P - 1 + t after a prompt of P pieces."""
 
 from __future__ import annotations
 
@@ -9,31 +14,58 @@ from typing import Iterator, Mapping, Sequence
 import torch
 
 from ..bundle import Bundle
+from ..engine import stages
 from ..engine.hooks import Patch, patching, recording
-from ..engine.interventions import Interventions
+from ..engine.interventions import DecodeOptions, Interventions
 from ..errors import InputError
 from ..traces import decoder_input
 
 
 def inputs(bundle: Bundle, sentence: str, output_ids: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor, list[int]]:
-    """(source ids (1, S), decoder input (1, T), the output pieces) for a model that translates."""
-    if not bundle.capabilities.translates:
+    """(source or prompt ids (1, S), decoder input (1, T'), the output pieces) for a model that
+    writes pieces: an encoder-decoder's decoder input is the start piece and the output but its
+    last piece; a decoder-only model's is the prompt, then the output but its last piece."""
+    if not bundle.capabilities.decoder:
         raise InputError(f"{bundle.name} does not translate: there is no output to explain.")
-    _, src_ids, _ = bundle.encode_source(sentence)
     produced = list(output_ids)[: bundle.config.max_len]
     if not produced:
         raise InputError("There is no output to explain.")
-    return torch.tensor([src_ids]), torch.tensor([decoder_input(bundle.specials.bos, produced)]), produced
+    if bundle.capabilities.encoder:
+        _, src_ids, _ = bundle.encode_source(sentence)
+        return torch.tensor([src_ids]), torch.tensor([decoder_input(bundle.specials.bos, produced)]), produced
+    # the prompt as Bundle.teacher_forced and Bundle.score read it: cut to leave room for the output
+    _, prompt, _ = bundle._read_prompt(sentence, DecodeOptions(max_len=len(produced)))
+    return torch.tensor([prompt]), torch.tensor([[*prompt, *produced[:-1]]]), produced
+
+
+def first_row(bundle: Bundle, src: torch.Tensor) -> int:
+    """The decoder row that predicts output piece 0: 0 after an encoder-decoder's start piece, the
+    prompt's last position for a decoder-only model (`src` is then the prompt)."""
+    return 0 if bundle.capabilities.encoder else src.size(1) - 1
+
+
+def embedding_stage(bundle: Bundle, stage: str = "scaled") -> str:
+    """The hook point of an embedding stage of the source: the encoder's input, or for a
+    decoder-only model the decoder's (whose first positions are the prompt)."""
+    return stages.embedding(stage, "source" if bundle.capabilities.encoder else "target")
 
 
 def log_probs(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, iv: Interventions,
               patches: Mapping[str, Patch] | None = None) -> torch.Tensor:
-    """(B, T, vocab) log-probabilities of a teacher-forced pass (batch rows repeat src and tgt to
-    the patches' batch size), with gradients when a patch value requires them."""
+    """(B, T, vocab) log-probabilities of the output pieces in a teacher-forced pass (batch rows
+    repeat src and tgt to the patches' batch size), with gradients when a patch value requires them."""
     batch = max([1, *(p.value.size(0) for p in (patches or {}).values())])
+    first = first_row(bundle, src)
     src, tgt = src.expand(batch, -1), tgt.expand(batch, -1)
     with _pass(patches):
-        return bundle.model(src, tgt, iv).float().log_softmax(dim=-1)
+        return bundle.model(src, tgt, iv)[:, first:].float().log_softmax(dim=-1)
+
+
+def decoder_rows(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, rows: Sequence[int],
+                 iv: Interventions) -> torch.Tensor:
+    """The decoder input a pass needs for output pieces `rows`: with the causal mask on no position
+    sees a later one, so the input past the last row asked changes nothing and is left out."""
+    return tgt[:, :first_row(bundle, src) + max(rows) + 1] if iv.causal_mask else tgt
 
 
 def chosen_at(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, produced: Sequence[int], rows: Sequence[int],
@@ -42,13 +74,13 @@ def chosen_at(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, produced: Se
     output projection applied at those positions only (the vocabulary may be large), with gradients
     when a patch value requires them."""
     model, batch = bundle.model, len(rows)
-    if iv.causal_mask:  # no position sees a later one: the decoder input past the last row asked changes nothing
-        tgt = tgt[:, :max(rows) + 1]
+    tgt = decoder_rows(bundle, src, tgt, rows, iv)
+    at = torch.tensor([first_row(bundle, src) + row for row in rows])
     src, tgt = src.expand(batch, -1), tgt.expand(batch, -1)
     where, wanted = torch.arange(batch), torch.tensor([produced[row] for row in rows])
     with _pass(patches):
         memory, src_mask = model.encode(src, iv) if bundle.capabilities.encoder else (None, None)
-        states = model.decode(tgt, memory, src_mask, iv, project=False)[where, torch.tensor(list(rows))]  # (B, d)
+        states = model.decode(tgt, memory, src_mask, iv, project=False)[where, at]  # (B, d)
         return model.project(states).float().log_softmax(dim=-1)[where, wanted]
 
 
@@ -76,9 +108,12 @@ def recorded(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, iv: Intervent
 
 
 def source_embedding(bundle: Bundle, src: torch.Tensor, iv: Interventions, stage: str) -> torch.Tensor:
-    """The source embedding stage `stage` (a hook point's name) of `src`, from the encoder alone."""
+    """The embedding stage `stage` (a hook point's name) of the source or prompt `src`, from the
+    embedding layer alone (the encoder's, or a decoder-only model's)."""
+    model = bundle.model
+    embed = model.src_embed if bundle.capabilities.encoder else model.tgt_embed
     with torch.inference_mode(), recording() as recorder:
-        bundle.model.encode(src, iv)
+        embed(src, iv.positional_encoding, use_scale=iv.scale_embeddings)
     return recorder.tensors[stage]
 
 

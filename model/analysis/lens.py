@@ -17,13 +17,16 @@ def logit_lens(bundle: Bundle, sentence: str, output_ids: Sequence[int],
                interventions: Interventions = Interventions()) -> np.ndarray:
     """(decoder layers, output pieces, vocabulary) log-probabilities under teacher forcing on
     `output_ids`: each decoder layer's output put through what the model applies after its last
-    layer (its final norm, if any, the output projection and its bias). The last layer's are the
-    model's own log-probabilities."""
+    layer (its final norm, if any, and `Transformer.project`: T5's d_model^-0.5 rescale, the output
+    projection and its bias). The last layer's are the model's own log-probabilities. For a
+    decoder-only model `sentence` is the prompt, and the rows are the positions that chose each
+    output piece (the prompt's last, then every output piece's but the last)."""
     bundle.check_interventions(interventions)
     src, tgt, _ = forced.inputs(bundle, sentence, output_ids)
     tensors = forced.recorded(bundle, src, tgt, interventions)
     model, cfg = bundle.model, bundle.config
-    layers = [tensors[stages.layer_output("decoder", layer, cfg.norm_first)][0]
+    first = forced.first_row(bundle, src)
+    layers = [tensors[stages.layer_output("decoder", layer, cfg.norm_first)][0, first:]
               for layer in range(cfg.n_decoder_layers)]
     with torch.inference_mode():
         logits = model.project(model.decoder.final_norm(torch.stack(layers)))  # (L, T, vocab)

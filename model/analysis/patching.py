@@ -1,7 +1,13 @@
-"""Activation patching between two sentences: run one with an activation taken from the other."""
+"""Activation patching between two sentences: run one with an activation taken from the other.
+
+Positions are matched by index. For an encoder-decoder the source positions are the encoder's (T5's
+task prefix included); for a decoder-only model (GPT-2) the "source" is the prompt, whose positions
+are the decoder's first ones: its hook points are the decoder's, and a donor prompt with as many
+pieces lines up with the receiver's everywhere."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Callable, Sequence
 
 import numpy as np
@@ -9,8 +15,10 @@ import torch
 
 from ..bundle import Bundle
 from ..engine import stages
+from ..engine.attention import KVCache
+from ..engine.decoding import allowed
 from ..engine.hooks import Patch, patching, sequence_axis
-from ..engine.interventions import Interventions
+from ..engine.interventions import DecodeOptions, Interventions
 from ..errors import InputError
 from . import forced
 
@@ -22,16 +30,18 @@ def patch(bundle: Bundle, donor: str, receiver: str, output_ids: Sequence[int], 
     the donor sentence's at `positions` (along the positions axis; all of them when None, which
     needs activations of one shape; positions must exist in both). Patching a sentence with itself
     changes nothing, exactly. For an encoder-only model (BERT), `output_ids` is not read and the
-    result is the receiver's sentence embedding (d_model,) instead (`patch_embedding`)."""
+    result is the receiver's sentence embedding (d_model,) instead (`patch_embedding`). For a
+    decoder-only model, donor and receiver are prompts, each followed by `output_ids` (so a decoder
+    position past the prompts holds the same output piece in both)."""
     _stage(hook)
     bundle.check_interventions(interventions)
     if bundle.capabilities.encoder_only:
         return patch_embedding(bundle, donor, receiver, hook, positions, interventions)
-    donor_src, tgt, produced = forced.inputs(bundle, donor, output_ids)
-    receiver_src, _, _ = forced.inputs(bundle, receiver, produced)
-    value = _activation(bundle, forced.recorded(bundle, donor_src, tgt, interventions), hook).clone()
+    donor_src, donor_tgt, produced = forced.inputs(bundle, donor, output_ids)
+    receiver_src, receiver_tgt, _ = forced.inputs(bundle, receiver, produced)
+    value = _activation(bundle, forced.recorded(bundle, donor_src, donor_tgt, interventions), hook).clone()
     try:
-        out = forced.log_probs(bundle, receiver_src, tgt, interventions, {hook: Patch(value, positions)})
+        out = forced.log_probs(bundle, receiver_src, receiver_tgt, interventions, {hook: Patch(value, positions)})
     except ValueError as exc:  # shapes or positions that do not fit
         raise InputError(str(exc)) from None
     return out[0].numpy()
@@ -43,28 +53,36 @@ def patch_grid(bundle: Bundle, donor: str, receiver: str, output_ids: Sequence[i
     """(hooks, source positions both sentences have): how much the receiver's log-probability of
     output piece `piece` (teacher-forced on `output_ids`) changes when the activation at one hook
     point, at one source position, is the donor's. Every hook must hold source positions
-    (`Stage.source_rows`); each hook's row is one batched pass, a batch row per position, after
-    which `progress` hears the share done."""
+    (`Stage.source_rows`; for a decoder-only model, any decoder hook point, whose first positions
+    are the prompt's); each hook's row is one batched pass, a batch row per position, after which
+    `progress` hears the share done."""
     for hook in hooks:
-        _source_side(hook)
+        _source_side(bundle, hook)
     bundle.check_interventions(interventions)
-    donor_src, tgt, produced = forced.inputs(bundle, donor, output_ids)
-    receiver_src, _, _ = forced.inputs(bundle, receiver, produced)
+    donor_src, donor_tgt, produced = forced.inputs(bundle, donor, output_ids)
+    receiver_src, receiver_tgt, _ = forced.inputs(bundle, receiver, produced)
     if not 0 <= piece < len(produced):
         raise InputError(f"Output piece {piece + 1} is not among the {len(produced)} of this output.")
-    theirs = forced.recorded(bundle, donor_src, tgt, interventions)
-    ours = forced.recorded(bundle, receiver_src, tgt, interventions)
+    # activations of passes as long as the grid's (with the causal mask on, they stop at the piece)
+    donor_tgt = forced.decoder_rows(bundle, donor_src, donor_tgt, [piece], interventions)
+    receiver_tgt = forced.decoder_rows(bundle, receiver_src, receiver_tgt, [piece], interventions)
+    theirs = forced.recorded(bundle, donor_src, donor_tgt, interventions)
+    ours = forced.recorded(bundle, receiver_src, receiver_tgt, interventions)
     both = min(donor_src.size(1), receiver_src.size(1))
     # the unpatched value from a pass of the same batch size: a self-patch differs from it by float rounding only
-    base = forced.chosen_at(bundle, receiver_src, tgt, produced, [piece] * both, interventions)
+    base = forced.chosen_at(bundle, receiver_src, receiver_tgt, produced, [piece] * both, interventions)
     grid = np.zeros((len(hooks), both))
     for row, hook in enumerate(hooks):
         own, donated = _activation(bundle, ours, hook), _activation(bundle, theirs, hook)
         axis = sequence_axis(own)
         value = own.expand(both, *own.shape[1:]).clone()  # batch row p: position p is the donor's
-        for position in range(both):
-            value[position].select(axis - 1, position).copy_(donated[0].select(axis - 1, position))
-        moved = forced.chosen_at(bundle, receiver_src, tgt, produced, [piece] * both, interventions,
+        try:
+            for position in range(both):
+                value[position].select(axis - 1, position).copy_(donated[0].select(axis - 1, position))
+        except RuntimeError as exc:  # a per-head tensor whose keys are the two sentences' positions
+            raise InputError(f"{hook!r} of sentences of different lengths does not fit position by position: "
+                             f"{exc}") from None
+        moved = forced.chosen_at(bundle, receiver_src, receiver_tgt, produced, [piece] * both, interventions,
                                  {hook: Patch(value)})
         grid[row] = (moved - base).numpy()
         if progress is not None:
@@ -75,16 +93,53 @@ def patch_grid(bundle: Bundle, donor: str, receiver: str, output_ids: Sequence[i
 def patched_translation(bundle: Bundle, donor: str, receiver: str, hook: str, positions: Sequence[int],
                         interventions: Interventions = Interventions()) -> list[int]:
     """The receiver's greedy translation (output ids) with the activation at a source-side hook
-    point taken from the donor at `positions`, at every decoding step."""
-    _source_side(hook)
+    point taken from the donor at `positions`, at every decoding step. For a decoder-only model,
+    the receiver prompt's greedy continuation (new ids, EOS included when it ended) with the
+    donor prompt's activation at prompt `positions` of a decoder hook point, in every step's pass."""
+    _source_side(bundle, hook)
     bundle.check_interventions(interventions)
     donor_src, tgt, _ = forced.inputs(bundle, donor, [bundle.specials.eos])
     value = _activation(bundle, forced.recorded(bundle, donor_src, tgt, interventions), hook).clone()
+    if not bundle.capabilities.encoder:
+        return _patched_continuation(bundle, donor_src.size(1), receiver, {hook: Patch(value, positions)},
+                                     interventions)
     try:
         with patching({hook: Patch(value, positions)}):
             return list(bundle.translate(receiver, interventions, trace=False).output_ids)
     except ValueError as exc:
         raise InputError(str(exc)) from None
+
+
+def _patched_continuation(bundle: Bundle, donor_length: int, receiver: str, patches: dict[str, Patch],
+                          iv: Interventions) -> list[int]:
+    """Greedy decoding as `Bundle.generate` does it (as many new pieces at most) with `patches` at
+    the prompt's positions. A patch's positions count from the start of each pass, so it is active
+    in passes that start at position 0 only: with the causal mask on, the first (the prompt, whose
+    keys and values every later step reads from the cache, as patched); with it off, every step's
+    pass over the whole prefix."""
+    model, specials = bundle.model, bundle.specials
+    _, prompt, _ = bundle._read_prompt(receiver, DecodeOptions())
+    both = min(donor_length, len(prompt))
+    if any(not 0 <= p < both for patch_ in patches.values() for p in (patch_.positions or ())):
+        raise InputError(f"Positions to patch must be among the {both} prompt positions both prompts have.")
+    most = bundle.max_new(len(prompt), DecodeOptions())
+    cache = KVCache() if iv.causal_mask else None
+    tokens, new = torch.tensor([prompt]), []
+    try:
+        with torch.inference_mode():
+            for step in range(most):
+                start = cache.length if cache is not None else 0
+                with patching(patches) if start == 0 else nullcontext():
+                    states = model.decode(tokens[:, start:], None, None, iv, cache, start=start, project=False)
+                if cache is not None:
+                    cache.length = tokens.size(1)
+                new.append(int(allowed(model.project(states[:, -1]), step, most, specials).argmax(-1)))
+                if new[-1] == specials.eos:
+                    break
+                tokens = torch.cat([tokens, torch.tensor([new[-1:]])], dim=1)
+    except ValueError as exc:  # shapes that do not fit
+        raise InputError(str(exc)) from None
+    return new
 
 
 def _stage(hook: str) -> stages.Stage:
@@ -94,9 +149,14 @@ def _stage(hook: str) -> stages.Stage:
         raise InputError(str(exc)) from None
 
 
-def _source_side(hook: str) -> None:
-    if not _stage(hook).source_rows:
-        raise InputError(f"{hook!r} does not hold source positions: patch it with `patch`.")
+def _source_side(bundle: Bundle, hook: str) -> None:
+    """Refuse a hook point whose positions are not the source's (a decoder-only model: the prompt's)."""
+    stage = _stage(hook)
+    if bundle.capabilities.encoder:
+        if not stage.source_rows:
+            raise InputError(f"{hook!r} does not hold source positions: patch it with `patch`.")
+    elif (stage.stack != "decoder" and stage.side != "target") or stage.stage == stages.POSITION_BIAS:
+        raise InputError(f"{hook!r} does not hold the prompt's positions: patch a decoder hook point.")
 
 
 def _activation(bundle: Bundle, recorded: dict[str, torch.Tensor], hook: str) -> torch.Tensor:

@@ -14,6 +14,10 @@ over the sentences:
               most-attended English word is    sentences come with their gold alignment: each is then
               a gold-aligned one               teacher-forced on its reference; see analysis/alignment.py)
 
+A decoder-only model (GPT-2) has the decoder's self-attention alone: its "last" (no source) and
+"alignment" (no cross-attention) do not apply, and its queries are the prompt's positions and then
+the new pieces'.
+
 A score that does not apply to a block is NaN. A head is tagged with the highest of previous, same,
 first, last and alignment when that is at least TAGGED; else "broad" when broad is at least BROAD;
 else none.
@@ -98,19 +102,24 @@ def _trace(bundle: Bundle, sentence: str, iv: Interventions, gold: AlignmentCase
     if bundle.capabilities.translates:
         output = gold.fr_ids if gold is not None else bundle.translate(sentence, iv, trace=False).output_ids
         return bundle.teacher_forced(sentence, output, iv)
+    if bundle.capabilities.decoder:  # decoder-only: the prompt and its greedy continuation
+        return bundle.teacher_forced(sentence, bundle.generate(sentence, iv, trace=False).output_ids, iv)
     return bundle.encode(sentence, iv).trace
 
 
 def head_roles(bundle: Bundle, sentences: list[str], interventions: Interventions = Interventions(),
                gold: list[AlignmentCase] | None = None) -> pd.DataFrame:
     """One row per head (stack, kind, layer, head): its scores averaged over the sentences (each
-    teacher-forced on the model's own greedy output, or on its reference when `gold` gives the
-    sentences' alignments, which adds the cross-attention heads' alignment score) and its role
-    (None when untagged)."""
+    teacher-forced on the model's own greedy output (a decoder-only model's: the prompt and its
+    greedy continuation), or on its reference when `gold` gives the sentences' alignments, which
+    adds the cross-attention heads' alignment score) and its role (None when untagged)."""
     if not sentences:
         raise InputError("Give at least one sentence to score the heads on.")
     if gold is not None and len(gold) != len(sentences):
         raise InputError("Give one gold alignment per sentence.")
+    if gold is not None and not bundle.capabilities.cross_attention:
+        raise InputError(f"{bundle.name} has no cross-attention: a gold word alignment scores the heads that "
+                         "read a source sentence, and it has none.")
     totals: dict[tuple[str, str, int, int], list[dict[str, float]]] = {}
     aligned: dict[tuple[str, str, int, int], list[float]] = {}
     words = 0
@@ -138,8 +147,8 @@ def _scores(trace: Trace, causal_mask: bool) -> dict[tuple[str, str, int, int], 
     """(stack, kind, layer, head) -> the role scores of every head in one trace."""
     return {(stack, kind, layer, head): role_scores(pattern, kind == "self", _causal(stack, kind, causal_mask),
                                                     _keys_are_source(stack, kind))
-            for stack, kind in stages.BLOCKS for layer in range(trace.n_layers(stack))
-            for head, pattern in enumerate(trace.pattern(stack, kind, layer))}
+            for stack, kind in stages.BLOCKS if stages.attention(stack, kind, 0, "pattern") in trace.tensors
+            for layer in range(trace.n_layers(stack)) for head, pattern in enumerate(trace.pattern(stack, kind, layer))}
 
 
 def _table(totals: dict[tuple[str, str, int, int], list[dict[str, float]]],
