@@ -20,6 +20,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from model import (Bundle, DecodeOptions, EncodeResult, Interventions, Trace, TranslationResult,
                    load_bundle)
+from model.results import GenerationResult
 from model.analysis import (attribute, experiments, knockout, logit_lens, patch, patch_grid,
                             patched_translation)
 from model.analysis.roles import trace_roles
@@ -114,6 +115,18 @@ def translate(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int =
               trace: bool = True) -> TranslationResult:
     """Translate through the cache keyed by (checkpoint id, sentence, switches, beam size, trace)."""
     return _translate(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, trace)
+
+
+@_cached
+def _generate(_bundle: Bundle, checkpoint_id: str, text: str, key: IvKey, beam_size: int,
+              trace: bool) -> GenerationResult:
+    return _bundle.generate(text, _iv(key), DecodeOptions(beam_size=beam_size), trace=trace)
+
+
+def generate(bundle: Bundle, text: str, iv: Interventions, beam_size: int = 1,
+             trace: bool = True) -> GenerationResult:
+    """A decoder-only model's continuation of the text, through the cache keyed like `translate`."""
+    return _generate(bundle, bundle.checkpoint_id, text, iv_key(iv), beam_size, trace)
 
 
 @_cached

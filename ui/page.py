@@ -280,8 +280,8 @@ class Page:
         """Translate the sentence under the controls' switches, optionally changed (without a trace when
         the page reads only the text and the steps); errors stop the page."""
         iv = self.controls.interventions(**changes)
-        return _or_stop(lambda: engine.translate(self.bundle, self.controls.sentence, iv, self.controls.beam_size,
-                                                 trace))
+        run = engine.translate if self.bundle.capabilities.encoder else engine.generate  # decoder-only: continue
+        return _or_stop(lambda: run(self.bundle, self.controls.sentence, iv, self.controls.beam_size, trace))
 
     def encode(self, sentence: str | None = None, **changes: Any) -> EncodeResult:
         """Run the encoder alone on the sentence (or another) under the switches; errors stop the page."""
