@@ -46,6 +46,11 @@ if relative:
         st.caption("The positions switch is off in the sidebar: the figures below show the bias the model adds "
                    "when it is on; every other page now runs without it.")
 
+    # each stack's bias and bucket at every distance from -reach to reach: past max_distance nothing changes
+    reach = round(max_distance * BEYOND)
+    profiles = {name: distance_profile(*bundle.relative_bias(name, reach + 1, reach + 1))
+                for name in ("encoder", "decoder")}
+
     st.subheader("The bias over your text")
     window = lengths.source_window(len(recorded.src_pieces))
     output = around(ctl.step, len(recorded.tgt_pieces))
@@ -57,9 +62,9 @@ if relative:
              "with the query itself (the upper triangle repeats the diagonal), and the causal mask hides those "
              "keys anyway.")):
         bias = recorded.tensor(stages.position_bias(name))[0]  # (heads, queries, keys)
-        buckets, _ = bundle.relative_bias(name, len(queries), len(queries))
+        distances, buckets, _ = profiles[name]
         direction = "bidirectional" if name == "encoder" else "causal"
-        page.show(shared(bias_heatmaps, bias, queries, queries, buckets, style,
+        page.show(shared(bias_heatmaps, bias, queries, queries, distances, buckets, style,
                          f"{name.capitalize()} self-attention: the bias each head adds ({direction} buckets)",
                          rows=span, columns=span),
                   "Each cell is the number added to the score of that query (row) and key (column) in every "
@@ -67,9 +72,8 @@ if relative:
                   "share a distance, so they share a colour. " + how, key=f"bias-{name}")
 
     st.subheader("The bias against distance")
-    reach = round(max_distance * BEYOND)
     for name, queries in (("encoder", recorded.src_pieces), ("decoder", recorded.tgt_pieces)):
-        distances, buckets, bias = distance_profile(*bundle.relative_bias(name, reach + 1, reach + 1))
+        distances, buckets, bias = profiles[name]
         per_side = n_buckets // 2 if name == "encoder" else n_buckets
         exact = per_side // 2  # model.engine.positional.relative_buckets: half of a side's buckets are exact
         page.show(shared(bias_against_distance, distances, buckets, bias, style,
@@ -81,7 +85,7 @@ if relative:
                   + f". The nearest {exact} distances each get a bucket of their own (one step each at the centre "
                   f"of the lower strip); beyond, buckets widen logarithmically (the shaded bands) up to "
                   f"{max_distance}, and every key farther than that shares the last bucket, so each curve is flat "
-                  f"there: {bundle.name} cannot tell a key {max_distance + 10} pieces away from one "
+                  f"there: {md(bundle.name)} cannot tell a key {max_distance + 10} pieces away from one "
                   f"{10 * max_distance} away. The dotted lines mark the farthest pair in your text.",
                   key=f"distance-{name}")
 else:

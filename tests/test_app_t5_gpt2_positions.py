@@ -275,13 +275,15 @@ def test_bias_figures_draw_every_head_and_mark_the_buckets():
     bands = [s for s in fig.layout.shapes if s.type == "rect"]
     assert len(bands) == len(bucket_spans(distances, buckets)) // 2
     assert {s.x0 for s in fig.layout.shapes if s.type == "line"} >= {-6, 6, -4, 4}
-    pieces = [f"▁w{i}" for i in range(n)]
-    square = relative_buckets(torch.arange(n)[None, :] - torch.arange(n)[:, None], True, 8, 6).numpy()
-    grid = bias_heatmaps(np.random.default_rng(1).normal(size=(heads, n, n)), pieces, pieces, square, Style(), "g",
-                         rows=(2, 7), columns=(2, 7))
-    assert len(grid.data) == heads and np.asarray(grid.data[0].z).shape == (5, 5)
-    cells = np.asarray(grid.data[0].customdata)
-    assert cells[0, 4, 0] == 4 and cells[4, 0, 0] == -4 and cells[0, 0, 1] == 0  # distance, bucket
+    long = 30  # a text longer than the profile: its far pairs share the end buckets
+    pieces = [f"▁w{i}" for i in range(long)]
+    grid = bias_heatmaps(np.random.default_rng(1).normal(size=(heads, long, long)), pieces, pieces, distances,
+                         buckets, Style(), "g", rows=(0, 25), columns=(0, 25))
+    assert len(grid.data) == heads and np.asarray(grid.data[0].z).shape == (25, 25)
+    cells = np.asarray(grid.data[0].customdata)  # (query, key, [distance, bucket])
+    every = np.arange(25)[None, :] - np.arange(25)[:, None]
+    assert np.array_equal(cells[..., 0], every)
+    assert np.array_equal(cells[..., 1], relative_buckets(torch.from_numpy(every), True, 8, 6).numpy())
     assert grid.layout.coloraxis.cmin == -grid.layout.coloraxis.cmax
     with pytest.raises(ValueError):
-        bias_heatmaps(np.zeros((heads, n, n)), pieces[:-1], pieces, square, Style(), "bad")
+        bias_heatmaps(np.zeros((heads, long, long)), pieces[:-1], pieces, distances, buckets, Style(), "bad")

@@ -154,20 +154,24 @@ def bias_against_distance(distances: np.ndarray, buckets: np.ndarray, bias: np.n
     return style.apply(fig, title, height=500 if not style.presentation else 640)
 
 
-def bias_heatmaps(bias: np.ndarray, queries: list[str], keys: list[str], buckets: np.ndarray, style: Style,
-                  title: str, rows: Span | None = None, columns: Span | None = None) -> go.Figure:
+def bias_heatmaps(bias: np.ndarray, queries: list[str], keys: list[str], distances: np.ndarray,
+                  buckets: np.ndarray, style: Style, title: str, rows: Span | None = None,
+                  columns: Span | None = None) -> go.Figure:
     """Every head's relative-position bias (heads, queries, keys) as a heatmap over the pieces, on one
     diverging scale centred on 0, inside a window of rows and columns (default: all); the hover names
-    the distance and its bucket."""
+    the distance and its bucket, read from the bucket of each distance (`distance_profile`: a distance
+    past either end shares the end's bucket, as every distance past max_distance does)."""
     heads = bias.shape[0]
-    if bias.shape[1:] != (len(queries), len(keys)) or buckets.shape != bias.shape[1:]:
-        raise ValueError(f"bias {bias.shape} and buckets {buckets.shape} do not match "
-                         f"{len(queries)} queries x {len(keys)} keys")
+    if bias.shape[1:] != (len(queries), len(keys)):
+        raise ValueError(f"bias {bias.shape} does not match {len(queries)} queries x {len(keys)} keys")
+    if len(distances) != len(buckets) or np.any(np.diff(distances) != 1):
+        raise ValueError("give the bucket of every distance in one unbroken range")
     rows, columns = rows or whole(len(queries)), columns or whole(len(keys))
     bound = float(np.abs(bias).max()) or 1.0
     z = bias[:, rows[0]:rows[1], columns[0]:columns[1]]
-    distance = np.arange(len(keys))[None, :] - np.arange(len(queries))[:, None]
-    cells = np.stack([distance, buckets], axis=-1)[rows[0]:rows[1], columns[0]:columns[1]]
+    distance = np.arange(columns[0], columns[1])[None, :] - np.arange(rows[0], rows[1])[:, None]
+    bucket = buckets[np.clip(distance, distances[0], distances[-1]) - distances[0]]
+    cells = np.stack([distance, bucket], axis=-1)
     qlabels, klabels = axis_labels(queries)[rows[0]:rows[1]], axis_labels(keys)[columns[0]:columns[1]]
     n_rows = math.ceil(heads / 4)
     per_row = math.ceil(heads / n_rows)  # 6 heads: two rows of 3, 8 heads: two rows of 4
