@@ -52,10 +52,10 @@ if relative:
                 for name in ("encoder", "decoder")}
 
     st.subheader("The bias over your text")
-    window = lengths.source_window(len(recorded.src_pieces))
+    source_span = lengths.source_window(len(recorded.src_pieces))  # the one window slider of the page
     output = around(ctl.step, len(recorded.tgt_pieces))
     for name, queries, span, how in (
-            ("encoder", recorded.src_pieces, window,
+            ("encoder", recorded.src_pieces, source_span,
              "Keys before and after the query have buckets of their own: the encoder reads both ways."),
             ("decoder", recorded.tgt_pieces, output,
              "The decoder's buckets count only keys at or before the query: every later key falls in bucket 0 "
@@ -173,7 +173,7 @@ if decoder_only:  # the same pieces read without positions: its own continuation
     window = around(ctl.step, len(with_pe.trace.tgt_pieces))
 else:
     off_trace = without_pe.trace
-    window = lengths.source_window(len(pieces))
+    window = source_span if relative else lengths.source_window(len(pieces))
 off = off_trace.pattern(stack, "self", layer)[ctl.head]
 read = with_pe.trace.tgt_pieces if decoder_only else with_pe.trace.src_pieces
 page.show(shared(mask_comparison, on, off, read, read, style,

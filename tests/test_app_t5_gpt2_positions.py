@@ -66,6 +66,14 @@ def test_every_page_runs_on_t5_and_gpt2(page, model):
         assert spec["data"] or spec["layout"].get("shapes")
 
 
+@pytest.mark.parametrize("model", [T5, GPT2])
+@pytest.mark.parametrize("page", PAGES[:3])
+def test_a_long_text_is_shown_through_windows(page, model):
+    at = _open(page, model, sentence=" ".join([SENTENCE] * 6))
+    for spec in charts(at):
+        assert spec["data"] or spec["layout"].get("shapes")
+
+
 # ---- Positional encoding -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("model", [T5, FLAN])
