@@ -115,9 +115,11 @@ else:
     left, right = st.columns([3, 2])
     with left:
         page.show(shared(encoding_heatmap, table, style, f"{'Learned position table' if learned else 'Encoding matrix'} "
-                                                 f"({rows} × {d_model})"),
+                                                 f"({rows} × {d_model})", learned),
                   "Each row is the vector added at one position. "
-                  + ("Its values are whatever training found useful; the scale is symmetric around 0." if learned else
+                  + ("Its values are whatever training found useful. The scale is symmetric around 0 and ends at the "
+                     "size 99% of the entries stay under, so that a few large ones do not wash out the rest (the hover "
+                     "shows every value)." if learned else
                      "Columns of fast waves change quickly with position, slow ones barely: every position gets a "
                      "unique pattern."), key="pe-table")
     with right:

@@ -29,10 +29,15 @@ def _signed_heatmap(z: np.ndarray, style: Style, title: str, x_title: str, value
     return style.apply(fig, title, height=height if not style.presentation else 560)
 
 
-def encoding_heatmap(table: np.ndarray, style: Style, title: str = "The positional encoding matrix") -> go.Figure:
-    """Positions (rows) x dimensions (columns); a sinusoidal table lies in [-1, 1], a learned one
-    gets a scale symmetric around 0 that fits its largest value."""
-    bound = max(1.0, float(np.abs(table).max())) if table.size else 1.0
+def encoding_heatmap(table: np.ndarray, style: Style, title: str = "The positional encoding matrix",
+                     learned: bool = False) -> go.Figure:
+    """Positions (rows) x dimensions (columns); a sinusoidal table lies in [-1, 1]. A learned one gets
+    a scale symmetric around 0 that ends at the 99th percentile of its sizes, so that a few large
+    entries (GPT-2 has some) do not wash out the rest; the hover shows every real value."""
+    if learned and table.size:
+        bound = float(np.quantile(np.abs(table), 0.99)) or 1.0
+    else:
+        bound = max(1.0, float(np.abs(table).max())) if table.size else 1.0
     return _signed_heatmap(table, style, title, "dimension", "value",
                            "position %{y}<br>dimension %{x}<br>value %{z:.3f}", 440, bound)
 
