@@ -295,3 +295,12 @@ def test_bias_figures_draw_every_head_and_mark_the_buckets():
     assert grid.layout.coloraxis.cmin == -grid.layout.coloraxis.cmax
     with pytest.raises(ValueError):
         bias_heatmaps(np.zeros((heads, long, long)), pieces[:-1], pieces, distances, buckets, Style(), "bad")
+
+
+def test_a_learned_tables_colour_scale_fits_its_values():
+    from viz.positional import encoding_heatmap
+    table = np.random.default_rng(2).normal(scale=0.02, size=(64, 16))
+    table[0, 0] = 3.0  # one outlier, as GPT-2 has at its first positions
+    learned = encoding_heatmap(table, Style(), learned=True).data[0]
+    assert learned.zmax == -learned.zmin and 0.03 < learned.zmax < 0.1
+    assert encoding_heatmap(table, Style()).data[0].zmax == 3.0  # a formula's table keeps its whole range
