@@ -35,15 +35,23 @@ def _same_as_sidebar(**changes: Any) -> bool:
     return ctl.interventions(**changes) == ctl.interventions()
 
 
-def _encoder_trace(**changes: Any) -> Trace:
-    """The encoder's recorded stages with the switches changed (the page's own trace when nothing changes)."""
-    return trace if _same_as_sidebar(**changes) else page.encode(**changes).trace
+def _first_stack_trace(**changes: Any) -> Trace:
+    """The first stack's recorded stages with the switches changed (the page's own trace when nothing
+    changes): the encoder's, or for a decoder-only model the same text and continuation read again."""
+    if _same_as_sidebar(**changes):
+        return trace
+    if bundle.capabilities.encoder:
+        return page.encode(**changes).trace
+    return engine.teacher_forced(bundle, ctl.sentence, page.result.output_ids, ctl.interventions(**changes))
 
 
 def _translation(**changes: Any) -> str:
-    """The translation with the switches changed: only its text is shown, so only the text is decoded."""
+    """The translation (a decoder-only model's continuation) with the switches changed: only its text is
+    shown, so only the text is decoded."""
     if _same_as_sidebar(**changes):
         return page.result.translation
+    if not bundle.capabilities.encoder:
+        return page.translate(trace=False, **changes).translation
     return engine.translation_text(bundle, ctl.sentence, ctl.interventions(**changes), ctl.beam_size)
 
 
@@ -60,18 +68,26 @@ def _compare_outputs(on: dict[str, Any], off: dict[str, Any], left: str, right: 
 page = start("Design choices")
 ctl, style, cfg, bundle = page.controls, page.style, page.bundle.config, page.bundle
 trace = page.result.trace
-layer, head = min(ctl.layer, cfg.n_encoder_layers - 1), ctl.head
+decoder_only = not bundle.capabilities.encoder
+stack = "decoder" if decoder_only else "encoder"  # the stack that reads the text first
+pieces = trace.tgt_pieces if decoder_only else trace.src_pieces
+layer, head = min(ctl.layer, trace.n_layers(stack) - 1), ctl.head
 st.markdown("The paper makes a handful of choices the tutorials keep asking about. Each section below measures one "
             f"of them on **{md(bundle.name)}** and the sentence in the sidebar, and turns the choice off to show "
             "what it prevents. The same switches are in the sidebar, so every other page shows their effect too.")
 
 # 1. sqrt(d_k)
 st.header("1. Why divide QKᵀ by √d_k?")
-variances = raw_dot_variance(trace)
+variances = raw_dot_variance(trace, stack)
 st.markdown(f"A score is the dot product of a query and a key, a sum of d_k = {cfg.d_k} products. If the entries "
             "were independent with variance 1, the sum would have variance d_k: the wider the heads, the larger "
             "the scores, and the softmax of large scores is nearly one-hot.")
-page.show(shared(dot_variance_by_head, variances, cfg.d_k, style, "Variance of the raw q·k of every encoder head"),
+if not cfg.scale_scores:
+    st.info(f"{md(bundle.name)} never divides its scores by √d_k: T5 folds the factor into its initialisation (its "
+            "query weights start √d_k times smaller) and was trained without it, so the raw scores below are what "
+            "its softmax gets. The scale switch in the sidebar changes nothing for this model.")
+block = "decoder self-attention" if decoder_only else "encoder"
+page.show(shared(dot_variance_by_head, variances, cfg.d_k, style, f"Variance of the raw q·k of every {block} head"),
           f"Measured on this sentence, from the recorded queries and keys (before any scaling): from "
           f"{variances.min():.1f} to {variances.max():.1f}, mean {variances.mean():.1f}, against d_k = {cfg.d_k}. "
           "Trained queries and keys are not unit-variance vectors, so the bars need not sit on the line; what "
@@ -88,29 +104,40 @@ with right:
               "that flows back through the softmax shrinks towards 0: a head stops learning. Dashed: divided by "
               "√d_k, all three stay where they are whatever the width.", key="dk-softmax")
 st.subheader("The switch, on the live model")
-on_pattern = _encoder_trace(scale_scores=True).pattern("encoder", "self", layer)
-off_pattern = _encoder_trace(scale_scores=False).pattern("encoder", "self", layer)
-window = lengths.source_window(len(trace.src_pieces))
-page.show(shared(mask_comparison, on_pattern[head], off_pattern[head], trace.src_pieces, trace.src_pieces, style,
-                 f"Encoder self-attention L{layer + 1} H{head + 1}", ("scores / √d_k", "raw scores"),
-                 rows=window, columns=window),
-          f"Mean entropy of every encoder head of layer L{layer + 1}: {mean_entropy(on_pattern):.3f} nats with the "
-          f"scaling, {mean_entropy(off_pattern):.3f} without: the raw scores make the patterns sharper (lower "
-          "entropy). The model was trained with the scaling, so without it every head reads other weights than "
-          "it learned to use.", key="dk-live")
-_compare_outputs(dict(scale_scores=True), dict(scale_scores=False), "with the scaling", "without it")
+if not cfg.scale_scores:
+    st.info(f"Not shown for {md(bundle.name)}: with the switch on or off it computes the very same scores, so both "
+            "patterns and both outputs would be identical.")
+else:
+    on_pattern = _first_stack_trace(scale_scores=True).pattern(stack, "self", layer)
+    off_pattern = _first_stack_trace(scale_scores=False).pattern(stack, "self", layer)
+    window = around(ctl.step, len(pieces)) if decoder_only else lengths.source_window(len(pieces))
+    page.show(shared(mask_comparison, on_pattern[head], off_pattern[head], pieces, pieces, style,
+                     f"{stack.capitalize()} self-attention L{layer + 1} H{head + 1}", ("scores / √d_k", "raw scores"),
+                     rows=window, columns=window),
+              f"Mean entropy of every {stack} head of layer L{layer + 1}: {mean_entropy(on_pattern):.3f} nats with "
+              f"the scaling, {mean_entropy(off_pattern):.3f} without: the raw scores make the patterns sharper "
+              "(lower entropy). The model was trained with the scaling, so without it every head reads other weights "
+              "than it learned to use."
+              + (" Both read the same text: your prompt and the continuation made with the scaling." if decoder_only
+                 else ""), key="dk-live")
+    _compare_outputs(dict(scale_scores=True), dict(scale_scores=False), "with the scaling", "without it")
 
 # 2. sqrt(d_model)
 st.header("2. Why multiply the embeddings by √d_model?")
 if not cfg.scale_embeddings:
     st.info(f"Not applicable: {md(bundle.name)} never scales its token embeddings"
             + (": it adds token, position and token-type vectors and normalizes the sum with a LayerNorm, which "
-               "sets the scale instead." if cfg.embed_norm else "."))
+               "sets the scale instead." if cfg.embed_norm else
+               ", and adds nothing positional to them (its positions are a bias on the attention scores), so there "
+               "is no position vector for the words to outweigh." if cfg.positional == "relative" else
+               ": its learned position vectors were trained together with the token embeddings, at their scale."
+               if cfg.positional == "learned" else "."))
 else:
-    sized = _encoder_trace(scale_embeddings=True)
-    token, scaled, position = (sized.tensor(stages.embedding(stage))[0] for stage in ("token", "scaled", "position"))
+    sized = _first_stack_trace(scale_embeddings=True)
+    side = "target" if decoder_only else "source"
+    token, scaled, position = (sized.tensor(stages.embedding(stage, side))[0] for stage in ("token", "scaled", "position"))
     token_norm, scaled_norm, position_norm = mean_norms(token, scaled, position)
-    page.show(shared(vector_sizes, token, scaled, position, trace.src_pieces, style),
+    page.show(shared(vector_sizes, token, scaled, position, pieces, style),
               f"The token embeddings of this sentence have a mean norm of {token_norm:.2f}; times √{cfg.d_model} "
               f"they reach {scaled_norm:.1f}, against {position_norm:.1f} for the positional encoding. Without the "
               "factor, the position vectors would outweigh the words they are added to.", key="dmodel-sizes")
@@ -121,7 +148,11 @@ st.header("3. Fill masked scores with −∞ or −10⁹?")
 st.markdown("A mask sets the scores it hides to a very negative number, so that the softmax gives them weight 0. "
             "With −∞ that weight is exactly 0. But a query whose **every** key is masked has nothing left: "
             "softmax(−∞, …, −∞) is 0/0, which is NaN. With −10⁹ that row is uniform instead, and nothing breaks.")
-if not ctl.padding:
+if decoder_only:
+    st.info(f"Not shown for {md(bundle.name)}: the demo batches your sentence with a source that is all padding, and a "
+            "decoder-only model has no source and no encoder. Its own rows are never fully masked either: the causal "
+            "mask always leaves each piece itself, so −∞ and −10⁹ give it the same weights.")
+elif not ctl.padding:
     st.info("The padding mask is off in the sidebar, so nothing is masked here: switch it on to see the demo.")
 else:
     # the page's own translation feeds the decoder: both fills give it on a normal sentence (tests/test_what_if.py)
@@ -138,7 +169,7 @@ else:
         story = "No NaN anywhere: nothing was fully masked."
     else:
         story = (f"The first NaN appears at {shares[first][0]}, the softmax of the first layer; every later encoder "
-                 "stage is NaN after it (context vectors, residual stream, every LayerNorm).")
+                 "stage is NaN after it (context vectors, residual stream, every norm).")
         if reached:
             story += (f" The decoder's own {len(spared)} stages before it reads the encoder (its embeddings and "
                       f"first self-attention) stay clean; the NaN enters at {reached} and from there fills every "

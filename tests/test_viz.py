@@ -140,7 +140,7 @@ def test_positional_figures(tiny_bundle, result):
 def test_every_stage_has_a_symbolic_shape_matching_its_numbers(result, tiny_bundle):
     trace, cfg = result.trace, tiny_bundle.config
     sizes = {"B": 1, "S": len(trace.src_pieces), "T": len(trace.tgt_pieces), "h": cfg.n_heads, "d_k": cfg.d_k,
-             "d_model": cfg.d_model, "d_ff": cfg.d_ff, "vocab": cfg.vocab_size}
+             "d_model": cfg.d_model, "h·d_k": cfg.d_attention, "d_ff": cfg.d_ff, "vocab": cfg.vocab_size}
     for name, shape in trace.stages:
         symbols = symbolic_shape(name, len(shape)).strip("()").split(", ")
         assert tuple(sizes[s] for s in symbols) == shape, name

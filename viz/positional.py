@@ -1,4 +1,5 @@
-"""The sinusoidal positional encoding: the table, its frequencies, similarities and sizes."""
+"""Positions: an absolute table (sinusoidal or learned) with its frequencies, similarities and sizes;
+and T5's relative-position bias, by (query, key) over a sentence and by distance, with its buckets."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import math
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
-from .labels import axis_labels, thin_ticks
+from .labels import CONTAINER_PX, axis_labels, thin_ticks, token_axis
+from .lengths import Span, whole, window_note
 from .style import RIGHT_LEGEND, Style
 
 
@@ -26,10 +29,15 @@ def _signed_heatmap(z: np.ndarray, style: Style, title: str, x_title: str, value
     return style.apply(fig, title, height=height if not style.presentation else 560)
 
 
-def encoding_heatmap(table: np.ndarray, style: Style, title: str = "The positional encoding matrix") -> go.Figure:
-    """Positions (rows) x dimensions (columns); a sinusoidal table lies in [-1, 1], a learned one
-    gets a scale symmetric around 0 that fits its largest value."""
-    bound = max(1.0, float(np.abs(table).max())) if table.size else 1.0
+def encoding_heatmap(table: np.ndarray, style: Style, title: str = "The positional encoding matrix",
+                     learned: bool = False) -> go.Figure:
+    """Positions (rows) x dimensions (columns); a sinusoidal table lies in [-1, 1]. A learned one gets
+    a scale symmetric around 0 that ends at the 99th percentile of its sizes, so that a few large
+    entries (GPT-2 has some) do not wash out the rest; the hover shows every real value."""
+    if learned and table.size:
+        bound = float(np.quantile(np.abs(table), 0.99)) or 1.0
+    else:
+        bound = max(1.0, float(np.abs(table).max())) if table.size else 1.0
     return _signed_heatmap(table, style, title, "dimension", "value",
                            "position %{y}<br>dimension %{x}<br>value %{z:.3f}", 440, bound)
 
@@ -77,3 +85,124 @@ def vector_sizes(token: np.ndarray, scaled: np.ndarray, position: np.ndarray, pi
 def mean_norms(token: np.ndarray, scaled: np.ndarray, position: np.ndarray) -> tuple[float, float, float]:
     """Mean L2 norm over positions of the token embedding, the scaled embedding and the encoding."""
     return tuple(float(np.linalg.norm(values, axis=-1).mean()) for values in (token, scaled, position))
+
+
+def distance_profile(buckets: np.ndarray, bias: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """From a stack's square bucket map (n, n) and bias (heads, n, n) over positions 0..n-1: every
+    distance key - query from -(n-1) to n-1, its bucket, and each head's bias there (heads, 2n-1).
+    The last query's row holds the keys before it, the first query's row the keys after it."""
+    n = buckets.shape[-1]
+    if buckets.shape != (n, n) or bias.shape[1:] != (n, n):
+        raise ValueError(f"expected a square bucket map and (heads, n, n) bias, got {buckets.shape} and {bias.shape}")
+    distances = np.arange(-(n - 1), n)
+    return (distances, np.concatenate([buckets[-1], buckets[0, 1:]]),
+            np.concatenate([bias[:, -1], bias[:, 0, 1:]], axis=1))
+
+
+def bucket_spans(distances: np.ndarray, buckets: np.ndarray) -> list[tuple[int, int, int]]:
+    """(bucket, first distance, last distance) of every run of one bucket along increasing distances."""
+    if len(distances) != len(buckets):
+        raise ValueError("give one bucket per distance")
+    starts = [0] + [i for i in range(1, len(buckets)) if buckets[i] != buckets[i - 1]]
+    ends = starts[1:] + [len(buckets)]
+    return [(int(buckets[a]), int(distances[a]), int(distances[b - 1])) for a, b in zip(starts, ends)]
+
+
+BAND = "rgba(0, 0, 0, 0.055)"  # every other bucket's span of distances, behind the curves
+
+
+def bias_against_distance(distances: np.ndarray, buckets: np.ndarray, bias: np.ndarray, style: Style,
+                          title: str, max_distance: int, reach: int | None = None) -> go.Figure:
+    """Each head's bias (heads, distances) against the distance key - query, above the bucket each
+    distance falls in; every other bucket's span shaded, ±max_distance marked (every farther key
+    shares the last bucket) and, with `reach`, the farthest pair of the person's sentence."""
+    if bias.shape[-1] != len(distances):
+        raise ValueError(f"bias of shape {bias.shape} does not match {len(distances)} distances")
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.74, 0.26], vertical_spacing=0.05)
+    spans = bucket_spans(distances, buckets)
+    for index, (bucket, first, last) in enumerate(spans):
+        if index % 2:
+            fig.add_shape(type="rect", x0=first - 0.5, x1=last + 0.5, xref="x", y0=0, y1=1, yref="paper",
+                          fillcolor=BAND, line_width=0, layer="below")
+    span_of = {d: (first, last) for _, first, last in spans for d in range(first, last + 1)}
+    spanned = np.array([span_of[int(d)] for d in distances])
+    for head in range(bias.shape[0]):
+        fig.add_trace(go.Scatter(x=distances, y=bias[head], mode="lines", name=f"H{head + 1}",
+                                 line=dict(width=style.line_width, shape="hvh"),
+                                 hovertemplate="%{y:.3f}"), row=1, col=1)
+    # unseen points that put the bucket of the distance under the pointer into the shared hover box
+    fig.add_trace(go.Scatter(x=distances, y=bias[0], mode="markers", marker=dict(opacity=0), showlegend=False,
+                             name="bucket", customdata=np.column_stack([buckets, spanned]),
+                             hovertemplate="bucket %{customdata[0]}: distances %{customdata[1]} to "
+                                           "%{customdata[2]}<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Scatter(x=distances, y=buckets, mode="lines", line=dict(width=style.line_width, shape="hvh",
+                                                                              color="#333333"),
+                             name="bucket", showlegend=False,
+                             hovertemplate="distance %{x}<br>bucket %{y}<extra></extra>"), row=2, col=1)
+    edge = dict(color="#111111", dash="dash", width=max(1.0, style.line_width / 2))
+    for side in (-1, 1):
+        if distances.min() <= side * max_distance <= distances.max():
+            fig.add_vline(x=side * max_distance, line=edge, row="all", col=1)
+    fig.add_annotation(x=max_distance if distances.max() >= max_distance else distances.max(), y=1, yref="paper",
+                       yanchor="bottom", xanchor="right", showarrow=False, font=dict(size=style.tick),
+                       text=f"±{max_distance} = max_distance: every farther key shares the last bucket")
+    if reach:
+        sentence = dict(color=style.highlight, dash="dot", width=max(1.0, style.line_width / 2))
+        for side in (-1, 1):
+            fig.add_vline(x=side * reach, line=sentence, row=1, col=1)
+        fig.add_annotation(x=reach, y=0.98, yref="paper", xanchor="left", yanchor="top", showarrow=False,
+                           font=dict(size=style.tick, color=style.highlight), text=f" your text: ±{reach}")
+    fig.update_layout(template=style.template, legend=RIGHT_LEGEND, hovermode="x unified")
+    fig.update_yaxes(title_text="bias added to the score", row=1, col=1)
+    fig.update_yaxes(title_text="bucket", row=2, col=1, rangemode="tozero")
+    fig.update_xaxes(title_text="distance = key position − query position", row=2, col=1)
+    return style.apply(fig, title, height=500 if not style.presentation else 640)
+
+
+def bias_heatmaps(bias: np.ndarray, queries: list[str], keys: list[str], distances: np.ndarray,
+                  buckets: np.ndarray, style: Style, title: str, rows: Span | None = None,
+                  columns: Span | None = None) -> go.Figure:
+    """Every head's relative-position bias (heads, queries, keys) as a heatmap over the pieces, on one
+    diverging scale centred on 0, inside a window of rows and columns (default: all); the hover names
+    the distance and its bucket, read from the bucket of each distance (`distance_profile`: a distance
+    past either end shares the end's bucket, as every distance past max_distance does)."""
+    heads = bias.shape[0]
+    if bias.shape[1:] != (len(queries), len(keys)):
+        raise ValueError(f"bias {bias.shape} does not match {len(queries)} queries x {len(keys)} keys")
+    if len(distances) != len(buckets) or np.any(np.diff(distances) != 1):
+        raise ValueError("give the bucket of every distance in one unbroken range")
+    rows, columns = rows or whole(len(queries)), columns or whole(len(keys))
+    bound = float(np.abs(bias).max()) or 1.0
+    z = bias[:, rows[0]:rows[1], columns[0]:columns[1]]
+    distance = np.arange(columns[0], columns[1])[None, :] - np.arange(rows[0], rows[1])[:, None]
+    bucket = buckets[np.clip(distance, distances[0], distances[-1]) - distances[0]]
+    cells = np.stack([distance, bucket], axis=-1)
+    qlabels, klabels = axis_labels(queries)[rows[0]:rows[1]], axis_labels(keys)[columns[0]:columns[1]]
+    n_rows = math.ceil(heads / 4)
+    per_row = math.ceil(heads / n_rows)  # 6 heads: two rows of 3, 8 heads: two rows of 4
+    width_px = CONTAINER_PX / per_row - 60
+    panel_h = int(min(width_px + 60, max(300 if style.presentation else 230, len(qlabels) * (style.tick + 3) + 60)))
+    label_px = max((len(label) for label in klabels), default=1) * style.tick * 0.62 + style.font * 2 + 12
+    height = panel_h * n_rows + int(label_px) * (n_rows - 1) + 70
+    gap_x, gap_y = (0.04 if per_row > 1 else 0.0), (label_px / (height - 100) if n_rows > 1 else 0.0)
+    cell_w, cell_h = (1 - gap_x * (per_row - 1)) / per_row, (1 - gap_y * (n_rows - 1)) / n_rows
+    data, layout, notes = [], {}, []
+    for h in range(heads):
+        row, col = divmod(h, per_row)
+        suffix = "" if h == 0 else str(h + 1)
+        x0, y1 = col * (cell_w + gap_x), 1 - row * (cell_h + gap_y)
+        data.append(go.Heatmap(z=z[h].astype(np.float32), x=klabels, y=qlabels, customdata=cells,
+                               coloraxis="coloraxis", xaxis=f"x{suffix}", yaxis=f"y{suffix}",
+                               hovertemplate="query %{y}<br>key %{x}<br>distance %{customdata[0]}, bucket "
+                                             "%{customdata[1]}<br>bias %{z:.3f}<extra>H" + str(h + 1) + "</extra>"))
+        layout[f"xaxis{suffix}"] = token_axis(klabels, width_px, style.tick, tickangle=-90,
+                                              domain=[max(0.0, x0), min(1.0, x0 + cell_w)], anchor=f"y{suffix}")
+        layout[f"yaxis{suffix}"] = token_axis(qlabels if col == 0 else [], panel_h - 60, style.tick,
+                                              domain=[max(0.0, y1 - cell_h), min(1.0, y1)], anchor=f"x{suffix}",
+                                              autorange="reversed", showticklabels=(col == 0))
+        notes.append(dict(text=f"H{h + 1}", x=x0 + cell_w / 2, y=y1, xref="paper", yref="paper", xanchor="center",
+                          yanchor="bottom", showarrow=False, font=dict(size=style.font)))
+    fig = style.figure(coloraxis=dict(colorscale=style.diverging, cmin=-bound, cmax=bound,
+                                      colorbar=dict(title="bias", thickness=14)), annotations=notes, **layout)
+    fig.add_traces(data)
+    return style.apply(fig, title + window_note(rows, columns, len(queries), len(keys)), height=height)

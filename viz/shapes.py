@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, fields
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -20,12 +23,16 @@ def symbolic_shape(name: str, ndim: int) -> str:
         return "(B, T, vocab)"
     if stage.stage == "ids":
         return f"(B, {seq})"
+    if stage.stage == stages.POSITION_BIAS:  # one bias for the whole batch
+        return f"(1, h, {seq}, {seq})"
     if stage.keys is not None:
         return f"(B, h, {seq}, {'S' if stage.keys == 'source' else 'T'})"
     if stage.per_head:  # q, k, v, context
         return f"(B, h, {seq}, d_k)"
     if stage.in_ffn and stage.stage == "hidden":
         return f"(B, {seq}, d_ff)"
+    if stage.stage == "concat":  # the heads side by side, before the output projection
+        return f"(B, {seq}, h·d_k)"
     return f"(B, {seq}, d_model)" if ndim == 3 else "(" + ", ".join("?" * ndim) + ")"
 
 
@@ -105,73 +112,201 @@ def tensor_heatmap(matrix: np.ndarray, row_pieces: list[str] | None, style: Styl
     return style.apply(fig, title, height=height)
 
 
-def flow_diagram(shapes: dict[str, tuple[int, ...]], style: Style, title: str | None = None) -> go.Figure:
-    """Boxes for the stages of layer 0 of each stack (the encoder's alone for an encoder-only
-    model); each arrow carries the tensor's shape."""
-    has_decoder = stages.DECODER_OUTPUT in shapes
-    if title is None:
-        title = ("One encoder layer and one decoder layer" if has_decoder else "One encoder layer") + \
-            ", with shapes on the edges"
-    embed = ("embed + positions + type<br>then LayerNorm" if stages.embedding("norm") in shapes
-             else "embed ×√d_model<br>+ positional enc.")
+@dataclass(frozen=True)
+class Blueprint:
+    """The choices of a model family that the flow diagram writes in its boxes (a ModelConfig's
+    fields of the same names); the defaults are the paper's."""
 
-    def shape(name: str) -> str:
+    norm: str = "layer"             # "layer" (LayerNorm) or "rms" (RMS norm: no centring, no bias)
+    norm_first: bool = False        # Pre-LN: a norm before each sublayer, and a final one after the last layer
+    gated_ffn: bool = False
+    positional: str = "sinusoidal"  # "sinusoidal", "sinusoidal_halves", "learned" or "relative"
+    scale_embeddings: bool = True
+    embed_norm: bool = False
+    n_heads: int = 0
+    d_k: int = 0
+    d_model: int = 0
+
+    @classmethod
+    def of(cls, config: object) -> "Blueprint":
+        """The blueprint of a model config (any object with these attributes)."""
+        return cls(**{f.name: getattr(config, f.name) for f in fields(cls)})
+
+    @property
+    def norm_name(self) -> str:
+        """The norm as the boxes name it."""
+        return "RMS norm" if self.norm == "rms" else "LayerNorm"
+
+
+Box = tuple[str, str, str | None]  # (key, label, the hook whose shape the arrow into it carries)
+
+
+def _embedding_box(blueprint: Blueprint, side: str, shapes: dict[str, tuple[int, ...]]) -> str:
+    if blueprint.embed_norm or stages.embedding("norm", side) in shapes:
+        return "embed + positions + type<br>then LayerNorm"
+    scaled = " ×√d_model" if blueprint.scale_embeddings else ""
+    if blueprint.positional == "relative":
+        return f"token embedding{scaled}<br>(no positions added)"
+    return f"embed{scaled}<br>+ {'learned positions' if blueprint.positional == 'learned' else 'positional enc.'}"
+
+
+def _attention_box(name: str, stack: str, shapes: dict[str, tuple[int, ...]], blueprint: Blueprint) -> str:
+    lines = ([f"{blueprint.norm_name}, then"] if blueprint.norm_first else []) + [name]
+    bias = stages.position_bias(stack)
+    if bias in shapes:
+        lines.append(f"+ position bias {symbolic_shape(bias, 4)}")
+    width = blueprint.n_heads * blueprint.d_k
+    if width and blueprint.d_model and width != blueprint.d_model:
+        lines.append(f"h × d_k = {blueprint.n_heads} × {blueprint.d_k} = {width} wide")
+    return "<br>".join(lines)
+
+
+def _ffn_box(blueprint: Blueprint, then: str = "") -> str:
+    lines = [f"{blueprint.norm_name}, then"] if blueprint.norm_first else []
+    lines += ["gated feed-forward", "act(x W₁) ⊙ x W₃, then W₂"] if blueprint.gated_ffn else ["feed-forward"]
+    lines[-1] += then
+    return "<br>".join(lines)
+
+
+def _encoder_boxes(shapes: dict[str, tuple[int, ...]], blueprint: Blueprint) -> list[Box]:
+    layer = ("encoder", 0)
+    attention = _attention_box("multi-head self-attention", "encoder", shapes, blueprint)
+    if blueprint.norm_first:
+        return [("src_ids", "source ids", None), ("src_emb", _embedding_box(blueprint, "source", shapes),
+                                                  stages.embedding("ids")),
+                ("enc_attn", attention, stages.embedding("sum")),
+                ("enc_add1", "add (residual)", stages.attention("encoder", "self", 0, "out")),
+                ("enc_ffn", _ffn_box(blueprint), stages.sublayer(*layer, "resid_self")),
+                ("enc_add2", "add (residual)", stages.ffn(*layer, "out")),
+                ("memory", f"final {blueprint.norm_name}<br>→ memory (encoder output)", stages.sublayer(*layer, "resid_ffn"))]
+    return [("src_ids", "source ids", None), ("src_emb", _embedding_box(blueprint, "source", shapes), stages.embedding("ids")),
+            ("enc_attn", attention, stages.embedding("sum")),
+            ("enc_norm1", "add & norm", stages.attention("encoder", "self", 0, "out")),
+            ("enc_ffn", _ffn_box(blueprint), stages.sublayer(*layer, "norm_self")),
+            ("enc_norm2", "add & norm", stages.ffn(*layer, "out")),
+            ("memory", "memory (encoder output)", stages.MEMORY)]
+
+
+def _decoder_boxes(shapes: dict[str, tuple[int, ...]], blueprint: Blueprint, cross: bool) -> list[Box]:
+    layer = ("decoder", 0)
+    ids = ("tgt_ids", "target ids (shifted)" if cross else "ids: your text, then<br>each new piece but the last", None)
+    embed = ("tgt_emb", _embedding_box(blueprint, "target", shapes), stages.embedding("ids", "target"))
+    attention = ("dec_attn", _attention_box("masked multi-head self-attention", "decoder", shapes, blueprint),
+                 stages.embedding("sum", "target"))
+    reads = ("cross-attention<br>(queries: decoder, keys: memory)" if not blueprint.norm_first else
+             f"{blueprint.norm_name}, then cross-attention<br>(queries: decoder, keys: memory)")
+    if blueprint.norm_first:
+        boxes = [ids, embed, attention, ("dec_add1", "add (residual)", stages.attention("decoder", "self", 0, "out"))]
+        if cross:
+            boxes += [("dec_cross", reads, stages.sublayer(*layer, "resid_self")),
+                      ("dec_add2", "add (residual)", stages.attention("decoder", "cross", 0, "out"))]
+        boxes += [("dec_ffn", _ffn_box(blueprint), stages.sublayer(*layer, "resid_cross" if cross else "resid_self")),
+                  ("dec_add3", "add (residual)", stages.ffn(*layer, "out")),
+                  ("logits", f"final {blueprint.norm_name} → linear → logits", stages.sublayer(*layer, "resid_ffn"))]
+        return boxes
+    boxes = [ids, embed, attention, ("dec_norm1", "add & norm", stages.attention("decoder", "self", 0, "out"))]
+    if cross:
+        boxes += [("dec_cross", reads, stages.sublayer(*layer, "norm_self")),
+                  ("dec_norm2", "add & norm", stages.attention("decoder", "cross", 0, "out"))]
+    return boxes + [("dec_ffn", _ffn_box(blueprint, " + add & norm"),
+                     stages.sublayer(*layer, "norm_cross" if cross else "norm_self")),
+                    ("logits", "linear → logits", stages.DECODER_OUTPUT)]
+
+
+def flow_diagram(shapes: dict[str, tuple[int, ...]], style: Style, title: str | None = None,
+                 blueprint: Blueprint = Blueprint()) -> go.Figure:
+    """Boxes for the stages of layer 0 of each stack the model has (an encoder, a decoder or both),
+    labelled with its family's choices; each arrow carries the tensor's shape."""
+    has_encoder, has_decoder = stages.MEMORY in shapes, stages.DECODER_OUTPUT in shapes
+    cross = stages.attention("decoder", "cross", 0, "out") in shapes
+    if title is None:
+        title = ("One encoder layer and one decoder layer" if has_encoder and has_decoder else
+                 "One encoder layer" if has_encoder else "One decoder layer (no encoder, no cross-attention)") + \
+            ", with shapes on the edges"
+
+    def shape(name: str | None) -> str:
         if name not in shapes:
             return "?"
         return f"{symbolic_shape(name, len(shapes[name]))}<br>{'×'.join(str(d) for d in shapes[name])}"
 
-    enc_attn, dec_attn, cross = (stages.attention(stack, kind, 0, "out") for stack, kind in stages.BLOCKS)
-    boxes = {  # name: (x, y, label)
-        "src_ids": (0, 9, "source ids"), "src_emb": (0, 8, embed),
-        "enc_attn": (0, 6.6, "multi-head<br>self-attention"), "enc_norm1": (0, 5.3, "add & norm"),
-        "enc_ffn": (0, 4.0, "feed-forward"), "enc_norm2": (0, 2.7, "add & norm"),
-        "memory": (0, 1.4, "memory (encoder output)"),
-        "tgt_ids": (2, 9, "target ids (shifted)"), "tgt_emb": (2, 8, "embed ×√d_model<br>+ positional enc."),
-        "dec_attn": (2, 6.6, "masked multi-head<br>self-attention"), "dec_norm1": (2, 5.3, "add & norm"),
-        "dec_cross": (2, 4.0, "cross-attention<br>(queries: decoder, keys: memory)"),
-        "dec_norm2": (2, 2.7, "add & norm"), "dec_ffn": (2, 1.4, "feed-forward + add & norm"),
-        "logits": (2, 0.0, "linear → logits"),
-    }
-    edges = [  # (from, to, hook whose shape the edge carries)
-        ("src_ids", "src_emb", stages.embedding("ids")), ("src_emb", "enc_attn", stages.embedding("sum")),
-        ("enc_attn", "enc_norm1", enc_attn), ("enc_norm1", "enc_ffn", stages.sublayer("encoder", 0, "norm_self")),
-        ("enc_ffn", "enc_norm2", stages.ffn("encoder", 0, "out")), ("enc_norm2", "memory", stages.MEMORY),
-        ("tgt_ids", "tgt_emb", stages.embedding("ids", "target")), ("tgt_emb", "dec_attn", stages.embedding("sum", "target")),
-        ("dec_attn", "dec_norm1", dec_attn), ("dec_norm1", "dec_cross", stages.sublayer("decoder", 0, "norm_self")),
-        ("memory", "dec_cross", stages.MEMORY), ("dec_cross", "dec_norm2", cross),
-        ("dec_norm2", "dec_ffn", stages.sublayer("decoder", 0, "norm_cross")), ("dec_ffn", "logits", stages.DECODER_OUTPUT),
-    ]
-    if not has_decoder:
-        boxes = {key: box for key, box in boxes.items() if box[0] == 0}
-        edges = [edge for edge in edges if edge[0] in boxes and edge[1] in boxes]
-    box_w, box_h = 0.42, 0.42
+    columns = ([("Encoder layer", _encoder_boxes(shapes, blueprint))] if has_encoder else []) + \
+        ([("Decoder layer", _decoder_boxes(shapes, blueprint, cross))] if has_decoder else [])
+    lines = max(label.count("<br>") + 1 for _, boxes in columns for _, label, _ in boxes)
+    box_w, box_h = 0.6, (0.5 if lines <= 3 else 0.68) + (0.06 if style.presentation else 0.0)
+    step = 2 * box_h + 0.3
+    top = step * (max(len(boxes) for _, boxes in columns) - 1)
+    place = {}  # key: (x, y)
+    for column, (_, boxes) in enumerate(columns):
+        for row, (key, _, _) in enumerate(boxes):
+            place[key] = (2.0 * column, top - row * step)
     rects, notes = [], []
-    for key, (x, y, label) in boxes.items():
-        colour = "#dbeafe" if x == 0 else "#fde2c8"
-        rects.append(dict(type="rect", x0=x - box_w, x1=x + box_w, y0=y - box_h, y1=y + box_h,
-                          line=dict(color="#333333", width=1.5), fillcolor=colour, layer="below"))
-        notes.append(dict(x=x, y=y, text=label, showarrow=False, font=dict(size=style.tick)))
     shape_font = dict(size=max(9, style.tick - 1), color="#0b5394")
-    for start, end, hook in edges:
-        x0, y0, _ = boxes[start]
-        x1, y1, _ = boxes[end]
-        arrow = dict(xref="x", yref="y", axref="x", ayref="y", showarrow=True, arrowhead=2, arrowwidth=1.5, text="")
-        if x0 == x1:
-            notes.append(dict(x=x1, y=y1 + box_h, ax=x0, ay=y0 - box_h, **arrow))
-            # encoder shapes on the outer (left) side, so the arrow into cross-attention crosses none
-            side = -1 if x0 == 0 else 1
-            notes.append(dict(x=x0 + side * (box_w + 0.04), y=(y0 + y1) / 2, text=shape(hook), showarrow=False,
-                              xanchor="right" if side < 0 else "left", font=shape_font))
-        else:
-            notes.append(dict(x=x1 - box_w, y=y1, ax=x0 + box_w, ay=y0, **arrow))
-            notes.append(dict(x=(x0 + x1) / 2, y=(y0 + y1) / 2 + 0.35, text=shape(hook), showarrow=False,
-                              font=shape_font))
-    if stages.LOGITS in shapes:
-        notes.append(dict(x=2 + box_w + 0.04, y=-0.55, text=shape(stages.LOGITS), showarrow=False,
+    arrow = dict(xref="x", yref="y", axref="x", ayref="y", showarrow=True, arrowhead=2, arrowwidth=1.5, text="")
+    for column, (heading, boxes) in enumerate(columns):
+        x = 2.0 * column
+        # shapes on the outer side of the first of two columns, so the arrow into cross-attention crosses none
+        side = -1 if column == 0 and len(columns) > 1 else 1
+        colour = "#dbeafe" if heading.startswith("Encoder") else "#fde2c8"
+        notes.append(dict(x=x, y=top + box_h + 0.45, text=f"<b>{heading}</b>", showarrow=False, font=dict(size=style.font)))
+        for row, (key, label, hook) in enumerate(boxes):
+            _, y = place[key]
+            rects.append(dict(type="rect", x0=x - box_w, x1=x + box_w, y0=y - box_h, y1=y + box_h,
+                              line=dict(color="#333333", width=1.5), fillcolor=colour, layer="below"))
+            notes.append(dict(x=x, y=y, text=label, showarrow=False, font=dict(size=style.tick)))
+            if row:
+                notes.append(dict(x=x, y=y + box_h, ax=x, ay=y + step - box_h, **arrow))
+                notes.append(dict(x=x + side * (box_w + 0.04), y=y + step / 2, text=shape(hook), showarrow=False,
+                                  xanchor="right" if side < 0 else "left", font=shape_font))
+    if cross and has_encoder:
+        (x0, y0), (x1, y1) = place["memory"], place["dec_cross"]
+        notes.append(dict(x=x1 - box_w, y=y1, ax=x0 + box_w, ay=y0, **arrow))
+        notes.append(dict(x=(x0 + x1) / 2 + 0.08, y=(y0 + y1) / 2 - 0.3, text=shape(stages.MEMORY), showarrow=False,
+                          xanchor="left", font=shape_font))  # below and right of the rising arrow
+    if stages.LOGITS in shapes and "logits" in place:
+        x, y = place["logits"]
+        notes.append(dict(x=x + box_w + 0.04, y=y - box_h - 0.1, text=shape(stages.LOGITS), showarrow=False,
                           xanchor="left", font=shape_font))
-    notes.append(dict(x=0, y=9.75, text="<b>Encoder layer</b>", showarrow=False, font=dict(size=style.font)))
-    if has_decoder:
-        notes.append(dict(x=2, y=9.75, text="<b>Decoder layer</b>", showarrow=False, font=dict(size=style.font)))
-    fig = style.figure(shapes=rects, annotations=notes, xaxis=dict(visible=False, range=[-1.0, 3.0]),
-                       yaxis=dict(visible=False, range=[-0.9, 10.1]))
-    return style.apply(fig, title, height=720 if not style.presentation else 900)
+    left, right = (-1.25, 3.25) if len(columns) > 1 else (-2.25, 2.25)  # one scale: boxes as wide either way
+    fig = style.figure(shapes=rects, annotations=notes, xaxis=dict(visible=False, range=[left, right]),
+                       yaxis=dict(visible=False, range=[-1.0, top + 1.3]))
+    per_unit = 74 if style.presentation else 58  # pixels per unit of height: the same text size for any layout
+    return style.apply(fig, title, height=int(90 + per_unit * (top + 2.3)))
+
+
+def _weight_role(name: str, blueprint: Blueprint) -> str:
+    """What a parameter does, from its name (empty when the name says nothing known)."""
+    module, _, kind = name.rpartition(".")
+    leaf = module.rpartition(".")[2]
+    bias = kind == "bias"
+    projections = {"w_q": "query projection: d_model → h·d_k", "w_k": "key projection: d_model → h·d_k",
+                   "w_v": "value projection: d_model → h·d_k", "w_o": "output projection: h·d_k → d_model"}
+    if leaf in projections and ("self_attn" in module or "cross_attn" in module):
+        return projections[leaf] + (" (its bias)" if bias else "")
+    feed_forward = {"w_1": "feed-forward in: d_model → d_ff" + (", through the activation" if blueprint.gated_ffn else ""),
+                    "w_3": "gate: d_model → d_ff, multiplied with act(x W₁) (a gated feed-forward's extra matrix)",
+                    "w_2": "feed-forward out: d_ff → d_model"}
+    if leaf in feed_forward and module.endswith("ffn." + leaf):
+        return feed_forward[leaf] + (" (its bias)" if bias else "")
+    if leaf.startswith("norm") or leaf == "final_norm":
+        where = {"norm_self": "around self-attention", "norm_cross": "around cross-attention",
+                 "norm_ffn": "around the feed-forward", "final_norm": "after the last layer",
+                 "norm": "over the embedding sum"}.get(leaf, "")
+        return f"{'LayerNorm' if leaf == 'norm' else blueprint.norm_name} {where}: " + ("bias" if bias else "gain")
+    named = {"token.weight": "token embedding: one row of d_model per vocabulary piece",
+             "positions.table": "learned positions: one row of d_model per position",
+             "token_type.weight": "token-type (segment) embedding",
+             "relative_bias.weight": "relative-position bias: one number per bucket and head, for every layer",
+             "generator.weight": "output projection of its own: d_model → vocab (not tied to the embedding)"}
+    return named.get(f"{leaf}.{kind}", "")
+
+
+LAYER = re.compile(r"\.layers\.(\d+)\.")  # a parameter inside a numbered layer
+
+
+def weights_frame(shapes: dict[str, tuple[int, ...]], blueprint: Blueprint) -> pd.DataFrame:
+    """The parameters outside the layers and those of each stack's first layer (the others repeat
+    it): name, stored shape ((out, in) for a projection), size and role."""
+    rows = [{"parameter": name, "shape": "×".join(str(d) for d in shape), "numbers": int(np.prod(shape)),
+             "role": _weight_role(name, blueprint)}
+            for name, shape in shapes.items() if LAYER.search(name) is None or LAYER.search(name)[1] == "0"]
+    return pd.DataFrame(rows, columns=["parameter", "shape", "numbers", "role"])
