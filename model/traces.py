@@ -22,8 +22,8 @@ def decoder_input(bos: int, produced: Sequence[int]) -> list[int]:
 def make_trace(tokenizer: Vocabulary, src_ids: Sequence[int], tgt_ids: Sequence[int], out_ids: Sequence[int],
                tensors: dict[str, torch.Tensor], interventions: Interventions, row: int | None = None) -> Trace:
     """A Trace of recorded tensors: of the whole pass, or of batch row `row` (batch axis kept)."""
-    if row is not None:
-        tensors = {name: t[row:row + 1] for name, t in tensors.items()}
+    if row is not None:  # a tensor of batch 1 in a batch (T5's position bias) is every row's
+        tensors = {name: t[row:row + 1] if t.size(0) > 1 else t for name, t in tensors.items()}
     return Trace(tuple(src_ids), tokenizer.pieces(list(src_ids)), tuple(tgt_ids), tokenizer.pieces(list(tgt_ids)),
                  tokenizer.pieces(list(out_ids)), _arrays(tensors), interventions)
 

@@ -17,8 +17,6 @@ GPT2, FLAN, T5 = "tiny-gpt2", "tiny-flan-t5", "tiny-t5"
 PAGE_FILES = ["pages/1_translate.py", "pages/2_attention.py", "pages/3_positional_encoding.py",
               "pages/4_tensor_shapes.py", "pages/5_masks_and_heads.py", "pages/6_design_choices.py",
               "pages/7_training.py", "pages/8_why.py"]
-# Pages other engineers are changing for the new families: here only "no exception" is asked of them.
-OTHERS = ("pages/3_positional_encoding.py", "pages/4_tensor_shapes.py", "pages/6_design_choices.py", "pages/8_why.py")
 SHARPEN = 20.0  # GPT-2's weight matrices x 20 (tests/test_families.py): peaked patterns, outputs that follow the prompt
 
 
@@ -91,29 +89,10 @@ def test_every_page_runs_on_a_marian_folder(page):
         assert charts(at)
 
 
-def _crashes(page: str, family: str, error: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=False, reason=f"{page} raises {error} on {family} (another engineer's page, "
-                                                  "being changed for the new families)")
-
-
-GPT2_PAGES = [pytest.param(page, marks=_crashes(page, "GPT-2", error)) if error else page for page, error in [
-    ("pages/1_translate.py", None), ("pages/2_attention.py", None),
-    ("pages/3_positional_encoding.py", "KeyError: no hook point 'src_embed.hook_token'"),
-    ("pages/4_tensor_shapes.py", "KeyError: no hook point 'src_embed.hook_ids'"),
-    ("pages/5_masks_and_heads.py", None),
-    ("pages/6_design_choices.py", "ValueError: need at least one array to stack (measures.raw_dot_variance)"),
-    ("pages/7_training.py", None),
-    ("pages/8_why.py", "KeyError: no hook point 'decoder.layers.0.cross_attn.hook_pattern' (roles.trace_roles)")]]
-T5_PAGES = [pytest.param(page, marks=_crashes(page, "T5", "TypeError: position_table() is None for relative positions"))
-            if page == "pages/3_positional_encoding.py" else page for page in PAGE_FILES]
-
-
-@pytest.mark.parametrize("page", GPT2_PAGES)
+@pytest.mark.parametrize("page", PAGE_FILES)
 def test_every_page_runs_on_a_gpt2_folder(page):
     at = run(page, {"model": GPT2, "layer": "2", "head": "2"})
     assert not at.exception, [e.message for e in at.exception]
-    if page in OTHERS:
-        return
     assert not at.error, [e.value for e in at.error]
     if page != "pages/7_training.py":
         assert charts(at)
@@ -123,12 +102,10 @@ def test_every_page_runs_on_a_gpt2_folder(page):
 
 
 @pytest.mark.parametrize("model", [FLAN, T5])
-@pytest.mark.parametrize("page", T5_PAGES)
+@pytest.mark.parametrize("page", PAGE_FILES)
 def test_every_page_runs_on_a_t5_folder(page, model):
     at = run(page, {"model": model})
     assert not at.exception, [e.message for e in at.exception]
-    if page in OTHERS:
-        return
     assert not at.error, [e.value for e in at.error]
     if page != "pages/7_training.py":
         assert charts(at)

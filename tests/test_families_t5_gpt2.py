@@ -221,7 +221,9 @@ def test_t5_switches_equal_transformers_with_the_same_change(t5):
 
     short, long = (bundle.encode_source(s)[1] for s in (SENTENCES[0], SENTENCES[7]))
     alone = bundle.teacher_forced_rows([short], [target], Interventions())[0]
-    padded = bundle.teacher_forced_rows([short, long], [target, target], Interventions())[0]
+    padded, second = bundle.teacher_forced_rows([short, long], [target, target], Interventions())
+    bias = second.tensor(position_bias("encoder"))  # computed once for the batch: every row's
+    assert bias.shape[:2] == (1, model.config.num_heads) and bias.shape[2] == len(long)
     n = len(short)
     assert _max_diff(padded.pattern("encoder", "self", 1)[:, :n, :n], alone.pattern("encoder", "self", 1)) < ATOL
     assert _max_diff(padded.tensor("hook_logits"), alone.tensor("hook_logits")) < ATOL
