@@ -110,7 +110,7 @@ class Bundle:
 
     def require_decoder_only(self) -> None:
         """Refuse to continue a text with a model that is not decoder-only (InputError naming it)."""
-        if self.capabilities.decoder and not self.capabilities.encoder:
+        if self.capabilities.decoder_only:
             return
         what = "translates: use translate()" if self.capabilities.translates else "has no decoder: use encode()"
         raise InputError(f"{self.name} is not a decoder-only model ({self.kind}); it {what} instead.")

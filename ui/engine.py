@@ -23,7 +23,6 @@ from model import (Bundle, DecodeOptions, EncodeResult, Interventions, Trace, Tr
 from model.results import GenerationResult
 from model.analysis import (attribute, experiments, knockout, logit_lens, patch, patch_grid,
                             patched_translation)
-from model.analysis.knockout import RETRANSLATED, with_head_off
 from model.analysis.roles import trace_roles
 from model.checkpoints.catalog import DEFAULT, available_models
 from model.engine.interventions import Head
@@ -106,11 +105,6 @@ def _iv(key: IvKey) -> Interventions:
                             for name, value in values.items()})
 
 
-def decoder_only(bundle: Bundle) -> bool:
-    """True for a model that continues a text instead of translating it (GPT-2: a decoder alone)."""
-    return bundle.capabilities.decoder and not bundle.capabilities.encoder
-
-
 @_cached
 def _translate(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int,
                trace: bool) -> TranslationResult:
@@ -121,7 +115,7 @@ def translate(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int =
               trace: bool = True) -> TranslationResult:
     """Translate through the cache keyed by (checkpoint id, sentence, switches, beam size, trace); a
     decoder-only model continues the sentence instead (`generate`, a GenerationResult)."""
-    if decoder_only(bundle):
+    if bundle.capabilities.decoder_only:
         return generate(bundle, sentence, iv, beam_size, trace)
     return _translate(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, trace)
 
@@ -147,7 +141,7 @@ def _translation_text(_bundle: Bundle, checkpoint_id: str, sentence: str, key: I
 def translation_text(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int = 1) -> str:
     """The translation alone (`Bundle.translation`), cached: for a page that shows only the text; a
     decoder-only model's continuation (generated without a trace)."""
-    if decoder_only(bundle):
+    if bundle.capabilities.decoder_only:
         return generate(bundle, sentence, iv, beam_size, trace=False).translation
     return _translation_text(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size)
 
@@ -178,19 +172,6 @@ def translate_batch(bundle: Bundle, sentences: list[str], iv: Interventions) -> 
     return list(_translate_batch(bundle, bundle.checkpoint_id, tuple(sentences), iv_key(iv)))
 
 
-def _continuation_sweep(bundle: Bundle, text: str, iv: Interventions, beam_size: int, heads: list[Head]) -> list[dict]:
-    """`knockout.sweep` for a decoder-only model, whose continuation comes from `generate` (the sweep
-    in model/analysis asks `translate`, which a decoder-only model refuses): the same rows."""
-    options = DecodeOptions(beam_size=beam_size)
-    base = bundle.generate(text, iv, options, trace=False)
-    rows = [{"head": head, "log_prob": sum(bundle.score(text, base.output_ids, with_head_off(iv, head))),
-             "translation": None, "base_translation": base.translation, "base_log_prob": base.log_prob}
-            for head in heads]
-    for row in sorted(rows, key=lambda r: r["log_prob"])[:RETRANSLATED]:
-        row["translation"] = bundle.generate(text, with_head_off(iv, row["head"]), options, trace=False).translation
-    return rows
-
-
 @_cached
 def _prompt_batch(_bundle: Bundle, checkpoint_id: str, texts: tuple[str, ...], key: IvKey) -> list[Trace]:
     prompts = [_bundle.encode_source(text)[1] for text in texts]
@@ -206,8 +187,6 @@ def prompt_batch(bundle: Bundle, texts: list[str], iv: Interventions) -> list[Tr
 @_cached
 def _knockout(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int,
               heads: tuple[Head, ...]) -> list[dict]:
-    if decoder_only(_bundle):
-        return _continuation_sweep(_bundle, sentence, _iv(key), beam_size, list(heads))
     return knockout.sweep(_bundle, sentence, _iv(key), beam_size, list(heads))
 
 

@@ -131,22 +131,13 @@ def _first_title(bundle: Bundle | None) -> dict[str, str] | None:
         return None
     if bundle.capabilities.encoder_only:
         return {FIRST_PAGE: "Sentence"}
-    return {FIRST_PAGE: "Continue"} if _decoder_only(bundle) else None
+    return {FIRST_PAGE: "Continue"} if bundle.capabilities.decoder_only else None
 
 
 def typed_prefix(bundle: Bundle) -> bool:
-    """True for a T5 checkpoint without a task prefix of its own (flan-t5): the person types one, which
-    the pages put before the sentence.
-
-    No capability says that a model is told its task in words before its input (that belongs in
-    model/checkpoints/capabilities.py, the one place that maps a family to what it has); until one
-    does, a T5 is recognised by what only T5 has among the families here: relative positions."""
-    return (bundle.capabilities.translates and not bundle.capabilities.trained_here and not bundle.task_prefix
-            and bundle.config.positional == "relative")
-
-
-def _decoder_only(bundle: Bundle) -> bool:
-    return bundle.capabilities.decoder and not bundle.capabilities.encoder
+    """True for a model told its task in words whose checkpoint names none (flan-t5): the person types
+    the prefix, which the pages put before the sentence."""
+    return bundle.capabilities.task_prefix and bundle.capabilities.translates and not bundle.task_prefix
 
 
 def not_applicable(label: str, reason: str) -> None:
@@ -192,7 +183,7 @@ def _fit(limits: Limits) -> None:
 
 def _sidebar(limits: Limits, bundle: Bundle, prefix: str | None) -> None:
     encoder_only = bundle.capabilities.encoder_only
-    decoder_only = _decoder_only(bundle)
+    decoder_only = bundle.capabilities.decoder_only
     heads = all_heads(limits)
     by_label = {head_label(h): h for h in heads}
     cfg = bundle.config
@@ -345,7 +336,7 @@ class Page:
     def decoder_only(self) -> bool:
         """True for a model without an encoder (GPT-2): it continues the text (a GenerationResult) and
         has decoder self-attention alone, no source and no cross-attention."""
-        return _decoder_only(self.bundle)
+        return self.bundle.capabilities.decoder_only
 
     def translate(self, *, trace: bool = True, **changes: Any) -> TranslationResult:
         """Translate the sentence under the controls' switches, optionally changed (without a trace when
@@ -436,7 +427,7 @@ def start(title: str, needs_result: bool = True, encoder_title: str | None = Non
     style = Style(presentation=controls.presentation)
     if controls.presentation:
         st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
-    renamed = encoder_title if bundle.capabilities.encoder_only else decoder_title if _decoder_only(bundle) else None
+    renamed = encoder_title if bundle.capabilities.encoder_only else decoder_title if bundle.capabilities.decoder_only else None
     if renamed and renamed != title:
         title = renamed
         st.set_page_config(page_title=f"{title} · Transformer Anatomy")  # the browser tab says it too

@@ -23,16 +23,17 @@ def sweep(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int, head
     """Knock out each head in turn (on top of `iv`): per head, the teacher-forced log-probability of
     the unablated output under that ablation ("log_prob"), and for the RETRANSLATED heads whose
     knock-out lowers it most, the translation the model makes instead ("translation", None for the
-    others); every row also carries the unablated translation and its log-probability."""
+    others); every row also carries the unablated translation and its log-probability. A decoder-only
+    model's "translation" is its continuation of the sentence."""
     options = DecodeOptions(beam_size=beam_size)
-    base = bundle.translate(sentence, iv, options, trace=False)
+    run = bundle.translate if bundle.capabilities.encoder else bundle.generate
+    base = run(sentence, iv, options, trace=False)
     rows = [{"head": head, "log_prob": sum(bundle.score(sentence, base.output_ids, with_head_off(iv, head))),
              "translation": None, "base_translation": base.translation, "base_log_prob": base.log_prob}
             for head in heads]
     # one teacher-forced pass per head is cheap; a whole new translation is not (opus-mt has 144 heads)
     for row in sorted(rows, key=lambda r: r["log_prob"])[:RETRANSLATED]:
-        row["translation"] = bundle.translate(sentence, with_head_off(iv, row["head"]), options,
-                                              trace=False).translation
+        row["translation"] = run(sentence, with_head_off(iv, row["head"]), options, trace=False).translation
     return rows
 
 

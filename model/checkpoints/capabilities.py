@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .families import FAMILIES
 from .record import OURS, Checkpoint
 
 
@@ -17,6 +18,8 @@ class Capabilities:
     cross_attention: bool  # its decoder reads the encoder's output: it translates
     trained_here: bool     # this project's own model: a training log, snapshots, the recipe comparison,
                            # and the corpus (its lexicon, its grammar's reference translation)
+    task_prefix: bool = False  # told its task in words before its input (T5: "translate English to French: "),
+                               # whether or not its checkpoint names the words
 
     @property
     def translates(self) -> bool:
@@ -29,6 +32,11 @@ class Capabilities:
         return self.encoder and not self.decoder
 
     @property
+    def decoder_only(self) -> bool:
+        """Continues a text through a decoder alone, with no encoder (GPT-2)."""
+        return self.decoder and not self.encoder
+
+    @property
     def kind(self) -> str:
         """"encoder-decoder", "encoder" or "decoder": what the pages print."""
         return "encoder-decoder" if self.cross_attention else ("encoder" if self.encoder else "decoder")
@@ -37,5 +45,7 @@ class Capabilities:
 def capabilities(checkpoint: Checkpoint) -> Capabilities:
     """The capabilities of a loaded checkpoint, from its config's stacks and its family."""
     cfg = checkpoint.config
+    family = FAMILIES.get(checkpoint.family)
     return Capabilities(encoder=cfg.n_encoder_layers > 0, decoder=cfg.n_decoder_layers > 0,
-                        cross_attention=cfg.cross_attention, trained_here=checkpoint.family == OURS)
+                        cross_attention=cfg.cross_attention, trained_here=checkpoint.family == OURS,
+                        task_prefix=family is not None and hasattr(family, "task_prefix"))
