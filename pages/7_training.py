@@ -65,6 +65,7 @@ if not bundle.capabilities.trained_here:
 cols = st.columns(4)
 cols[0].metric("Parameters", f"{n_params:,}")
 cols[1].metric("Layers", f"{cfg.n_encoder_layers} encoder" if bundle.capabilities.encoder_only
+               else f"{cfg.n_decoder_layers} decoder" if bundle.capabilities.decoder_only
                else f"{cfg.n_encoder_layers} + {cfg.n_decoder_layers}")
 cols[2].metric("d_model / heads", f"{cfg.d_model} / {cfg.n_heads}")
 cols[3].metric("Vocabulary", f"{cfg.vocab_size:,}")
