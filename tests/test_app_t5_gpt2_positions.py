@@ -14,6 +14,8 @@ from model.engine import stages
 from model.engine.positional import relative_buckets
 from test_app import array, assert_clean, chart_titled, charts, run
 from test_app_models import texts
+from ui.page import typed_prefix
+from ui.urlstate import PREFIX
 from viz.positional import bias_against_distance, bias_heatmaps, bucket_spans, distance_profile
 from viz.shapes import Blueprint, flow_diagram, symbolic_shape, weights_frame
 from viz.style import Style
@@ -85,7 +87,8 @@ def test_t5_shows_the_bias_of_every_head_over_the_text(model, bundles):
     assert "adds nothing to its embeddings" in text.replace("*", "")
     assert "cross-attention gets none" in text
     assert not any(title.startswith(("Encoding matrix", "Learned position table")) for title in _titles(at))
-    trace = bundle.translate(SENTENCE).trace
+    typed = PREFIX.default if typed_prefix(bundle) else ""  # flan-t5's page reads the prefix box's text first
+    trace = bundle.translate(typed + SENTENCE).trace
     for stack, pieces in (("encoder", trace.src_pieces), ("decoder", trace.tgt_pieces)):
         direction = "bidirectional" if stack == "encoder" else "causal"
         spec = chart_titled(at, f"{stack.capitalize()} self-attention: the bias each head adds ({direction} buckets)")
