@@ -22,6 +22,7 @@
       return_dict_in_generate=True), and the same with beam 4; without capture as in (a). The
       embedding rows of </s> and <pad> are zeroed, so that their logits are exactly 0 and lose to
       the largest of 32k random ones: both engines run all 20 steps; the ids are checked equal.
+      Its generation_config.json says max_length 21, so that the app's pages stop at 20 pieces too.
   (e) gpt2's shapes (d_model 768, 12 layers, 12 heads, 1,024 positions, vocabulary 50,257, tied)
       the same way (make_gpt2_dir): a 20-piece greedy generate + trace of the sentence as a prompt
       against generate(max_new_tokens=20, output_attentions=True, ...), beam 4, no capture;
@@ -131,6 +132,12 @@ def build_t5_size(path: Path, seed: int = 0) -> Path:
 
     make_t5_dir(path, variant="t5", seed=seed, **T5_SHAPES)
     _zero_rows(path, "shared.weight", [0, 1])
+    # outputs never end, and without a max_length the app would decode 2 x source + 10 pieces
+    # (120 for the tiny tokenizer's 55 pieces of the sentence): stop the app's pages at 20, as
+    # transformers' default max_length (20, the start piece included) stops t5-small's generate
+    generation = path / "generation_config.json"
+    generation.write_text(json.dumps({**json.loads(generation.read_text(encoding="utf-8")), "max_length": STEPS + 1},
+                                     indent=2) + "\n", encoding="utf-8")
     return path
 
 
