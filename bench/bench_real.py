@@ -31,7 +31,9 @@
       load_bundle against the bytes of the weights (GPT-2: its parameters, without the 12 causal-
       mask buffers h.N.attn.bias of 4 MiB that its model.safetensors also holds, as gpt2's does).
 
-Timings are medians of interleaved rounds (common.interleaved_medians) at 1 and 2 torch threads.
+Timings are medians of interleaved rounds (common.interleaved_medians) at 1 and 2 torch threads;
+(d) and (e) also give the CPU seconds of the process during the same calls (interleaved_times),
+which waiting for a core on a shared machine does not inflate.
 
     python bench/bench_real.py [--repeats 15] [--threads 1 2] [--parts a b c d e f]
                                [--keep models/opus-size-random] [--keep-t5 models/t5-small-random]
@@ -61,7 +63,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import torch
 from safetensors import safe_open
 
-from common import ROOT, TWELVE_WORDS, interleaved_medians
+from common import ROOT, TWELVE_WORDS, interleaved_medians, interleaved_times
 
 sys.path.insert(0, str(ROOT / "tests"))
 
@@ -261,8 +263,8 @@ def bench_opus(path: Path, threads: int, repeats: int) -> dict[str, float]:
 
 
 def bench_family(family: str, path: Path, threads: int, repeats: int, beam: bool = True
-                 ) -> tuple[dict[str, float], dict[str, int]]:
-    """Median seconds of our 20-piece greedy (and beam 4) translate (T5) or generate (GPT-2), with and
+                 ) -> tuple[dict[str, tuple[float, float]], dict[str, int]]:
+    """Median seconds (wall clock, and CPU of this process) of our 20-piece greedy (and beam 4) translate (T5) or generate (GPT-2), with and
     without a trace, and of transformers' generate with and without attentions; and the pieces
     each produced, checked to be the same ids."""
     from hf_fixtures import reference_gpt2, reference_t5
@@ -312,7 +314,7 @@ def bench_family(family: str, path: Path, threads: int, repeats: int, beam: bool
     if beam:
         contenders[f"ours: beam {BEAMS} {what} + trace"] = lambda: ours(beams)
         contenders[f"HF: beam {BEAMS} generate + attentions"] = lambda: theirs(True, BEAMS)
-    return interleaved_medians(contenders, repeats, warmup=2), counts
+    return interleaved_times(contenders, repeats, warmup=2), counts
 
 
 def bench_minilm(threads: int, repeats: int) -> dict[str, float]:
@@ -338,6 +340,12 @@ def _print_timings(title: str, timings: dict[str, float]) -> None:
     print(title)
     for name, seconds in timings.items():
         print(f"    {name:<30}{seconds * 1000:9.1f} ms")
+
+
+def _print_times(title: str, times: dict[str, tuple[float, float]]) -> None:
+    print(title + "  (wall, CPU of this process)")
+    for name, (wall, cpu) in times.items():
+        print(f"    {name:<36}{wall * 1000:9.1f} ms {cpu * 1000:9.1f} ms")
 
 
 def _mib_stages(label: str, imported: list[int], loaded: list[int], ran: list[int]) -> None:
@@ -407,22 +415,22 @@ def main() -> None:
                   + f" (ready in {time.perf_counter() - begun:.0f} s)")
             verb = "translate" if family == "t5" else "generate"
             for threads in args.threads if tag in args.parts else ():
-                timings, counts = bench_family(family, folder, threads, args.repeats, beam=not args.no_beam)
-                _print_timings(f"({tag}) {shapes} size, {STEPS}-piece greedy"
-                               + ("" if args.no_beam else f" and beam {BEAMS}")
-                               + f", {threads} thread(s), median of {args.repeats}:", timings)
+                times, counts = bench_family(family, folder, threads, args.repeats, beam=not args.no_beam)
+                _print_times(f"({tag}) {shapes} size, {STEPS}-piece greedy"
+                             + ("" if args.no_beam else f" and beam {BEAMS}")
+                             + f", {threads} thread(s), median of {args.repeats}:", times)
                 print("    pieces: " + ", ".join(f"{name} {n}" for name, n in counts.items()))
+                ratio = lambda ours, theirs: tuple(a / b for a, b in zip(times[ours], times[theirs]))  # noqa: E731
                 rows.append((f"({tag}) {verb}+trace / generate+attentions, {threads}t",
-                             timings[f"ours: {verb} + trace"] / timings["HF: generate + attentions"]))
+                             *ratio(f"ours: {verb} + trace", "HF: generate + attentions")))
                 rows.append((f"({tag}) {verb} / generate (no capture), {threads}t",
-                             timings[f"ours: {verb}, no trace"] / timings["HF: generate"]))
+                             *ratio(f"ours: {verb}, no trace", "HF: generate")))
                 if family == "t5":
                     rows.append((f"({tag}) translation / generate (no capture), {threads}t",
-                                 timings["ours: translation alone"] / timings["HF: generate"]))
+                                 *ratio("ours: translation alone", "HF: generate")))
                 if not args.no_beam:
                     rows.append((f"({tag}) beam {BEAMS} {verb}+trace / generate+attentions, {threads}t",
-                                 timings[f"ours: beam {BEAMS} {verb} + trace"]
-                                 / timings[f"HF: beam {BEAMS} generate + attentions"]))
+                                 *ratio(f"ours: beam {BEAMS} {verb} + trace", f"HF: beam {BEAMS} generate + attentions")))
             if "f" in args.parts:
                 print(f"(f) resident memory of a fresh process, {shapes}-size checkpoint "
                       "(MiB: RSS = anonymous + file-backed):")
@@ -430,9 +438,9 @@ def main() -> None:
                     stages = rss_stages(folder, engine, family)
                     _mib_stages(label, *stages)
                     _memory_rows(rows, f"f {family}", engine, weights, stages)
-    print("\nratios (ours / transformers; for (c) and (f), growth / weight bytes):")
-    for name, ratio in rows:
-        print(f"    {name:<62}{ratio:7.3f}")
+    print("\nratios (ours / transformers; for (c) and (f), growth / weight bytes; (d), (e): wall clock, then CPU):")
+    for name, ratio, *cpu in rows:
+        print(f"    {name:<62}{ratio:7.3f}" + (f"  {cpu[0]:7.3f}" if cpu else ""))
     print(f"total {time.perf_counter() - started:.0f} s")
 
 if __name__ == "__main__":
