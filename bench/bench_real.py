@@ -14,7 +14,6 @@
       bytes of the weights; the same for transformers' from_pretrained + generate, for scale.
       Our engine copies the weights into its own (anonymous) memory; transformers keeps them in
       the safetensors file's memory map, where they show up as file-backed pages once touched.
-
   (d) t5-small's shapes (d_model 512, 6+6 layers, 8 heads, d_kv 64, d_ff 2048, ReLU, 32 buckets up
       to distance 128, vocabulary 32,128, output tied to the embeddings) with random weights saved by
       transformers (tests/hf_fixtures.make_t5_dir, its tiny tokenizer): a 20-piece greedy translate
@@ -23,10 +22,12 @@
       embedding rows of </s> and <pad> are zeroed, so that their logits are exactly 0 and lose to
       the largest of 32k random ones: both engines run all 20 steps; the ids are checked equal.
       Its generation_config.json says max_length 21, so that the app's pages stop at 20 pieces too.
+      Random weights repeat one id (a step costs the same whatever the id). The tiny tokenizer
+      reads the prefixed sentence as 55 pieces (t5-small's own: about 22).
   (e) gpt2's shapes (d_model 768, 12 layers, 12 heads, 1,024 positions, vocabulary 50,257, tied)
       the same way (make_gpt2_dir): a 20-piece greedy generate + trace of the sentence as a prompt
       against generate(max_new_tokens=20, output_attentions=True, ...), beam 4, no capture;
-      <|endoftext|>'s embedding row is zeroed.
+      <|endoftext|>'s embedding row is zeroed. The prompt is 36 pieces (gpt2's own tokenizer: about 14).
   (f) resident memory of a fresh process as (c) for the T5 and GPT-2 folders: the growth at
       load_bundle against the bytes of the weights (GPT-2: its parameters, without the 12 causal-
       mask buffers h.N.attn.bias of 4 MiB that its model.safetensors also holds, as gpt2's does).
@@ -135,8 +136,8 @@ def build_t5_size(path: Path, seed: int = 0) -> Path:
     make_t5_dir(path, variant="t5", seed=seed, **T5_SHAPES)
     _zero_rows(path, "shared.weight", [0, 1])
     # outputs never end, and without a max_length the app would decode 2 x source + 10 pieces
-    # (120 for the tiny tokenizer's 55 pieces of the sentence): stop the app's pages at 20, as
-    # transformers' default max_length (20, the start piece included) stops t5-small's generate
+    # (120 for the tiny tokenizer's 55 pieces of the sentence): stop the app's pages at the
+    # benchmark's 20 (transformers' own default, max_length 20 with the start piece, stops at 19)
     generation = path / "generation_config.json"
     generation.write_text(json.dumps({**json.loads(generation.read_text(encoding="utf-8")), "max_length": STEPS + 1},
                                      indent=2) + "\n", encoding="utf-8")
