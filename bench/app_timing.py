@@ -6,7 +6,9 @@ Prints, per page, the median time of: the first run (model already loaded), a vi
 (head picker), and a switch change (causal mask switched off, so a new translation is needed the
 first time and comes from the cache afterwards; the padding mask for an encoder-only model; the
 switch goes back on, untimed), plus a new sentence each rerun (never cached, on any page) under
-the default switches. --model picks a model of the app's picker
+the default switches. A page that fails on the model (an exception in the page, an error it
+shows instead of its content, or a control it does not have) is reported and the others are timed; the exit status then says which failed.
+--model picks a model of the app's picker
 (e.g. all-MiniLM-L6-v2, or a folder's name under models/ or in $ANATOMY_MODELS).
 """
 
@@ -38,6 +40,8 @@ def _timed(action) -> float:
     elapsed = time.perf_counter() - start
     if at.exception:
         raise RuntimeError(at.exception[0].message)
+    if at.error:  # the page said it cannot do this (e.g. a kind of model it does not serve yet): nothing to time
+        raise RuntimeError("the page shows an error: " + at.error[0].value.replace("\\", ""))
     return elapsed
 
 
@@ -58,25 +62,39 @@ def main() -> None:
         return at
 
     warm = app(PAGES[0])
-    load = _timed(warm.run)
+    start = time.perf_counter()
+    warm.run()  # loads the model (its page may fail on it: that page's own row says so below)
+    load = time.perf_counter() - start
     switch = "w_causal" if any(t.key == "w_causal" for t in warm.sidebar.toggle) else "w_padding"
     print(f"model: {args.model}, checkpoint: {args.checkpoint or 'default'}; first run incl. model load: "
-          f"{load * 1000:.0f} ms")
+          f"{load * 1000:.0f} ms" + (" (the page failed)" if warm.exception else ""))
     print(f"{'page':34} {'first':>7} {'head':>7} {switch[2:]:>7} {'sentence':>9}   (median ms)")
     chosen = [p for p in PAGES if not args.pages or any(part in p for part in args.pages.split(","))]
+    failed = []
     for number, page in enumerate(chosen):
-        at = app(page)
-        first = _timed(at.run)
-        head, causal, sentence = [], [], []
-        for i in range(args.repeats):
-            head.append(_timed(at.sidebar.selectbox(key="w_head").set_value(2 if i % 2 == 0 else 1).run))
-            causal.append(_timed(at.sidebar.toggle(key=switch).set_value(False).run))
-            at.sidebar.toggle(key=switch).set_value(True).run()  # back to the default: the sentence is timed as it comes
-            # trailing spaces make every page's sentences new to the result cache (the model reads them alike)
-            text = SENTENCES[i % len(SENTENCES)] + " " * (1 + number * args.repeats + i)
-            sentence.append(_timed(at.sidebar.text_input(key="w_sentence").input(text).run))
-        row = [first] + [statistics.median(v) for v in (head, causal, sentence)]
+        try:
+            row = _page_row(app(page), switch, number, args.repeats)
+        except Exception as exc:  # a page that fails on this model: say so, time the others
+            failed.append(page)
+            print(f"{page:34} FAILED: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            continue
         print(f"{page:34} " + " ".join(f"{v * 1000:7.0f}" for v in row[:3]) + f" {row[3] * 1000:9.0f}")
+    if failed:
+        sys.exit(f"{len(failed)} page(s) failed on {args.model}: {', '.join(failed)}")
+
+
+def _page_row(at, switch: str, number: int, repeats: int) -> list[float]:
+    """Seconds of a page's first run, then the medians of its head, switch and sentence changes."""
+    first = _timed(at.run)
+    head, causal, sentence = [], [], []
+    for i in range(repeats):
+        head.append(_timed(at.sidebar.selectbox(key="w_head").set_value(2 if i % 2 == 0 else 1).run))
+        causal.append(_timed(at.sidebar.toggle(key=switch).set_value(False).run))
+        at.sidebar.toggle(key=switch).set_value(True).run()  # back to the default: the sentence is timed as it comes
+        # trailing spaces make every page's sentences new to the result cache (the model reads them alike)
+        text = SENTENCES[i % len(SENTENCES)] + " " * (1 + number * repeats + i)
+        sentence.append(_timed(at.sidebar.text_input(key="w_sentence").input(text).run))
+    return [first] + [statistics.median(v) for v in (head, causal, sentence)]
 
 
 if __name__ == "__main__":

