@@ -12,7 +12,9 @@ import torch
 from .checkpoints.capabilities import capabilities
 from .checkpoints.checkpoint import Checkpoint, load_checkpoint
 from .checkpoints.snapshots import steps as snapshot_steps
-from .engine.decoding import Hypothesis, beam_search, decoded_logits, greedy
+from .engine import stages
+from .engine.attention import KVCache
+from .engine.decoding import Hypothesis, beam_search, continued_trace, decoded_logits, greedy
 from .engine.hooks import not_recording, recording
 from .engine.interventions import DecodeOptions, Interventions
 from .engine.tokens import pad_rows
@@ -226,27 +228,39 @@ class Bundle:
         prompt, prompt_ids, warnings = self._read_prompt(text, options)
         max_new = self.max_new(len(prompt_ids), options)
         specials = self.specials
-        reuse = options.beam_size == 1 and not trace
+        # greedy keeps the logits each step chose from; with the causal mask on, what it computed also
+        # makes the trace: its first step's pass over the prompt and its cache of the prompt's keys and
+        # values (decoding.continued_trace), so only the new pieces are read again
+        greedy_trace = trace and options.beam_size == 1 and interventions.causal_mask
         steps_seen: list[torch.Tensor] = []
-        with torch.inference_mode(), (recording() if trace else nullcontext()) as recorder:
+        prompt_pass: dict[str, torch.Tensor] = {}
+        cache = KVCache() if interventions.causal_mask else None
+        with torch.inference_mode():
             start = torch.tensor([prompt_ids])
-            with not_recording():
-                if options.beam_size == 1:
-                    [(ids, finished)] = greedy(self.model, None, None, interventions, max_new, specials,
-                                               steps_seen if reuse else None, prompt=start)
-                    hypotheses = [Hypothesis(tuple(ids), 0.0, 0.0, finished)]
-                else:
-                    hypotheses = beam_search(self.model, None, None, interventions, options.beam_size, max_new,
-                                             options.length_penalty, specials, prompt=start)
+            if options.beam_size == 1:
+                [(ids, finished)] = greedy(self.model, None, None, interventions, max_new, specials, steps_seen,
+                                           prompt=start, cache=cache, first_step=prompt_pass if greedy_trace else None)
+                hypotheses = [Hypothesis(tuple(ids), 0.0, 0.0, finished)]
+            else:
+                hypotheses = beam_search(self.model, None, None, interventions, options.beam_size, max_new,
+                                         options.length_penalty, specials, prompt=start)
             best = hypotheses[0]
             produced = list(best.ids) + ([specials.eos] if best.finished else [])
             fed = torch.tensor([self._decoder_input(prompt_ids, produced)])
-            if reuse:
+            tensors = None
+            if greedy_trace:
                 logits = torch.stack(steps_seen, dim=1)
+                tensors = continued_trace(self.model, prompt_pass, cache, fed, interventions)
+                unprojected = logits.new_full((1, len(prompt_ids) - 1, logits.size(-1)), float("nan"))
+                tensors[stages.LOGITS] = torch.cat([unprojected, logits], dim=1)
+            elif trace:
+                with recording() as recorder:
+                    logits = decoded_logits(self.model, fed, None, None, interventions, None, recorder.tensors,
+                                            first=len(prompt_ids))[:, len(prompt_ids) - 1:]
+                tensors = recorder.tensors
             else:
-                logits = decoded_logits(self.model, fed, None, None, interventions, None,
-                                        recorder.tensors if recorder is not None else None, first=len(prompt_ids))
-                logits = logits[:, len(prompt_ids) - 1:]
+                logits = torch.stack(steps_seen, dim=1) if options.beam_size == 1 else \
+                    decoded_logits(self.model, fed, None, None, interventions, first=len(prompt_ids))[:, len(prompt_ids) - 1:]
         log_probs = logits[0].float().log_softmax(dim=-1)  # (new pieces, vocab)
         steps = decoding_steps(self.tokenizer, log_probs.exp(), produced, options.top_k)
         log_prob = float(chosen_log_probs(log_probs, produced).sum())
@@ -256,7 +270,7 @@ class Bundle:
                       log_prob if options.beam_size == 1 else h.log_prob,
                       log_prob if options.beam_size == 1 else h.score, h.finished)
                  for h in hypotheses]
-        recorded = None if recorder is None else self._trace(prompt_ids, produced, recorder.tensors, interventions)
+        recorded = None if tensors is None else self._trace(prompt_ids, produced, tensors, interventions)
         return GenerationResult(prompt, self.tokenizer.decode(best.ids), recorded, steps, beams, log_prob,
                                 tuple(produced), warnings, [], tuple(prompt_ids))
 

@@ -385,3 +385,24 @@ def test_gpt2_reads_an_endoftext_inside_its_prompt(gpt2):
     with torch.no_grad():
         out = model(input_ids=torch.tensor([fed]), output_attentions=True)
     assert _max_diff(result.trace.pattern("decoder", "self", 1), out.attentions[1][0].numpy()) < ATOL
+
+
+@pytest.mark.parametrize("scale_scores", [True, False])
+def test_gpt2_generation_trace_is_the_one_pass_over_prompt_and_continuation(gpt2, scale_scores):
+    """Generating greedily builds its trace from its own first step and cache, plus a pass over the
+    new pieces alone: every recorded tensor is the one pass over the prompt and the continuation
+    (the logits at the prompt's rows but its last, which generating never projects, are NaN)."""
+    bundle, _, _ = gpt2
+    iv = Interventions(scale_scores=scale_scores)
+    for prompt in PROMPTS[:3]:
+        result = bundle.generate(prompt, iv, DecodeOptions(max_len=7))
+        one_pass = bundle.teacher_forced(prompt, result.output_ids, iv)
+        assert list(result.trace.tensors) == list(one_pass.tensors)
+        first = len(result.prompt_ids) - 1
+        for name, theirs in one_pass.tensors.items():
+            ours = result.trace.tensors[name]
+            if name == "hook_logits":
+                assert np.isnan(ours[:, :first]).all()
+                ours, theirs = ours[:, first:], theirs[:, first:]
+            assert ours.shape == theirs.shape, name
+            assert np.allclose(ours, theirs, atol=1e-5, equal_nan=True), (name, np.nanmax(np.abs(ours - theirs)))

@@ -23,7 +23,17 @@ class KVCache:
 
     def __init__(self) -> None:
         self.store: dict[nn.Module, tuple[torch.Tensor, torch.Tensor]] = {}
+        self.static: set[nn.Module] = set()  # cross-attention blocks: their keys and values are the memory's
         self.length = 0  # positions of the decoder's input whose keys and values are held
+
+    def prefix(self, length: int) -> "KVCache":
+        """A cache of the first `length` positions only (self-attention's keys and values cut there;
+        cross-attention's, the memory's, whole)."""
+        cut = KVCache()
+        cut.store = {block: (k, v) if block in self.static else (k[:, :, :length], v[:, :, :length])
+                     for block, (k, v) in self.store.items()}
+        cut.static, cut.length = set(self.static), length
+        return cut
 
     def reorder(self, index: torch.Tensor) -> None:
         """Keep the batch rows `index` (beam search follows its surviving hypotheses)."""
@@ -116,6 +126,8 @@ class MultiHeadAttention(nn.Module):
                     past_k, past_v = cache.store[self]
                     k, v = torch.cat([past_k, k], dim=2), torch.cat([past_v, v], dim=2)
                 cache.store[self] = (k, v)
+                if static_kv:
+                    cache.static.add(self)
         q, k, v = self.hook_q(q), self.hook_k(k), self.hook_v(v)
         scores = q @ k.transpose(-2, -1)  # (B, h, T, S)
         if scale and self.scaled:

@@ -8,13 +8,15 @@ the switched-off mask really means.
 
 from __future__ import annotations
 
+import math
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import torch
 
 from . import stages
 from .attention import KVCache
-from .hooks import not_recording, recording
+from .hooks import not_recording, recording, sequence_axis
 from .interventions import Interventions
 from .tokens import PROJECT_SPECIALS, SpecialIds
 from .transformer import Transformer
@@ -35,9 +37,9 @@ def _step_logits(model: Transformer, tokens: torch.Tensor, memory: torch.Tensor 
     """Logits (B, vocab) for the next piece after `tokens` (B, t)."""
     if cache is not None:  # feed what the cache does not hold yet: the last piece, or at first a whole prompt
         start = cache.length
-        logits = model.decode(tokens[:, start:], memory, src_mask, iv, cache, start=start)[:, -1]
+        states = model.decode(tokens[:, start:], memory, src_mask, iv, cache, start=start, project=False)
         cache.length = tokens.size(1)
-        return logits
+        return model.project(states[:, -1])  # a prompt's earlier rows are never chosen from
     # the whole prefix again (its earlier states change), but only its last position is projected
     return model.project(model.decode(tokens, memory, src_mask, iv, project=False)[:, -1])
 
@@ -68,17 +70,24 @@ def allowed(scores: torch.Tensor, step: int, max_len: int, specials: SpecialIds)
 def greedy(model: Transformer, memory: torch.Tensor | None, src_mask: torch.Tensor | None,
            iv: Interventions, max_len: int, specials: SpecialIds = PROJECT_SPECIALS,
            step_logits: list[torch.Tensor] | None = None,
-           prompt: torch.Tensor | None = None) -> list[tuple[list[int], bool]]:
+           prompt: torch.Tensor | None = None, cache: KVCache | None = None,
+           first_step: dict[str, torch.Tensor] | None = None) -> list[tuple[list[int], bool]]:
     """Most likely piece at each step, for a batch (of encoded sources, or of one `prompt` (1, P)
     to continue when `memory` is None); returns (new ids without BOS/EOS, finished).
-    With `step_logits`, each step's logits (B, vocab) are appended to it, as the model gave them."""
+    With `step_logits`, each step's logits (B, vocab) are appended to it, as the model gave them.
+    `cache`: the KV cache to fill (the caller's, to read afterwards; causal mask on). `first_step`:
+    filled with what the hook points recorded in the first step (a prompt's pass)."""
     tokens = start_tokens(specials, 1 if memory is None else memory.size(0),
                           None if memory is None else memory.device, prompt)
     batch, first = tokens.shape
-    cache = KVCache() if iv.causal_mask else None
+    if cache is None and iv.causal_mask:
+        cache = KVCache()
     finished = torch.zeros(batch, dtype=torch.bool, device=tokens.device)
     for step in range(max_len):
-        logits = _step_logits(model, tokens, memory, src_mask, iv, cache)
+        with recording() if step == 0 and first_step is not None else nullcontext() as recorder:
+            logits = _step_logits(model, tokens, memory, src_mask, iv, cache)
+        if recorder is not None:
+            first_step.update(recorder.tensors)
         if step_logits is not None:
             step_logits.append(logits)
         next_ids = allowed(logits, step, max_len, specials).argmax(dim=-1)  # (B,)
@@ -146,6 +155,57 @@ def as_decoded(model: Transformer, tgt: torch.Tensor, memory: torch.Tensor | Non
     if recorded is not None:
         recorded[stages.LOGITS] = logits  # row t: what step t chose from
     return logits
+
+
+def continued_trace(model: Transformer, prompt_pass: dict[str, torch.Tensor], cache: KVCache, fed: torch.Tensor,
+                    iv: Interventions) -> dict[str, torch.Tensor]:
+    """The one-pass recording over `fed` (1, T): a prompt then the pieces generated after it, with the
+    causal mask on, put together from what generating already computed instead of a second pass over
+    everything: `prompt_pass`, the first step's recording (the prompt's rows), and a recorded pass over
+    the new pieces alone on the prompt's keys and values (`cache` cut to the prompt). The prompt's
+    rows then gain the keys after the prompt: masked scores `iv.fill` and weight 0, as the mask makes
+    them, and scores q·k from their recorded queries and the new keys. Logits are not recorded (no
+    output projection runs): the steps kept those the model chose from."""
+    prompt = prompt_pass[stages.embedding("ids", "target")].size(1)
+    if fed.size(1) == prompt:
+        return dict(prompt_pass)
+    with recording() as recorder:
+        model.decode(fed[:, prompt:], None, None, iv, cache.prefix(prompt), start=prompt, project=False)
+    rest = recorder.tensors
+    whole: dict[str, torch.Tensor] = {}
+    for name, first in prompt_pass.items():
+        stage = stages.parse(name)
+        later = rest[name]
+        if stage.kind == "self" and stage.stage in ("k", "v"):
+            whole[name] = later  # the cached pass's keys and values are every position's
+            continue
+        if stage.keys == "target":
+            first = _with_later_keys(model, stage, first, prompt_pass, rest, iv)
+        whole[name] = torch.cat([first, later], dim=sequence_axis(first))
+    return whole
+
+
+def _with_later_keys(model: Transformer, stage: stages.Stage, first: torch.Tensor, prompt_pass: dict[str, torch.Tensor],
+                     rest: dict[str, torch.Tensor], iv: Interventions) -> torch.Tensor:
+    """A prompt row's scores, masked scores, weights or position bias (B, h, P, P) widened to every
+    key (B, h, P, T)."""
+    prompt, total = first.size(-1), rest[stage.name].size(-1)
+    bias = model.get_submodule(stage.stack).relative_bias(prompt, total)[..., prompt:] \
+        if stages.position_bias(stage.stack) in prompt_pass else None
+    if stage.stage == stages.POSITION_BIAS:
+        later = bias
+    elif stage.stage == "scores":
+        query_name = stages.attention(stage.stack, stage.kind, stage.layer, "q")
+        block = model.get_submodule(query_name.rpartition(".")[0])
+        keys = rest[stages.attention(stage.stack, stage.kind, stage.layer, "k")][:, :, prompt:]
+        later = prompt_pass[query_name] @ keys.transpose(-2, -1)
+        if iv.scale_scores and block.scaled:
+            later = later / math.sqrt(block.d_k)
+        if bias is not None:
+            later = later + bias
+    else:
+        later = first.new_full((*first.shape[:-1], total - prompt), 0.0 if stage.stage == "pattern" else iv.fill)
+    return torch.cat([first, later], dim=-1)
 
 
 def _row_by_row(name: str, whole: torch.Tensor, passes: list[torch.Tensor], first: int = 1) -> torch.Tensor:
