@@ -159,7 +159,10 @@ else:
 what = "the bias" if relative else "the learned positions" if learned else "the encoding"
 st.subheader(f"Experiment: switch {what} off")
 with_pe = page.run(positional_encoding=True)
-without_pe = page.run(positional_encoding=False)
+# a decoder-only model's attention without positions is read from its continuation with them (below): of
+# its own continuation without them, only the text is shown
+without_pe = page.translate(positional_encoding=False, trace=False) if decoder_only else \
+    page.run(positional_encoding=False)
 if page.encoder_only:
     st.metric("Cosine similarity of the sentence embeddings with and without positions",
               f"{cosine(with_pe.embedding, without_pe.embedding):.3f}")

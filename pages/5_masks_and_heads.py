@@ -4,10 +4,12 @@ A decoder-only model (GPT-2) reads its prompt and continuation in one pass here.
 import streamlit as st
 
 from model import AnatomyError, Trace, cosine
+from model.analysis.forced import work
 from model.analysis.knockout import RETRANSLATED
 from model.engine import stages
 from ui import engine, lengths
 from ui.figures import shared
+from ui.ondemand import asked
 from ui.page import bind, md, page_value, set_value, start, two_translations
 from ui.urlstate import BLOCK_NAMES, BLOCKS, Field, all_heads, head_label
 from viz.lengths import Span, around, whole
@@ -160,8 +162,7 @@ def causal_lab_decoder() -> None:
     """A decoder-only model: prompt and continuation read in one pass with the causal mask on and off, and
     the continuation generated with it off."""
     st.subheader("The causal mask: no peeking at later pieces")
-    causal_on = page.translate(causal_mask=True, trace=False)
-    causal_off = page.translate(causal_mask=False, trace=False)
+    causal_on = page.translate(causal_mask=True)  # the page's own continuation when the sidebar's mask is on
     layer = min(ctl.layer, limits.n_decoder_layers - 1)
     # the same prompt and continuation in one pass, mask on and off (one pass each, so their rows match)
     seen_on = engine.teacher_forced(page.bundle, ctl.sentence, causal_on.output_ids, ctl.interventions(causal_mask=True))
@@ -182,6 +183,15 @@ def causal_lab_decoder() -> None:
                "made before it, mask or no mask; without the mask, though, the prompt's pieces and those made so far "
                "read each other both ways, unlike anything the model saw in training. The probabilities below are the "
                "ones each step chose from:")
+    prompt, made = len(causal_on.prompt_ids), len(causal_on.output_ids)
+    rereads = work(page.bundle, 1, made * prompt + made * (made + 1) // 2)  # every step re-reads all before it
+    if not asked(rereads, engine.generated(page.bundle, ctl.sentence, ctl.interventions(causal_mask=False),
+                                           ctl.beam_size, trace=False),
+                 "Generate without the mask", "causal-off-continuation",
+                 "Without the mask, every step re-reads the prompt and the pieces made so far (no cache can hold "
+                 "them: each step changes them all), which takes seconds at this model's size: the button runs it."):
+        return
+    causal_off = page.translate(causal_mask=False, trace=False)
     two_translations(("", causal_on.translation), ("", causal_off.translation))
     page.show(shared(probability_comparison, causal_on.steps, causal_off.steps, style,
                      "Probability of each new piece: causal mask on (before) and off (after)"),

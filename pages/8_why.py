@@ -3,9 +3,6 @@ would already write (logit lens), what an activation from another sentence chang
 what each head mostly does (roles). For a decoder-only model (GPT-2) the source is the prompt and the
 output its continuation."""
 
-from contextlib import contextmanager
-from typing import Callable, Iterator
-
 import streamlit as st
 
 from model import AnatomyError
@@ -15,6 +12,7 @@ from model.analysis.forced import work
 from model.engine import stages
 from ui import engine, lengths, player
 from ui.figures import shared
+from ui.ondemand import EAGER_WORK, asked, filling
 from ui.page import _take_turn, bind, md, page_value, set_value, start
 from ui.urlstate import Field
 from viz.explain import lens_heatmap, lens_table, patch_effect, patch_grid_map, roles_frame
@@ -51,11 +49,6 @@ def definitions(decoder_only: bool, padding: bool) -> dict[str, str]:
     }
 
 
-# Work (parameter x position products, model.analysis.forced.work) a part of the page may cost without
-# being asked: under half a second on one core. On the shipped model, only integrated gradients' whole table
-# for sentences of ten words or more is asked for; at opus-mt's size, every whole table but attention's and
-# rollout's, and the patching grid.
-EAGER_WORK = 3e10
 METHOD = Field("method", "occlusion", lambda text: text if text in METHODS else (_ for _ in ()).throw(
     ValueError(f"expected one of {', '.join(METHODS)}")))
 DONOR = Field("donor", "The small boy sees a white bird.", lambda text: text[:300])
@@ -101,8 +94,28 @@ def _pick_piece(out_pieces: list[str], step: int, playing: bool) -> int:
     return step
 
 
+def _piece_work(method: str) -> float:
+    """What one method costs for one output piece (`_table_work` for a single row)."""
+    rows = {"attention": 1, "rollout": 1, "gradient": 1, "occlusion": len(src_pieces) + 1,
+            "integrated-gradients": IG_STEPS}[method]
+    return work(bundle, rows, len(src_pieces) + len(out_ids), gradients=method in ("gradient", "integrated-gradients"))
+
+
+def _methods_for(step: int) -> list[str]:
+    """The methods shown for the piece: attention, rollout and those cheap or already computed at once, the
+    others when asked (a real-size model's integrated gradients and occlusion take seconds per piece)."""
+    costly = [name for name in ("gradient", "integrated-gradients", "occlusion") if _piece_work(name) > EAGER_WORK
+              and not engine.attribution_cached(bundle, ctl.sentence, out_ids, name, iv, pieces=(step,))]
+    if not costly or st.button(f"Add {' and '.join(costly)} for this piece", key="why-costly-methods"):
+        return list(METHODS)
+    st.caption(f"{' and '.join(name.capitalize() for name in costly)} for one piece of {md(bundle.name)} cost more "
+               "than this page computes unasked (seconds at this size): the button adds them.")
+    return [name for name in METHODS if name not in costly]
+
+
 def _every_method(step: int) -> None:
-    rows = {name: engine.attribution(bundle, ctl.sentence, out_ids, name, iv, pieces=(step,))[0] for name in METHODS}
+    rows = {name: engine.attribution(bundle, ctl.sentence, out_ids, name, iv, pieces=(step,))[0]
+            for name in _methods_for(step)}
     best = {name: int(abs(row).argmax()) for name, row in rows.items()}
     st.markdown(f"#### {PIECE} {step + 1}, **{md(display_piece(out_pieces[step]))}**: where it came from")
     st.markdown(shared(shaded_text, list(rows.values()), src_pieces, list(rows), style, signed=True),
@@ -111,7 +124,7 @@ def _every_method(step: int) -> None:
     st.caption(f"Each line is one method, shaded by its value over the line's largest (the methods measure in "
                f"different units; hover a word for the value). {'Blue' if style.presentation else 'Pink'} raises the "
                f"piece, {'orange' if style.presentation else 'blue'} lowers it. "
-               + (f"Every method points first to **{md(display_piece(src_pieces[best['occlusion']]))}**."
+               + (f"Every method points first to **{md(display_piece(src_pieces[next(iter(best.values()))]))}**."
                   if agree else f"The methods disagree on the {SOURCE} piece that matters most: "
                   + ", ".join(f"{name} **{md(display_piece(src_pieces[at]))}**" for name, at in best.items()) + "."))
     notes = []
@@ -135,29 +148,6 @@ def _every_method(step: int) -> None:
         st.caption(note)
 
 
-def _asked(cost: float, cached: bool, label: str, key: str, note: str) -> st.delta_generator.DeltaGenerator | bool:
-    """Whether a costly part of the page is to be computed: True when it is cheap or cached; a
-    progress bar to fill when the person has just asked for it with the button; False otherwise."""
-    if cost <= EAGER_WORK or cached:
-        return True
-    if st.button(label, key=key):
-        return st.progress(0.0, text="Computing ...")
-    st.caption(note)
-    return False
-
-
-@contextmanager
-def _filling(asked: st.delta_generator.DeltaGenerator | bool) -> Iterator[Callable[[float], None] | None]:
-    """What to tell a computation's progress to: the progress bar `_asked` gave (gone afterwards), if any."""
-    if isinstance(asked, bool):
-        yield None
-        return
-    try:
-        yield asked.progress
-    finally:
-        asked.empty()
-
-
 def _table_work(method: str) -> float:
     positions = len(src_pieces) + len(out_ids)
     rows = {"attention": 1, "rollout": 1, "gradient": len(out_ids), "occlusion": len(src_pieces) + 1,
@@ -170,13 +160,13 @@ def _whole_table(output: tuple[int, int], source: tuple[int, int]) -> None:
     method = bind("method", st.radio, label=f"Every {PIECE.lower()} by one method", options=list(METHODS),
                   horizontal=True)
     passes = -(-IG_STEPS * len(out_ids) // BATCH) if method == "integrated-gradients" else 1
-    asked = _asked(_table_work(method), engine.attribution_cached(bundle, ctl.sentence, out_ids, method, iv),
+    wanted = asked(_table_work(method), engine.attribution_cached(bundle, ctl.sentence, out_ids, method, iv),
                    f"Compute the whole table ({passes} batched pass{'es' if passes > 1 else ''})", "why-whole-table",
                    f"{method.capitalize()} over every {PIECE.lower()} costs more than this page computes unasked; the "
                    "piece on show is above.")
-    if asked is False:
+    if wanted is False:
         return
-    with _filling(asked) as progress:
+    with filling(wanted) as progress:
         scores = engine.attribution(bundle, ctl.sentence, out_ids, method, iv, progress=progress)
     page.show(shared(tensor_heatmap, scores, out_pieces, style, f"Attribution: {method}", f"{SOURCE} piece",
                      src_pieces, output, source),
@@ -211,14 +201,14 @@ def _patching(step: int, source: tuple[int, int]) -> None:
         _hook_points(cfg.n_encoder_layers, cfg.norm_first)
     hooks = tuple(points.values())
     cost = work(bundle, len(hooks) * len(src_pieces), len(src_pieces) + step + 1)
-    asked = _asked(cost, engine.patch_cells_cached(bundle, donor, ctl.sentence, out_ids, step, hooks, iv),
+    wanted = asked(cost, engine.patch_cells_cached(bundle, donor, ctl.sentence, out_ids, step, hooks, iv),
                    f"Compute the patching grid ({len(hooks)} batched passes)", "why-patch-grid",
                    f"The grid patches every {SOURCE} position at every hook point: at this model's size, it is "
                    "computed when you ask.")
-    if asked is False:
+    if wanted is False:
         return
     try:
-        with _filling(asked) as progress:
+        with filling(wanted) as progress:
             grid = engine.patch_cells(bundle, donor, ctl.sentence, out_ids, step, hooks, iv, progress=progress)
     except AnatomyError as exc:
         st.warning(md(str(exc)))

@@ -257,3 +257,18 @@ def test_a_t5_with_its_own_prefix_says_the_model_reads_it_first():
     assert not [t for t in at.text_input if t.key == "w_prefix"]
     assert any("translate English to French: " in i.value and "before the sentence" in i.value for i in at.info)
     assert at.text[0].value == "translate English to French: " + PROMPT
+
+
+def test_at_a_costly_size_the_causal_experiment_generates_without_the_mask_when_asked(gpt2, monkeypatch):
+    """A model too large for every step to re-read the whole text unasked (EAGER_WORK 0 stands in for a
+    real-size GPT-2): the one-pass view at once, the continuation without the mask behind a button."""
+    monkeypatch.setattr("ui.ondemand.EAGER_WORK", 0.0)
+    at = run(MASKS, {"model": GPT2, "sentence": "The old man reads", "lab": "causal"})
+    assert_clean(at)
+    assert chart_titled(at, "Self-attention over prompt and continuation")
+    assert "re-reads the prompt" in texts(at)
+    with pytest.raises(AssertionError):
+        chart_titled(at, "Probability of each new piece")
+    at.button(key="causal-off-continuation").click().run()
+    assert_clean(at)
+    assert chart_titled(at, "Probability of each new piece: causal mask on (before) and off (after)")

@@ -96,3 +96,16 @@ def test_a_gpt2_prompt_patched_with_itself_changes_nothing():
     assert_clean(at)
     assert _piece_on_show(at).startswith("#### New piece 3,")
     assert any("No single position changes the piece" in c.value for c in at.caption)
+
+
+def test_at_a_costly_size_the_piece_on_show_gets_the_costly_methods_when_asked(monkeypatch):
+    """Integrated gradients and occlusion of one piece take seconds at a real GPT-2's size: above the
+    page's eager work (0 here stands in for that size), they wait for a button; the rest show at once."""
+    monkeypatch.setattr("ui.ondemand.EAGER_WORK", 0.0)
+    at = run(PAGE, {"model": "gpt2-tiny", "sentence": "The old man reads a book.", "donor": DONOR})  # none cached
+    assert_clean(at)
+    assert _method_lines(at) == ["attention", "rollout"]
+    assert "cost more than this page computes unasked" in texts(at)
+    at.button(key="why-costly-methods").click().run()
+    assert_clean(at)
+    assert _method_lines(at) == METHOD_LINES

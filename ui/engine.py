@@ -133,6 +133,11 @@ def generate(bundle: Bundle, text: str, iv: Interventions, beam_size: int = 1,
     return _generate(bundle, bundle.checkpoint_id, text, iv_key(iv), beam_size, trace)
 
 
+def generated(bundle: Bundle, text: str, iv: Interventions, beam_size: int = 1, trace: bool = True) -> bool:
+    """True when that continuation is in the cache (a page can show it without asking)."""
+    return _generate.holds(bundle.checkpoint_id, text, iv_key(iv), beam_size, trace)
+
+
 @_cached
 def _translation_text(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int) -> str:
     return _bundle.translation(sentence, _iv(key), DecodeOptions(beam_size=beam_size))
@@ -259,9 +264,10 @@ def attribution(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], meth
 
 
 def attribution_cached(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], method: str,
-                       iv: Interventions) -> bool:
-    """True when the whole attribution table is in the cache (a page can show it without asking)."""
-    return _attribution.holds(bundle.checkpoint_id, sentence, tuple(output_ids), method, iv_key(iv), None)
+                       iv: Interventions, pieces: tuple[int, ...] | None = None) -> bool:
+    """True when the whole attribution table (or the rows of `pieces`) is in the cache (a page can
+    show it without asking)."""
+    return _attribution.holds(bundle.checkpoint_id, sentence, tuple(output_ids), method, iv_key(iv), pieces)
 
 
 LENS_TOP = 5  # candidates per layer in the lens table
