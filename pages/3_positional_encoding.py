@@ -7,6 +7,7 @@ from model import cosine
 from model.engine import stages
 from ui import engine, lengths
 from ui.figures import shared
+from ui.ondemand import second_continuation
 from ui.page import bind, md, page_value, set_value, start, two_translations
 from ui.urlstate import Field
 from viz.lengths import around
@@ -159,17 +160,23 @@ else:
 what = "the bias" if relative else "the learned positions" if learned else "the encoding"
 st.subheader(f"Experiment: switch {what} off")
 with_pe = page.run(positional_encoding=True)
-# a decoder-only model's attention without positions is read from its continuation with them (below): of
-# its own continuation without them, only the text is shown
-without_pe = page.translate(positional_encoding=False, trace=False) if decoder_only else \
-    page.run(positional_encoding=False)
 if page.encoder_only:
+    without_pe = page.run(positional_encoding=False)
     st.metric("Cosine similarity of the sentence embeddings with and without positions",
               f"{cosine(with_pe.embedding, without_pe.embedding):.3f}")
-else:
-    output_name = "Continuation" if decoder_only else "Translation"
-    two_translations((f"{output_name} with {what}", with_pe.translation),
-                     (f"{output_name} without {what}", without_pe.translation), 1.5)
+elif not decoder_only:
+    without_pe = page.run(positional_encoding=False)
+    two_translations(("Translation with " + what, with_pe.translation), ("Translation without " + what,
+                                                                          without_pe.translation), 1.5)
+elif second_continuation(bundle, len(with_pe.output_ids),
+                         engine.generated(bundle, ctl.sentence, ctl.interventions(positional_encoding=False),
+                                          ctl.beam_size, trace=False),
+                         f"Continue without {what}", "continue-without-positions"):
+    # its attention without positions is read from the continuation with them (below): of its own
+    # continuation without them, only the text is shown
+    two_translations((f"Continuation with {what}", with_pe.translation),
+                     (f"Continuation without {what}",
+                      page.translate(positional_encoding=False, trace=False).translation), 1.5)
 layer = min(ctl.layer, with_pe.trace.n_layers(stack) - 1)
 on = with_pe.trace.pattern(stack, "self", layer)[ctl.head]
 if decoder_only:  # the same pieces read without positions: its own continuation would differ

@@ -10,6 +10,7 @@ from model.engine import stages
 from model.analysis.measures import mean_entropy, nan_share, random_dot_variance, raw_dot_variance, softmax_sharpness
 from ui import engine, lengths, recipes
 from ui.figures import shared
+from ui.ondemand import second_continuation
 from ui.page import md, start, two_translations
 from viz.attention import attention_map
 from viz.design import dot_variance_by_head, nan_spread, softmax_against_width, variance_against_width
@@ -61,6 +62,13 @@ def _compare_outputs(on: dict[str, Any], off: dict[str, Any], left: str, right: 
     if page.encoder_only:
         st.metric(f"Cosine similarity of the sentence embeddings, {left} vs {right}",
                   f"{cosine(page.encode(**on).embedding, page.encode(**off).embedding):.4f}")
+    elif not bundle.capabilities.encoder and not all(
+            _same_as_sidebar(**changes) or second_continuation(
+                bundle, len(page.result.output_ids),
+                engine.generated(bundle, ctl.sentence, ctl.interventions(**changes), ctl.beam_size, trace=False),
+                f"Continue {name}", f"continue-{'-'.join(f'{k}-{v}' for k, v in changes.items())}")
+            for changes, name in ((on, left), (off, right))):
+        return
     else:
         two_translations((left.capitalize(), _translation(**on)), (right.capitalize(), _translation(**off)), 1.3)
 

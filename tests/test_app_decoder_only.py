@@ -272,3 +272,19 @@ def test_at_a_costly_size_the_causal_experiment_generates_without_the_mask_when_
     at.button(key="causal-off-continuation").click().run()
     assert_clean(at)
     assert chart_titled(at, "Probability of each new piece: causal mask on (before) and off (after)")
+
+
+@pytest.mark.parametrize("page, key", [("pages/3_positional_encoding.py", "continue-without-positions"),
+                                       ("pages/6_design_choices.py", "continue-scale_scores-False")])
+def test_at_a_costly_size_a_second_continuation_waits_for_its_button(page, key, monkeypatch):
+    """Continuing the text again under another switch (positions off, no 1/sqrt(d_k)) costs a whole
+    continuation: at a real GPT-2's size (EAGER_WORK 0 stands in for it) it waits for its button."""
+    monkeypatch.setattr("ui.ondemand.EAGER_WORK", 0.0)
+    prompt = "I drink water every"  # a continuation no other test has cached
+    at = run(page, {"model": GPT2, "sentence": prompt})
+    assert_clean(at)
+    assert "the button runs it" in texts(at)
+    before = len([m for m in at.markdown if m.value.startswith("<div style='font-size")])
+    at.button(key=key).click().run()
+    assert_clean(at)
+    assert len([m for m in at.markdown if m.value.startswith("<div style='font-size")]) == before + 2

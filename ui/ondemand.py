@@ -8,11 +8,17 @@ from typing import Callable, Iterator
 
 import streamlit as st
 
+from model import Bundle
+
 # Work (parameter x position products, model.analysis.forced.work) a part of a page may cost without
 # being asked: under half a second on one core. On the shipped model, only integrated gradients' whole table
 # for sentences of ten words or more is asked for; at opus-mt's size, every whole table but attention's and
 # rollout's, and the patching grid.
 EAGER_WORK = 3e10
+# A decoding step feeds one row yet reads every weight of the decoder and the output projection, which on
+# one core costs as much work as this many products per weight (measured at gpt2's size: 29 ms a step, where
+# EAGER_WORK is half a second)
+STEP_WORK = 14
 
 
 def asked(cost: float, cached: bool, label: str, key: str, note: str) -> st.delta_generator.DeltaGenerator | bool:
@@ -24,6 +30,20 @@ def asked(cost: float, cached: bool, label: str, key: str, note: str) -> st.delt
         return st.progress(0.0, text="Computing ...")
     st.caption(note)
     return False
+
+
+def continuation_work(bundle: Bundle, steps: int) -> float:
+    """What decoding `steps` pieces one at a time costs, in the units of EAGER_WORK."""
+    decoder = sum(p.numel() for name, p in bundle.model.named_parameters() if not name.startswith(("encoder", "src_embed")))
+    return float(steps) * decoder * STEP_WORK
+
+
+def second_continuation(bundle: Bundle, steps: int, cached: bool, label: str, key: str) -> bool:
+    """Whether to continue the text a second time (under another switch) unasked: a decoder-only model
+    whose continuation costs more than EAGER_WORK waits for a button, so that a new sentence stays quick."""
+    return asked(continuation_work(bundle, steps), cached, label, key,
+                 "Continuing the text once more under this switch reads every weight once per new piece, which takes "
+                 "most of a second at this model's size: the button runs it.") is not False
 
 
 @contextmanager
