@@ -114,7 +114,7 @@ def _methods_for(step: int) -> list[str]:
 
 
 def _every_method(step: int) -> None:
-    rows = {name: engine.attribution(bundle, ctl.sentence, out_ids, name, iv, pieces=(step,))[0]
+    rows = {name: engine.attribution(bundle, ctl.sentence, out_ids, name, iv, pieces=(step,), trace=own_trace)[0]
             for name in _methods_for(step)}
     best = {name: int(abs(row).argmax()) for name, row in rows.items()}
     st.markdown(f"#### {PIECE} {step + 1}, **{md(display_piece(out_pieces[step]))}**: where it came from")
@@ -176,7 +176,7 @@ def _whole_table(output: tuple[int, int], source: tuple[int, int]) -> None:
 
 
 def _lens(step: int, output: tuple[int, int]) -> None:
-    view = engine.lens(bundle, ctl.sentence, out_ids, iv)
+    view = engine.lens(bundle, ctl.sentence, out_ids, iv, trace=own_trace)
     st.dataframe(lens_table(view.top_pieces_at(step), view.top_probs[:, step], out_pieces[step]))
     after = "its final norm, the rescale by 1/√d_model and the output projection" if bundle.config.rescale_output \
         else "its final norm and the output projection" if bundle.config.norm_first else "the output projection"
@@ -294,6 +294,7 @@ else:
     iv = ctl.interventions()
     DEFINITIONS = definitions(decoder_only, padding_baseline(bundle, iv))
     out_ids = tuple(result.output_ids)
+    own_trace = result.trace  # the output's own trace: attention, rollout and the lens read it instead of a pass
     out_pieces = bundle.tokenizer.pieces(list(out_ids))
     src_pieces = bundle.tokenizer.pieces(list(result.prompt_ids)) if decoder_only else result.trace.src_pieces
     if decoder_only:

@@ -396,3 +396,28 @@ def test_trace_roles_of_the_pages_own_result_are_head_roles_on_the_sentence(bund
     columns = ["previous", "same", "first", "last", "broad"]
     np.testing.assert_allclose(ours[columns].to_numpy(dtype=float), table[columns].to_numpy(dtype=float), atol=1e-5)
     assert list(ours["role"].fillna("-")) == list(table["role"].fillna("-"))
+
+
+@pytest.mark.parametrize("family", ["t5", "gpt2"])
+def test_attention_rollout_and_the_lens_read_the_outputs_own_trace_as_a_pass_would(bundles, family):
+    """Given the translation's or continuation's own trace (causal mask on), attention, rollout and the
+    lens read its tensors instead of a teacher-forced pass, and give the same numbers; a trace of
+    another input, or under other switches, is not read."""
+    from model.analysis import attribute, logit_lens
+    bundle = bundles[family]
+    for text in ("The cat sleeps.",):
+        result = bundle.translate(text) if bundle.capabilities.encoder else bundle.generate(text)
+        out = result.output_ids
+        for method in ("attention", "rollout"):
+            assert np.allclose(attribute(bundle, text, out, method, trace=result.trace),
+                               attribute(bundle, text, out, method), atol=1e-5)
+        assert np.allclose(logit_lens(bundle, text, out, trace=result.trace), logit_lens(bundle, text, out), atol=1e-4)
+        src, tgt, _ = forced.inputs(bundle, text, out)
+        read = forced.recorded(bundle, src, tgt, Interventions(), result.trace)
+        assert all(np.shares_memory(read[name].numpy(), array) for name, array in result.trace.tensors.items())
+        other = bundle.translate("I see the white bird.") if bundle.capabilities.encoder else bundle.generate("I see")
+        assert not any(np.shares_memory(tensor.numpy(), other.trace.tensors[name]) for name, tensor in
+                       forced.recorded(bundle, src, tgt, Interventions(), other.trace).items()
+                       if name in other.trace.tensors)
+        assert np.allclose(attribute(bundle, text, out, "attention", trace=other.trace),
+                           attribute(bundle, text, out, "attention"))

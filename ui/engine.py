@@ -250,17 +250,19 @@ def score(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interv
 
 @_cached
 def _attribution(_bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...], method: str,
-                 key: IvKey, pieces: tuple[int, ...] | None, progress: Callable[[float], None] | None = None
-                 ) -> np.ndarray:
-    return attribute(_bundle, sentence, output_ids, method, _iv(key), pieces=pieces, progress=progress)
+                 key: IvKey, pieces: tuple[int, ...] | None, progress: Callable[[float], None] | None = None,
+                 trace: Trace | None = None) -> np.ndarray:
+    return attribute(_bundle, sentence, output_ids, method, _iv(key), pieces=pieces, progress=progress, trace=trace)
 
 
 def attribution(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], method: str, iv: Interventions,
-                pieces: tuple[int, ...] | None = None, progress: Callable[[float], None] | None = None) -> np.ndarray:
+                pieces: tuple[int, ...] | None = None, progress: Callable[[float], None] | None = None,
+                trace: Trace | None = None) -> np.ndarray:
     """`model.analysis.attribute` (output pieces, or the rows of `pieces`, x source pieces), cached;
-    `progress` hears how far a computation that is not cached has got."""
+    `progress` hears how far a computation that is not cached has got; `trace`, the output's own, saves
+    attention and rollout a pass."""
     return _attribution(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), method, iv_key(iv), pieces,
-                        progress=progress)
+                        progress=progress, trace=trace)
 
 
 def attribution_cached(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], method: str,
@@ -293,17 +295,20 @@ class LensView:
 
 
 @_cached
-def _lens(_bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...], key: IvKey) -> LensView:
-    lens = torch.from_numpy(logit_lens(_bundle, sentence, output_ids, _iv(key)))  # (L, T, vocab) log-probabilities
+def _lens(_bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...], key: IvKey,
+          trace: Trace | None = None) -> LensView:
+    lens = torch.from_numpy(logit_lens(_bundle, sentence, output_ids, _iv(key), trace))  # (L, T, vocab) log-probabilities
     final = lens[:, torch.arange(len(output_ids)), list(output_ids)].exp().numpy()
     probs, ids = lens.topk(LENS_TOP, dim=-1)
     return LensView(final, [[_bundle.tokenizer.pieces(row.tolist()) for row in layer] for layer in ids],
                     probs.exp().numpy())
 
 
-def lens(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interventions) -> LensView:
-    """The logit lens (`model.analysis.logit_lens`), kept small; cached."""
-    return _lens(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv))
+def lens(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interventions,
+         trace: Trace | None = None) -> LensView:
+    """The logit lens (`model.analysis.logit_lens`), kept small; cached; `trace`, the output's own,
+    saves it a pass."""
+    return _lens(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv), trace=trace)
 
 
 @_cached

@@ -55,11 +55,13 @@ BATCH = 32  # rows per gradient pass: integrated gradients' points (for every ou
 
 def attribute(bundle: Bundle, sentence: str, output_ids: Sequence[int], method: str,
               interventions: Interventions = Interventions(), steps: int = IG_STEPS, pieces: Sequence[int] | None = None,
-              progress: Callable[[float], None] | None = None) -> np.ndarray:
+              progress: Callable[[float], None] | None = None, trace: Trace | None = None) -> np.ndarray:
     """(output pieces, source pieces): how much each source piece contributed to each output piece's
     log-probability, by `method` (one of METHODS, defined in this module's docstring). With `pieces`,
     only those output pieces' rows, in that order (the gradient methods then cost that much less).
-    `progress` hears the share done after each pass of integrated gradients."""
+    `progress` hears the share done after each pass of integrated gradients. `trace`: the output's own
+    trace, whose patterns "attention" and "rollout" read instead of a pass when it is this input's
+    (`forced.recorded`)."""
     if method not in METHODS:
         raise InputError(f"Unknown attribution method {method!r}: use one of {', '.join(METHODS)}.")
     bundle.check_interventions(interventions)
@@ -68,7 +70,7 @@ def attribute(bundle: Bundle, sentence: str, output_ids: Sequence[int], method: 
     if not rows or any(not 0 <= row < len(produced) for row in rows):
         raise InputError(f"Output pieces to explain must be among the {len(produced)} of this output.")
     if method in ("attention", "rollout"):
-        return _attention(bundle, src, tgt, interventions, rollout=method == "rollout")[rows]
+        return _attention(bundle, src, tgt, interventions, rollout=method == "rollout", trace=trace)[rows]
     x = forced.source_embedding(bundle, src, interventions, forced.embedding_stage(bundle)).clone()  # (1, S, d)
     if method == "gradient":
         return (_gradient(bundle, src, tgt, produced, rows, interventions, x.expand(len(rows), -1, -1)) * x).sum(-1).numpy()
@@ -105,8 +107,9 @@ def baseline(bundle: Bundle, src: torch.Tensor, iv: Interventions, x: torch.Tens
     return torch.zeros_like(x)
 
 
-def _attention(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, iv: Interventions, rollout: bool) -> np.ndarray:
-    tensors = forced.recorded(bundle, src, tgt, iv)
+def _attention(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, iv: Interventions, rollout: bool,
+               trace: Trace | None = None) -> np.ndarray:
+    tensors = forced.recorded(bundle, src, tgt, iv, trace)
     cfg = bundle.config
     if not bundle.capabilities.encoder:
         return _self_attention(bundle, src, tensors, rollout)

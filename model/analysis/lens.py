@@ -10,20 +10,22 @@ import torch
 from ..bundle import Bundle
 from ..engine import stages
 from ..engine.interventions import Interventions
+from ..results import Trace
 from . import forced
 
 
 def logit_lens(bundle: Bundle, sentence: str, output_ids: Sequence[int],
-               interventions: Interventions = Interventions()) -> np.ndarray:
+               interventions: Interventions = Interventions(), trace: Trace | None = None) -> np.ndarray:
     """(decoder layers, output pieces, vocabulary) log-probabilities under teacher forcing on
     `output_ids`: each decoder layer's output put through what the model applies after its last
     layer (its final norm, if any, and `Transformer.project`: T5's d_model^-0.5 rescale, the output
     projection and its bias). The last layer's are the model's own log-probabilities. For a
     decoder-only model `sentence` is the prompt, and the rows are the positions that chose each
-    output piece (the prompt's last, then every output piece's but the last)."""
+    output piece (the prompt's last, then every output piece's but the last). `trace`: the output's own
+    trace, read instead of a pass when it is this input's (`forced.recorded`)."""
     bundle.check_interventions(interventions)
     src, tgt, _ = forced.inputs(bundle, sentence, output_ids)
-    tensors = forced.recorded(bundle, src, tgt, interventions)
+    tensors = forced.recorded(bundle, src, tgt, interventions, trace)
     model, cfg = bundle.model, bundle.config
     first = forced.first_row(bundle, src)
     layers = [tensors[stages.layer_output("decoder", layer, cfg.norm_first)][0, first:]
