@@ -8,6 +8,7 @@ after the start piece, row P - 1 + t after a prompt of P pieces."""
 
 from __future__ import annotations
 
+import warnings
 from contextlib import contextmanager, nullcontext
 from typing import Iterator, Mapping, Sequence
 
@@ -107,7 +108,9 @@ def recorded(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, iv: Intervent
     recording of this very input under the same switches with the causal mask on (a translation's or
     continuation's own trace: its rows are then that pass's)."""
     if trace is not None and iv.causal_mask and trace.interventions == iv and _same_input(bundle, trace, src, tgt):
-        return {name: torch.from_numpy(array) for name, array in trace.tensors.items()}
+        with warnings.catch_warnings():  # a cached trace's arrays are read-only, and these are only read
+            warnings.simplefilter("ignore", UserWarning)
+            return {name: torch.from_numpy(array) for name, array in trace.tensors.items()}
     with torch.inference_mode(), recording() as recorder:
         bundle.model(src, tgt, iv)
     return recorder.tensors
