@@ -164,8 +164,9 @@ def causal_lab_decoder() -> None:
     st.subheader("The causal mask: no peeking at later pieces")
     causal_on = page.translate(causal_mask=True)  # the page's own continuation when the sidebar's mask is on
     layer = min(ctl.layer, limits.n_decoder_layers - 1)
-    # the same prompt and continuation in one pass, mask on and off (one pass each, so their rows match)
-    seen_on = engine.teacher_forced(page.bundle, ctl.sentence, causal_on.output_ids, ctl.interventions(causal_mask=True))
+    # the same prompt and continuation in one pass, mask on and off: with the mask on, the continuation's own
+    # trace is that pass (Bundle.generate builds it so)
+    seen_on = causal_on.trace
     seen_off = engine.teacher_forced(page.bundle, ctl.sentence, causal_on.output_ids,
                                      ctl.interventions(causal_mask=False))
     _mask_effect(seen_on, seen_off, "decoder", layer, seen_on.tgt_pieces, "Self-attention over prompt and continuation",
