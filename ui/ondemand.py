@@ -34,8 +34,10 @@ def asked(cost: float, cached: bool, label: str, key: str, note: str) -> st.delt
 
 def continuation_work(bundle: Bundle, steps: int) -> float:
     """What decoding `steps` pieces one at a time costs, in the units of EAGER_WORK."""
-    decoder = sum(p.numel() for name, p in bundle.model.named_parameters() if not name.startswith(("encoder", "src_embed")))
-    return float(steps) * decoder * STEP_WORK
+    model = bundle.model
+    head = model.tgt_embed.token.weight if model.generator is None else model.generator.weight
+    read = sum(p.numel() for p in model.decoder.parameters()) + head.numel()  # what every step reads
+    return float(steps) * read * STEP_WORK
 
 
 def second_continuation(bundle: Bundle, steps: int, cached: bool, label: str, key: str) -> bool:
