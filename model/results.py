@@ -19,7 +19,9 @@ class Trace:
     computed. With the causal mask off, that pass would let row t see later pieces, so each
     decoder row comes from its own step's pass instead (decoding.as_decoded);
     Bundle.teacher_forced gives the one-pass view. After greedy decoding with the mask on,
-    `hook_logits` holds the logits each cached step computed (the one pass's up to float rounding)."""
+    `hook_logits` holds the logits each cached step computed (the one pass's up to float rounding); a
+    decoder-only model's continuation then has NaN logits at its prompt's rows but the last, which
+    generating never projects (as transformers' generate does not)."""
 
     src_ids: tuple[int, ...]       # source ids, EOS included
     src_pieces: list[str]          # one per source position (the keys of cross-attention)
