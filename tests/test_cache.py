@@ -49,6 +49,17 @@ def test_an_entry_larger_than_the_whole_budget_is_returned_but_not_kept():
     assert cache.stats().not_kept == 1
 
 
+def test_a_cache_that_keeps_its_last_value_keeps_one_larger_than_its_budget_alone():
+    """The models cache: a checkpoint larger than the whole budget is kept (alone) instead of being
+    loaded again at every page run; the next one pushes it out."""
+    cache = ByteCache("t", 1_000, keep_last=True)
+    cache.get("small", lambda: block(100))
+    big = cache.get("big", lambda: block(5_000))
+    assert "big" in cache and "small" not in cache and cache.get("big", lambda: None) is big
+    cache.get("other", lambda: block(200))
+    assert "other" in cache and "big" not in cache and cache.stats().entries == 1 and cache.stats().not_kept == 0
+
+
 def test_stored_arrays_are_read_only():
     cache = ByteCache("t", 10_000)
     value = cache.get("a", lambda: {"rows": [np.ones(3)], "pair": (np.zeros((2, 2)), "text")})

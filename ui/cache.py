@@ -214,15 +214,18 @@ class ByteCache:
     """A thread-safe least-recently-used cache bounded by bytes.
 
     A hit returns the stored object itself. A value larger than the whole budget is returned but
-    not kept. Threads asking at once for the same missing key compute it once (the others wait
+    not kept, unless the cache keeps its last value whatever its size (`keep_last`, the models
+    cache: a model larger than the budget, gpt2-medium or t5-base at 512 MiB, is then kept alone
+    rather than loaded again at every page run). Threads asking at once for the same missing key compute it once (the others wait
     for that result); different keys compute in parallel. Evicting only drops the cache's
     reference: whoever holds a value keeps a valid one.
     """
 
     def __init__(self, name: str, budget: int, size: Callable[[Any], int] | None = None,
-                 read_only: bool = True) -> None:
+                 read_only: bool = True, keep_last: bool = False) -> None:
         self.name = name
         self.budget = budget
+        self._keep_last = keep_last
         self._size = size
         self._read_only = read_only
         self._lock = threading.Lock()
@@ -279,12 +282,12 @@ class ByteCache:
 
     def _store(self, key: Hashable, value: Any, size: int) -> None:
         with self._lock:
-            if size > self.budget:
+            if size > self.budget and not self._keep_last:
                 self._not_kept += 1
                 return
             self._entries[key] = (value, size)
             self._bytes += size
-            while self._bytes > self.budget:
+            while self._bytes > self.budget and len(self._entries) > 1:
                 _, (_, dropped) = self._entries.popitem(last=False)
                 self._bytes -= dropped
                 self._evictions += 1
@@ -312,7 +315,7 @@ class ByteCache:
 
 RESULTS = ByteCache("results", budget_bytes(RESULTS_ENV))
 FIGURES = ByteCache("figures", budget_bytes(FIGURES_ENV))
-MODELS = ByteCache("models", budget_bytes(MODELS_ENV), size=model_bytes, read_only=False)
+MODELS = ByteCache("models", budget_bytes(MODELS_ENV), size=model_bytes, read_only=False, keep_last=True)
 
 
 return_large_blocks()  # on import: before the first model or result is allocated in this process
