@@ -406,3 +406,13 @@ def test_gpt2_generation_trace_is_the_one_pass_over_prompt_and_continuation(gpt2
                 ours, theirs = ours[:, first:], theirs[:, first:]
             assert ours.shape == theirs.shape, name
             assert np.allclose(ours, theirs, atol=1e-5, equal_nan=True), (name, np.nanmax(np.abs(ours - theirs)))
+
+
+def test_gpt2_opens_as_transformers_saves_it_too(tmp_path):
+    """The hub's gpt2 files name weights `h.0...` with causal-mask buffers beside them; a folder saved by
+    transformers 5 names them `transformer.h.0...` without the buffers: both are the same model."""
+    hub = load_bundle(make_gpt2_dir(tmp_path / "hub", seed=5))
+    saved = load_bundle(make_gpt2_dir(tmp_path / "saved", seed=5, hub_layout=False))
+    ids = hub.tokenizer.encode_source("The old man reads a book.")
+    assert np.array_equal(hub.teacher_forced("The old", ids[2:]).tensor("hook_logits"),
+                          saved.teacher_forced("The old", ids[2:]).tensor("hook_logits"))
