@@ -15,7 +15,7 @@ from .checkpoints.snapshots import steps as snapshot_steps
 from .engine import stages
 from .engine.attention import KVCache
 from .engine.decoding import Hypothesis, beam_search, continued_trace, decoded_logits, greedy
-from .engine.hooks import not_recording, recording
+from .engine.hooks import Recorder, not_recording, recording
 from .engine.interventions import DecodeOptions, Interventions
 from .engine.tokens import pad_rows
 from .errors import REBUILD_HINT, CheckpointError, InputError
@@ -233,13 +233,14 @@ class Bundle:
         # values (decoding.continued_trace), so only the new pieces are read again
         greedy_trace = trace and options.beam_size == 1 and interventions.causal_mask
         steps_seen: list[torch.Tensor] = []
-        prompt_pass: dict[str, torch.Tensor] = {}
+        prompt_pass = Recorder()
         cache = KVCache() if interventions.causal_mask else None
         with torch.inference_mode():
             start = torch.tensor([prompt_ids])
             if options.beam_size == 1:
                 [(ids, finished)] = greedy(self.model, None, None, interventions, max_new, specials, steps_seen,
-                                           prompt=start, cache=cache, first_step=prompt_pass if greedy_trace else None)
+                                           prompt=start, cache=cache,
+                                           first_step=recording(recorder=prompt_pass) if greedy_trace else None)
                 hypotheses = [Hypothesis(tuple(ids), 0.0, 0.0, finished)]
             else:
                 hypotheses = beam_search(self.model, None, None, interventions, options.beam_size, max_new,
@@ -250,7 +251,7 @@ class Bundle:
             tensors = None
             if greedy_trace:
                 logits = torch.stack(steps_seen, dim=1)
-                tensors = continued_trace(self.model, prompt_pass, cache, fed, interventions)
+                tensors = continued_trace(self.model, prompt_pass.tensors, cache, fed, interventions)
                 unprojected = logits.new_full((1, len(prompt_ids) - 1, logits.size(-1)), float("nan"))
                 tensors[stages.LOGITS] = torch.cat([unprojected, logits], dim=1)
             elif trace:

@@ -15,8 +15,7 @@ import torch
 
 from ..bundle import Bundle
 from ..engine import stages
-from ..engine.attention import KVCache
-from ..engine.decoding import allowed
+from ..engine.decoding import greedy
 from ..engine.hooks import Patch, patching, sequence_axis
 from ..engine.interventions import DecodeOptions, Interventions
 from ..errors import InputError
@@ -117,29 +116,18 @@ def _patched_continuation(bundle: Bundle, donor_length: int, receiver: str, patc
     in passes that start at position 0 only: with the causal mask on, the first (the prompt, whose
     keys and values every later step reads from the cache, as patched); with it off, every step's
     pass over the whole prefix."""
-    model, specials = bundle.model, bundle.specials
     _, prompt, _ = bundle._read_prompt(receiver, DecodeOptions())
     both = min(donor_length, len(prompt))
     if any(not 0 <= p < both for patch_ in patches.values() for p in (patch_.positions or ())):
         raise InputError(f"Positions to patch must be among the {both} prompt positions both prompts have.")
-    most = bundle.max_new(len(prompt), DecodeOptions())
-    cache = KVCache() if iv.causal_mask else None
-    tokens, new = torch.tensor([prompt]), []
     try:
-        with torch.inference_mode():
-            for step in range(most):
-                start = cache.length if cache is not None else 0
-                with patching(patches) if start == 0 else nullcontext():
-                    states = model.decode(tokens[:, start:], None, None, iv, cache, start=start, project=False)
-                if cache is not None:
-                    cache.length = tokens.size(1)
-                new.append(int(allowed(model.project(states[:, -1]), step, most, specials).argmax(-1)))
-                if new[-1] == specials.eos:
-                    break
-                tokens = torch.cat([tokens, torch.tensor([new[-1:]])], dim=1)
+        with torch.inference_mode(), nullcontext() if iv.causal_mask else patching(patches):
+            [(new, finished)] = greedy(bundle.model, None, None, iv, bundle.max_new(len(prompt), DecodeOptions()),
+                                       bundle.specials, prompt=torch.tensor([prompt]),
+                                       first_step=patching(patches) if iv.causal_mask else None)
     except ValueError as exc:  # shapes that do not fit
         raise InputError(str(exc)) from None
-    return new
+    return new + [bundle.specials.eos] * finished
 
 
 def _stage(hook: str) -> stages.Stage:

@@ -107,6 +107,15 @@ class MultiHeadAttention(nn.Module):
         qkv = F.linear(x_q, *fused).view(batch, length, 3, self.n_heads, self.d_k)
         return qkv.permute(2, 0, 3, 1, 4).unbind(0)
 
+    def scores(self, q: torch.Tensor, k: torch.Tensor, scale: bool = True,
+               bias: torch.Tensor | None = None) -> torch.Tensor:
+        """QK^T of queries (B, h, T, d_k) and keys (B, h, S, d_k), divided by sqrt(d_k) when `scale`
+        is on and the model scales at all, plus `bias` (a relative-position bias): (B, h, T, S)."""
+        scores = q @ k.transpose(-2, -1)
+        if scale and self.scaled:
+            scores = scores / math.sqrt(self.d_k)
+        return scores if bias is None else scores + bias
+
     def forward(self, x_q: torch.Tensor, x_kv: torch.Tensor, mask: torch.Tensor | None = None,
                 ablate_heads: tuple[int, ...] = (), cache: KVCache | None = None,
                 static_kv: bool = False, scale: bool = True, fill: float = float("-inf"),
@@ -129,10 +138,7 @@ class MultiHeadAttention(nn.Module):
                 if static_kv:
                     cache.static.add(self)
         q, k, v = self.hook_q(q), self.hook_k(k), self.hook_v(v)
-        scores = q @ k.transpose(-2, -1)  # (B, h, T, S)
-        if scale and self.scaled:
-            scores = scores / math.sqrt(self.d_k)
-        scores = self.hook_scores(scores if bias is None else scores + bias)
+        scores = self.hook_scores(self.scores(q, k, scale, bias))  # (B, h, T, S)
         if mask is not None:
             scores = torch.where(mask, scores, fill)
         pattern = self.hook_pattern(self.hook_masked_scores(scores).softmax(dim=-1))  # (B, h, T, S)

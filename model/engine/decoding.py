@@ -8,8 +8,7 @@ the switched-off mask really means.
 
 from __future__ import annotations
 
-import math
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 import torch
@@ -71,12 +70,12 @@ def greedy(model: Transformer, memory: torch.Tensor | None, src_mask: torch.Tens
            iv: Interventions, max_len: int, specials: SpecialIds = PROJECT_SPECIALS,
            step_logits: list[torch.Tensor] | None = None,
            prompt: torch.Tensor | None = None, cache: KVCache | None = None,
-           first_step: dict[str, torch.Tensor] | None = None) -> list[tuple[list[int], bool]]:
+           first_step: AbstractContextManager | None = None) -> list[tuple[list[int], bool]]:
     """Most likely piece at each step, for a batch (of encoded sources, or of one `prompt` (1, P)
     to continue when `memory` is None); returns (new ids without BOS/EOS, finished).
     With `step_logits`, each step's logits (B, vocab) are appended to it, as the model gave them.
     `cache`: the KV cache to fill (the caller's, to read afterwards; causal mask on). `first_step`:
-    filled with what the hook points recorded in the first step (a prompt's pass)."""
+    a context the first step runs in (a Recorder or a Patching of a prompt's pass)."""
     tokens = start_tokens(specials, 1 if memory is None else memory.size(0),
                           None if memory is None else memory.device, prompt)
     batch, first = tokens.shape
@@ -84,10 +83,8 @@ def greedy(model: Transformer, memory: torch.Tensor | None, src_mask: torch.Tens
         cache = KVCache()
     finished = torch.zeros(batch, dtype=torch.bool, device=tokens.device)
     for step in range(max_len):
-        with recording() if step == 0 and first_step is not None else nullcontext() as recorder:
+        with first_step if step == 0 and first_step is not None else nullcontext():
             logits = _step_logits(model, tokens, memory, src_mask, iv, cache)
-        if recorder is not None:
-            first_step.update(recorder.tensors)
         if step_logits is not None:
             step_logits.append(logits)
         next_ids = allowed(logits, step, max_len, specials).argmax(dim=-1)  # (B,)
@@ -190,22 +187,17 @@ def _with_later_keys(model: Transformer, stage: stages.Stage, first: torch.Tenso
     """A prompt row's scores, masked scores, weights or position bias (B, h, P, P) widened to every
     key (B, h, P, T)."""
     prompt, total = first.size(-1), rest[stage.name].size(-1)
-    bias = model.get_submodule(stage.stack).relative_bias(prompt, total)[..., prompt:] \
-        if stages.position_bias(stage.stack) in prompt_pass else None
-    if stage.stage == stages.POSITION_BIAS:
-        later = bias
-    elif stage.stage == "scores":
-        query_name = stages.attention(stage.stack, stage.kind, stage.layer, "q")
-        block = model.get_submodule(query_name.rpartition(".")[0])
-        keys = rest[stages.attention(stage.stack, stage.kind, stage.layer, "k")][:, :, prompt:]
-        later = prompt_pass[query_name] @ keys.transpose(-2, -1)
-        if iv.scale_scores and block.scaled:
-            later = later / math.sqrt(block.d_k)
-        if bias is not None:
-            later = later + bias
-    else:
+    if stage.stage in ("pattern", "masked_scores"):  # the causal mask hides every later key
         later = first.new_full((*first.shape[:-1], total - prompt), 0.0 if stage.stage == "pattern" else iv.fill)
-    return torch.cat([first, later], dim=-1)
+        return torch.cat([first, later], dim=-1)
+    bias = model.get_submodule(stage.stack).relative_bias(prompt, total)[..., prompt:] \
+        if stages.position_bias(stage.stack) in prompt_pass else None  # only while the positions are on
+    if stage.stage == stages.POSITION_BIAS:
+        return torch.cat([first, bias], dim=-1)
+    query = stages.attention(stage.stack, stage.kind, stage.layer, "q")
+    keys = rest[stages.attention(stage.stack, stage.kind, stage.layer, "k")][:, :, prompt:]
+    block = model.get_submodule(query.rpartition(".")[0])
+    return torch.cat([first, block.scores(prompt_pass[query], keys, iv.scale_scores, bias)], dim=-1)
 
 
 def _row_by_row(name: str, whole: torch.Tensor, passes: list[torch.Tensor], first: int = 1) -> torch.Tensor:

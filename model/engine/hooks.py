@@ -105,10 +105,11 @@ def patching(patches: Mapping[str, Patch]) -> ContextManager[Patching]:
     return _set(_PATCHING, Patching(patches))
 
 
-def recording(keep_grad: bool = False) -> ContextManager[Recorder]:
-    """Activate a fresh Recorder for the duration of the `with` block in this thread only; with
-    `keep_grad`, recorded tensors stay in the autograd graph (for gradients with respect to them)."""
-    return _set(_ACTIVE, Recorder(keep_grad))
+def recording(keep_grad: bool = False, recorder: Recorder | None = None) -> ContextManager[Recorder]:
+    """Activate a fresh Recorder (or `recorder`, to read after the block) for the duration of the
+    `with` block in this thread only; with `keep_grad`, recorded tensors stay in the autograd graph
+    (for gradients with respect to them)."""
+    return _set(_ACTIVE, recorder if recorder is not None else Recorder(keep_grad))
 
 
 def not_recording() -> ContextManager[None]:
