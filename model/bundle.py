@@ -125,7 +125,14 @@ class Bundle:
             return None, None
         return self.model.encode(src, interventions, lengths)
 
-    def _decoder_input(self, src_ids: Sequence[int], produced: Sequence[int]) -> list[int]:
+    def read_input(self, sentence: str, new_pieces: int | None = None) -> list[int]:
+        """The ids the model reads before it writes: the source (the task prefix included), or a
+        decoder-only model's prompt, cut to leave room for `new_pieces` (None: a continuation's)."""
+        if self.capabilities.encoder:
+            return self.encode_source(sentence)[1]
+        return self._read_prompt(sentence, DecodeOptions(max_len=new_pieces))[1]
+
+    def decoder_input_ids(self, src_ids: Sequence[int], produced: Sequence[int]) -> list[int]:
         """What the decoder is fed to produce `produced`: the start piece (or, decoder-only, the
         prompt), then every piece produced but the last."""
         if self.capabilities.encoder:
@@ -185,7 +192,7 @@ class Bundle:
             produced = list(best.ids) + ([specials.eos] if best.finished else [])
             if not produced:  # a maximum length of 0 pieces cannot happen; keep one row anyway
                 produced = [specials.eos]
-            logits = decoded_logits(self.model, torch.tensor([self._decoder_input(src_ids, produced)]), memory,
+            logits = decoded_logits(self.model, torch.tensor([self.decoder_input_ids(src_ids, produced)]), memory,
                                     src_mask, interventions, steps_seen if reuse else None,
                                     recorder.tensors if recorder is not None else None)
         log_probs = logits[0].float().log_softmax(dim=-1)  # (T, vocab)
@@ -196,20 +203,24 @@ class Bundle:
         elif specials.force_eos_at_end and len(produced) == max_len:
             warnings.append(f"The output reached its limit of {max_len} pieces, where this checkpoint's generation "
                             "config makes the last piece end it.")
-        beams = [Beam(self.tokenizer.decode(h.ids), self.tokenizer.pieces(h.ids),
-                      log_prob if options.beam_size == 1 else h.log_prob,
-                      log_prob if options.beam_size == 1 else h.score, h.finished)
-                 for h in hypotheses]
+        beams = self._beams(hypotheses, log_prob, options)
         recorded = None if recorder is None else self._trace(src_ids, produced, recorder.tensors, interventions)
         return TranslationResult(source, self.tokenizer.decode(best.ids), recorded, steps, beams,
                                  log_prob, tuple(produced), warnings, unknown)
 
+    def _beams(self, hypotheses: list[Hypothesis], log_prob: float, options: DecodeOptions) -> list[Beam]:
+        """The hypotheses as Beams; greedy's one carries the output's log-probability as its score."""
+        greedy_ = options.beam_size == 1
+        return [Beam(self.tokenizer.decode(h.ids), self.tokenizer.pieces(h.ids), log_prob if greedy_ else h.log_prob,
+                     log_prob if greedy_ else h.score, h.finished) for h in hypotheses]
+
     def _trace(self, src_ids: list[int], produced: list[int], tensors: dict[str, torch.Tensor],
                interventions: Interventions) -> Trace:
+        """A decoder-only model's source is its prompt, fed to the decoder: its rows produce the
+        prompt's next pieces, then the output."""
+        fed = self.decoder_input_ids(src_ids, produced)
         if self.capabilities.encoder:
-            return make_trace(self.tokenizer, src_ids, decoder_input(self.specials.bos, produced), produced, tensors,
-                              interventions)
-        fed = self._decoder_input(src_ids, produced)  # the prompt's rows produce its next pieces
+            return make_trace(self.tokenizer, src_ids, fed, produced, tensors, interventions)
         return make_trace(self.tokenizer, [], fed, [*src_ids[1:], *produced], tensors, interventions)
 
     def max_new(self, prompt_len: int, options: DecodeOptions) -> int:
@@ -247,7 +258,7 @@ class Bundle:
                                          options.length_penalty, specials, prompt=start)
             best = hypotheses[0]
             produced = list(best.ids) + ([specials.eos] if best.finished else [])
-            fed = torch.tensor([self._decoder_input(prompt_ids, produced)])
+            fed = torch.tensor([self.decoder_input_ids(prompt_ids, produced)])
             tensors = None
             if greedy_trace:
                 logits = torch.stack(steps_seen, dim=1)
@@ -267,10 +278,7 @@ class Bundle:
         log_prob = float(chosen_log_probs(log_probs, produced).sum())
         if not best.finished:
             warnings.append(f"The continuation stopped at its limit of {max_new} new pieces.")
-        beams = [Beam(self.tokenizer.decode(h.ids), self.tokenizer.pieces(h.ids),
-                      log_prob if options.beam_size == 1 else h.log_prob,
-                      log_prob if options.beam_size == 1 else h.score, h.finished)
-                 for h in hypotheses]
+        beams = self._beams(hypotheses, log_prob, options)
         recorded = None if tensors is None else self._trace(prompt_ids, produced, tensors, interventions)
         return GenerationResult(prompt, self.tokenizer.decode(best.ids), recorded, steps, beams, log_prob,
                                 tuple(produced), warnings, [], tuple(prompt_ids))
@@ -295,10 +303,7 @@ class Bundle:
         if not self.capabilities.decoder:
             self.require_decoder()
         self.check_interventions(interventions)
-        if self.capabilities.encoder:
-            _, src_ids, _ = self.encode_source(sentence)
-        else:
-            _, src_ids, _ = self._read_prompt(sentence, DecodeOptions(max_len=max(1, len(output_ids))))
+        src_ids = self.read_input(sentence, max(1, len(output_ids)))
         produced = list(output_ids)[: self.config.max_len]
         if not produced:
             raise InputError("There is no output to score.")
@@ -321,7 +326,7 @@ class Bundle:
         pad = self.specials.pad
         if not self.capabilities.encoder:  # decoder-only: each prompt with its output, fed to the decoder
             outputs = outputs or [[] for _ in sources]
-            fed = [self._decoder_input(source, out) for source, out in zip(sources, outputs)]
+            fed = [self.decoder_input_ids(source, out) for source, out in zip(sources, outputs)]
             tgt = pad_rows(fed, pad_id=pad)
             with torch.inference_mode(), recording() as recorder:
                 self.model.decode(tgt, None, None, interventions)
@@ -329,7 +334,7 @@ class Bundle:
                                recorder.tensors, interventions, row) for row in range(len(sources))]
         src = pad_rows(sources, pad_id=pad)
         outputs = outputs if outputs is not None and self.capabilities.translates else [[] for _ in sources]
-        tgt = pad_rows([self._decoder_input([], out) for out in outputs], pad_id=pad) if any(outputs) else None
+        tgt = pad_rows([self.decoder_input_ids([], out) for out in outputs], pad_id=pad) if any(outputs) else None
         lengths = torch.tensor(src_lengths) if src_lengths is not None else None
         with torch.inference_mode(), recording() as recorder:
             memory, src_mask = self.model.encode(src, interventions, lengths)
@@ -344,7 +349,7 @@ class Bundle:
         fed the same earlier pieces would give it: how a knocked-out head changes the model's
         belief in the same translation."""
         src_ids, produced = self._fixed_output(sentence, output_ids, interventions)
-        tgt = torch.tensor([self._decoder_input(src_ids, produced)])
+        tgt = torch.tensor([self.decoder_input_ids(src_ids, produced)])
         first = 1 if self.capabilities.encoder else len(src_ids)
         with torch.inference_mode():
             memory, src_mask = self._memory(torch.tensor([src_ids]), interventions)

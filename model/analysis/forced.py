@@ -17,10 +17,9 @@ import torch
 from ..bundle import Bundle
 from ..engine import stages
 from ..engine.hooks import Patch, patching, recording
-from ..engine.interventions import DecodeOptions, Interventions
+from ..engine.interventions import Interventions
 from ..errors import InputError
 from ..results import Trace
-from ..traces import decoder_input
 
 
 def inputs(bundle: Bundle, sentence: str, output_ids: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor, list[int]]:
@@ -32,12 +31,8 @@ def inputs(bundle: Bundle, sentence: str, output_ids: Sequence[int]) -> tuple[to
     produced = list(output_ids)[: bundle.config.max_len]
     if not produced:
         raise InputError("There is no output to explain.")
-    if bundle.capabilities.encoder:
-        _, src_ids, _ = bundle.encode_source(sentence)
-        return torch.tensor([src_ids]), torch.tensor([decoder_input(bundle.specials.bos, produced)]), produced
-    # the prompt as Bundle.teacher_forced and Bundle.score read it: cut to leave room for the output
-    _, prompt, _ = bundle._read_prompt(sentence, DecodeOptions(max_len=len(produced)))
-    return torch.tensor([prompt]), torch.tensor([[*prompt, *produced[:-1]]]), produced
+    src_ids = bundle.read_input(sentence, len(produced))  # as Bundle.teacher_forced and Bundle.score read it
+    return torch.tensor([src_ids]), torch.tensor([bundle.decoder_input_ids(src_ids, produced)]), produced
 
 
 def first_row(bundle: Bundle, src: torch.Tensor) -> int:

@@ -116,7 +116,7 @@ def _patched_continuation(bundle: Bundle, donor_length: int, receiver: str, patc
     in passes that start at position 0 only: with the causal mask on, the first (the prompt, whose
     keys and values every later step reads from the cache, as patched); with it off, every step's
     pass over the whole prefix."""
-    _, prompt, _ = bundle._read_prompt(receiver, DecodeOptions())
+    prompt = bundle.read_input(receiver)
     both = min(donor_length, len(prompt))
     if any(not 0 <= p < both for patch_ in patches.values() for p in (patch_.positions or ())):
         raise InputError(f"Positions to patch must be among the {both} prompt positions both prompts have.")
