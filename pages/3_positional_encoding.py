@@ -19,7 +19,7 @@ page = start("Positional encoding")
 trace, ctl, style, bundle = page.result.trace, page.controls, page.style, page.bundle
 cfg = bundle.config
 d_model = cfg.d_model
-decoder_only = not bundle.capabilities.encoder
+decoder_only = page.decoder_only
 # the stack whose input the positions reach first, and its pieces: a decoder-only model has no source
 stack = "decoder" if decoder_only else "encoder"
 side = "target" if decoder_only else "source"
@@ -168,10 +168,8 @@ elif not decoder_only:
     without_pe = page.run(positional_encoding=False)
     two_translations(("Translation with " + what, with_pe.translation), ("Translation without " + what,
                                                                           without_pe.translation), 1.5)
-elif second_continuation(bundle, len(with_pe.output_ids),
-                         engine.generated(bundle, ctl.sentence, ctl.interventions(positional_encoding=False),
-                                          ctl.beam_size, trace=False),
-                         f"Continue without {what}", "continue-without-positions"):
+elif second_continuation(page, len(with_pe.output_ids), f"Continue without {what}", "continue-without-positions",
+                         positional_encoding=False):
     # its attention without positions is read from the continuation with them (below): of its own
     # continuation without them, only the text is shown
     two_translations((f"Continuation with {what}", with_pe.translation),

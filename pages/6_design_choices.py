@@ -51,9 +51,15 @@ def _translation(**changes: Any) -> str:
     shown, so only the text is decoded."""
     if _same_as_sidebar(**changes):
         return page.result.translation
-    if not bundle.capabilities.encoder:
-        return page.translate(trace=False, **changes).translation
     return engine.translation_text(bundle, ctl.sentence, ctl.interventions(**changes), ctl.beam_size)
+
+
+def _continued(changes: dict[str, Any], name: str) -> bool:
+    """Whether a decoder-only model's continuation with the switches changed is shown: the page's own,
+    or another one (on a button at a real model's size)."""
+    return _same_as_sidebar(**changes) or second_continuation(
+        page, len(page.result.output_ids), f"Continue {name}",
+        f"continue-{'-'.join(f'{k}-{v}' for k, v in changes.items())}", **changes)
 
 
 def _compare_outputs(on: dict[str, Any], off: dict[str, Any], left: str, right: str) -> None:
@@ -62,12 +68,7 @@ def _compare_outputs(on: dict[str, Any], off: dict[str, Any], left: str, right: 
     if page.encoder_only:
         st.metric(f"Cosine similarity of the sentence embeddings, {left} vs {right}",
                   f"{cosine(page.encode(**on).embedding, page.encode(**off).embedding):.4f}")
-    elif not bundle.capabilities.encoder and not all(
-            _same_as_sidebar(**changes) or second_continuation(
-                bundle, len(page.result.output_ids),
-                engine.generated(bundle, ctl.sentence, ctl.interventions(**changes), ctl.beam_size, trace=False),
-                f"Continue {name}", f"continue-{'-'.join(f'{k}-{v}' for k, v in changes.items())}")
-            for changes, name in ((on, left), (off, right))):
+    elif page.decoder_only and not all(_continued(changes, name) for changes, name in ((on, left), (off, right))):
         return
     else:
         two_translations((left.capitalize(), _translation(**on)), (right.capitalize(), _translation(**off)), 1.3)
@@ -76,7 +77,7 @@ def _compare_outputs(on: dict[str, Any], off: dict[str, Any], left: str, right: 
 page = start("Design choices")
 ctl, style, cfg, bundle = page.controls, page.style, page.bundle.config, page.bundle
 trace = page.result.trace
-decoder_only = not bundle.capabilities.encoder
+decoder_only = page.decoder_only
 stack = "decoder" if decoder_only else "encoder"  # the stack that reads the text first
 pieces = trace.tgt_pieces if decoder_only else trace.src_pieces
 layer, head = min(ctl.layer, trace.n_layers(stack) - 1), ctl.head

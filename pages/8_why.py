@@ -270,7 +270,7 @@ def body(step: int) -> None:
 page = start("Why this word?", needs_result=False)
 ctl, style, bundle = page.controls, page.style, page.bundle
 caps = bundle.capabilities
-decoder_only = caps.decoder and not caps.encoder
+decoder_only = page.decoder_only
 _take_turn(bundle, ctl.sentence)  # a long text waits for its turn, as start() does when it runs the page's result
 PIECE, SOURCE, WHAT = ("New piece", "prompt", "continuation") if decoder_only else ("Output piece", "source",
                                                                                      "translation")

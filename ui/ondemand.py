@@ -4,11 +4,16 @@ waiting (a real-size model's whole attribution table, a decoding that re-reads e
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import streamlit as st
 
 from model import Bundle
+
+from . import engine
+
+if TYPE_CHECKING:
+    from .page import Page
 
 # Work (parameter x position products, model.analysis.forced.work) a part of a page may cost without
 # being asked: under half a second on one core. On the shipped model, only integrated gradients' whole table
@@ -40,10 +45,13 @@ def continuation_work(bundle: Bundle, steps: int) -> float:
     return float(steps) * read * STEP_WORK
 
 
-def second_continuation(bundle: Bundle, steps: int, cached: bool, label: str, key: str) -> bool:
-    """Whether to continue the text a second time (under another switch) unasked: a decoder-only model
-    whose continuation costs more than EAGER_WORK waits for a button, so that a new sentence stays quick."""
-    return asked(continuation_work(bundle, steps), cached, label, key,
+def second_continuation(page: Page, steps: int, label: str, key: str, **changes: Any) -> bool:
+    """Whether to continue the page's text a second time, with the switches changed (`changes`), for
+    a decoder-only model: at once when cached or cheap; a model whose continuation of `steps` pieces
+    costs more than EAGER_WORK waits for a button, so that a new sentence stays quick."""
+    ctl = page.controls
+    cached = engine.generated(page.bundle, ctl.sentence, ctl.interventions(**changes), ctl.beam_size, trace=False)
+    return asked(continuation_work(page.bundle, steps), cached, label, key,
                  "Continuing the text once more under this switch reads every weight once per new piece, which takes "
                  "most of a second at this model's size: the button runs it.") is not False
 
