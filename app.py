@@ -12,7 +12,7 @@ from ui import warmup
 with st.spinner("Loading the model ..."):  # only an early visitor sees it: serve.py started the load
     warmup.wait()  # let it finish before this thread imports torch
 
-from ui.nav import pages  # noqa: E402
+from ui.nav import pages
 
 # Hidden: every page draws ui.nav.menu() itself, the same menu on the path that skips this file.
 st.navigation(pages(), position="hidden").run()

@@ -26,7 +26,7 @@ from common import ROOT
 
 sys.path.insert(0, str(ROOT / "tests"))
 
-from live_server import running_app  # noqa: E402
+from live_server import running_app
 
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync"]

@@ -14,9 +14,8 @@ from __future__ import annotations
 import argparse
 
 import torch
-from torch import nn
-
 from common import TWELVE_WORDS, default_bundle, interleaved_medians
+from torch import nn
 
 
 class TorchSeq2Seq(nn.Module):

@@ -17,7 +17,6 @@ import tempfile
 from pathlib import Path
 
 import torch
-
 from common import TWELVE_WORDS, interleaved_medians
 
 DONOR = "My brother will give the blue apple to the young teacher tomorrow."

@@ -20,7 +20,7 @@ from common import ROOT
 
 sys.path.insert(0, str(ROOT / "tests"))
 
-from load_scenario import run_load  # noqa: E402
+from load_scenario import run_load
 
 
 def main() -> None:

@@ -28,8 +28,8 @@ from common import ROOT
 
 sys.path.insert(0, str(ROOT / "tests"))
 
-from live_server import rss_mib, running_app  # noqa: E402
-from st_session import Session  # noqa: E402
+from live_server import rss_mib, running_app
+from st_session import Session
 
 PAGES = ("translate", "attention", "positional_encoding", "tensor_shapes", "masks_and_heads", "design_choices")
 
@@ -62,18 +62,20 @@ async def _tab(url: str, page: str, query: str) -> list[str]:
         return (await session.run(page, query)).errors
 
 
+def _sample_peak(pid: int, peak: list[float], stop: threading.Event) -> None:
+    """Keep the process's largest resident size in peak[0] until `stop` is set."""
+    while not stop.is_set():
+        peak[0] = max(peak[0], rss_mib(pid))
+        time.sleep(0.05)
+
+
 async def _burst(url: str, pid: int, model: str, tabs: int, chars: int, pages: tuple[str, ...]) -> None:
     async with Session(url) as session:
         await session.run("translate", urlencode({"model": model, "sentence": "The cat sleeps."}))
     for round_, page in enumerate(pages):
         start, peak, sampling = rss_mib(pid), [0.0], threading.Event()
 
-        def sample() -> None:
-            while not sampling.is_set():
-                peak[0] = max(peak[0], rss_mib(pid))
-                time.sleep(0.05)
-
-        sampler = threading.Thread(target=sample)
+        sampler = threading.Thread(target=_sample_peak, args=(pid, peak, sampling))
         sampler.start()
         began = time.perf_counter()
         queries = [urlencode({"model": model, "sentence": paragraph(chars, variant=13 * (round_ * tabs + n) + 5)})

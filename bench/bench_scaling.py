@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from functools import partial
 
 import torch
-
 from common import ROOT, default_bundle, median_seconds
 
 LENGTHS = (5, 10, 20, 40)
@@ -25,7 +25,7 @@ def sentences_by_length(bundle, targets=LENGTHS) -> dict[int, str]:
     40 needs two sentences joined by "and"."""
     from model.training.corpus import generate
     pool = [e.en for e in generate(4000, 11)]
-    pool += [f"{a.rstrip('.?')} and {b[0].lower()}{b[1:]}" for a, b in zip(pool[::2], pool[1::2])]
+    pool += [f"{a.rstrip('.?')} and {b[0].lower()}{b[1:]}" for a, b in zip(pool[::2], pool[1::2], strict=False)]
     sized = {len(bundle.encode_source(s)[1]): s for s in pool}
     return {t: sized[min(sized, key=lambda n: abs(n - t))] for t in targets}
 
@@ -38,9 +38,9 @@ def main() -> None:
     chosen = sentences_by_length(bundle)
 
     print("1. translate + trace, shipped model (median ms)")
-    for target, sentence in chosen.items():
+    for sentence in chosen.values():
         result = bundle.translate(sentence)
-        ms = 1000 * median_seconds(lambda: bundle.translate(sentence), args.repeats)
+        ms = 1000 * median_seconds(partial(bundle.translate, sentence), args.repeats)
         print(f"  source {len(result.trace.src_ids):3d} pieces, output {len(result.trace.out_pieces):3d}: {ms:8.1f}"
               f"   {sentence!r} -> {result.translation!r}")
 
@@ -72,7 +72,7 @@ def main() -> None:
         torch.manual_seed(0)
         other = Bundle(Checkpoint(ROOT, cfg, Transformer(cfg).eval(), bundle.tokenizer, {}, "bench"))
         options = DecodeOptions(max_len=20)
-        ms = 1000 * median_seconds(lambda: other.translate(sentence, options=options), args.repeats)
+        ms = 1000 * median_seconds(partial(other.translate, sentence, options=options), args.repeats)
         print(f"  {layers}+{layers} layers x {heads} heads: {ms:8.1f}")
 
 

@@ -22,15 +22,15 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from bench_engine import TorchSeq2Seq
+from common import ROOT  # (importing it puts the project on sys.path)
 from torch import nn
 
-from common import ROOT  # (importing it puts the project on sys.path)
-from bench_engine import TorchSeq2Seq
 from model.engine.config import ModelConfig
-from model.training.distributed import launcher
-from model.training.presets import PRESETS
 from model.engine.tokens import PAD_ID
 from model.engine.transformer import Transformer
+from model.training.distributed import launcher
+from model.training.presets import PRESETS
 
 
 def batches(cfg: ModelConfig, max_tokens: int, count: int, seed: int = 0) -> list[tuple[torch.Tensor, torch.Tensor]]:

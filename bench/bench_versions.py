@@ -17,7 +17,6 @@ import tempfile
 from pathlib import Path
 
 import torch
-
 from common import ROOT, TWELVE_WORDS, interleaved_medians
 
 MEASURES = ("translate + trace", "translate, no trace", "translation alone")

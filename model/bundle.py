@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -17,10 +17,10 @@ from .engine.attention import KVCache
 from .engine.decoding import Hypothesis, beam_search, continued_trace, decoded_logits, greedy
 from .engine.hooks import Recorder, not_recording, recording
 from .engine.interventions import DecodeOptions, Interventions
+from .engine.tokenizer import normalize_source
 from .engine.tokens import pad_rows
 from .errors import REBUILD_HINT, CheckpointError, InputError
 from .inputs import read_source, unknown_words
-from .engine.tokenizer import normalize_source
 from .results import Beam, EncodeResult, GenerationResult, Trace, TranslationResult
 from .traces import chosen_log_probs, decoder_input, decoding_steps, make_trace, sentence_embedding
 
@@ -326,7 +326,7 @@ class Bundle:
         pad = self.specials.pad
         if not self.capabilities.encoder:  # decoder-only: each prompt with its output, fed to the decoder
             outputs = outputs or [[] for _ in sources]
-            fed = [self.decoder_input_ids(source, out) for source, out in zip(sources, outputs)]
+            fed = [self.decoder_input_ids(source, out) for source, out in zip(sources, outputs, strict=True)]
             tgt = pad_rows(fed, pad_id=pad)
             with torch.inference_mode(), recording() as recorder:
                 self.model.decode(tgt, None, None, interventions)

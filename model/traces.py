@@ -3,7 +3,7 @@ Trace's decoder stages are."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -62,7 +62,7 @@ def decoding_steps(tokenizer: Vocabulary, probs: torch.Tensor, produced: Sequenc
     """Step t of decoding from its probabilities (T, vocab): the piece chosen and the top candidates."""
     top_p, top_i = probs.topk(min(top_k, probs.size(-1)), dim=-1)
     return [Step(t, tokenizer.pieces([chosen])[0], float(probs[t, chosen]),
-                 list(zip(tokenizer.pieces(top_i[t].tolist()), top_p[t].tolist())))
+                 list(zip(tokenizer.pieces(top_i[t].tolist()), top_p[t].tolist(), strict=True)))
             for t, chosen in enumerate(produced)]
 
 

@@ -12,8 +12,17 @@ from ui.page import bind, md, page_value, set_value, start, two_translations
 from ui.urlstate import Field
 from viz.lengths import around
 from viz.masks import mask_comparison
-from viz.positional import (bias_against_distance, bias_heatmaps, distance_profile, encoding_curves,
-                            encoding_heatmap, mean_norms, similarity_matrix, vector_sizes, wavelength)
+from viz.positional import (
+    bias_against_distance,
+    bias_heatmaps,
+    distance_profile,
+    encoding_curves,
+    encoding_heatmap,
+    mean_norms,
+    similarity_matrix,
+    vector_sizes,
+    wavelength,
+)
 
 page = start("Positional encoding")
 trace, ctl, style, bundle = page.result.trace, page.controls, page.style, page.bundle

@@ -10,8 +10,16 @@ from ui.figures import shared
 from ui.page import bind, md, page_value, set_value, start
 from ui.urlstate import Field
 from viz.lengths import Span, around
-from viz.shapes import (Blueprint, as_matrix, flow_diagram, stages_frame, symbolic_shape, tensor_heatmap,
-                         top_columns, weights_frame)
+from viz.shapes import (
+    Blueprint,
+    as_matrix,
+    flow_diagram,
+    stages_frame,
+    symbolic_shape,
+    tensor_heatmap,
+    top_columns,
+    weights_frame,
+)
 
 LOGIT_COLUMNS = 60
 

@@ -13,9 +13,18 @@ from ui.ondemand import asked
 from ui.page import bind, md, page_value, set_value, start, two_translations
 from ui.urlstate import BLOCK_NAMES, BLOCKS, Field, all_heads, head_label
 from viz.lengths import Span, around, whole
-from viz.masks import (embedding_knockout_chart, embedding_knockout_frame, fixed_output_probabilities, future_weight,
-                       knockout_chart, knockout_frame, largest_change, mask_comparison, probability_comparison,
-                       score_pipeline)
+from viz.masks import (
+    embedding_knockout_chart,
+    embedding_knockout_frame,
+    fixed_output_probabilities,
+    future_weight,
+    knockout_chart,
+    knockout_frame,
+    largest_change,
+    mask_comparison,
+    probability_comparison,
+    score_pipeline,
+)
 
 page = start("Masks and heads lab")
 ctl, style, limits = page.controls, page.style, page.limits
@@ -225,7 +234,7 @@ def padding_lab_decoder() -> None:
                             real)
     st.metric(f"Largest change of a real piece's attention weight, layer L{layer + 1}", f"{change:.4f}")
     if ctl.causal:
-        st.caption(f"The real pieces' rows do not change: the padding comes after the text, and the causal mask already "
+        st.caption("The real pieces' rows do not change: the padding comes after the text, and the causal mask already "
                    "stops every piece from looking at later positions, so no real piece can see the padding, mask or no "
                    "mask. Only the padding's own rows change. Turn the causal mask off in the sidebar to see the padding "
                    "mask at work.")

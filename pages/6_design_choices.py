@@ -6,8 +6,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from model import Trace, cosine
-from model.engine import stages
 from model.analysis.measures import mean_entropy, nan_share, random_dot_variance, raw_dot_variance, softmax_sharpness
+from model.engine import stages
 from ui import engine, lengths, recipes
 from ui.figures import shared
 from ui.ondemand import second_continuation

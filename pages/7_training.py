@@ -6,8 +6,16 @@ import streamlit as st
 from model.checkpoints.checkpoint import read_train_log
 from ui import recipes, timelapse
 from ui.page import md, start
-from viz.training import (alignment_heatmap, card_frame, log_frame, loss_curves, lr_curve, metric_curves,
-                          loss_columns, scores_frame)
+from viz.training import (
+    alignment_heatmap,
+    card_frame,
+    log_frame,
+    loss_columns,
+    loss_curves,
+    lr_curve,
+    metric_curves,
+    scores_frame,
+)
 
 page = start("Training", needs_result=False)
 style, bundle = page.style, page.bundle

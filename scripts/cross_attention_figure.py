@@ -29,7 +29,7 @@ def main(sentence: str, out: Path) -> None:
     result = bundle.translate(sentence)
     trace = result.trace
     pattern = trace.pattern("decoder", "cross", best["layer"])[best["head"]]
-    queries = [f"{display_piece(inp)} → {display_piece(made)}" for inp, made in zip(trace.tgt_pieces, trace.out_pieces)]
+    queries = [f"{display_piece(inp)} → {display_piece(made)}" for inp, made in zip(trace.tgt_pieces, trace.out_pieces, strict=True)]
     title = (f"Cross-attention, decoder layer {best['layer'] + 1} head {best['head'] + 1} "
              f"({best['agreement']:.1f}% alignment agreement)<br><sup>{sentence} → {result.translation}</sup>")
     fig = attention_map(pattern, queries, trace.src_pieces, Style(), title, show_values=True)

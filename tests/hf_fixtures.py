@@ -20,17 +20,27 @@ import io
 import json
 import tempfile
 import warnings
-from pathlib import Path
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import torch
 
 if TYPE_CHECKING:  # transformers is imported lazily: it is slow to import
     from tokenizers import Tokenizer
-    from transformers import (BertConfig, BertModel, GPT2Config, GPT2LMHeadModel, MarianConfig,
-                              MarianMTModel, MarianTokenizer, PreTrainedTokenizerBase, T5Config,
-                              T5ForConditionalGeneration, T5Tokenizer)
+    from transformers import (
+        BertConfig,
+        BertModel,
+        GPT2Config,
+        GPT2LMHeadModel,
+        MarianConfig,
+        MarianMTModel,
+        MarianTokenizer,
+        PreTrainedTokenizerBase,
+        T5Config,
+        T5ForConditionalGeneration,
+        T5Tokenizer,
+    )
 
 ENGLISH: list[str] = [
     "The cat sleeps.",
@@ -190,7 +200,7 @@ def _marian_vocab(spm_models: list[bytes]) -> dict[str, int]:
     return vocab
 
 
-def _marian_model(config: "MarianConfig", seed: int) -> "MarianMTModel":
+def _marian_model(config: MarianConfig, seed: int) -> MarianMTModel:
     """The seeded random MarianMTModel of make_marian_dir, with its trivial weights randomized."""
     from transformers import MarianMTModel
 
@@ -253,7 +263,7 @@ def make_marian_dir(path: Path, *, d_model: int = 16, layers: int = 2, heads: in
     return path
 
 
-def reference_marian(path: Path) -> tuple["MarianTokenizer", "MarianMTModel"]:
+def reference_marian(path: Path) -> tuple[MarianTokenizer, MarianMTModel]:
     """transformers' own tokenizer and model for a Marian dir (eager attention, eval mode)."""
     _quiet_transformers()
     from transformers import MarianMTModel, MarianTokenizer
@@ -293,7 +303,7 @@ def _wordpiece_vocab(sentences: list[str]) -> list[str]:
     return pieces
 
 
-def _bert_tokenizer(pieces: list[str]) -> "Tokenizer":
+def _bert_tokenizer(pieces: list[str]) -> Tokenizer:
     """A `tokenizers.Tokenizer` with BERT's uncased WordPiece pipeline over the given pieces."""
     from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors
     from tokenizers.models import WordPiece
@@ -313,7 +323,7 @@ def _bert_tokenizer(pieces: list[str]) -> "Tokenizer":
     return tok
 
 
-def _bert_model(config: "BertConfig", seed: int) -> "BertModel":
+def _bert_model(config: BertConfig, seed: int) -> BertModel:
     """The seeded random BertModel of make_bert_dir, with its trivial weights randomized."""
     from transformers import BertModel
 
@@ -351,7 +361,7 @@ def make_bert_dir(path: Path, *, hidden: int = 16, layers: int = 2, heads: int =
     return path
 
 
-def reference_bert(path: Path) -> tuple["PreTrainedTokenizerBase", "BertModel"]:
+def reference_bert(path: Path) -> tuple[PreTrainedTokenizerBase, BertModel]:
     """transformers' own tokenizer (AutoTokenizer from tokenizer.json) and model (eager
     attention, eval mode)."""
     _quiet_transformers()
@@ -385,7 +395,7 @@ def _t5_spm() -> bytes:
     return buffer.getvalue()
 
 
-def _t5_tokenizer(spiece: Path) -> "T5Tokenizer":
+def _t5_tokenizer(spiece: Path) -> T5Tokenizer:
     """transformers' T5Tokenizer converted from a spiece.model, as from_pretrained converts a
     checkpoint that has only spiece.model (T5Tokenizer(vocab_file=...) alone ignores the file)."""
     from transformers import T5Tokenizer
@@ -395,7 +405,7 @@ def _t5_tokenizer(spiece: Path) -> "T5Tokenizer":
     return T5Tokenizer(**kwargs)
 
 
-def _t5_model(config: "T5Config", seed: int, *, separate_head: bool) -> "T5ForConditionalGeneration":
+def _t5_model(config: T5Config, seed: int, *, separate_head: bool) -> T5ForConditionalGeneration:
     """The seeded random T5ForConditionalGeneration of make_t5_dir, with its norms randomized,
     and for flan-t5 a separate random lm_head (transformers 5.24 builds every T5 tied)."""
     from transformers import T5ForConditionalGeneration
@@ -468,7 +478,7 @@ def make_t5_dir(path: Path, *, variant: str = "flan", d_model: int = 16, layers:
     return path
 
 
-def reference_t5(path: Path) -> tuple["PreTrainedTokenizerBase", "T5ForConditionalGeneration"]:
+def reference_t5(path: Path) -> tuple[PreTrainedTokenizerBase, T5ForConditionalGeneration]:
     """transformers' own tokenizer (AutoTokenizer from tokenizer.json) and model (eager
     attention, eval mode) for a T5 dir."""
     _quiet_transformers()
@@ -502,7 +512,7 @@ def _gpt2_bpe(sentences: list[str], vocab_size: int) -> tuple[dict[str, int], li
     return vocab, merges
 
 
-def _gpt2_model(config: "GPT2Config", seed: int) -> "GPT2LMHeadModel":
+def _gpt2_model(config: GPT2Config, seed: int) -> GPT2LMHeadModel:
     """The seeded random GPT2LMHeadModel of make_gpt2_dir, with its LayerNorms and Conv1D
     biases randomized."""
     from transformers import GPT2LMHeadModel
@@ -513,7 +523,7 @@ def _gpt2_model(config: "GPT2Config", seed: int) -> "GPT2LMHeadModel":
     return model.eval()
 
 
-def _gpt2_hub_layout(file: Path, config: "GPT2Config") -> None:
+def _gpt2_hub_layout(file: Path, config: GPT2Config) -> None:
     """Rewrite a saved GPT2LMHeadModel as openai-community/gpt2's model.safetensors is: GPT2Model
     names (wte.weight, h.0..., ln_f.bias; no "transformer." prefix, no lm_head) and each layer's
     causal-mask buffer h.N.attn.bias, float32 [1, 1, n_positions, n_positions]."""
@@ -568,7 +578,7 @@ def make_gpt2_dir(path: Path, *, d_model: int = 16, layers: int = 2, heads: int 
     return path
 
 
-def reference_gpt2(path: Path) -> tuple["PreTrainedTokenizerBase", "GPT2LMHeadModel"]:
+def reference_gpt2(path: Path) -> tuple[PreTrainedTokenizerBase, GPT2LMHeadModel]:
     """transformers' own tokenizer (AutoTokenizer from tokenizer.json) and model (eager
     attention, eval mode) for a GPT-2 dir."""
     _quiet_transformers()

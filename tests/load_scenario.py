@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator
 from urllib.parse import urlencode
 
 from live_server import ROOT, rss_mib, running_app
@@ -16,7 +17,7 @@ from st_session import PageRun, Session
 
 sys.path.insert(0, str(ROOT))
 
-from deploy.room import running_room  # noqa: E402
+from deploy.room import running_room
 
 PAGES = ("attention", "translate")
 SWITCHES = [{}, {"causal": "off"}, {"ablate": "dec-cross-1-1,enc-self-2-3"}, {"pe": "off"},
@@ -97,10 +98,8 @@ async def _sample_rss(pids: list[int], report: LoadReport, stop: asyncio.Event) 
     start = time.monotonic()
     while not stop.is_set():
         report.rss_samples.append((time.monotonic() - start, _rss(pids)))
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), 10)
-        except asyncio.TimeoutError:
-            pass
 
 
 async def _together(url: str, plan, baseline, report: LoadReport, seconds: float | None) -> None:

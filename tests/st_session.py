@@ -72,7 +72,7 @@ class Session:
         self.tried: list[str] = []       # the replicas a proxy tried, in order (its X-Anatomy-Replica header)
         self.replica: str | None = None  # the one that answered
 
-    async def __aenter__(self) -> "Session":
+    async def __aenter__(self) -> Session:
         protocols = ["streamlit"] + (["no-xsrf", self.resume] if self.resume else [])
         headers = {"Cookie": self.cookie} if self.cookie else None
         dial = {"host": self.connect_to[0], "port": self.connect_to[1], "proxy": None} if self.connect_to else {}

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from test_families import FRENCH, SENTENCES, bert, bert_dir, marian, marian_dir, marian_ref, one_thread  # noqa: F401
 
 from model import InputError, Interventions, load_bundle
-from model.analysis import METHODS, attribute, head_roles, logit_lens, patch, patch_grid, patched_translation
-from model.analysis import forced
+from model.analysis import METHODS, attribute, forced, head_roles, logit_lens, patch, patch_grid, patched_translation
 from model.analysis.attribution import EMBEDDING
 from model.analysis.patching import unpatched
 from model.analysis.roles import role, role_scores
@@ -20,7 +20,6 @@ from model.training.corpus import generate, tokenize_fr
 from model.training.evaluate import alignment_examples
 from model.training.evaluation import alignment_agreement, alignment_cases
 from model.training.explanations import lens_by_class, word_classes
-from test_families import FRENCH, SENTENCES, bert, bert_dir, marian, marian_dir, marian_ref, one_thread  # noqa: F401
 
 SENTENCE = "the old teacher gives the red book to my sister ."
 OTHER = "the small girl sees a white bird ."

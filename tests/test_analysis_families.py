@@ -10,23 +10,23 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-
 from hf_fixtures import make_gpt2_dir, make_t5_dir, reference_gpt2, reference_t5
+from test_families import _sharpen, one_thread  # noqa: F401
+
 from model import DecodeOptions, InputError, Interventions, load_bundle
-from model.analysis import METHODS, attribute, head_roles, logit_lens, patch, patch_grid, patched_translation
-from model.analysis import forced
+from model.analysis import METHODS, attribute, forced, head_roles, logit_lens, patch, patch_grid, patched_translation
 from model.analysis.attribution import baseline, padding_baseline
 from model.analysis.patching import unpatched
 from model.analysis.roles import trace_roles
 from model.engine import stages
 from model.engine.hooks import Patch
-from test_families import _sharpen, one_thread  # noqa: F401
 
 SENTENCE = "The small girl sees a white bird."
 DONOR = "The small bird sees a white girl."  # two words swapped: as many pieces, other ids
 OTHER = "My brother plays the guitar very well."
-T5_SHARPEN = 2.0  # T5 never divides its scores by sqrt(d_k): x 20 saturates every output, and from x 4 the
-                  # log-probabilities jump so along the way from the baseline that no step count integrates them
+# T5 never divides its scores by sqrt(d_k): x 20 saturates every output, and from x 4 the log-probabilities jump so
+# along the way from the baseline that no step count integrates them
+T5_SHARPEN = 2.0
 GPT2_SHARPEN = 20.0
 PIECES = 6  # output pieces the tests teacher-force (the tiny T5 runs to its length limit)
 FAMILIES = ("t5", "flan", "gpt2")
@@ -383,7 +383,7 @@ def test_head_roles_score_every_head_the_model_has(bundles, family):
     assert len(frame) == cfg.n_heads * blocks
     assert frame[["first", "broad"]].apply(lambda c: c.between(0, 1)).all().all()
     if not bundle.capabilities.encoder:  # no source: "last" does not apply, nor does a gold alignment
-        assert set(zip(frame["stack"], frame["kind"])) == {("decoder", "self")} and frame["last"].isna().all()
+        assert set(zip(frame["stack"], frame["kind"], strict=True)) == {("decoder", "self")} and frame["last"].isna().all()
         with pytest.raises(InputError, match="no cross-attention"):
             head_roles(bundle, [SENTENCE], gold=[None])
 

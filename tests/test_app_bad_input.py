@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from test_app import PAGES, assert_clean, run, translation
 
 TRANSLATE, ATTENTION = PAGES["translate"][0], PAGES["attention"][0]

@@ -8,11 +8,11 @@ import re
 
 import numpy as np
 import pytest
-
-from model import DecodeOptions, Interventions, load_bundle
 from test_app import array, assert_clean, chart_titled, charts, run, translation
 from test_app_models import FLAN, GPT2, T5, flan_folder, gpt2_folder, t5_folder
 from test_player import button, step_shown
+
+from model import DecodeOptions, Interventions, load_bundle
 from ui.urlstate import SUGGESTED_PREFIX
 
 CONTINUE, ATTENTION, MASKS = "pages/1_translate.py", "pages/2_attention.py", "pages/5_masks_and_heads.py"

@@ -6,11 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from safetensors.torch import load_file, save_file
-
 from hf_fixtures import make_gpt2_dir, make_marian_dir, make_t5_dir
-from test_app import ROOT, TIMEOUT, assert_clean, charts, run
+from safetensors.torch import load_file, save_file
 from streamlit.testing.v1 import AppTest
+from test_app import ROOT, TIMEOUT, assert_clean, charts, run
 
 MINILM = "all-MiniLM-L6-v2"
 GPT2, FLAN, T5 = "tiny-gpt2", "tiny-flan-t5", "tiny-t5"

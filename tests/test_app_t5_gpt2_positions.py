@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-
 from hf_fixtures import make_gpt2_dir, make_t5_dir
+from test_app import array, assert_clean, chart_titled, charts, run
+from test_app_models import texts
+
 from model import load_bundle
 from model.engine import stages
 from model.engine.positional import relative_buckets
-from test_app import array, assert_clean, chart_titled, charts, run
-from test_app_models import texts
 from ui.page import typed_prefix
 from ui.urlstate import PREFIX
 from viz.positional import bias_against_distance, bias_heatmaps, bucket_spans, distance_profile

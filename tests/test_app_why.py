@@ -7,11 +7,10 @@ import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from test_app import ROOT, TIMEOUT, array, assert_clean, chart_titled, charts
 
 from ui.page import md
 from viz.labels import display_piece
-
-from test_app import ROOT, TIMEOUT, array, assert_clean, chart_titled, charts
 
 PAGE = str(ROOT / "pages/8_why.py")
 GIRL = "The small girl sees a white bird."

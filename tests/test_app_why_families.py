@@ -7,13 +7,13 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from hf_fixtures import make_gpt2_dir, make_t5_dir
-from model import load_bundle
 from test_analysis_families import GPT2_SHARPEN, T5_SHARPEN
 from test_app import assert_clean, chart_titled, run
 from test_app_models import texts
 from test_families import _sharpen
+
+from model import load_bundle
 
 PAGE = "pages/8_why.py"
 SENTENCE = "The small girl sees a white bird."

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from xml.etree import ElementTree
 from pathlib import Path
-from typing import Iterator
 from urllib.parse import parse_qs, urlparse
+from xml.etree import ElementTree
 
 import pytest
-
 from live_server import running_app
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -4,7 +4,6 @@ bias on the Positional encoding page (tiny folders made by transformers, offered
 from __future__ import annotations
 
 import pytest
-
 from live_server import running_app
 from test_app_models import GPT2, T5, gpt2_folder, t5_folder
 from test_browser import SHOTS, _charts, _screenshot, _settle, _visit, browser  # noqa: F401

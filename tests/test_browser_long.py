@@ -8,11 +8,10 @@ import time
 from urllib.parse import urlencode
 
 import pytest
-
 from test_browser import ROOT, SHOTS, _charts, _screenshot, _settle, _visit, browser, server  # noqa: F401
 
 sys.path.insert(0, str(ROOT / "bench"))
-from chart_bytes import paragraph  # noqa: E402
+from chart_bytes import paragraph
 
 pytestmark = pytest.mark.e2e
 

@@ -11,9 +11,9 @@ import json
 from urllib.parse import quote_plus
 
 import pytest
-
 from live_server import running_app
 from test_browser import MENU_LINKS, SHOTS, _load, _query, _settle, _visit, browser  # noqa: F401  (browser: fixture)
+
 from ui.nav import PAGES
 
 SENTENCE = "The small girl sees a white bird."

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from test_browser import SHOTS, _charts, _screenshot, _settle, _visit, browser, server  # noqa: F401
 
 pytestmark = pytest.mark.e2e

@@ -7,7 +7,6 @@ import re
 import time
 
 import pytest
-
 from test_browser import SHOTS, _load, _screenshot, _settle, _visit, browser, server  # noqa: F401
 
 pytestmark = pytest.mark.e2e

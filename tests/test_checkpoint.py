@@ -7,8 +7,8 @@ import sys
 
 import pytest
 import torch
-
 from fixtures import TINY, build_tiny_checkpoint
+
 from model import CheckpointError, load_bundle
 from model.checkpoints.checkpoint import CARD, CONFIG, TOKENIZER, WEIGHTS
 from model.errors import REBUILD_HINT
@@ -34,7 +34,7 @@ def refused(path, *phrases):
 def test_a_good_checkpoint_loads_and_round_trips(tiny_checkpoint, tiny_bundle):
     again = load_bundle(tiny_checkpoint)
     assert again.checkpoint_id == tiny_bundle.checkpoint_id
-    for (name, a), (_, b) in zip(again.model.named_parameters(), tiny_bundle.model.named_parameters()):
+    for (name, a), (_, b) in zip(again.model.named_parameters(), tiny_bundle.model.named_parameters(), strict=True):
         assert torch.equal(a, b), name
     assert not again.model.training
 

@@ -7,8 +7,17 @@ import random
 import pytest
 
 from model.training.corpus import (
-    Example, generate, lexicon_by_category, load_lexicon, parse, random_sentence, render,
-    tokenize_en, tokenize_fr, translate, write_splits,
+    Example,
+    generate,
+    lexicon_by_category,
+    load_lexicon,
+    parse,
+    random_sentence,
+    render,
+    tokenize_en,
+    tokenize_fr,
+    translate,
+    write_splits,
 )
 from model.training.corpus import french as F
 from model.training.corpus.generator import random_spec

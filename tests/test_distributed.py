@@ -6,9 +6,9 @@ import os
 import subprocess
 
 import pytest
+from live_server import ROOT
 from safetensors.torch import load_file
 
-from live_server import ROOT
 from model import load_bundle
 from model.checkpoints.checkpoint import read_train_log
 from model.training.distributed import launcher

@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from hf_fixtures import ENGLISH, FRENCH, make_bert_dir, make_marian_dir, reference_bert, reference_marian
 from safetensors.torch import load_file, save_file
 
-from hf_fixtures import ENGLISH, FRENCH, make_bert_dir, make_marian_dir, reference_bert, reference_marian
 from model import CheckpointError, DecodeOptions, InputError, Interventions, load_bundle
 from model.analysis.experiments import translate_batch
 from model.checkpoints.catalog import DEFAULT, MINILM, MODELS_ENV, available_models
@@ -253,7 +253,7 @@ def test_marian_beam_search_equals_generate(marian, marian_ref, cap, length_pena
         assert list(result.output_ids) == rows[0], sentence
         assert result.translation == tokenizer.decode(rows[0], skip_special_tokens=True)
         assert len(result.beams) == 4
-        for beam, row, score in zip(result.beams, rows, out.sequences_scores.tolist()):
+        for beam, row, score in zip(result.beams, rows, out.sequences_scores.tolist(), strict=True):
             assert beam.finished and row[-1] == eos
             assert beam.pieces == tokenizer.convert_ids_to_tokens(row[:-1]), sentence
             assert beam.score == pytest.approx(score, abs=ATOL), sentence
@@ -272,7 +272,7 @@ def test_marian_beam_search_cut_short_equals_generate_with_its_forced_eos(marian
         out = _hf_beams(model, tokenizer, sentence, 10, length_penalty)
         rows = [_hf_output(row, eos) for row in out.sequences.tolist()]
         assert list(result.output_ids) == rows[0], sentence
-        for beam, row, score in zip(result.beams, rows, out.sequences_scores.tolist()):
+        for beam, row, score in zip(result.beams, rows, out.sequences_scores.tolist(), strict=True):
             assert beam.finished and row[-1] == eos
             assert beam.pieces == tokenizer.convert_ids_to_tokens(row[:-1])
             assert beam.score == pytest.approx(score, abs=ATOL), sentence
@@ -639,7 +639,7 @@ def _shard(source: Path, target: Path) -> Path:
     weight_map = {}
     for file, part in halves.items():
         save_file({n: tensors[n] for n in part}, str(path / file), metadata={"format": "pt"})
-        weight_map.update({n: file for n in part})
+        weight_map.update(dict.fromkeys(part, file))
     total = sum(t.numel() * t.element_size() for t in tensors.values())
     (path / "model.safetensors.index.json").write_text(
         json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map}, indent=2))

@@ -14,13 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
 from hf_fixtures import ENGLISH, FRENCH, make_gpt2_dir, make_t5_dir, reference_gpt2, reference_t5
+from safetensors.torch import load_file, save_file
+from test_families import ATOL, _assert_marian_trace_equals, _max_diff
+
 from model import DecodeOptions, InputError, Interventions, load_bundle
 from model.engine.positional import relative_buckets
 from model.engine.stages import position_bias
-from safetensors.torch import load_file, save_file
-from test_families import ATOL, _assert_marian_trace_equals, _max_diff
 
 SENTENCES = ENGLISH[:10]
 PROMPTS = ["The cat", "I see the white", "My sisters arrived", "Where is the", "The old man reads a book in"]
@@ -86,7 +86,7 @@ def _assert_beams_equal(bundle, result, out, skip: int, what: str) -> None:
     eos = bundle.specials.eos
     rows = [_hf_new(row, skip, eos) for row in out.sequences.tolist()]
     assert list(result.output_ids) == rows[0], what
-    for beam, row, score in zip(result.beams, rows, out.sequences_scores.tolist()):
+    for beam, row, score in zip(result.beams, rows, out.sequences_scores.tolist(), strict=True):
         finished = row[-1] == eos
         assert beam.pieces == bundle.tokenizer.pieces(row[:-1] if finished else row), what
         if finished:

@@ -7,12 +7,27 @@ from pathlib import Path
 
 import pytest
 import torch
+from hf_fixtures import (
+    ENGLISH,
+    FRENCH,
+    GPT2_EOT,
+    T5_EXTRA_IDS,
+    T5_SPM_VOCAB,
+    T5_TASK_PREFIX,
+    _bert_model,
+    _gpt2_model,
+    _marian_model,
+    _t5_model,
+    make_bert_dir,
+    make_gpt2_dir,
+    make_marian_dir,
+    make_t5_dir,
+    reference_bert,
+    reference_gpt2,
+    reference_marian,
+    reference_t5,
+)
 from safetensors.torch import load_file
-
-from hf_fixtures import (ENGLISH, FRENCH, GPT2_EOT, T5_EXTRA_IDS, T5_SPM_VOCAB, T5_TASK_PREFIX,
-                         _bert_model, _gpt2_model, _marian_model, _t5_model, make_bert_dir,
-                         make_gpt2_dir, make_marian_dir, make_t5_dir, reference_bert,
-                         reference_gpt2, reference_marian, reference_t5)
 
 MARIAN_FILES = {"source.spm", "target.spm", "vocab.json", "tokenizer_config.json", "config.json",
                 "generation_config.json", "model.safetensors"}

@@ -117,7 +117,7 @@ def test_sixteen_threads_each_get_their_own_single_threaded_trace(tiny_bundle):
         "The teacher gives the answer to the students.", "The dog eats an apple.", "The cat eats."]
     ivs = [Interventions(causal_mask=i % 3 != 0, ablate=frozenset({("decoder", "cross", 0, i % 4)}))
            for i in range(16)]
-    alone = [tiny_bundle.translate(s, iv).trace for s, iv in zip(sentences, ivs)]
+    alone = [tiny_bundle.translate(s, iv).trace for s, iv in zip(sentences, ivs, strict=True)]
     results, errors = [None] * 16, []
     barrier = threading.Barrier(16)
 
@@ -136,7 +136,7 @@ def test_sixteen_threads_each_get_their_own_single_threaded_trace(tiny_bundle):
     for thread in threads:
         thread.join()
     assert not errors
-    for i, (mine, single) in enumerate(zip(results, alone)):
+    for i, (mine, single) in enumerate(zip(results, alone, strict=True)):
         assert mine.src_pieces == single.src_pieces and mine.tgt_ids == single.tgt_ids, i
         assert list(mine.tensors) == list(single.tensors)
         for name in single.tensors:

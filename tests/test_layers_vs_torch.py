@@ -98,7 +98,7 @@ def test_a_decoder_only_model_is_a_causal_stack_without_cross_attention(norm_fir
     assert cfg.kind == "decoder" and not cfg.cross_attention and not hasattr(model, "encoder")
     theirs = [nn.TransformerEncoderLayer(D, H, FF, dropout=0.0, batch_first=True, norm_first=norm_first).eval()
               for _ in range(2)]
-    for mine, torchs in zip(model.decoder.layers, theirs):
+    for mine, torchs in zip(model.decoder.layers, theirs, strict=True):
         copy_layer(mine, torchs, cross=False)
     ids = torch.tensor([[3, 9, 4, 7, 1]])
     with torch.inference_mode(), recording() as recorder:

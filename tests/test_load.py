@@ -2,7 +2,6 @@
 server's memory levels off under the caches' byte budgets, however fast this machine runs pages."""
 
 import pytest
-
 from load_scenario import run_load
 
 pytestmark = pytest.mark.slow

@@ -14,8 +14,7 @@ from streamlit.testing.v1 import AppTest
 from viz.attention import attention_heads, attention_map, model_view, model_view_cell
 from viz.focus import shaded_text
 from viz.labels import axis_labels, running_text
-from viz.lengths import (DETAIL, MOST_SHOWN, TILE_BINS, around, bin_label, bins, clip, colour_mode, coloured,
-                         pool)
+from viz.lengths import DETAIL, MOST_SHOWN, TILE_BINS, around, bins, clip, colour_mode, coloured, pool
 from viz.shapes import tensor_heatmap
 from viz.style import Style
 
@@ -44,7 +43,7 @@ def test_bins_cover_every_position_once_in_near_equal_parts():
     for n in (1, 5, TILE_BINS, TILE_BINS + 1, 100, 437):
         spans = bins(n)
         assert spans[0][0] == 0 and spans[-1][1] == n and len(spans) == min(n, TILE_BINS)
-        assert all(a < b == c for (a, b), (c, _) in zip(spans, spans[1:] + [(n, n)]))
+        assert all(a < b == c for (a, b), (c, _) in zip(spans, spans[1:] + [(n, n)], strict=True))
         sizes = [b - a for a, b in spans]
         assert max(sizes) - min(sizes) <= 1
 
@@ -96,10 +95,10 @@ def test_model_view_click_dots_sit_in_the_gaps_and_open_their_head():
     n = 60
     patterns = [softmax_rows((4, n, n), seed) for seed in range(3)]
     fig = model_view(patterns, pieces(n), pieces(n), Style(), "view", knocked_out={(2, 3)})
-    image, xs, ys = np.asarray(fig.data[0].z, dtype=float), list(fig.data[0].x), list(fig.data[0].y)
+    image, ys = np.asarray(fig.data[0].z, dtype=float), list(fig.data[0].y)
     dots = fig.data[1]
     assert len(dots.x) == 3 * 4
-    for i, (x, y) in enumerate(zip(dots.x, dots.y)):
+    for i, (x, y) in enumerate(zip(dots.x, dots.y, strict=True)):
         assert np.isnan(image[ys.index(y)]).all(), "a dot covers data"
         assert model_view_cell(x, y) == divmod(i, 4)
     assert dots.marker.symbol[-1] == "x" and "knocked out" in dots.hovertext[-1]

@@ -15,12 +15,11 @@ from contextlib import AsyncExitStack
 from urllib.parse import urlencode
 
 import pytest
-
 from live_server import ROOT, rss_mib, running_app
 from st_session import Session
 
 sys.path.insert(0, str(ROOT / "bench"))
-from chart_bytes import paragraph  # noqa: E402
+from chart_bytes import paragraph
 
 pytestmark = pytest.mark.slow
 

@@ -9,11 +9,11 @@ import urllib.request
 from urllib.parse import urlencode
 
 import pytest
+from st_session import Session
 from websockets.exceptions import ConnectionClosed
 
 from deploy.room import running_room
 from model.engine.tokenizer import normalize_source
-from st_session import Session
 
 pytestmark = pytest.mark.slow
 SENTENCES = ["The cat eats the apple.", "My sisters will see the old house.", "The boys did not close the blue door.",

@@ -4,7 +4,6 @@ import asyncio
 import time
 
 import pytest
-
 from live_server import running_app
 from st_session import Session
 

@@ -79,7 +79,7 @@ def test_a_loaded_model_trains_and_saves_as_it_loaded(tiny_checkpoint, tmp_path)
     model.eval()
     save_checkpoint(tmp_path, model, checkpoint.tokenizer, dict(checkpoint.card))
     again = load_checkpoint(tmp_path).model
-    for (name, param), (other, loaded) in zip(model.named_parameters(), again.named_parameters()):
+    for (name, param), (other, loaded) in zip(model.named_parameters(), again.named_parameters(), strict=True):
         assert name == other and torch.equal(param, loaded), name
     with torch.inference_mode():
         torch.testing.assert_close(again(src, tgt), _plain(model)(src, tgt), rtol=1e-5, atol=1e-5)

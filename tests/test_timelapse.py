@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from test_app import assert_clean, charts, run
 
 from model import load_bundle
 from model.training.evaluate import evaluate
 from model.training.train import train
-from test_app import assert_clean, charts, run
 
 pytestmark = pytest.mark.slow
 PAGE = "pages/7_training.py"

@@ -1,14 +1,14 @@
 """The `tiny` preset end to end: corpus, tokenizer, training, log, checkpoint, resume."""
 
-import json
+
+from itertools import pairwise
 
 import pytest
-
 import torch
+from live_server import ROOT
 from safetensors.torch import load_file
 
 from model import CheckpointError, load_bundle
-from live_server import ROOT
 from model.checkpoints.checkpoint import read_train_log
 from model.training.train import learning_rate, make_batches, train
 
@@ -76,7 +76,7 @@ def test_log_spacing_keeps_the_ends_and_the_closest_steps():
     assert grid[:5] == [50, 62, 78, 98, 122] and len(grid) == 22 and grid[-1] == 5421
     chosen = log_spaced(grid + [6597], 8)
     assert chosen[0] == 50 and chosen[-1] == 6597 and len(chosen) == 8
-    ratios = [b / a for a, b in zip(chosen, chosen[1:])]
+    ratios = [b / a for a, b in pairwise(chosen)]
     assert all(1.6 < r < 2.6 for r in ratios), ratios  # an even spacing would be 2.01 each
     assert log_spaced([50, 80], 8) == [50, 80]
 

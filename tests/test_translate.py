@@ -173,7 +173,7 @@ def test_a_batch_row_matches_the_sentence_alone_and_shows_its_padding(tiny_bundl
     long, short = "The small girl sees a white bird.", "The cat sleeps."
     rows = translate_batch(tiny_bundle, [long, short], max_len=10)
     alone = [tiny_bundle.translate(s, options=DecodeOptions(max_len=10)) for s in (long, short)]
-    for row, single in zip(rows, alone):
+    for row, single in zip(rows, alone, strict=True):
         assert row.translation == single.translation
     padded = rows[1].trace
     pads = [i for i, p in enumerate(padded.src_pieces) if p == "<pad>"]
@@ -270,6 +270,6 @@ def test_without_a_trace_the_causal_off_steps_are_the_ones_the_search_chose_from
     assert bare.trace is None and bare.output_ids == traced.output_ids
     assert bare.log_prob == pytest.approx(traced.log_prob, abs=1e-4)
     assert len(bare.steps) == len(traced.steps)
-    for ours, theirs in zip(bare.steps, traced.steps):
+    for ours, theirs in zip(bare.steps, traced.steps, strict=True):
         assert ours.chosen == theirs.chosen and [p for p, _ in ours.top] == [p for p, _ in theirs.top]
         np.testing.assert_allclose([q for _, q in ours.top], [q for _, q in theirs.top], atol=1e-5)

@@ -13,7 +13,13 @@ from model import Interventions
 from viz.attention import attention_heads, attention_map, check_pattern, model_view, model_view_cell
 from viz.export import page_html, toolbar_config
 from viz.labels import axis_labels, display_piece, distinct_labels, escape_plotly, thin_ticks
-from viz.masks import fixed_output_probabilities, knockout_frame, mask_comparison, probability_comparison, score_pipeline
+from viz.masks import (
+    fixed_output_probabilities,
+    knockout_frame,
+    mask_comparison,
+    probability_comparison,
+    score_pipeline,
+)
 from viz.positional import encoding_curves, similarity_matrix, vector_sizes, wavelength
 from viz.shapes import as_matrix, flow_diagram, stage_stats, stages_frame, symbolic_shape, tensor_heatmap
 from viz.style import Style
@@ -206,7 +212,7 @@ def test_training_curves_from_the_engine_log_format():
     assert loss_curves(log_frame([{"step": 1}]), Style()) is None
     card = card_frame({"name": "m", "known_words": list("abcdefghijklmnop"), "validation": {"bleu": 33.2}},
                       {"d_model": 32})
-    values = dict(zip(card["field"], card["value"]))
+    values = dict(zip(card["field"], card["value"], strict=True))
     assert values["known_words"] == "16 items" and values["validation.bleu"] == "33.2" and values["config.d_model"] == "32"
 
 

@@ -20,10 +20,11 @@ import os
 import sys
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
-from typing import Any, Callable, Hashable, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd

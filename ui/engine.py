@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable, Hashable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
-from typing import Callable, Hashable, TypeVar
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -18,14 +19,12 @@ import streamlit as st
 import torch
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from model import (Bundle, DecodeOptions, EncodeResult, Interventions, Trace, TranslationResult,
-                   load_bundle)
-from model.results import GenerationResult
-from model.analysis import (attribute, experiments, knockout, logit_lens, patch, patch_grid,
-                            patched_translation)
+from model import Bundle, DecodeOptions, EncodeResult, Interventions, Trace, TranslationResult, load_bundle
+from model.analysis import attribute, experiments, knockout, logit_lens, patch, patch_grid, patched_translation
 from model.analysis.roles import trace_roles
 from model.checkpoints.catalog import DEFAULT, available_models
 from model.engine.interventions import Head
+from model.results import GenerationResult
 
 from .cache import MODELS, RESULTS
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -16,7 +17,7 @@ import plotly.graph_objects as go
 from .cache import FIGURES
 
 
-def _feed(hasher: "hashlib._Hash", value: Any) -> None:
+def _feed(hasher: hashlib._Hash, value: Any) -> None:
     """Everything a figure is drawn from, into the hash, each value behind a tag of its kind and its
     size (so no two different inputs make the same stream): arrays by their bytes, containers item by
     item, plain values by repr."""

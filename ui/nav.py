@@ -44,6 +44,6 @@ def menu(titles: dict[str, str] | None = None) -> None:
     (file -> title) renames a page for the model in use (the first page is "Continue" for a
     decoder-only model); call it inside `st.sidebar` or a container of it."""
     renamed = titles or {}
-    for page, (path, _, _) in zip(pages(), PAGES):
+    for page, (path, _, _) in zip(pages(), PAGES, strict=True):
         st.page_link(page, label=renamed.get(path))
     st.divider()

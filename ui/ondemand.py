@@ -3,8 +3,9 @@ waiting (a real-size model's whole attribution table, a decoding that re-reads e
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 

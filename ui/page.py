@@ -5,9 +5,10 @@ from __future__ import annotations
 import html
 import random
 import re
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -20,8 +21,18 @@ from viz.style import Style
 from . import engine, turns
 from .cache import holds_more_than
 from .nav import menu
-from .urlstate import (EXAMPLES, PREFIX, Controls, Field, Limits, all_heads, head_label, read_fields,
-                       shared_fields, write_fields)
+from .urlstate import (
+    EXAMPLES,
+    PREFIX,
+    Controls,
+    Field,
+    Limits,
+    all_heads,
+    head_label,
+    read_fields,
+    shared_fields,
+    write_fields,
+)
 
 __all__ = ["LIVE_FRAGMENT", "Page", "bind", "big_text", "md", "not_applicable", "page_value", "release", "set_value", "start", "stored", "two_translations"]
 
@@ -458,7 +469,7 @@ def _take_turn(bundle: Bundle, sentence: str) -> None:
 
 def two_translations(left: tuple[str, str], right: tuple[str, str], size_rem: float = 1.3) -> None:
     """Two (caption, translation) pairs side by side: the experiment's before and after."""
-    for column, (caption, text) in zip(st.columns(2), (left, right)):
+    for column, (caption, text) in zip(st.columns(2), (left, right), strict=True):
         with column:
             if caption:
                 st.caption(caption)

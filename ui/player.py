@@ -9,8 +9,8 @@ control one step on, so the sliders that show it follow; at the last step it pau
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import streamlit as st
 

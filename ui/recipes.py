@@ -6,12 +6,11 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from model.training.recipe_results import findings, read_recipes
-
-from .cache import FIGURES
-from .page import Page, md
 from viz.style import Style
 from viz.training import recipe_curves
 
+from .cache import FIGURES
+from .page import Page, md
 
 CURVES = {"loss": ("Training loss (label-smoothed where the run smooths)", "cross-entropy"),
           "valid_loss": ("Validation cross-entropy (no smoothing)", "nats per piece"),
@@ -40,7 +39,7 @@ def show(page: Page) -> bool:
                 f"(two at a time), measured with `python -m model.recipes`: Post-LN (solid) and Pre-LN (dashed), with "
                 f"the paper's warm-up ({summary.get('warmup_steps', '?')} steps) or without it (the inverse square "
                 "root from step 1, whose first steps are 14 times the warmed-up peak), label smoothing 0.1 or 0.")
-    for (column, caption), figure in zip(CAPTIONS.items(), _figures(page.bundle.checkpoint_id, page.style, logs)):
+    for (column, caption), figure in zip(CAPTIONS.items(), _figures(page.bundle.checkpoint_id, page.style, logs), strict=True):
         if figure is not None:
             page.show(figure, caption, key=f"recipe-{column}")
     said = findings(summary)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from model import DecodeOptions, Interventions
 from model.engine import stages
@@ -230,7 +231,7 @@ class Controls:
     prefix: str = ""       # a task prefix the person typed for a T5 without one of its own ('' otherwise)
 
     @classmethod
-    def from_values(cls, values: Mapping[str, Any], prefix: str = "") -> "Controls":
+    def from_values(cls, values: Mapping[str, Any], prefix: str = "") -> Controls:
         """Build from the store of URL-keyed values; `prefix` goes before the typed sentence."""
         return cls(sentence=prefix + values["sentence"], prefix=prefix,
                    beam_size=values["beam"] if values["decode"] == "beam" else 1,

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import math
-from typing import Collection, Mapping
+from collections.abc import Collection, Mapping
 
 import numpy as np
 import plotly.graph_objects as go
 
 from .labels import CONTAINER_PX, axis_labels, token_axis
-from .lengths import (Span, bin_label, bins, colour_mode, colour_range, coloured, pool, pooled, whole,
-                      window_note)
+from .lengths import Span, bin_label, bins, colour_mode, colour_range, coloured, pool, pooled, whole, window_note
 from .style import Style
 
 HOVER = "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"
@@ -170,15 +169,15 @@ def model_view(patterns: list[np.ndarray], queries: list[str], keys: list[str], 
             if weights is not None:
                 weights[r0:r0 + nq, c0:c0 + nk] = cells[layer, head]
     centre_x = [xs[h * (nk + gk) + (nk - 1) // 2] for h in range(heads)]
-    centre_y = [ys[l * (gq + nq) + gq + (nq - 1) // 2] for l in range(layers)]
-    dot_y = [ys[l * (gq + nq) + (gq - 1) // 2] for l in range(layers)]
+    centre_y = [ys[layer * (gq + nq) + gq + (nq - 1) // 2] for layer in range(layers)]
+    dot_y = [ys[layer * (gq + nq) + (gq - 1) // 2] for layer in range(layers)]
     pooled_note = pooled(len(queries)) or pooled(len(keys))
     value = "pooled weight" if pooled_note else "weight"
     shown = "%{z:.3f}" if weights is None else "%{customdata:.3f}"
     fig = style.figure(
         xaxis=dict(type="category", tickmode="array", tickvals=centre_x, ticktext=[f"H{h + 1}" for h in range(heads)],
                    side="top", showgrid=False, zeroline=False),
-        yaxis=dict(type="category", tickmode="array", tickvals=centre_y, ticktext=[f"L{l + 1}" for l in range(layers)],
+        yaxis=dict(type="category", tickmode="array", tickvals=centre_y, ticktext=[f"L{layer + 1}" for layer in range(layers)],
                    autorange="reversed", showgrid=False, zeroline=False))
     fig.add_trace(go.Heatmap(
         z=image, x=xs, y=ys, hoverongaps=False, zmin=zmin, zmax=zmax, colorscale=style.weights,
@@ -186,17 +185,17 @@ def model_view(patterns: list[np.ndarray], queries: list[str], keys: list[str], 
         hovertemplate=f"%{{y}}<br>%{{x}}<br>{value} {shown}<extra></extra>"))
     # Heatmaps cannot be selected in plotly.js: one marker per tile makes "click a head" work.
     fig.add_trace(go.Scatter(
-        x=[centre_x[h] for l in range(layers) for h in range(heads)],
-        y=[dot_y[l] for l in range(layers) for h in range(heads)],
+        x=[centre_x[h] for layer in range(layers) for h in range(heads)],
+        y=[dot_y[layer] for layer in range(layers) for h in range(heads)],
         mode="markers+text", showlegend=False, textposition="middle right",
-        text=[roles.get((l, h), "") for l in range(layers) for h in range(heads)],
+        text=[roles.get((layer, h), "") for layer in range(layers) for h in range(heads)],
         textfont=dict(size=style.tick, color="#333333"),
         marker=dict(size=13 if style.presentation else 10, color="#555555",
-                    symbol=["x" if (l, h) in knocked_out else "circle" for l in range(layers) for h in range(heads)],
+                    symbol=["x" if (layer, h) in knocked_out else "circle" for layer in range(layers) for h in range(heads)],
                     line=dict(color="white", width=1)),
-        hovertext=[f"L{l + 1} H{h + 1}" + (" (knocked out)" if (l, h) in knocked_out else "")
-                   + (f", role: {roles[l, h]}" if (l, h) in roles else "") + ": click to open this head"
-                   for l in range(layers) for h in range(heads)],
+        hovertext=[f"L{layer + 1} H{h + 1}" + (" (knocked out)" if (layer, h) in knocked_out else "")
+                   + (f", role: {roles[layer, h]}" if (layer, h) in roles else "") + ": click to open this head"
+                   for layer in range(layers) for h in range(heads)],
         hoverinfo="text"))
     if selected is not None:
         layer, head = selected

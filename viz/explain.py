@@ -61,7 +61,7 @@ def lens_table(pieces: list[list[str]], probs: np.ndarray, final: str) -> pd.io.
     ("piece  0.83"), the piece the model finally wrote marked with a check and shaded."""
     columns = [f"#{rank + 1}" for rank in range(probs.shape[1])]
     frame = pd.DataFrame([[f"{'✓ ' if piece == final else ''}{display_piece(piece)}  {p:.2f}"
-                           for piece, p in zip(row, row_probs)] for row, row_probs in zip(pieces, probs)],
+                           for piece, p in zip(row, row_probs, strict=True)] for row, row_probs in zip(pieces, probs, strict=True)],
                          index=[f"layer {layer + 1}" for layer in range(len(pieces))], columns=columns)
     marked = pd.DataFrame([[piece == final for piece in row] for row in pieces], index=frame.index, columns=columns)
     return frame.style.apply(lambda _: marked.replace({True: "background-color: #c8f0c8; font-weight: bold",

@@ -33,10 +33,10 @@ def shaded_text(weights: np.ndarray | list[np.ndarray], keys: list[str], names: 
     number = ".4g" if signed else ".3f"  # attributions can be tiny: significant digits
     width = max(5.5, 0.6 * max(map(len, names), default=0))  # em: the names' column
     lines = []
-    for name, row in zip(names, np.nan_to_num(weights, nan=0.0)):
+    for name, row in zip(names, np.nan_to_num(weights, nan=0.0), strict=True):
         peak = float((np.abs(row) if signed else row).max()) if row.size else 0.0
         spans = []
-        for position, (piece, text, weight) in enumerate(zip(keys, texts, row)):
+        for position, (piece, text, weight) in enumerate(zip(keys, texts, row, strict=True)):
             alpha = abs(weight) / peak if peak > 0 else 0.0
             red, green, blue = below if weight < 0 else above
             label = html.escape(f"{position} {display_piece(piece)}: {weight:{number}}", quote=True)

@@ -47,7 +47,7 @@ def panels(matrices: list[np.ndarray], titles: list[str], queries: list[str], ke
     width = (1 - gap * (n - 1)) / n
     height = int(min(680, max(420 if style.presentation else 300, len(qlabels) * (style.tick + 5) + 120)))
     layout, notes, shapes, data = {}, [], [], []
-    for i, (matrix, name, scale) in enumerate(zip(matrices, titles, scales)):
+    for i, (matrix, name, scale) in enumerate(zip(matrices, titles, scales, strict=True)):
         suffix = "" if i == 0 else str(i + 1)
         x0 = i * (width + gap)
         finite = np.where(np.isfinite(matrix), matrix, np.nan)

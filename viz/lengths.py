@@ -7,6 +7,8 @@ its bin's queries of the weight summed over its bin's keys, so every pooled row 
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 
 Span = tuple[int, int]
@@ -53,7 +55,7 @@ def bins(n: int, most: int = TILE_BINS) -> list[Span]:
     if n <= most:
         return [(i, i + 1) for i in range(n)]
     edges = np.linspace(0, n, most + 1).round().astype(int)
-    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
+    return [(int(a), int(b)) for a, b in pairwise(edges)]
 
 
 def pooled(n: int) -> bool:

@@ -105,7 +105,7 @@ def bucket_spans(distances: np.ndarray, buckets: np.ndarray) -> list[tuple[int, 
         raise ValueError("give one bucket per distance")
     starts = [0] + [i for i in range(1, len(buckets)) if buckets[i] != buckets[i - 1]]
     ends = starts[1:] + [len(buckets)]
-    return [(int(buckets[a]), int(distances[a]), int(distances[b - 1])) for a, b in zip(starts, ends)]
+    return [(int(buckets[a]), int(distances[a]), int(distances[b - 1])) for a, b in zip(starts, ends, strict=True)]
 
 
 BAND = "rgba(0, 0, 0, 0.055)"  # every other bucket's span of distances, behind the curves
@@ -120,7 +120,7 @@ def bias_against_distance(distances: np.ndarray, buckets: np.ndarray, bias: np.n
         raise ValueError(f"bias of shape {bias.shape} does not match {len(distances)} distances")
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.74, 0.26], vertical_spacing=0.05)
     spans = bucket_spans(distances, buckets)
-    for index, (bucket, first, last) in enumerate(spans):
+    for index, (_, first, last) in enumerate(spans):
         if index % 2:
             fig.add_shape(type="rect", x0=first - 0.5, x1=last + 0.5, xref="x", y0=0, y1=1, yref="paper",
                           fillcolor=BAND, line_width=0, layer="below")

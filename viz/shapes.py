@@ -15,6 +15,7 @@ from .labels import CONTAINER_PX, axis_labels, thin_ticks, token_axis
 from .lengths import Span, whole, window_note
 from .style import Style
 
+
 def symbolic_shape(name: str, ndim: int) -> str:
     """The shape of a hook point in the paper's letters: (B, S, d_model), (B, h, T, S), ..."""
     stage = stages.parse(name)
@@ -128,7 +129,7 @@ class Blueprint:
     d_model: int = 0
 
     @classmethod
-    def of(cls, config: object) -> "Blueprint":
+    def of(cls, config: object) -> Blueprint:
         """The blueprint of a model config (any object with these attributes)."""
         return cls(**{f.name: getattr(config, f.name) for f in fields(cls)})
 

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-
 # Plotly's stock templates are large, and copying them dominated figure build time: each Style
 # has its own small template instead, which also carries the fonts, so that a figure needs no
 # update pass over its axes (plotly validates every property it sets, and that is slow).

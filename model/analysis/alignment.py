@@ -16,8 +16,9 @@ class AlignmentCase:
     src_ids: list[int]                     # the source's pieces, EOS included
     fr_ids: list[int]                      # the French reference's pieces: the output fed under teacher forcing
     to_word: np.ndarray                    # (source pieces, English words): 1 where a piece belongs to a word
-    words: list[tuple[int, set[int]]]      # per scored French word: the decoder row predicting its first
-                                           # piece, and the English words the gold alignment links it to
+    # per scored French word: the decoder row predicting its first piece, and the English words the gold alignment
+    # links it to
+    words: list[tuple[int, set[int]]]
 
 
 def agreement_hits(case: AlignmentCase, scores: np.ndarray) -> np.ndarray:

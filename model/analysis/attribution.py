@@ -35,7 +35,7 @@ the prompt (the rest is on the new pieces before t), not to 1.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
@@ -45,6 +45,7 @@ from ..engine import stages
 from ..engine.hooks import Patch
 from ..engine.interventions import Interventions
 from ..errors import InputError
+from ..results import Trace
 from . import forced
 
 METHODS = ("attention", "rollout", "gradient", "integrated-gradients", "occlusion")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 
@@ -58,7 +58,7 @@ def translate_batch(bundle: Bundle, sentences: list[str], interventions: Interve
         logits = decoded_logits(bundle.model, tgt, memory, src_mask, interventions, recorded=recorder.tensors)
     log_probs = logits.float().log_softmax(dim=-1)  # (B, T, vocab)
     results = []
-    for row, ((source, src_ids, warnings), (ids, finished)) in enumerate(zip(encoded, outputs)):
+    for row, ((source, _, warnings), (ids, finished)) in enumerate(zip(encoded, outputs, strict=True)):
         chosen = produced[row] + [specials.pad] * (tgt.size(1) - len(produced[row]))
         trace = make_trace(bundle.tokenizer, src[row].tolist(), tgt[row].tolist(), chosen, recorder.tensors,
                            interventions, row)

@@ -9,8 +9,8 @@ after the start piece, row P - 1 + t after a prompt of P pieces."""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
-from typing import Iterator, Mapping, Sequence
 
 import torch
 

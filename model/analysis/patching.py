@@ -7,8 +7,8 @@ pieces lines up with the receiver's everywhere."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
-from typing import Callable, Sequence
 
 import numpy as np
 import torch

@@ -16,10 +16,12 @@ class Capabilities:
     encoder: bool          # reads a source sentence through an encoder stack
     decoder: bool          # produces pieces one at a time through a decoder stack
     cross_attention: bool  # its decoder reads the encoder's output: it translates
-    trained_here: bool     # this project's own model: a training log, snapshots, the recipe comparison,
-                           # and the corpus (its lexicon, its grammar's reference translation)
-    task_prefix: bool = False  # told its task in words before its input (T5: "translate English to French: "),
-                               # whether or not its checkpoint names the words
+    # this project's own model: a training log, snapshots, the recipe comparison, and the corpus (its lexicon, its
+    # grammar's reference translation)
+    trained_here: bool
+    # told its task in words before its input (T5: "translate English to French: "), whether or not its checkpoint
+    # names the words
+    task_prefix: bool = False
 
     @property
     def translates(self) -> bool:

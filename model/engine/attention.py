@@ -26,7 +26,7 @@ class KVCache:
         self.static: set[nn.Module] = set()  # cross-attention blocks: their keys and values are the memory's
         self.length = 0  # positions of the decoder's input whose keys and values are held
 
-    def prefix(self, length: int) -> "KVCache":
+    def prefix(self, length: int) -> KVCache:
         """A cache of the first `length` positions only (self-attention's keys and values cut there;
         cross-attention's, the memory's, whole)."""
         cut = KVCache()
@@ -57,8 +57,7 @@ class MultiHeadAttention(nn.Module):
         self.hook_q = HookPoint()              # (B, h, T, d_k)
         self.hook_k = HookPoint()              # (B, h, S, d_k)
         self.hook_v = HookPoint()              # (B, h, S, d_k)
-        self.hook_scores = HookPoint()         # (B, h, T, S) QK^T / sqrt(d_k) (raw QK^T with scaling off)
-                                               # + the relative-position bias, for a model that has one
+        self.hook_scores = HookPoint()  # (B, h, T, S) QK^T / sqrt(d_k) (raw with scaling off) + any relative bias
         self.hook_masked_scores = HookPoint()  # (B, h, T, S) -inf (or -1e9) where the mask forbids
         self.hook_pattern = HookPoint()        # (B, h, T, S) softmax rows
         self.hook_context = HookPoint()        # (B, h, T, d_k) after head ablation

@@ -42,10 +42,10 @@ class ModelConfig:
     linear_bias: bool = True       # projections and feed-forward layers add a bias (T5's add none)
     gated_ffn: bool = False        # FFN(x) = (act(x W1) * x W3) W2 (T5 v1.1 and flan-t5's gated GELU)
     scale_scores: bool = True      # divide QK^T by sqrt(d_k); T5 does not (it folds it into its initialisation)
-    tie_output: bool = True        # with tie_embeddings, the output projection is the embedding matrix
-                                   # (False: one of its own, flan-t5)
-    rescale_output: bool = False   # multiply the decoder's output by d_model^-0.5 before the output
-                                   # projection (T5 with a tied one)
+    # with tie_embeddings, the output projection is the embedding matrix (False: one of its own, flan-t5)
+    tie_output: bool = True
+    # multiply the decoder's output by d_model^-0.5 before the output projection (T5 with a tied one)
+    rescale_output: bool = False
     relative_buckets: int = 32     # positional "relative": buckets of query-to-key distance
     relative_max_distance: int = 128  # distances from here on share the last bucket
 
@@ -115,7 +115,7 @@ class ModelConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "ModelConfig":
+    def from_dict(cls, data: dict) -> ModelConfig:
         """Rebuild from JSON, refusing unknown keys with their names."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)

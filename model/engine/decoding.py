@@ -94,7 +94,7 @@ def greedy(model: Transformer, memory: torch.Tensor | None, src_mask: torch.Tens
         if bool(finished.all()):
             break
     results = []
-    for row, done in zip(tokens[:, first:].tolist(), finished.tolist()):
+    for row, done in zip(tokens[:, first:].tolist(), finished.tolist(), strict=True):
         ids = row[:row.index(specials.eos)] if done else row
         results.append((ids, done))  # a finished row's fill (pad) comes after its EOS, cut above
     return results
@@ -251,7 +251,7 @@ def beam_search(model: Transformer, memory: torch.Tensor | None, src_mask: torch
         totals = (scores[:, None] + log_probs).view(-1)
         best, flat = totals.topk(min(2 * beam_size, totals.numel()))
         keep_origin, keep_piece, keep_score = [], [], []
-        for rank, (total, index) in enumerate(zip(best.tolist(), flat.tolist())):
+        for rank, (total, index) in enumerate(zip(best.tolist(), flat.tolist(), strict=True)):
             origin, piece = divmod(index, vocab)
             if piece == specials.eos:
                 if rank < beam_size:
@@ -269,7 +269,7 @@ def beam_search(model: Transformer, memory: torch.Tensor | None, src_mask: torch
         if cache is not None:
             cache.reorder(origin_index)
     if len(done) < beam_size:  # cut at max_len: the live beams compete as they are
-        for row, total in zip(tokens[:, first:].tolist(), scores.tolist()):
+        for row, total in zip(tokens[:, first:].tolist(), scores.tolist(), strict=True):
             done.append(Hypothesis(tuple(row), total, _normalized(total, len(row), length_penalty), False))
     done.sort(key=lambda h: h.score, reverse=True)
     return done[:beam_size]

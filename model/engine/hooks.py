@@ -10,18 +10,19 @@ the model goes on with and what a Recorder active at the same time records.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import ContextManager, Iterator, Mapping, Sequence, TypeVar
+from typing import TypeVar
 
 import torch
 from torch import nn
 
 V = TypeVar("V")
 
-_ACTIVE: ContextVar["Recorder | None"] = ContextVar("anatomy_recorder", default=None)
-_PATCHING: ContextVar["Patching | None"] = ContextVar("anatomy_patching", default=None)
+_ACTIVE: ContextVar[Recorder | None] = ContextVar("anatomy_recorder", default=None)
+_PATCHING: ContextVar[Patching | None] = ContextVar("anatomy_patching", default=None)
 
 
 class Recorder:
@@ -100,19 +101,19 @@ def _set(variable: ContextVar[V], value: V) -> Iterator[V]:
         variable.reset(token)
 
 
-def patching(patches: Mapping[str, Patch]) -> ContextManager[Patching]:
+def patching(patches: Mapping[str, Patch]) -> AbstractContextManager[Patching]:
     """Activate these patches for the duration of the `with` block in this thread only."""
     return _set(_PATCHING, Patching(patches))
 
 
-def recording(keep_grad: bool = False, recorder: Recorder | None = None) -> ContextManager[Recorder]:
+def recording(keep_grad: bool = False, recorder: Recorder | None = None) -> AbstractContextManager[Recorder]:
     """Activate a fresh Recorder (or `recorder`, to read after the block) for the duration of the
     `with` block in this thread only; with `keep_grad`, recorded tensors stay in the autograd graph
     (for gradients with respect to them)."""
     return _set(_ACTIVE, recorder if recorder is not None else Recorder(keep_grad))
 
 
-def not_recording() -> ContextManager[None]:
+def not_recording() -> AbstractContextManager[None]:
     """Suspend any active Recorder (decoding steps are not part of the trace)."""
     return _set(_ACTIVE, None)
 

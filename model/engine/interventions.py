@@ -58,7 +58,7 @@ class Interventions:
 
     def heads_off(self, stack: str, kind: str, layer: int) -> tuple[int, ...]:
         """Sorted heads ablated in one attention block."""
-        return tuple(sorted(h for s, k, l, h in self.ablate if (s, k, l) == (stack, kind, layer)))
+        return tuple(sorted(head for *block, head in self.ablate if tuple(block) == (stack, kind, layer)))
 
 
 @dataclass(frozen=True)

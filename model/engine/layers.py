@@ -6,7 +6,7 @@ sub-layers, followed by layer normalization."  (Vaswani et al., 3.1)
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn

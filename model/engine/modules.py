@@ -8,7 +8,8 @@ straight away changes nothing else.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from torch import nn
 
@@ -28,7 +29,7 @@ class RMSNorm(nn.RMSNorm):
     __call__ = nn.RMSNorm.forward
 
 
-def make_norm(cfg: "ModelConfig") -> nn.Module:
+def make_norm(cfg: ModelConfig) -> nn.Module:
     """The model's normalization over d_model: LayerNorm, or RMSNorm (T5: x / rms(x) * weight,
     neither centred nor biased)."""
     if cfg.norm == "rms":

@@ -5,9 +5,9 @@ from __future__ import annotations
 import io
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 import sentencepiece as spm
 
@@ -68,7 +68,7 @@ class Tokenizer:
             raise ValueError(f"special pieces must be {SPECIAL_PIECES}, found {found}")
 
     @classmethod
-    def train(cls, lines: Iterable[str], vocab_size: int) -> "Tokenizer":
+    def train(cls, lines: Iterable[str], vocab_size: int) -> Tokenizer:
         """Train a unigram SentencePiece model with byte fallback (no character is ever unknown)."""
         buffer = io.BytesIO()
         spm.SentencePieceTrainer.train(
@@ -82,7 +82,7 @@ class Tokenizer:
         return cls(buffer.getvalue())
 
     @classmethod
-    def load(cls, path: Path) -> "Tokenizer":
+    def load(cls, path: Path) -> Tokenizer:
         """Read a serialized SentencePiece model."""
         return cls(Path(path).read_bytes())
 

@@ -33,7 +33,7 @@ def alignment_examples(rows: list[tuple[str, str, str]], sources: list[str]) -> 
     """(canonical source, English word token indices, French, gold links) of corpus rows, for
     `alignment_agreement`."""
     examples = []
-    for (en, fr, alignment), source in zip(rows, sources):
+    for (en, fr, alignment), source in zip(rows, sources, strict=True):
         word_tokens = [i for i, (tok, _, _) in enumerate(tokenize_en(en)) if tok not in (".", "?")]
         pairs = [tuple(map(int, link.split("-"))) for link in alignment.split()]
         examples.append((source, word_tokens, fr, pairs))
@@ -84,7 +84,7 @@ def evaluate(checkpoint: Path, data: Path, n_alignment: int = 500, n_variants: i
     card = json.loads((Path(checkpoint) / CARD).read_text(encoding="utf-8"))
     card.update(test=test, typed_variations=robustness, alignment=alignment_report,
                 wrong_examples=[{"en": en, "expected": ref, "got": hyp}
-                                for (en, _, _), ref, hyp in zip(rows, references, hypotheses) if ref != hyp][:10],
+                                for (en, _, _), ref, hyp in zip(rows, references, hypotheses, strict=True) if ref != hyp][:10],
                 snapshots=snapshot_scores(checkpoint, sources, references, examples))
     (Path(checkpoint) / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return card

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import sacrebleu
@@ -33,7 +33,7 @@ def translate_many(model: Transformer, tokenizer: Tokenizer, sources: Sequence[s
             src = pad_rows([encoded[i] for i in chunk], next(model.parameters()).device)
             memory, mask = model.encode(src, iv)
             limit = min(2 * src.size(1) + 10, model.cfg.max_len - 1)
-            for i, (ids, _) in zip(chunk, greedy(model, memory, mask, iv, limit)):
+            for i, (ids, _) in zip(chunk, greedy(model, memory, mask, iv, limit), strict=True):
                 out[i] = tokenizer.decode(ids)
     model.train(was_training)
     return out
@@ -41,7 +41,7 @@ def translate_many(model: Transformer, tokenizer: Tokenizer, sources: Sequence[s
 
 def translation_scores(hypotheses: Sequence[str], references: Sequence[str]) -> dict[str, float]:
     """Corpus BLEU and chrF (sacrebleu) and the share of exactly right outputs, in percent."""
-    exact = sum(h == r for h, r in zip(hypotheses, references)) / max(len(references), 1)
+    exact = sum(h == r for h, r in zip(hypotheses, references, strict=True)) / max(len(references), 1)
     return {"bleu": round(sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score, 2),
             "chrf": round(sacrebleu.corpus_chrf(list(hypotheses), [list(references)]).score, 2),
             "exact_match": round(100 * exact, 2), "n": len(references)}

@@ -26,19 +26,19 @@ from pathlib import Path
 import numpy as np
 
 from ..analysis import METHODS, attribute, head_roles, logit_lens
+from ..analysis.alignment import agreement_hits
 from ..bundle import Bundle, load_bundle
 from ..checkpoints.checkpoint import CARD
 from ..engine.tokenizer import normalize_source
 from .corpus import load_lexicon, read_pairs, tokenize_en, tokenize_fr
 from .evaluate import alignment_examples
-from ..analysis.alignment import agreement_hits
 from .evaluation import alignment_cases
 
 
 def attribution_agreement(bundle: Bundle, sources: list[str], examples: list[tuple], method: str) -> tuple[float, int]:
     """(share of French words, how many) whose most-attributed English word is a gold one."""
     hits, scored = 0.0, 0
-    for source, case in zip(sources, alignment_cases(bundle.tokenizer, bundle.config.max_len, examples, tokenize_fr)):
+    for source, case in zip(sources, alignment_cases(bundle.tokenizer, bundle.config.max_len, examples, tokenize_fr), strict=True):
         if list(bundle.encode_source(source)[1]) != case.src_ids:
             raise RuntimeError(f"the source {source!r} is not read as the alignment's pieces")
         hits += float(agreement_hits(case, attribute(bundle, source, case.fr_ids, method)))
@@ -83,7 +83,7 @@ def lens_by_class(bundle: Bundle, rows: list[tuple[str, str, str]], sources: lis
     counts: dict[str, np.ndarray] = {}
     words: dict[str, int] = {}
     cases = alignment_cases(bundle.tokenizer, bundle.config.max_len, examples, tokenize_fr)
-    for (en, _, _), source, example, case in zip(rows, sources, examples, cases):
+    for (en, _, _), source, example, case in zip(rows, sources, examples, cases, strict=True):
         tokens = [token for token, _, _ in tokenize_en(en)]
         top = logit_lens(bundle, source, case.fr_ids).argmax(-1)  # (L, T)
         for row, targets in case.words:

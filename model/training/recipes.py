@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from .train import ensure_corpus
     ensure_corpus(args.data or Path("data") / f"corpus-default-seed{args.seed}", PRESETS["default"], args.seed)
-    for first, second in zip(RECIPES[0::2], RECIPES[1::2]):
+    for first, second in zip(RECIPES[0::2], RECIPES[1::2], strict=True):
         print(f"training {first.name} and {second.name}, {args.budget_minutes} minutes each ...", flush=True)
         common = ["--out", str(args.out), "--budget-minutes", str(args.budget_minutes), "--seed", str(args.seed)]
         common += ["--data", str(args.data)] if args.data else []

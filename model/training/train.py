@@ -19,10 +19,10 @@ import random
 import shutil
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import nullcontext
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Iterator
 
 import torch
 import torch.nn.functional as F
@@ -198,7 +198,7 @@ def train(preset_name: str, out: Path, data: Path | None = None, seed: int = 1,
     cfg = model.cfg
     src = [source_ids(tokenizer, en, cfg.max_len) for en, _, _ in train_rows]
     tgt = [target_ids(tokenizer, fr, cfg.max_len) for _, fr, _ in train_rows]
-    lengths = [max(len(s), len(t) - 1) for s, t in zip(src, tgt)]
+    lengths = [max(len(s), len(t) - 1) for s, t in zip(src, tgt, strict=True)]
     optimizer = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
     state = {"step": 0, "epoch": 0, "seconds": 0.0, "tokens": 0}
     if resume:
@@ -297,7 +297,7 @@ def _card(command: str, preset_name: str, preset: Preset, cfg: ModelConfig, mode
     return {
         "name": f"Transformer Anatomy {preset_name} model",
         "task": "English -> French on the generated fragment of the project lexicon",
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": command,
         "preset": preset_name,
         "parameters": sum(p.numel() for p in model.parameters()),

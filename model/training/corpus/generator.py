@@ -6,8 +6,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .grammar import (
-    END_ADVS, FREQ_ADVS, LEX, NUMBERS, NP, PP, POSSESSIVES, PRONOUNS, TIME_NOUNS,
-    Clause, Sentence, render,
+    END_ADVS,
+    FREQ_ADVS,
+    LEX,
+    NP,
+    NUMBERS,
+    POSSESSIVES,
+    PP,
+    PRONOUNS,
+    TIME_NOUNS,
+    Clause,
+    Sentence,
+    render,
 )
 
 MAX_EN_WORDS = 20

@@ -399,9 +399,7 @@ def _join(tokens: list[str], space_before_q: bool) -> str:
     for t in tokens:
         if not out:
             out = t
-        elif t == "." or (t == "?" and not space_before_q):
-            out += t
-        elif out.endswith("'"):
+        elif t == "." or (t == "?" and not space_before_q) or out.endswith("'"):
             out += t
         else:
             out += " " + t

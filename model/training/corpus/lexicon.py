@@ -7,7 +7,7 @@ The TSV is the single source of the words and their fixed translations; the gram
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 TSV_PATH = Path(__file__).parent / "en-fr-core.tsv"
@@ -67,7 +67,7 @@ def _kv(tokens: list[str]) -> dict[str, str]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_lexicon(path: str | None = None) -> Lexicon:
     p = Path(path) if path else TSV_PATH
     nouns: dict[str, Noun] = {}
@@ -118,7 +118,7 @@ def load_lexicon(path: str | None = None) -> Lexicon:
         elif pos == "det":
             dets[en] = fr
         elif pos == "num":
-            nums.extend(zip(en.split("/"), fr.split("/")))
+            nums.extend(zip(en.split("/"), fr.split("/"), strict=True))
         elif pos == "prep":
             preps[en] = fr
         elif pos == "adv":
