@@ -24,14 +24,29 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-PAGES = ["pages/1_translate.py", "pages/2_attention.py", "pages/3_positional_encoding.py",
-         "pages/4_tensor_shapes.py", "pages/5_masks_and_heads.py", "pages/6_design_choices.py",
-         "pages/7_training.py", "pages/8_why.py"]
-SENTENCES = ["The cat eats the apple.", "My sisters will see the old house.", "The boys did not close the blue door.",
-             "She gives the new book to the teacher.", "Do you love the red car?", "This man buys the newspaper.",
-             "Your daughter sells phones in the train.", "Good children do not leave every week.",
-             "This red bird will walk with the boys.", "The small girl sees a white bird.",
-             "Seven sons will not sing long songs in eight old parks."]
+PAGES = [
+    "pages/1_translate.py",
+    "pages/2_attention.py",
+    "pages/3_positional_encoding.py",
+    "pages/4_tensor_shapes.py",
+    "pages/5_masks_and_heads.py",
+    "pages/6_design_choices.py",
+    "pages/7_training.py",
+    "pages/8_why.py",
+]
+SENTENCES = [
+    "The cat eats the apple.",
+    "My sisters will see the old house.",
+    "The boys did not close the blue door.",
+    "She gives the new book to the teacher.",
+    "Do you love the red car?",
+    "This man buys the newspaper.",
+    "Your daughter sells phones in the train.",
+    "Good children do not leave every week.",
+    "This red bird will walk with the boys.",
+    "The small girl sees a white bird.",
+    "Seven sons will not sing long songs in eight old parks.",
+]
 
 
 def _timed(action) -> float:
@@ -66,8 +81,10 @@ def main() -> None:
     warm.run()  # loads the model (its page may fail on it: that page's own row says so below)
     load = time.perf_counter() - start
     switch = "w_causal" if any(t.key == "w_causal" for t in warm.sidebar.toggle) else "w_padding"
-    print(f"model: {args.model}, checkpoint: {args.checkpoint or 'default'}; first run incl. model load: "
-          f"{load * 1000:.0f} ms" + (" (the page failed)" if warm.exception else ""))
+    print(
+        f"model: {args.model}, checkpoint: {args.checkpoint or 'default'}; first run incl. model load: "
+        f"{load * 1000:.0f} ms" + (" (the page failed)" if warm.exception else "")
+    )
     print(f"{'page':34} {'first':>7} {'head':>7} {switch[2:]:>7} {'sentence':>9}   (median ms)")
     chosen = [p for p in PAGES if not args.pages or any(part in p for part in args.pages.split(","))]
     failed = []

@@ -28,8 +28,15 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from live_server import running_app
 
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 LATER = 6.0
 VIEWPORT = {"width": 1500, "height": 1000}
 APPS = {"Transformer Anatomy (serve.py)": "serve.py", "one-chart yardstick (floor_app.py)": "bench/floor_app.py"}
@@ -65,6 +72,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
+
     results: dict[str, dict[str, list[float]]] = {name: defaultdict(list) for name in APPS}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
@@ -80,8 +88,10 @@ def main() -> None:
     ours, floor = results.values()
     for label in ours:
         mine, base = statistics.median(ours[label]), statistics.median(floor[label])
-        print(f"  {label:<44} ours {mine:5.2f} s ({min(ours[label]):.2f}-{max(ours[label]):.2f})   "
-              f"yardstick {base:5.2f} s ({min(floor[label]):.2f}-{max(floor[label]):.2f})   ratio {mine / base:4.2f}")
+        print(
+            f"  {label:<44} ours {mine:5.2f} s ({min(ours[label]):.2f}-{max(ours[label]):.2f})   "
+            f"yardstick {base:5.2f} s ({min(floor[label]):.2f}-{max(floor[label]):.2f})   ratio {mine / base:4.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -1,12 +1,12 @@
 """Engine speed, side by side in one run, on the shipped default model:
 
-  translate + trace      our greedy decode (KV cache) + one recorded teacher-forced pass
-  translate, no capture  the same work with the recorder off
-  decode only            our greedy decode alone
-  nn.Transformer greedy  torch.nn.Transformer of the same sizes (eval), greedy decoding by
-                         recomputing the prefix each step (it has no cache), same number of steps
+translate + trace      our greedy decode (KV cache) + one recorded teacher-forced pass
+translate, no capture  the same work with the recorder off
+decode only            our greedy decode alone
+nn.Transformer greedy  torch.nn.Transformer of the same sizes (eval), greedy decoding by
+                       recomputing the prefix each step (it has no cache), same number of steps
 
-    python bench/bench_engine.py [--repeats 100] [--threads 2]
+  python bench/bench_engine.py [--repeats 100] [--threads 2]
 """
 
 from __future__ import annotations
@@ -24,12 +24,21 @@ class TorchSeq2Seq(nn.Module):
     def __init__(self, cfg) -> None:
         super().__init__()
         from model.engine.positional import sinusoidal_encoding
+
         self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
         self.register_buffer("pe", sinusoidal_encoding(cfg.max_len, cfg.d_model))
-        self.core = nn.Transformer(cfg.d_model, cfg.n_heads, cfg.n_encoder_layers, cfg.n_decoder_layers,
-                                   cfg.d_ff, dropout=cfg.dropout, activation=cfg.activation,
-                                   batch_first=True, norm_first=cfg.norm_first)
-        self.scale = cfg.d_model ** 0.5
+        self.core = nn.Transformer(
+            cfg.d_model,
+            cfg.n_heads,
+            cfg.n_encoder_layers,
+            cfg.n_decoder_layers,
+            cfg.d_ff,
+            dropout=cfg.dropout,
+            activation=cfg.activation,
+            batch_first=True,
+            norm_first=cfg.norm_first,
+        )
+        self.scale = cfg.d_model**0.5
 
     def embed_ids(self, ids: torch.Tensor) -> torch.Tensor:
         return self.embed(ids) * self.scale + self.pe[: ids.size(1)]
@@ -71,22 +80,29 @@ def main() -> None:
         with torch.inference_mode():
             reference.greedy(src, steps)
 
-    timings = interleaved_medians({
-        "translate + trace": lambda: bundle.translate(args.sentence),
-        "translate, no capture": lambda: bundle.translate(args.sentence, trace=False),
-        "decode only": decode_only,
-        "nn.Transformer greedy": torch_greedy,
-    }, args.repeats)
+    timings = interleaved_medians(
+        {
+            "translate + trace": lambda: bundle.translate(args.sentence),
+            "translate, no capture": lambda: bundle.translate(args.sentence, trace=False),
+            "decode only": decode_only,
+            "nn.Transformer greedy": torch_greedy,
+        },
+        args.repeats,
+    )
     print(f"sentence: {args.sentence!r} -> {result.translation!r}")
-    print(f"model: d_model={cfg.d_model} heads={cfg.n_heads} d_ff={cfg.d_ff} layers={cfg.n_encoder_layers}+"
-          f"{cfg.n_decoder_layers}; source {len(result.trace.src_ids)} pieces, {steps} decoding steps; "
-          f"{args.threads} threads; median of {args.repeats}")
+    print(
+        f"model: d_model={cfg.d_model} heads={cfg.n_heads} d_ff={cfg.d_ff} layers={cfg.n_encoder_layers}+"
+        f"{cfg.n_decoder_layers}; source {len(result.trace.src_ids)} pieces, {steps} decoding steps; "
+        f"{args.threads} threads; median of {args.repeats}"
+    )
     for name, seconds in timings.items():
         print(f"  {name:<24}{seconds * 1000:8.2f} ms")
     base = timings["translate, no capture"]
     print(f"capture cost: translate+trace / translate = {timings['translate + trace'] / base:.3f}")
-    print(f"ours vs torch: translate+trace / nn.Transformer greedy = "
-          f"{timings['translate + trace'] / timings['nn.Transformer greedy']:.3f}")
+    print(
+        f"ours vs torch: translate+trace / nn.Transformer greedy = "
+        f"{timings['translate + trace'] / timings['nn.Transformer greedy']:.3f}"
+    )
 
 
 if __name__ == "__main__":

@@ -39,18 +39,27 @@ def main() -> None:
         path = None
         if args.model == "opus-size":
             from bench_real import build_opus_size
-            path = args.keep if args.keep and (args.keep / "config.json").exists() else \
-                build_opus_size(args.keep or Path(scratch) / "opus-size")
+
+            path = (
+                args.keep
+                if args.keep and (args.keep / "config.json").exists()
+                else build_opus_size(args.keep or Path(scratch) / "opus-size")
+            )
         bundle = load_bundle(str(path) if path else None)
         out = bundle.translate(TWELVE_WORDS, options=DecodeOptions(max_len=20), trace=False).output_ids
         piece = len(out) // 2
         cfg = bundle.config
-        hooks = [stages.embedding("sum"), *(stages.layer_output("encoder", layer, cfg.norm_first)
-                                           for layer in range(cfg.n_encoder_layers)), stages.MEMORY]
+        hooks = [
+            stages.embedding("sum"),
+            *(stages.layer_output("encoder", layer, cfg.norm_first) for layer in range(cfg.n_encoder_layers)),
+            stages.MEMORY,
+        ]
         n_src = len(bundle.encode_source(TWELVE_WORDS)[1])
-        print(f"model: {args.model} (d_model {cfg.d_model}, {cfg.n_encoder_layers}+{cfg.n_decoder_layers} layers, "
-              f"vocab {cfg.vocab_size}); {n_src} source pieces, {len(out)} output pieces; {args.threads} thread(s); "
-              f"medians of {args.repeats}")
+        print(
+            f"model: {args.model} (d_model {cfg.d_model}, {cfg.n_encoder_layers}+{cfg.n_decoder_layers} layers, "
+            f"vocab {cfg.vocab_size}); {n_src} source pieces, {len(out)} output pieces; {args.threads} thread(s); "
+            f"medians of {args.repeats}"
+        )
 
         def every_method_piece() -> None:
             for method in METHODS:
@@ -60,19 +69,30 @@ def main() -> None:
             for method in METHODS:
                 attribute(bundle, TWELVE_WORDS, out, method)[piece]
 
-        side = interleaved_medians({"piece on show, all five methods (rows asked)": every_method_piece,
-                                    "piece on show, all five methods (whole tables)": every_method_whole},
-                                   args.repeats, warmup=1)
+        side = interleaved_medians(
+            {
+                "piece on show, all five methods (rows asked)": every_method_piece,
+                "piece on show, all five methods (whole tables)": every_method_whole,
+            },
+            args.repeats,
+            warmup=1,
+        )
         for name, seconds in side.items():
             print(f"  {name:<55} {seconds:7.3f} s")
-        print(f"  ratio rows asked / whole tables: {side['piece on show, all five methods (rows asked)'] / side['piece on show, all five methods (whole tables)']:.2f}")
-        timed = {f"piece on show, {method}": (lambda m=method: attribute(bundle, TWELVE_WORDS, out, m, pieces=[piece]))
-                 for method in METHODS}
-        timed.update({f"whole table, {method}": (lambda m=method: attribute(bundle, TWELVE_WORDS, out, m))
-                      for method in METHODS})
+        print(
+            f"  ratio rows asked / whole tables: {side['piece on show, all five methods (rows asked)'] / side['piece on show, all five methods (whole tables)']:.2f}"
+        )
+        timed = {
+            f"piece on show, {method}": (lambda m=method: attribute(bundle, TWELVE_WORDS, out, m, pieces=[piece]))
+            for method in METHODS
+        }
+        timed.update(
+            {f"whole table, {method}": (lambda m=method: attribute(bundle, TWELVE_WORDS, out, m)) for method in METHODS}
+        )
         timed["logit lens (every layer, every piece)"] = lambda: logit_lens(bundle, TWELVE_WORDS, out)
-        timed[f"patching grid ({len(hooks)} hook points x source positions)"] = \
-            lambda: patch_grid(bundle, DONOR, TWELVE_WORDS, out, piece, hooks)
+        timed[f"patching grid ({len(hooks)} hook points x source positions)"] = lambda: patch_grid(
+            bundle, DONOR, TWELVE_WORDS, out, piece, hooks
+        )
         timed["translation under one patch"] = lambda: patched_translation(bundle, DONOR, TWELVE_WORDS, hooks[0], [2])
         for name, seconds in interleaved_medians(timed, args.repeats, warmup=1).items():
             print(f"  {name:<55} {seconds:7.3f} s")

@@ -50,11 +50,15 @@ async def _measure(url: str, pid: int, model: str, count: int, chars: int, pages
                 raise RuntimeError(f"{page}: {run.errors[:2]}")
             sent[page] = sum(len(spec) for spec in run.charts) / 1e6
         largest = max(largest, *sent.values())
-        print(f"paragraph {n + 1} ({len(text)} characters): RSS {rss_mib(pid):.0f} MiB; chart MB per page: "
-              + ", ".join(f"{page} {mb:.2f}" for page, mb in sent.items()))
+        print(
+            f"paragraph {n + 1} ({len(text)} characters): RSS {rss_mib(pid):.0f} MiB; chart MB per page: "
+            + ", ".join(f"{page} {mb:.2f}" for page, mb in sent.items())
+        )
     end = rss_mib(pid)
-    print(f"paragraphs: model={model} n={count} rss_start={start:.0f} rss_end={end:.0f} growth={end - start:.0f} "
-          f"largest_page_mb={largest:.1f}")
+    print(
+        f"paragraphs: model={model} n={count} rss_start={start:.0f} rss_end={end:.0f} growth={end - start:.0f} "
+        f"largest_page_mb={largest:.1f}"
+    )
 
 
 async def _tab(url: str, page: str, query: str) -> list[str]:
@@ -78,16 +82,21 @@ async def _burst(url: str, pid: int, model: str, tabs: int, chars: int, pages: t
         sampler = threading.Thread(target=_sample_peak, args=(pid, peak, sampling))
         sampler.start()
         began = time.perf_counter()
-        queries = [urlencode({"model": model, "sentence": paragraph(chars, variant=13 * (round_ * tabs + n) + 5)})
-                   for n in range(tabs)]
+        queries = [
+            urlencode({"model": model, "sentence": paragraph(chars, variant=13 * (round_ * tabs + n) + 5)})
+            for n in range(tabs)
+        ]
         errors = await asyncio.gather(*[_tab(url, page, query) for query in queries])
         seconds = time.perf_counter() - began
         sampling.set()
         sampler.join()
         if any(errors):
             raise RuntimeError(f"{page}: {[e for e in errors if e][:2]}")
-        print(f"tabs: page={page} n={tabs} rss_start={start:.0f} rss_peak={peak[0]:.0f} "
-              f"rss_end={rss_mib(pid):.0f} seconds={seconds:.1f}", flush=True)
+        print(
+            f"tabs: page={page} n={tabs} rss_start={start:.0f} rss_peak={peak[0]:.0f} "
+            f"rss_end={rss_mib(pid):.0f} seconds={seconds:.1f}",
+            flush=True,
+        )
 
 
 def main() -> None:

@@ -72,8 +72,7 @@ from hf_fixtures import T5_TASK_PREFIX
 OPUS_VOCAB = 59514
 STEPS = 20
 BEAMS = 4
-T5_SHAPES = dict(d_model=512, layers=6, heads=8, d_kv=64, ffn=2048, num_buckets=32, max_distance=128,
-                 vocab_size=32128)
+T5_SHAPES = dict(d_model=512, layers=6, heads=8, d_kv=64, ffn=2048, num_buckets=32, max_distance=128, vocab_size=32128)
 GPT2_SHAPES = dict(d_model=768, layers=12, heads=12, max_positions=1024, vocab_size=50257)
 GPT2_BUFFERS = re.compile(r"^(transformer\.)?h\.\d+\.attn\.(bias|masked_bias)$")  # causal masks, not weights
 _DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16, "F64": torch.float64}
@@ -98,19 +97,40 @@ def build_opus_size(path: Path, seed: int = 0) -> Path:
     vocab["<pad>"] = len(vocab)
     (path / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
     pad = vocab["<pad>"]
-    config = MarianConfig(vocab_size=OPUS_VOCAB, decoder_vocab_size=OPUS_VOCAB, d_model=512, encoder_layers=6,
-                          decoder_layers=6, encoder_attention_heads=8, decoder_attention_heads=8,
-                          encoder_ffn_dim=2048, decoder_ffn_dim=2048, activation_function="swish",
-                          max_position_embeddings=512, scale_embedding=True, pad_token_id=pad, eos_token_id=0,
-                          decoder_start_token_id=pad, forced_eos_token_id=0, dropout=0.1,
-                          share_encoder_decoder_embeddings=True, tie_word_embeddings=True)
+    config = MarianConfig(
+        vocab_size=OPUS_VOCAB,
+        decoder_vocab_size=OPUS_VOCAB,
+        d_model=512,
+        encoder_layers=6,
+        decoder_layers=6,
+        encoder_attention_heads=8,
+        decoder_attention_heads=8,
+        encoder_ffn_dim=2048,
+        decoder_ffn_dim=2048,
+        activation_function="swish",
+        max_position_embeddings=512,
+        scale_embedding=True,
+        pad_token_id=pad,
+        eos_token_id=0,
+        decoder_start_token_id=pad,
+        forced_eos_token_id=0,
+        dropout=0.1,
+        share_encoder_decoder_embeddings=True,
+        tie_word_embeddings=True,
+    )
     torch.manual_seed(seed)
     model = MarianMTModel(config).eval()
     with torch.no_grad():
         model.final_logits_bias[0, 0] = -1e4  # </s> never wins: every run takes all its steps
-    model.generation_config = GenerationConfig(bad_words_ids=[[pad]], decoder_start_token_id=pad, eos_token_id=0,
-                                               pad_token_id=pad, forced_eos_token_id=0, max_length=512,
-                                               num_beams=4)
+    model.generation_config = GenerationConfig(
+        bad_words_ids=[[pad]],
+        decoder_start_token_id=pad,
+        eos_token_id=0,
+        pad_token_id=pad,
+        forced_eos_token_id=0,
+        max_length=512,
+        num_beams=4,
+    )
     model.save_pretrained(str(path))
     return path
 
@@ -138,8 +158,10 @@ def build_t5_size(path: Path, seed: int = 0) -> Path:
     # (120 for the tiny tokenizer's 55 pieces of the sentence): stop the app's pages at the
     # benchmark's 20 (transformers' own default, max_length 20 with the start piece, stops at 19)
     generation = path / "generation_config.json"
-    generation.write_text(json.dumps({**json.loads(generation.read_text(encoding="utf-8")), "max_length": STEPS + 1},
-                                     indent=2) + "\n", encoding="utf-8")
+    generation.write_text(
+        json.dumps({**json.loads(generation.read_text(encoding="utf-8")), "max_length": STEPS + 1}, indent=2) + "\n",
+        encoding="utf-8",
+    )
     return path
 
 
@@ -176,6 +198,7 @@ def weight_bytes(path: Path, skip: re.Pattern | None = None) -> int:
                 total += count * torch.empty((), dtype=_DTYPES[piece.get_dtype()]).element_size()
     return total
 
+
 _RSS_SCRIPT = """
 import sys
 sys.path.insert(0, {root!r})
@@ -200,32 +223,45 @@ _ENGINES = {  # (imports, load, one run) of each engine in a fresh process, per 
     ("marian", "hf"): (
         "import torch, transformers\nfrom transformers import MarianMTModel, MarianTokenizer",
         "m = MarianMTModel.from_pretrained({path!r}).eval(); t = MarianTokenizer.from_pretrained({path!r})",
-        "m.generate(**t([{sentence!r}], return_tensors='pt'), num_beams=1, max_length={steps} + 1)"),
+        "m.generate(**t([{sentence!r}], return_tensors='pt'), num_beams=1, max_length={steps} + 1)",
+    ),
     ("t5", "ours"): (*_OURS, "bundle.translate({sentence!r}, options=DecodeOptions(max_len={steps}))"),
     ("t5", "hf"): (
         "import torch, transformers\nfrom transformers import AutoTokenizer, T5ForConditionalGeneration",
         "m = T5ForConditionalGeneration.from_pretrained({path!r}).eval(); t = AutoTokenizer.from_pretrained({path!r})",
-        "m.generate(**t([{prefix!r} + {sentence!r}], return_tensors='pt'), num_beams=1, max_new_tokens={steps})"),
+        "m.generate(**t([{prefix!r} + {sentence!r}], return_tensors='pt'), num_beams=1, max_new_tokens={steps})",
+    ),
     ("gpt2", "ours"): (*_OURS, "bundle.generate({sentence!r}, options=DecodeOptions(max_len={steps}))"),
     ("gpt2", "hf"): (
         "import torch, transformers\nfrom transformers import AutoTokenizer, GPT2LMHeadModel",
         "m = GPT2LMHeadModel.from_pretrained({path!r}).eval(); t = AutoTokenizer.from_pretrained({path!r})",
         "m.generate(**t([{sentence!r}], return_tensors='pt'), num_beams=1, max_new_tokens={steps}, "
-        "pad_token_id=m.generation_config.eos_token_id)"),
+        "pad_token_id=m.generation_config.eos_token_id)",
+    ),
 }
-_LOADERS = {"marian": "MarianMTModel.from_pretrained", "t5": "T5ForConditionalGeneration.from_pretrained",
-            "gpt2": "GPT2LMHeadModel.from_pretrained"}
+_LOADERS = {
+    "marian": "MarianMTModel.from_pretrained",
+    "t5": "T5ForConditionalGeneration.from_pretrained",
+    "gpt2": "GPT2LMHeadModel.from_pretrained",
+}
 
 
 def rss_stages(path: Path, engine: str, family: str = "marian") -> list[list[int]]:
     """[VmRSS, RssAnon, RssFile] in bytes of a fresh Python process after its imports, after loading
     `path`, and after one 20-step translation (a 20-piece continuation for GPT-2)."""
     prefix = T5_TASK_PREFIX if family == "t5" else ""
-    imports, load, run = (part.format(path=str(path), sentence=TWELVE_WORDS, steps=STEPS, prefix=prefix)
-                          for part in _ENGINES[family, engine])
+    imports, load, run = (
+        part.format(path=str(path), sentence=TWELVE_WORDS, steps=STEPS, prefix=prefix)
+        for part in _ENGINES[family, engine]
+    )
     script = _RSS_SCRIPT.format(root=str(ROOT), imports=imports, load=load, run=run)
-    done = subprocess.run([sys.executable, "-W", "ignore", "-c", script], capture_output=True, text=True,
-                          check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     values = json.loads(done.stdout.strip().splitlines()[-1])
     return [values[0:3], values[3:6], values[6:9]]
 
@@ -245,26 +281,37 @@ def bench_opus(path: Path, threads: int, repeats: int) -> dict[str, float]:
 
     def theirs(attentions: bool):
         with torch.inference_mode():
-            return model.generate(**tokenizer([TWELVE_WORDS], return_tensors="pt"), num_beams=1, do_sample=False,
-                                  max_length=STEPS + 1, output_attentions=attentions,
-                                  return_dict_in_generate=True)
+            return model.generate(
+                **tokenizer([TWELVE_WORDS], return_tensors="pt"),
+                num_beams=1,
+                do_sample=False,
+                max_length=STEPS + 1,
+                output_attentions=attentions,
+                return_dict_in_generate=True,
+            )
 
     reference = theirs(True)
     assert list(ours.trace.src_ids) == encoded.input_ids[0].tolist()
-    assert list(ours.output_ids) == reference.sequences[0, 1:].tolist() and len(ours.output_ids) == STEPS, \
+    assert list(ours.output_ids) == reference.sequences[0, 1:].tolist() and len(ours.output_ids) == STEPS, (
         "the two engines did not produce the same 20 pieces"
+    )
     assert bundle.translation(TWELVE_WORDS, Interventions(), options) == ours.translation
-    return interleaved_medians({
-        "ours: translate + trace": lambda: bundle.translate(TWELVE_WORDS, Interventions(), options),
-        "ours: translate, no trace": lambda: bundle.translate(TWELVE_WORDS, Interventions(), options, trace=False),
-        "ours: translation alone": lambda: bundle.translation(TWELVE_WORDS, Interventions(), options),
-        "HF: generate + attentions": lambda: theirs(True),
-        "HF: generate": lambda: theirs(False),
-    }, repeats, warmup=2)
+    return interleaved_medians(
+        {
+            "ours: translate + trace": lambda: bundle.translate(TWELVE_WORDS, Interventions(), options),
+            "ours: translate, no trace": lambda: bundle.translate(TWELVE_WORDS, Interventions(), options, trace=False),
+            "ours: translation alone": lambda: bundle.translation(TWELVE_WORDS, Interventions(), options),
+            "HF: generate + attentions": lambda: theirs(True),
+            "HF: generate": lambda: theirs(False),
+        },
+        repeats,
+        warmup=2,
+    )
 
 
-def bench_family(family: str, path: Path, threads: int, repeats: int, beam: bool = True
-                 ) -> tuple[dict[str, tuple[float, float]], dict[str, int]]:
+def bench_family(
+    family: str, path: Path, threads: int, repeats: int, beam: bool = True
+) -> tuple[dict[str, tuple[float, float]], dict[str, int]]:
     """Median seconds (wall clock, and CPU of this process) of our 20-piece greedy (and beam 4) translate (T5) or generate (GPT-2), with and
     without a trace, and of transformers' generate with and without attentions; and the pieces
     each produced, checked to be the same ids."""
@@ -288,9 +335,15 @@ def bench_family(family: str, path: Path, threads: int, repeats: int, beam: bool
 
     def theirs(attentions: bool, num_beams: int = 1):
         with torch.inference_mode():
-            return model.generate(**tokenizer([text], return_tensors="pt"), num_beams=num_beams, do_sample=False,
-                                  max_new_tokens=STEPS, output_attentions=attentions, return_dict_in_generate=True,
-                                  **extra)
+            return model.generate(
+                **tokenizer([text], return_tensors="pt"),
+                num_beams=num_beams,
+                do_sample=False,
+                max_new_tokens=STEPS,
+                output_attentions=attentions,
+                return_dict_in_generate=True,
+                **extra,
+            )
 
     read = tokenizer([text], return_tensors="pt").input_ids[0].tolist()
     first = 1 if family == "t5" else len(read)  # T5's sequences start with the decoder's start piece
@@ -335,8 +388,11 @@ def bench_minilm(threads: int, repeats: int) -> dict[str, float]:
         with torch.inference_mode():
             return model(**tokenizer([TWELVE_WORDS], return_tensors="pt"), output_attentions=True)
 
-    return interleaved_medians({"ours: encode + trace": lambda: bundle.encode(TWELVE_WORDS),
-                                "HF: BertModel + attentions": theirs}, repeats, warmup=3)
+    return interleaved_medians(
+        {"ours: encode + trace": lambda: bundle.encode(TWELVE_WORDS), "HF: BertModel + attentions": theirs},
+        repeats,
+        warmup=3,
+    )
 
 
 def _print_timings(title: str, timings: dict[str, float]) -> None:
@@ -357,9 +413,11 @@ def _print_times(title: str, times: dict[str, tuple[float, float]]) -> None:
 
 
 def _mib_stages(label: str, imported: list[int], loaded: list[int], ran: list[int]) -> None:
-    mib = lambda v: "{:7.1f} = {:6.1f} + {:6.1f}".format(*(x / 2 ** 20 for x in v))  # noqa: E731
-    print(f"    {label}:\n        after imports   {mib(imported)}\n        after load      {mib(loaded)}"
-          f"\n        after 1 run     {mib(ran)}")
+    mib = lambda v: "{:7.1f} = {:6.1f} + {:6.1f}".format(*(x / 2**20 for x in v))  # noqa: E731
+    print(
+        f"    {label}:\n        after imports   {mib(imported)}\n        after load      {mib(loaded)}"
+        f"\n        after 1 run     {mib(ran)}"
+    )
 
 
 def _memory_rows(rows: list, tag: str, engine: str, weights: int, stages: list[list[int]]) -> None:
@@ -376,8 +434,13 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="build the opus-size folder here and keep it")
     parser.add_argument("--keep-t5", type=Path, help="build the t5-small-size folder here and keep it")
     parser.add_argument("--keep-gpt2", type=Path, help="build the gpt2-size folder here and keep it")
-    parser.add_argument("--parts", nargs="+", choices=("a", "b", "c", "d", "e", "f"), default=list("abcdef"),
-                        help="measure only these parts (default: all six)")
+    parser.add_argument(
+        "--parts",
+        nargs="+",
+        choices=("a", "b", "c", "d", "e", "f"),
+        default=list("abcdef"),
+        help="measure only these parts (default: all six)",
+    )
     parser.add_argument("--no-beam", action="store_true", help="(d), (e): greedy only, no beam 4")
     args = parser.parse_args()
     started = time.perf_counter()
@@ -386,23 +449,42 @@ def main() -> None:
         if {"a", "c"} & set(args.parts):
             opus = _built(args.keep or Path(scratch) / "opus-mt-en-fr-random", build_opus_size)
             weights = weight_bytes(opus)
-            print(f"sentence: {TWELVE_WORDS!r}; opus-size model: {weights / 2 ** 20:.1f} MiB of weights "
-                  f"(built in {time.perf_counter() - started:.0f} s)")
+            print(
+                f"sentence: {TWELVE_WORDS!r}; opus-size model: {weights / 2**20:.1f} MiB of weights "
+                f"(built in {time.perf_counter() - started:.0f} s)"
+            )
         for threads in args.threads if "a" in args.parts else ():
             timings = bench_opus(opus, threads, args.repeats)
-            _print_timings(f"(a) opus-mt-en-fr size, {STEPS}-step greedy, {threads} thread(s), "
-                           f"median of {args.repeats}:", timings)
-            rows.append((f"(a) translate+trace / generate+attentions, {threads}t",
-                         timings["ours: translate + trace"] / timings["HF: generate + attentions"]))
-            rows.append((f"(a) translate / generate (no capture), {threads}t",
-                         timings["ours: translate, no trace"] / timings["HF: generate"]))
-            rows.append((f"(a) translation / generate (no capture), {threads}t",
-                         timings["ours: translation alone"] / timings["HF: generate"]))
+            _print_timings(
+                f"(a) opus-mt-en-fr size, {STEPS}-step greedy, {threads} thread(s), median of {args.repeats}:", timings
+            )
+            rows.append(
+                (
+                    f"(a) translate+trace / generate+attentions, {threads}t",
+                    timings["ours: translate + trace"] / timings["HF: generate + attentions"],
+                )
+            )
+            rows.append(
+                (
+                    f"(a) translate / generate (no capture), {threads}t",
+                    timings["ours: translate, no trace"] / timings["HF: generate"],
+                )
+            )
+            rows.append(
+                (
+                    f"(a) translation / generate (no capture), {threads}t",
+                    timings["ours: translation alone"] / timings["HF: generate"],
+                )
+            )
         for threads in args.threads if "b" in args.parts else ():
             timings = bench_minilm(threads, args.repeats * 4)
             _print_timings(f"(b) all-MiniLM-L6-v2, {threads} thread(s), median of {args.repeats * 4}:", timings)
-            rows.append((f"(b) encode+trace / BertModel+attentions, {threads}t",
-                         timings["ours: encode + trace"] / timings["HF: BertModel + attentions"]))
+            rows.append(
+                (
+                    f"(b) encode+trace / BertModel+attentions, {threads}t",
+                    timings["ours: encode + trace"] / timings["HF: BertModel + attentions"],
+                )
+            )
         engines = (("ours", "load_bundle"), ("hf", "MarianMTModel.from_pretrained")) if "c" in args.parts else ()
         if engines:
             print("(c) resident memory of a fresh process, opus-size checkpoint (MiB: RSS = anonymous + file-backed):")
@@ -410,37 +492,64 @@ def main() -> None:
             stages = rss_stages(opus, engine)
             _mib_stages(label, *stages)
             _memory_rows(rows, "c", engine, weights, stages)
-        families = [("d", "t5", "t5-small", args.keep_t5, build_t5_size, None),
-                    ("e", "gpt2", "gpt2", args.keep_gpt2, build_gpt2_size, GPT2_BUFFERS)]
+        families = [
+            ("d", "t5", "t5-small", args.keep_t5, build_t5_size, None),
+            ("e", "gpt2", "gpt2", args.keep_gpt2, build_gpt2_size, GPT2_BUFFERS),
+        ]
         for tag, family, shapes, keep, build, skip in families:
             if not {tag, "f"} & set(args.parts):
                 continue
             begun = time.perf_counter()
             folder = _built(keep or Path(scratch) / f"{shapes}-random", build)
             weights, stored = weight_bytes(folder, skip), weight_bytes(folder)
-            print(f"\n{shapes}-size model: {weights / 2 ** 20:.1f} MiB of weights"
-                  + (f" ({stored / 2 ** 20:.1f} MiB of tensors in the file)" if stored != weights else "")
-                  + f" (ready in {time.perf_counter() - begun:.0f} s)")
+            print(
+                f"\n{shapes}-size model: {weights / 2**20:.1f} MiB of weights"
+                + (f" ({stored / 2**20:.1f} MiB of tensors in the file)" if stored != weights else "")
+                + f" (ready in {time.perf_counter() - begun:.0f} s)"
+            )
             verb = "translate" if family == "t5" else "generate"
             for threads in args.threads if tag in args.parts else ():
                 times, counts = bench_family(family, folder, threads, args.repeats, beam=not args.no_beam)
-                _print_times(f"({tag}) {shapes} size, {STEPS}-piece greedy"
-                             + ("" if args.no_beam else f" and beam {BEAMS}")
-                             + f", {threads} thread(s), median of {args.repeats}:", times)
+                _print_times(
+                    f"({tag}) {shapes} size, {STEPS}-piece greedy"
+                    + ("" if args.no_beam else f" and beam {BEAMS}")
+                    + f", {threads} thread(s), median of {args.repeats}:",
+                    times,
+                )
                 print("    pieces: " + ", ".join(f"{name} {n}" for name, n in counts.items()))
-                rows.append((f"({tag}) {verb}+trace / generate+attentions, {threads}t",
-                             *_ratio(times, f"ours: {verb} + trace", "HF: generate + attentions")))
-                rows.append((f"({tag}) {verb} / generate (no capture), {threads}t",
-                             *_ratio(times, f"ours: {verb}, no trace", "HF: generate")))
+                rows.append(
+                    (
+                        f"({tag}) {verb}+trace / generate+attentions, {threads}t",
+                        *_ratio(times, f"ours: {verb} + trace", "HF: generate + attentions"),
+                    )
+                )
+                rows.append(
+                    (
+                        f"({tag}) {verb} / generate (no capture), {threads}t",
+                        *_ratio(times, f"ours: {verb}, no trace", "HF: generate"),
+                    )
+                )
                 if family == "t5":
-                    rows.append((f"({tag}) translation / generate (no capture), {threads}t",
-                                 *_ratio(times, "ours: translation alone", "HF: generate")))
+                    rows.append(
+                        (
+                            f"({tag}) translation / generate (no capture), {threads}t",
+                            *_ratio(times, "ours: translation alone", "HF: generate"),
+                        )
+                    )
                 if not args.no_beam:
-                    rows.append((f"({tag}) beam {BEAMS} {verb}+trace / generate+attentions, {threads}t",
-                                 *_ratio(times, f"ours: beam {BEAMS} {verb} + trace", f"HF: beam {BEAMS} generate + attentions")))
+                    rows.append(
+                        (
+                            f"({tag}) beam {BEAMS} {verb}+trace / generate+attentions, {threads}t",
+                            *_ratio(
+                                times, f"ours: beam {BEAMS} {verb} + trace", f"HF: beam {BEAMS} generate + attentions"
+                            ),
+                        )
+                    )
             if "f" in args.parts:
-                print(f"(f) resident memory of a fresh process, {shapes}-size checkpoint "
-                      "(MiB: RSS = anonymous + file-backed):")
+                print(
+                    f"(f) resident memory of a fresh process, {shapes}-size checkpoint "
+                    "(MiB: RSS = anonymous + file-backed):"
+                )
                 for engine, label in (("ours", "load_bundle"), ("hf", _LOADERS[family])):
                     stages = rss_stages(folder, engine, family)
                     _mib_stages(label, *stages)
@@ -449,6 +558,7 @@ def main() -> None:
     for name, ratio, *cpu in rows:
         print(f"    {name:<62}{ratio:7.3f}" + (f"  {cpu[0]:7.3f}" if cpu else ""))
     print(f"total {time.perf_counter() - started:.0f} s")
+
 
 if __name__ == "__main__":
     main()

@@ -56,14 +56,33 @@ def tokens_per_second(step, data) -> float:
 
 
 def _train_command(processes: int, out: Path, data: Path, preset: str, steps: int, resume: bool) -> list[str]:
-    return launcher(processes) + ["-m", "model.train", "--preset", preset, "--out", str(out), "--data", str(data),
-                       "--max-steps", str(steps), "--threads", "1", "--no-progress", "--budget-minutes", "600"] \
+    return (
+        launcher(processes)
+        + [
+            "-m",
+            "model.train",
+            "--preset",
+            preset,
+            "--out",
+            str(out),
+            "--data",
+            str(data),
+            "--max-steps",
+            str(steps),
+            "--threads",
+            "1",
+            "--no-progress",
+            "--budget-minutes",
+            "600",
+        ]
         + (["--resume"] if resume else [])
+    )
 
 
 def _logged_tokens_per_second(out: Path, after_step: int) -> float:
     """Target tokens per second over the logged windows after the first one past `after_step`."""
     from model.checkpoints.checkpoint import read_train_log
+
     windows = [r for r in read_train_log(out) if "tokens_per_s" in r and r["step"] > after_step][1:]
     seconds = sum(25 / r["tokens_per_s"] for r in windows)  # every window but a run's last is 25 steps
     return len(windows) * 25 / seconds if windows else float("nan")
@@ -75,19 +94,27 @@ def torchrun_comparison(preset: str, steps: int) -> None:
     data = ROOT / "data" / f"corpus-{'default' if preset == 'base' else preset}-seed1"
     with tempfile.TemporaryDirectory() as tmp:
         start = Path(tmp) / "start"
-        subprocess.run(_train_command(1, start, data, preset, 1, False), cwd=ROOT, env=env, check=True,
-                       capture_output=True)
+        subprocess.run(
+            _train_command(1, start, data, preset, 1, False), cwd=ROOT, env=env, check=True, capture_output=True
+        )
         results = {}
         for name, processes in (("1 process x 1 thread", 1), ("torchrun 2 processes x 1 thread", 2)):
             out = Path(tmp) / name.replace(" ", "-")
             shutil.copytree(start, out)
             began = time.perf_counter()
-            subprocess.run(_train_command(processes, out, data, preset, 1 + steps, True), cwd=ROOT, env=env,
-                           check=True, capture_output=True)
+            subprocess.run(
+                _train_command(processes, out, data, preset, 1 + steps, True),
+                cwd=ROOT,
+                env=env,
+                check=True,
+                capture_output=True,
+            )
             # each window's tokens/s counts every rank's tokens (the step's global batch)
             results[name] = (_logged_tokens_per_second(out, 1), time.perf_counter() - began)
-    print(f"preset {preset}: {steps} steps each, resumed from the same checkpoint; the 2-process run's "
-          f"steps hold twice the tokens (one bucket per rank)")
+    print(
+        f"preset {preset}: {steps} steps each, resumed from the same checkpoint; the 2-process run's "
+        f"steps hold twice the tokens (one bucket per rank)"
+    )
     for name, (rate, seconds) in results.items():
         print(f"  {name:<34}{rate:10.0f} target tokens/s   ({seconds:.0f} s with start-up and validation)")
     one, two = (rate for rate, _ in results.values())
@@ -116,11 +143,13 @@ def main() -> None:
 
         def step(src, tgt):
             logits = forward(src, tgt[:, :-1])
-            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), tgt[:, 1:].reshape(-1),
-                                   ignore_index=PAD_ID, label_smoothing=0.1)
+            loss = F.cross_entropy(
+                logits.reshape(-1, logits.size(-1)), tgt[:, 1:].reshape(-1), ignore_index=PAD_ID, label_smoothing=0.1
+            )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
+
         return step
 
     def torch_forward(src, tgt):
@@ -131,9 +160,11 @@ def main() -> None:
     results = {}
     for name, step in (("ours", make_step(ours, ours)), ("nn.Transformer", make_step(theirs, torch_forward))):
         results[name] = tokens_per_second(step, data)
-    print(f"model: d_model={cfg.d_model} heads={cfg.n_heads} d_ff={cfg.d_ff} layers={cfg.n_encoder_layers}+"
-          f"{cfg.n_decoder_layers}; batches of ~{preset.max_tokens} tokens; {args.steps} steps; "
-          f"{args.threads} threads")
+    print(
+        f"model: d_model={cfg.d_model} heads={cfg.n_heads} d_ff={cfg.d_ff} layers={cfg.n_encoder_layers}+"
+        f"{cfg.n_decoder_layers}; batches of ~{preset.max_tokens} tokens; {args.steps} steps; "
+        f"{args.threads} threads"
+    )
     for name, value in results.items():
         print(f"  {name:<16}{value:10.0f} target tokens/s")
     print(f"ours / nn.Transformer = {results['ours'] / results['nn.Transformer']:.3f}")

@@ -36,9 +36,11 @@ def load_engine(tree: Path, checkpoint: Path | None):
 
 def calls(package, bundle, max_len: int | None) -> dict[str, object]:
     iv, options = package.Interventions(), package.DecodeOptions(beam_size=1, max_len=max_len)
-    return {"translate + trace": lambda: bundle.translate(TWELVE_WORDS, iv, options),
-            "translate, no trace": lambda: bundle.translate(TWELVE_WORDS, iv, options, trace=False),
-            "translation alone": lambda: bundle.translation(TWELVE_WORDS, iv, options)}
+    return {
+        "translate + trace": lambda: bundle.translate(TWELVE_WORDS, iv, options),
+        "translate, no trace": lambda: bundle.translate(TWELVE_WORDS, iv, options, trace=False),
+        "translation alone": lambda: bundle.translation(TWELVE_WORDS, iv, options),
+    }
 
 
 def main() -> None:
@@ -54,19 +56,29 @@ def main() -> None:
         archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.against], capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", other], input=archive.stdout, check=True)
         engines = {args.against: load_engine(Path(other), args.model), "this tree": load_engine(ROOT, args.model)}
-    outputs = {name: bundle.translate(TWELVE_WORDS, package.Interventions(),
-                                      package.DecodeOptions(beam_size=1, max_len=args.max_len)).output_ids
-               for name, (package, bundle) in engines.items()}
+    outputs = {
+        name: bundle.translate(
+            TWELVE_WORDS, package.Interventions(), package.DecodeOptions(beam_size=1, max_len=args.max_len)
+        ).output_ids
+        for name, (package, bundle) in engines.items()
+    }
     assert len(set(outputs.values())) == 1, f"the two revisions translate differently: {outputs}"
-    fns = {f"{name}: {what}": fn for name, (package, bundle) in engines.items()
-           for what, fn in calls(package, bundle, args.max_len).items()}
+    fns = {
+        f"{name}: {what}": fn
+        for name, (package, bundle) in engines.items()
+        for what, fn in calls(package, bundle, args.max_len).items()
+    }
     timings = interleaved_medians(fns, args.repeats)
-    print(f"sentence: {TWELVE_WORDS!r}, {len(next(iter(outputs.values())))} pieces out; {args.threads} thread(s); "
-          f"median of {args.repeats}")
+    print(
+        f"sentence: {TWELVE_WORDS!r}, {len(next(iter(outputs.values())))} pieces out; {args.threads} thread(s); "
+        f"median of {args.repeats}"
+    )
     for name, seconds in timings.items():
         print(f"    {name:<40}{seconds * 1000:9.2f} ms")
     for what in MEASURES:
-        print(f"this tree / {args.against}, {what}: {timings[f'this tree: {what}'] / timings[f'{args.against}: {what}']:.3f}")
+        print(
+            f"this tree / {args.against}, {what}: {timings[f'this tree: {what}'] / timings[f'{args.against}: {what}']:.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -20,14 +20,16 @@ sys.path.insert(0, str(ROOT))
 
 from app_timing import PAGES  # noqa: E402
 
-PARAGRAPH = ("The old teacher gives the red book to my sister in the small house near the park, and the boys "
-             "will not close the blue door because the children sing long songs with their good friends. ")
+PARAGRAPH = (
+    "The old teacher gives the red book to my sister in the small house near the park, and the boys "
+    "will not close the blue door because the children sing long songs with their good friends. "
+)
 
 
 def paragraph(chars: int, variant: int = 0) -> str:
     """A paragraph of ordinary sentences cut at `chars` characters (a different one per variant)."""
     words = (PARAGRAPH * (chars // len(PARAGRAPH) + 2)).split()
-    words = words[variant % len(words):] + words[:variant % len(words)]
+    words = words[variant % len(words) :] + words[: variant % len(words)]
     return " ".join(words)[:chars].strip()
 
 

@@ -34,8 +34,9 @@ def interleaved_medians(fns: dict[str, Callable[[], object]], repeats: int, warm
     return {name: wall for name, (wall, _) in interleaved_times(fns, repeats, warmup).items()}
 
 
-def interleaved_times(fns: dict[str, Callable[[], object]], repeats: int,
-                      warmup: int = 3) -> dict[str, tuple[float, float]]:
+def interleaved_times(
+    fns: dict[str, Callable[[], object]], repeats: int, warmup: int = 3
+) -> dict[str, tuple[float, float]]:
     """As interleaved_medians, the median wall-clock seconds of each function, and beside it the
     median CPU seconds of this process during the same calls (time.process_time, every thread):
     on a machine other processes share, a call that waited for a core shows it in the first and
@@ -61,6 +62,7 @@ def interleaved_times(fns: dict[str, Callable[[], object]], repeats: int,
 def default_bundle():
     """The shipped model, or say how to build it."""
     from model import CheckpointError, load_bundle
+
     try:
         return load_bundle()
     except CheckpointError as exc:

@@ -38,9 +38,23 @@ def free_port() -> int:
 
 def app_command(port: int, script: str = "serve.py") -> list[str]:
     """What ./app.sh runs, on a loopback port."""
-    return [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
-            "--server.port", str(port), "--server.address", "127.0.0.1",
-            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        script,
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+    ]
 
 
 def app_env(checkpoint: Path | None = None, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -117,7 +131,7 @@ def nginx_config(ports: list[int], listen: str, run: Path) -> str:
     for name, value in filled.items():
         text = text.replace("${" + name + "}", value)  # nginx's own $variables stay as they are
     if "${" in text:
-        raise ValueError(f"{TEMPLATE.name} has a placeholder nobody fills: {text[text.index('${'):][:40]}")
+        raise ValueError(f"{TEMPLATE.name} has a placeholder nobody fills: {text[text.index('${') :][:40]}")
     return text
 
 
@@ -130,8 +144,15 @@ def nginx_binary() -> str:
 
 
 @contextmanager
-def running_room(replicas: int = 2, port: int = 0, checkpoint: Path | None = None, threads: int = 1,
-                 host: str = "127.0.0.1", timeout: float = 90.0, env: dict[str, str] | None = None) -> Iterator[Room]:
+def running_room(
+    replicas: int = 2,
+    port: int = 0,
+    checkpoint: Path | None = None,
+    threads: int = 1,
+    host: str = "127.0.0.1",
+    timeout: float = 90.0,
+    env: dict[str, str] | None = None,
+) -> Iterator[Room]:
     """Start `replicas` app processes on loopback and nginx in front of them on host:port (port 0: a
     free one), each with `env` added to its environment; stop everything on the way out."""
     nginx = nginx_binary()
@@ -142,15 +163,17 @@ def running_room(replicas: int = 2, port: int = 0, checkpoint: Path | None = Non
         for index in range(replicas):
             replica_port = free_port()
             log = run / f"replica-{index + 1}.log"
-            members.append(Replica(replica_port, stack.enter_context(process(app_command(replica_port), log, env)),
-                                   log))
+            members.append(
+                Replica(replica_port, stack.enter_context(process(app_command(replica_port), log, env)), log)
+            )
         for member in members:
             wait_until_healthy(f"http://{member.address}", member.process, member.log, timeout)
         listen = f"{host}:{port or free_port()}"
         config = run / "nginx.conf"
         config.write_text(nginx_config([m.port for m in members], listen, run))
-        proxy = stack.enter_context(process([nginx, "-p", str(run), "-c", str(config), "-g", "daemon off;"],
-                                            run / "nginx.out"))
+        proxy = stack.enter_context(
+            process([nginx, "-p", str(run), "-c", str(config), "-g", "daemon off;"], run / "nginx.out")
+        )
         url = f"http://{listen}".replace("0.0.0.0", "127.0.0.1")
         wait_until_healthy(url, proxy, run / "nginx.out", 15)
         yield Room(url, members, proxy, run)
@@ -162,12 +185,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--replicas", type=int, default=2, help="app processes (about one per core)")
     parser.add_argument("--port", type=int, default=8080, help="where people connect")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per replica")
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="address nginx listens on (0.0.0.0: everyone on the network)")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address nginx listens on (0.0.0.0: everyone on the network)"
+    )
     args = parser.parse_args(argv)
     with running_room(args.replicas, args.port, threads=args.threads, host=args.host) as room:
-        print(f"Serving Transformer Anatomy at http://{args.host}:{args.port} with {args.replicas} replicas "
-              f"({', '.join(r.address for r in room.replicas)}); Ctrl-C stops everything.", flush=True)
+        print(
+            f"Serving Transformer Anatomy at http://{args.host}:{args.port} with {args.replicas} replicas "
+            f"({', '.join(r.address for r in room.replicas)}); Ctrl-C stops everything.",
+            flush=True,
+        )
         try:
             while all(r.process.poll() is None for r in room.replicas) and room.nginx.poll() is None:
                 time.sleep(1)

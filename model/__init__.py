@@ -26,8 +26,22 @@ if TYPE_CHECKING:
 
 _NEEDS_TORCH = {"Bundle": "bundle", "load_bundle": "bundle"}
 
-__all__ = ["AnatomyError", "Beam", "Bundle", "CheckpointError", "DecodeOptions", "EncodeResult", "InputError",
-           "Interventions", "ModelConfig", "Step", "Trace", "TranslationResult", "cosine", "load_bundle"]
+__all__ = [
+    "AnatomyError",
+    "Beam",
+    "Bundle",
+    "CheckpointError",
+    "DecodeOptions",
+    "EncodeResult",
+    "InputError",
+    "Interventions",
+    "ModelConfig",
+    "Step",
+    "Trace",
+    "TranslationResult",
+    "cosine",
+    "load_bundle",
+]
 
 
 def __getattr__(name: str) -> Any:

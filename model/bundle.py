@@ -48,7 +48,7 @@ class Bundle:
 
     @property
     def kind(self) -> str:
-        """"encoder-decoder" (it translates), "encoder" (it reads a sentence, as BERT does) or
+        """ "encoder-decoder" (it translates), "encoder" (it reads a sentence, as BERT does) or
         "decoder": for display; code asks `capabilities`."""
         return self.capabilities.kind
 
@@ -105,10 +105,14 @@ class Bundle:
         if self.capabilities.translates:
             return
         if self.capabilities.decoder:
-            raise InputError(f"{self.name} is a decoder-only model ({self.family}): it continues a text but has "
-                             "no encoder to read a sentence to translate. Use generate() instead.")
-        raise InputError(f"{self.name} is an encoder-only model ({self.family}): it reads a sentence "
-                         "but has no decoder, so it cannot translate. Use encode() instead.")
+            raise InputError(
+                f"{self.name} is a decoder-only model ({self.family}): it continues a text but has "
+                "no encoder to read a sentence to translate. Use generate() instead."
+            )
+        raise InputError(
+            f"{self.name} is an encoder-only model ({self.family}): it reads a sentence "
+            "but has no decoder, so it cannot translate. Use encode() instead."
+        )
 
     def require_decoder_only(self) -> None:
         """Refuse to continue a text with a model that is not decoder-only (InputError naming it)."""
@@ -117,8 +121,9 @@ class Bundle:
         what = "translates: use translate()" if self.capabilities.translates else "has no decoder: use encode()"
         raise InputError(f"{self.name} is not a decoder-only model ({self.kind}); it {what} instead.")
 
-    def _memory(self, src: torch.Tensor, interventions: Interventions, lengths: torch.Tensor | None = None
-                ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    def _memory(
+        self, src: torch.Tensor, interventions: Interventions, lengths: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         """The encoder's output and the source mask; (None, None) for a decoder-only model, whose
         `src` is its prompt and is fed to the decoder instead."""
         if not self.capabilities.encoder:
@@ -146,19 +151,36 @@ class Bundle:
             cap = min(cap, int(self.generation["max_length"]) - 1)
         return min(options.max_len or 2 * src_len + 10, cap)
 
-    def _search(self, memory: torch.Tensor, src_mask: torch.Tensor, interventions: Interventions,
-                options: DecodeOptions, max_len: int, steps_seen: list | None = None) -> list[Hypothesis]:
+    def _search(
+        self,
+        memory: torch.Tensor,
+        src_mask: torch.Tensor,
+        interventions: Interventions,
+        options: DecodeOptions,
+        max_len: int,
+        steps_seen: list | None = None,
+    ) -> list[Hypothesis]:
         """Greedy or beam search from the encoded source, best first (nothing recorded)."""
         with not_recording():
             if options.beam_size == 1:
-                [(ids, finished)] = greedy(self.model, memory, src_mask, interventions, max_len, self.specials,
-                                           steps_seen)
+                [(ids, finished)] = greedy(
+                    self.model, memory, src_mask, interventions, max_len, self.specials, steps_seen
+                )
                 return [Hypothesis(tuple(ids), 0.0, 0.0, finished)]
-            return beam_search(self.model, memory, src_mask, interventions, options.beam_size, max_len,
-                               options.length_penalty, self.specials)
+            return beam_search(
+                self.model,
+                memory,
+                src_mask,
+                interventions,
+                options.beam_size,
+                max_len,
+                options.length_penalty,
+                self.specials,
+            )
 
-    def translation(self, sentence: str, interventions: Interventions = Interventions(),
-                    options: DecodeOptions = DecodeOptions()) -> str:
+    def translation(
+        self, sentence: str, interventions: Interventions = Interventions(), options: DecodeOptions = DecodeOptions()
+    ) -> str:
         """The translation alone, decoded as `translate` decodes it, without what `translate` adds
         afterwards: the candidates of every step and, with the causal mask off, a second pass over
         every prefix (which more than doubles the time of an output that runs to its length limit)."""
@@ -170,8 +192,13 @@ class Bundle:
             best = self._search(memory, src_mask, interventions, options, self.max_output(len(src_ids), options))[0]
         return self.tokenizer.decode(best.ids)
 
-    def translate(self, sentence: str, interventions: Interventions = Interventions(),
-                  options: DecodeOptions = DecodeOptions(), trace: bool = True) -> TranslationResult:
+    def translate(
+        self,
+        sentence: str,
+        interventions: Interventions = Interventions(),
+        options: DecodeOptions = DecodeOptions(),
+        trace: bool = True,
+    ) -> TranslationResult:
         """Translate one sentence under the given switches; record a Trace unless trace=False."""
         self.require_decoder()
         self.check_interventions(interventions)
@@ -185,37 +212,63 @@ class Bundle:
         # they are all that is wanted: either way they are kept, not recomputed
         reuse = options.beam_size == 1 and (interventions.causal_mask or not trace)
         steps_seen: list[torch.Tensor] = []
-        with torch.inference_mode(), (recording() if trace else nullcontext()) as recorder:
+        with torch.inference_mode(), recording() if trace else nullcontext() as recorder:
             memory, src_mask = self.model.encode(src, interventions)
             hypotheses = self._search(memory, src_mask, interventions, options, max_len, steps_seen if reuse else None)
             best = hypotheses[0]
             produced = list(best.ids) + ([specials.eos] if best.finished else [])
             if not produced:  # a maximum length of 0 pieces cannot happen; keep one row anyway
                 produced = [specials.eos]
-            logits = decoded_logits(self.model, torch.tensor([self.decoder_input_ids(src_ids, produced)]), memory,
-                                    src_mask, interventions, steps_seen if reuse else None,
-                                    recorder.tensors if recorder is not None else None)
+            logits = decoded_logits(
+                self.model,
+                torch.tensor([self.decoder_input_ids(src_ids, produced)]),
+                memory,
+                src_mask,
+                interventions,
+                steps_seen if reuse else None,
+                recorder.tensors if recorder is not None else None,
+            )
         log_probs = logits[0].float().log_softmax(dim=-1)  # (T, vocab)
         steps = decoding_steps(self.tokenizer, log_probs.exp(), produced, options.top_k)
         log_prob = float(chosen_log_probs(log_probs, produced).sum())
         if not best.finished:
             warnings.append(f"The output was cut at {max_len} pieces before the model ended it.")
         elif specials.force_eos_at_end and len(produced) == max_len:
-            warnings.append(f"The output reached its limit of {max_len} pieces, where this checkpoint's generation "
-                            "config makes the last piece end it.")
+            warnings.append(
+                f"The output reached its limit of {max_len} pieces, where this checkpoint's generation "
+                "config makes the last piece end it."
+            )
         beams = self._beams(hypotheses, log_prob, options)
         recorded = None if recorder is None else self._trace(src_ids, produced, recorder.tensors, interventions)
-        return TranslationResult(source, self.tokenizer.decode(best.ids), recorded, steps, beams,
-                                 log_prob, tuple(produced), warnings, unknown)
+        return TranslationResult(
+            source,
+            self.tokenizer.decode(best.ids),
+            recorded,
+            steps,
+            beams,
+            log_prob,
+            tuple(produced),
+            warnings,
+            unknown,
+        )
 
     def _beams(self, hypotheses: list[Hypothesis], log_prob: float, options: DecodeOptions) -> list[Beam]:
         """The hypotheses as Beams; greedy's one carries the output's log-probability as its score."""
         greedy_ = options.beam_size == 1
-        return [Beam(self.tokenizer.decode(h.ids), self.tokenizer.pieces(h.ids), log_prob if greedy_ else h.log_prob,
-                     log_prob if greedy_ else h.score, h.finished) for h in hypotheses]
+        return [
+            Beam(
+                self.tokenizer.decode(h.ids),
+                self.tokenizer.pieces(h.ids),
+                log_prob if greedy_ else h.log_prob,
+                log_prob if greedy_ else h.score,
+                h.finished,
+            )
+            for h in hypotheses
+        ]
 
-    def _trace(self, src_ids: list[int], produced: list[int], tensors: dict[str, torch.Tensor],
-               interventions: Interventions) -> Trace:
+    def _trace(
+        self, src_ids: list[int], produced: list[int], tensors: dict[str, torch.Tensor], interventions: Interventions
+    ) -> Trace:
         """A decoder-only model's source is its prompt, fed to the decoder: its rows produce the
         prompt's next pieces, then the output."""
         fed = self.decoder_input_ids(src_ids, produced)
@@ -229,8 +282,13 @@ class Bundle:
         wanted = options.max_len or int(self.generation.get("max_new_tokens") or DEFAULT_NEW_PIECES)
         return max(1, min(wanted, self.config.max_len - prompt_len))
 
-    def generate(self, text: str, interventions: Interventions = Interventions(),
-                 options: DecodeOptions = DecodeOptions(), trace: bool = True) -> GenerationResult:
+    def generate(
+        self,
+        text: str,
+        interventions: Interventions = Interventions(),
+        options: DecodeOptions = DecodeOptions(),
+        trace: bool = True,
+    ) -> GenerationResult:
         """Continue `text` with a decoder-only model (greedy or beam search, `options.max_len` new
         pieces at most); record a Trace of the prompt and every new piece but the last unless
         trace=False."""
@@ -249,13 +307,31 @@ class Bundle:
         with torch.inference_mode():
             start = torch.tensor([prompt_ids])
             if options.beam_size == 1:
-                [(ids, finished)] = greedy(self.model, None, None, interventions, max_new, specials, steps_seen,
-                                           prompt=start, cache=cache,
-                                           first_step=recording(recorder=prompt_pass) if greedy_trace else None)
+                [(ids, finished)] = greedy(
+                    self.model,
+                    None,
+                    None,
+                    interventions,
+                    max_new,
+                    specials,
+                    steps_seen,
+                    prompt=start,
+                    cache=cache,
+                    first_step=recording(recorder=prompt_pass) if greedy_trace else None,
+                )
                 hypotheses = [Hypothesis(tuple(ids), 0.0, 0.0, finished)]
             else:
-                hypotheses = beam_search(self.model, None, None, interventions, options.beam_size, max_new,
-                                         options.length_penalty, specials, prompt=start)
+                hypotheses = beam_search(
+                    self.model,
+                    None,
+                    None,
+                    interventions,
+                    options.beam_size,
+                    max_new,
+                    options.length_penalty,
+                    specials,
+                    prompt=start,
+                )
             best = hypotheses[0]
             produced = list(best.ids) + ([specials.eos] if best.finished else [])
             fed = torch.tensor([self.decoder_input_ids(prompt_ids, produced)])
@@ -267,12 +343,18 @@ class Bundle:
                 tensors[stages.LOGITS] = torch.cat([unprojected, logits], dim=1)
             elif trace:
                 with recording() as recorder:
-                    logits = decoded_logits(self.model, fed, None, None, interventions, None, recorder.tensors,
-                                            first=len(prompt_ids))[:, len(prompt_ids) - 1:]
+                    logits = decoded_logits(
+                        self.model, fed, None, None, interventions, None, recorder.tensors, first=len(prompt_ids)
+                    )[:, len(prompt_ids) - 1 :]
                 tensors = recorder.tensors
             else:
-                logits = torch.stack(steps_seen, dim=1) if options.beam_size == 1 else \
-                    decoded_logits(self.model, fed, None, None, interventions, first=len(prompt_ids))[:, len(prompt_ids) - 1:]
+                logits = (
+                    torch.stack(steps_seen, dim=1)
+                    if options.beam_size == 1
+                    else decoded_logits(self.model, fed, None, None, interventions, first=len(prompt_ids))[
+                        :, len(prompt_ids) - 1 :
+                    ]
+                )
         log_probs = logits[0].float().log_softmax(dim=-1)  # (new pieces, vocab)
         steps = decoding_steps(self.tokenizer, log_probs.exp(), produced, options.top_k)
         log_prob = float(chosen_log_probs(log_probs, produced).sum())
@@ -280,8 +362,18 @@ class Bundle:
             warnings.append(f"The continuation stopped at its limit of {max_new} new pieces.")
         beams = self._beams(hypotheses, log_prob, options)
         recorded = None if tensors is None else self._trace(prompt_ids, produced, tensors, interventions)
-        return GenerationResult(prompt, self.tokenizer.decode(best.ids), recorded, steps, beams, log_prob,
-                                tuple(produced), warnings, [], tuple(prompt_ids))
+        return GenerationResult(
+            prompt,
+            self.tokenizer.decode(best.ids),
+            recorded,
+            steps,
+            beams,
+            log_prob,
+            tuple(produced),
+            warnings,
+            [],
+            tuple(prompt_ids),
+        )
 
     def _read_prompt(self, text: str, options: DecodeOptions) -> tuple[str, list[int], list[str]]:
         """The text a decoder-only model continues, its ids (cut so that the continuation fits) and warnings."""
@@ -292,13 +384,16 @@ class Bundle:
             raise InputError("The text has no pieces for the model to read: type a few words.")
         room = self.config.max_len - min(options.max_len or DEFAULT_NEW_PIECES, self.config.max_len - 1)
         if len(ids) > room:
-            warnings.append(f"The text was cut to its first {room} of {len(ids)} pieces, to leave room for the "
-                            f"continuation (the model reads at most {self.config.max_len} positions).")
+            warnings.append(
+                f"The text was cut to its first {room} of {len(ids)} pieces, to leave room for the "
+                f"continuation (the model reads at most {self.config.max_len} positions)."
+            )
             ids = ids[:room]
         return normalized.text, ids, warnings
 
-    def _fixed_output(self, sentence: str, output_ids: Sequence[int],
-                      interventions: Interventions) -> tuple[list[int], list[int]]:
+    def _fixed_output(
+        self, sentence: str, output_ids: Sequence[int], interventions: Interventions
+    ) -> tuple[list[int], list[int]]:
         """The source ids (a decoder-only model's prompt) and the output to score or trace."""
         if not self.capabilities.decoder:
             self.require_decoder()
@@ -309,16 +404,22 @@ class Bundle:
             raise InputError("There is no output to score.")
         return src_ids, produced
 
-    def teacher_forced(self, sentence: str, output_ids: Sequence[int],
-                       interventions: Interventions = Interventions()) -> Trace:
+    def teacher_forced(
+        self, sentence: str, output_ids: Sequence[int], interventions: Interventions = Interventions()
+    ) -> Trace:
         """One recorded pass over a fixed output with every piece fed at once, as in training: with
         the causal mask off, each position also sees the pieces after it, which is what the mask
         is there to stop."""
         src_ids, produced = self._fixed_output(sentence, output_ids, interventions)
         return self.teacher_forced_rows([src_ids], [produced], interventions)[0]
 
-    def teacher_forced_rows(self, sources: list[list[int]], outputs: list[list[int]] | None,
-                            interventions: Interventions, src_lengths: list[int] | None = None) -> list[Trace]:
+    def teacher_forced_rows(
+        self,
+        sources: list[list[int]],
+        outputs: list[list[int]] | None,
+        interventions: Interventions,
+        src_lengths: list[int] | None = None,
+    ) -> list[Trace]:
         """One recorded pass over a padded batch of source ids and (for a model that translates) the
         outputs fed to the decoder: a Trace per row, padding included. `src_lengths` says where
         each source's padding starts (default: at its first padding piece)."""
@@ -330,8 +431,18 @@ class Bundle:
             tgt = pad_rows(fed, pad_id=pad)
             with torch.inference_mode(), recording() as recorder:
                 self.model.decode(tgt, None, None, interventions)
-            return [make_trace(self.tokenizer, [], tgt[row].tolist(), [*sources[row][1:], *outputs[row]],
-                               recorder.tensors, interventions, row) for row in range(len(sources))]
+            return [
+                make_trace(
+                    self.tokenizer,
+                    [],
+                    tgt[row].tolist(),
+                    [*sources[row][1:], *outputs[row]],
+                    recorder.tensors,
+                    interventions,
+                    row,
+                )
+                for row in range(len(sources))
+            ]
         src = pad_rows(sources, pad_id=pad)
         outputs = outputs if outputs is not None and self.capabilities.translates else [[] for _ in sources]
         tgt = pad_rows([self.decoder_input_ids([], out) for out in outputs], pad_id=pad) if any(outputs) else None
@@ -340,11 +451,22 @@ class Bundle:
             memory, src_mask = self.model.encode(src, interventions, lengths)
             if tgt is not None:
                 self.model.decode(tgt, memory, src_mask, interventions)
-        return [make_trace(self.tokenizer, src[row].tolist(), [] if tgt is None else tgt[row].tolist(), outputs[row],
-                           recorder.tensors, interventions, row) for row in range(len(sources))]
+        return [
+            make_trace(
+                self.tokenizer,
+                src[row].tolist(),
+                [] if tgt is None else tgt[row].tolist(),
+                outputs[row],
+                recorder.tensors,
+                interventions,
+                row,
+            )
+            for row in range(len(sources))
+        ]
 
-    def score(self, sentence: str, output_ids: Sequence[int],
-              interventions: Interventions = Interventions()) -> list[float]:
+    def score(
+        self, sentence: str, output_ids: Sequence[int], interventions: Interventions = Interventions()
+    ) -> list[float]:
         """Log-probability of each piece of a fixed output under the switches, as a decoding step
         fed the same earlier pieces would give it: how a knocked-out head changes the model's
         belief in the same translation."""
@@ -353,7 +475,7 @@ class Bundle:
         first = 1 if self.capabilities.encoder else len(src_ids)
         with torch.inference_mode():
             memory, src_mask = self._memory(torch.tensor([src_ids]), interventions)
-            logits = decoded_logits(self.model, tgt, memory, src_mask, interventions, first=first)[:, first - 1:]
+            logits = decoded_logits(self.model, tgt, memory, src_mask, interventions, first=first)[:, first - 1 :]
         return chosen_log_probs(logits[0].float().log_softmax(dim=-1), produced).tolist()
 
     def encode(self, sentence: str, interventions: Interventions = Interventions()) -> EncodeResult:
@@ -376,9 +498,12 @@ class Bundle:
         for row, (source, src_ids, warnings) in enumerate(encoded):
             trace = make_trace(self.tokenizer, src[row].tolist(), [], [], recorder.tensors, interventions, row)
             unknown = unknown_words(self.known_words, source, warnings)
-            results.append(EncodeResult(source, trace, sentence_embedding(memory[row], len(src_ids), self.pooling), warnings, unknown))
+            results.append(
+                EncodeResult(
+                    source, trace, sentence_embedding(memory[row], len(src_ids), self.pooling), warnings, unknown
+                )
+            )
         return results
-
 
 
 def load_bundle(path: Path | str | None = None, snapshot: int | None = None) -> Bundle:

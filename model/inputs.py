@@ -18,14 +18,18 @@ def read_source(tokenizer: Vocabulary, config: ModelConfig, sentence: str) -> tu
     ids = tokenizer.encode_source(normalized.text)
     limit = config.max_len
     if len(ids) > limit:  # keep the closing special (EOS or [SEP])
-        warnings.append(f"The sentence was cut to its first {limit - 1} of {len(ids) - 1} pieces "
-                        f"(the model reads at most {limit} positions).")
-        ids = ids[:limit - 1] + ids[-1:]
+        warnings.append(
+            f"The sentence was cut to its first {limit - 1} of {len(ids) - 1} pieces "
+            f"(the model reads at most {limit} positions)."
+        )
+        ids = ids[: limit - 1] + ids[-1:]
     unk = tokenizer.specials.unk
     if unk in ids:
         count = ids.count(unk)
-        warnings.append(f"The model's vocabulary has no piece for {count} part{'s' * (count > 1)} of the text: "
-                        f"it reads {'them' if count > 1 else 'it'} as {tokenizer.pieces([unk])[0]}.")
+        warnings.append(
+            f"The model's vocabulary has no piece for {count} part{'s' * (count > 1)} of the text: "
+            f"it reads {'them' if count > 1 else 'it'} as {tokenizer.pieces([unk])[0]}."
+        )
     return normalized.text, ids, warnings
 
 
@@ -35,8 +39,7 @@ def unknown_words(known_words: frozenset[str], source: str, warnings: list[str])
     words = _words(source)  # "cat," is the known word "cat"; "don't" and "🐱" are unknown words
     unknown = [w for w in dict.fromkeys(words) if known_words and w not in known_words]
     if unknown:
-        warnings.append("Never seen in training: " + ", ".join(unknown)
-                        + ". The model can only guess at these words.")
+        warnings.append("Never seen in training: " + ", ".join(unknown) + ". The model can only guess at these words.")
     return unknown
 
 

@@ -23,11 +23,11 @@ class Trace:
     decoder-only model's continuation then has NaN logits at its prompt's rows but the last, which
     generating never projects (as transformers' generate does not)."""
 
-    src_ids: tuple[int, ...]       # source ids, EOS included
-    src_pieces: list[str]          # one per source position (the keys of cross-attention)
-    tgt_ids: tuple[int, ...]       # decoder input ids: BOS then the output but its last piece
-    tgt_pieces: list[str]          # one per decoder position (the queries)
-    out_pieces: list[str]          # the piece each decoder position produced
+    src_ids: tuple[int, ...]  # source ids, EOS included
+    src_pieces: list[str]  # one per source position (the keys of cross-attention)
+    tgt_ids: tuple[int, ...]  # decoder input ids: BOS then the output but its last piece
+    tgt_pieces: list[str]  # one per decoder position (the queries)
+    out_pieces: list[str]  # the piece each decoder position produced
     tensors: dict[str, np.ndarray] = field(repr=False)
     interventions: Interventions = Interventions()
 
@@ -58,8 +58,8 @@ class Step:
 
     position: int
     chosen: str
-    probability: float              # probability of the chosen piece
-    top: list[tuple[str, float]]    # (piece, probability), most likely first
+    probability: float  # probability of the chosen piece
+    top: list[tuple[str, float]]  # (piece, probability), most likely first
 
 
 @dataclass(frozen=True)
@@ -69,20 +69,20 @@ class Beam:
     translation: str
     pieces: list[str]
     log_prob: float
-    score: float       # what beams are ranked by: log_prob / length**length_penalty
-    finished: bool     # False when cut at the maximum length
+    score: float  # what beams are ranked by: log_prob / length**length_penalty
+    finished: bool  # False when cut at the maximum length
 
 
 @dataclass(frozen=True)
 class TranslationResult:
     """Everything one call to `Bundle.translate` found out."""
 
-    source: str                     # the canonical text the model read
+    source: str  # the canonical text the model read
     translation: str
     trace: Trace | None
     steps: list[Step]
     beams: list[Beam]
-    log_prob: float                 # of the whole output (EOS included when finished)
+    log_prob: float  # of the whole output (EOS included when finished)
     output_ids: tuple[int, ...] = ()  # the pieces scored by log_prob, EOS included when finished
     warnings: list[str] = field(default_factory=list)
     unknown_words: list[str] = field(default_factory=list)
@@ -111,9 +111,9 @@ class GenerationResult(TranslationResult):
 class EncodeResult:
     """What one call to `Bundle.encode` found out: the encoder's stages and a sentence embedding."""
 
-    source: str                     # the text the model read
-    trace: Trace                    # encoder stages only (no decoder rows)
-    embedding: np.ndarray           # (d_model,) pooled final encoder states, unit length
+    source: str  # the text the model read
+    trace: Trace  # encoder stages only (no decoder rows)
+    embedding: np.ndarray  # (d_model,) pooled final encoder states, unit length
     warnings: list[str] = field(default_factory=list)
     unknown_words: list[str] = field(default_factory=list)
 

@@ -19,13 +19,27 @@ def decoder_input(bos: int, produced: Sequence[int]) -> list[int]:
     return [bos, *produced[:-1]]
 
 
-def make_trace(tokenizer: Vocabulary, src_ids: Sequence[int], tgt_ids: Sequence[int], out_ids: Sequence[int],
-               tensors: dict[str, torch.Tensor], interventions: Interventions, row: int | None = None) -> Trace:
+def make_trace(
+    tokenizer: Vocabulary,
+    src_ids: Sequence[int],
+    tgt_ids: Sequence[int],
+    out_ids: Sequence[int],
+    tensors: dict[str, torch.Tensor],
+    interventions: Interventions,
+    row: int | None = None,
+) -> Trace:
     """A Trace of recorded tensors: of the whole pass, or of batch row `row` (batch axis kept)."""
     if row is not None:  # a tensor of batch 1 in a batch (T5's position bias) is every row's
-        tensors = {name: t[row:row + 1] if t.size(0) > 1 else t for name, t in tensors.items()}
-    return Trace(tuple(src_ids), tokenizer.pieces(list(src_ids)), tuple(tgt_ids), tokenizer.pieces(list(tgt_ids)),
-                 tokenizer.pieces(list(out_ids)), _arrays(tensors), interventions)
+        tensors = {name: t[row : row + 1] if t.size(0) > 1 else t for name, t in tensors.items()}
+    return Trace(
+        tuple(src_ids),
+        tokenizer.pieces(list(src_ids)),
+        tuple(tgt_ids),
+        tokenizer.pieces(list(tgt_ids)),
+        tokenizer.pieces(list(out_ids)),
+        _arrays(tensors),
+        interventions,
+    )
 
 
 def _arrays(tensors: dict[str, torch.Tensor]) -> dict[str, np.ndarray]:
@@ -61,9 +75,15 @@ def _identical(a: torch.Tensor, b: torch.Tensor) -> bool:
 def decoding_steps(tokenizer: Vocabulary, probs: torch.Tensor, produced: Sequence[int], top_k: int) -> list[Step]:
     """Step t of decoding from its probabilities (T, vocab): the piece chosen and the top candidates."""
     top_p, top_i = probs.topk(min(top_k, probs.size(-1)), dim=-1)
-    return [Step(t, tokenizer.pieces([chosen])[0], float(probs[t, chosen]),
-                 list(zip(tokenizer.pieces(top_i[t].tolist()), top_p[t].tolist(), strict=True)))
-            for t, chosen in enumerate(produced)]
+    return [
+        Step(
+            t,
+            tokenizer.pieces([chosen])[0],
+            float(probs[t, chosen]),
+            list(zip(tokenizer.pieces(top_i[t].tolist()), top_p[t].tolist(), strict=True)),
+        )
+        for t, chosen in enumerate(produced)
+    ]
 
 
 def chosen_log_probs(log_probs: torch.Tensor, produced: Sequence[int]) -> torch.Tensor:

@@ -24,6 +24,7 @@ def grammar_reference(source: str) -> tuple[str | None, str]:
     """The corpus grammar's French for a sentence, or None and why it cannot read it."""
     try:
         from model.training.corpus import translate
+
         return translate(source), ""
     except ImportError:
         return None, "the corpus grammar is not installed"
@@ -34,15 +35,19 @@ def grammar_reference(source: str) -> tuple[str | None, str]:
 def sentence_page(page: Page) -> None:
     """What an encoder-only model does with a sentence: pieces, ids, and one vector for the whole."""
     result, trace = page.result, page.result.trace
-    st.info(f"{page.bundle.name} is an encoder-only model ({page.bundle.family}): it reads a sentence and gives "
-            "one vector per piece, which the other pages open up, but it has no decoder and does not translate. "
-            "Averaged over the pieces, those vectors make one sentence embedding; sentences that mean "
-            "similar things get embeddings pointing the same way.")
+    st.info(
+        f"{page.bundle.name} is an encoder-only model ({page.bundle.family}): it reads a sentence and gives "
+        "one vector per piece, which the other pages open up, but it has no decoder and does not translate. "
+        "Averaged over the pieces, those vectors make one sentence embedding; sentences that mean "
+        "similar things get embeddings pointing the same way."
+    )
     st.caption("The model read:")
     big_text(result.source, 1.6)
     st.subheader("Pieces")
-    st.caption("The tokenizer splits the text into word pieces (## marks a piece that continues a word) between "
-               "[CLS] and [SEP]; the encoder reads their ids.")
+    st.caption(
+        "The tokenizer splits the text into word pieces (## marks a piece that continues a word) between "
+        "[CLS] and [SEP]; the encoder reads their ids."
+    )
     st.dataframe(pieces_frame(trace.src_pieces, list(trace.src_ids)), hide_index=True, height=280)
     st.subheader("Sentence embedding and similarity")
     page_value(Field("compare", "A little girl is looking at a bird.", _second_sentence))
@@ -52,28 +57,45 @@ def sentence_page(page: Page) -> None:
         st.warning(md(warning))
     similarity = cosine(result.embedding, other.embedding)
     st.metric("Cosine similarity of the two sentence embeddings", f"{similarity:.3f}")
-    page.show(shared(embedding_strips, [result.embedding, other.embedding], [result.source, other.source], page.style,
-                     f"Sentence embeddings ({result.embedding.shape[0]} dimensions)"),
-              f"Each row is one sentence's embedding ({'the first piece, [CLS]' if page.bundle.pooling == 'cls' else 'the mean of its pieces’ final vectors'}, "
-              "scaled to length 1); red is positive, blue negative. The cosine similarity is the sum of the "
-              "products of the two rows, column by column: 1 for the same direction, near 0 for unrelated "
-              "sentences.", key="embeddings")
+    page.show(
+        shared(
+            embedding_strips,
+            [result.embedding, other.embedding],
+            [result.source, other.source],
+            page.style,
+            f"Sentence embeddings ({result.embedding.shape[0]} dimensions)",
+        ),
+        f"Each row is one sentence's embedding ({'the first piece, [CLS]' if page.bundle.pooling == 'cls' else 'the mean of its pieces’ final vectors'}, "
+        "scaled to length 1); red is positive, blue negative. The cosine similarity is the sum of the "
+        "products of the two rows, column by column: 1 for the same direction, near 0 for unrelated "
+        "sentences.",
+        key="embeddings",
+    )
     page.finish(globals())
 
 
 def task_prefix(page: Page) -> None:
     """What a T5 reads before the sentence: the checkpoint's own task prefix, or one the person types."""
     if typed_prefix(page.bundle):
-        bind("prefix", st.text_input, label="Task prefix, put before the sentence", max_chars=MAX_PREFIX,
-             placeholder=SUGGESTED_PREFIX,
-             help=f"For example “{SUGGESTED_PREFIX}”. Clear it to give the model the sentence alone.")
-        st.caption(f"{md(page.bundle.name)} is a T5 checkpoint with no task prefix of its own: T5 models are told "
-                   "what to do in words before their input, and this one does not say which words. The page puts "
-                   "what you type here before the sentence (every page reads the two together), and the model "
-                   "reads both: the prefix is in the source pieces below.")
+        bind(
+            "prefix",
+            st.text_input,
+            label="Task prefix, put before the sentence",
+            max_chars=MAX_PREFIX,
+            placeholder=SUGGESTED_PREFIX,
+            help=f"For example “{SUGGESTED_PREFIX}”. Clear it to give the model the sentence alone.",
+        )
+        st.caption(
+            f"{md(page.bundle.name)} is a T5 checkpoint with no task prefix of its own: T5 models are told "
+            "what to do in words before their input, and this one does not say which words. The page puts "
+            "what you type here before the sentence (every page reads the two together), and the model "
+            "reads both: the prefix is in the source pieces below."
+        )
     elif page.bundle.task_prefix:
-        st.info(f"{page.bundle.name} has its own task prefix, “{page.bundle.task_prefix}”: the model reads it "
-                "before the sentence, so it is in the source pieces below.")
+        st.info(
+            f"{page.bundle.name} has its own task prefix, “{page.bundle.task_prefix}”: the model reads it "
+            "before the sentence, so it is in the source pieces below."
+        )
 
 
 page = start("Translate", encoder_title="Sentence", decoder_title="Continue")
@@ -83,9 +105,11 @@ if page.encoder_only:
 result, trace, ctl = page.result, page.result.trace, page.controls
 continues = page.decoder_only
 if continues:
-    st.info(f"{page.bundle.name} is a decoder-only model ({page.bundle.family}): it has no encoder and no "
-            "cross-attention, and it does not translate. It reads the prompt and continues it, one new piece per "
-            "step; each step reads the prompt and every piece made so far through its masked self-attention.")
+    st.info(
+        f"{page.bundle.name} is a decoder-only model ({page.bundle.family}): it has no encoder and no "
+        "cross-attention, and it does not translate. It reads the prompt and continues it, one new piece per "
+        "step; each step reads the prompt and every piece made so far through its masked self-attention."
+    )
 else:
     task_prefix(page)
 
@@ -107,25 +131,36 @@ def decoding(step: int) -> None:
     else:
         st.caption(label)
         big_text(result.translation or "(empty output)")
-    page.show(shared(step_candidates, result.steps[:shown], page.style, highlight_row=shown - 1 if shown < n_steps else None),
-              "Each row is one decoding step: the five pieces the model found most likely"
-              + (" to come next" if continues else "") + ", coloured by probability; ✔ marks the piece that was kept"
-              + (". Beam search keeps the pieces of the best whole output, so a kept piece can rank below the "
-                 "first, or below the five shown (then no ✔ appears in its row; its probability is in the table)."
-                 if ctl.beam_size > 1 else ".")
-              + (" The outlined row is the step being produced." if shown < n_steps else ""), key="steps")
+    page.show(
+        shared(step_candidates, result.steps[:shown], page.style, highlight_row=shown - 1 if shown < n_steps else None),
+        "Each row is one decoding step: the five pieces the model found most likely"
+        + (" to come next" if continues else "")
+        + ", coloured by probability; ✔ marks the piece that was kept"
+        + (
+            ". Beam search keeps the pieces of the best whole output, so a kept piece can rank below the "
+            "first, or below the five shown (then no ✔ appears in its row; its probability is in the table)."
+            if ctl.beam_size > 1
+            else "."
+        )
+        + (" The outlined row is the step being produced." if shown < n_steps else ""),
+        key="steps",
+    )
 
 
 player.DECODING.run(decoding, n_steps)
 if page.bundle.capabilities.trained_here:  # this project's models learn the corpus grammar's language
     reference, reason = grammar_reference(result.source)
     if reference is None:
-        st.warning(f"This sentence is outside the language the model was trained on: the corpus grammar cannot "
-                   f"read it ({md(reason)}). The model still answers, but its output is a guess.")
+        st.warning(
+            f"This sentence is outside the language the model was trained on: the corpus grammar cannot "
+            f"read it ({md(reason)}). The model still answers, but its output is a guess."
+        )
     else:
         match = reference == result.translation
-        st.markdown(f"**Reference** (the corpus grammar's translation): {md(reference)}  \n"
-                    + ("✔ The model's output matches it." if match else "✘ The model's output differs from it."))
+        st.markdown(
+            f"**Reference** (the corpus grammar's translation): {md(reference)}  \n"
+            + ("✔ The model's output matches it." if match else "✘ The model's output differs from it.")
+        )
 st.caption("The model read (its prompt):" if continues else "The model read:")
 st.text(result.source)
 
@@ -135,6 +170,7 @@ if page.bundle.capabilities.trained_here:  # the corpus lexicon is this project'
     with st.expander("What vocabulary does the model know?"):
         try:
             from model.training.corpus import lexicon_by_category
+
             categories = lexicon_by_category()
         except ImportError:
             categories = {}
@@ -144,8 +180,11 @@ if page.bundle.capabilities.trained_here:  # the corpus lexicon is this project'
             for index, (category, pairs) in enumerate(categories.items()):
                 with cols[index % 3]:
                     st.markdown(f"**{category.capitalize()}** ({len(pairs)})")
-                    st.dataframe({"English": [en for en, _ in pairs], "French": [fr for _, fr in pairs]},
-                                 hide_index=True, height=200)
+                    st.dataframe(
+                        {"English": [en for en, _ in pairs], "French": [fr for _, fr in pairs]},
+                        hide_index=True,
+                        height=200,
+                    )
         known = sorted(page.bundle.known_words)
         if known:
             st.write(f"Words seen in the training sentences ({len(known)}):")
@@ -158,8 +197,10 @@ out_ids = list(result.output_ids)
 if continues:
     prompt_ids = list(result.prompt_ids)
     prompt_pieces = page.bundle.tokenizer.pieces(prompt_ids)
-    st.caption(f"The tokenizer splits text into pieces. {marker_note(prompt_pieces)} The model reads the prompt's "
-               "pieces in one pass, then makes the new pieces one per step, each step reading every piece before it.")
+    st.caption(
+        f"The tokenizer splits text into pieces. {marker_note(prompt_pieces)} The model reads the prompt's "
+        "pieces in one pass, then makes the new pieces one per step, each step reading every piece before it."
+    )
     left, right = st.columns(2)
     with left:
         st.markdown("**Prompt pieces** (read first)")
@@ -168,8 +209,10 @@ if continues:
         st.markdown("**New pieces** (one per decoding step)")
         st.dataframe(pieces_frame(page.bundle.tokenizer.pieces(out_ids), out_ids), hide_index=True, height=280)
 else:
-    st.caption("SentencePiece splits text into pieces; ▁ marks the start of a word. The encoder reads the source "
-               "pieces; the decoder produced the output pieces one per step.")
+    st.caption(
+        "SentencePiece splits text into pieces; ▁ marks the start of a word. The encoder reads the source "
+        "pieces; the decoder produced the output pieces one per step."
+    )
     left, right = st.columns(2)
     with left:
         st.markdown("**Source pieces** (encoder input)")
@@ -179,14 +222,20 @@ else:
         st.dataframe(pieces_frame(trace.out_pieces, out_ids), hide_index=True, height=280)
 
 with st.expander("Every step's candidates as a table"):
-    st.dataframe(steps_frame(result.steps), hide_index=True,
-                 column_config={"p(chosen)": st.column_config.ProgressColumn(
-                     "p(chosen)", min_value=0.0, max_value=1.0, format="%.3f")})
+    st.dataframe(
+        steps_frame(result.steps),
+        hide_index=True,
+        column_config={
+            "p(chosen)": st.column_config.ProgressColumn("p(chosen)", min_value=0.0, max_value=1.0, format="%.3f")
+        },
+    )
 
 if ctl.beam_size > 1:
     st.subheader("Final beams")
-    st.caption("Beams are ranked by score = log-probability / length^penalty, so longer outputs are not "
-               "punished for every extra piece.")
+    st.caption(
+        "Beams are ranked by score = log-probability / length^penalty, so longer outputs are not "
+        "punished for every extra piece."
+    )
     st.dataframe(beams_frame(result.beams, "continuation" if continues else "translation"), hide_index=True)
 st.metric("Log-probability of the " + ("continuation" if continues else "output"), f"{result.log_prob:.2f}")
 page.finish(globals())

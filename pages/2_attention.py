@@ -23,20 +23,25 @@ blocks = page.limits.blocks  # an encoder-only model has one, a decoder-only mod
 
 CAPTIONS = {
     "enc-self": "Rows are queries, columns are keys, both source pieces. Row i shows how much piece i "
-                "took from every piece of the sentence (each row sums to 1).",
+    "took from every piece of the sentence (each row sums to 1).",
     "dec-self": "Rows are decoder positions (the piece fed in at that step), columns the pieces it may "
-                "look back at. Everything right of the diagonal is 0: the causal mask hides it, and with the mask "
-                "off those pieces did not exist yet when the step ran.",
+    "look back at. Everything right of the diagonal is 0: the causal mask hides it, and with the mask "
+    "off those pieces did not exist yet when the step ran.",
     "dec-cross": "Rows are decoder positions, columns are source pieces: where in the English sentence "
-                 "each step of the French output looked.",
+    "each step of the French output looked.",
 }
 if page.decoder_only:
-    CAPTIONS["dec-self"] = ("Rows are positions: the prompt's pieces, then each new piece fed back in; columns the "
-                            "pieces a row may look back at. "
-                            + ("Everything right of the diagonal is 0: the causal mask hides it. " if ctl.causal else
-                               "With the causal mask off, the prompt's rows also read the prompt's later pieces; a new "
-                               "piece's row cannot, as those pieces did not exist yet when its step ran. ")
-                            + "The outlined row is the step being produced; the rows above it read the prompt.")
+    CAPTIONS["dec-self"] = (
+        "Rows are positions: the prompt's pieces, then each new piece fed back in; columns the "
+        "pieces a row may look back at. "
+        + (
+            "Everything right of the diagonal is 0: the causal mask hides it. "
+            if ctl.causal
+            else "With the causal mask off, the prompt's rows also read the prompt's later pieces; a new "
+            "piece's row cannot, as those pieces did not exist yet when its step ran. "
+        )
+        + "The outlined row is the step being produced; the rows above it read the prompt."
+    )
 
 
 def _keys(block: str) -> list[str]:
@@ -47,8 +52,11 @@ def _queries(block: str) -> list[str]:
     return trace.src_pieces if block == "enc-self" else trace.tgt_pieces
 
 
-VIEW = Field("view", "dec-cross", lambda text: text if text in BLOCKS else (_ for _ in ()).throw(
-    ValueError(f"expected one of {', '.join(BLOCKS)}")))
+VIEW = Field(
+    "view",
+    "dec-cross",
+    lambda text: text if text in BLOCKS else (_ for _ in ()).throw(ValueError(f"expected one of {', '.join(BLOCKS)}")),
+)
 if page_value(VIEW) not in blocks:  # a decoder view kept from another model
     set_value("view", next(iter(blocks)))
 
@@ -67,19 +75,31 @@ def _open_clicked() -> None:
 def _step_header(step: int) -> int:
     """The step slider (the player moves it too) and what step t did; returns the step from 0."""
     if n_steps > 1:
-        step = bind("step", st.slider, label="Decoding step t (outlined row in the decoder plots)",
-                    min_value=1, max_value=n_steps, disabled=player.DECODING.playing()) - 1
+        step = (
+            bind(
+                "step",
+                st.slider,
+                label="Decoding step t (outlined row in the decoder plots)",
+                min_value=1,
+                max_value=n_steps,
+                disabled=player.DECODING.playing(),
+            )
+            - 1
+        )
     row = first + step
     if page.decoder_only:
-        output = page.bundle.tokenizer.decode(list(page.result.output_ids[:step + 1])).strip()
+        output = page.bundle.tokenizer.decode(list(page.result.output_ids[: step + 1])).strip()
     else:
-        output = "".join(display_piece(p) if not p.startswith("▁") else " " + display_piece(p)
-                         for p in trace.out_pieces[:step + 1]).strip()
-    st.markdown(f"Step **t = {step + 1}** of {n_steps} read “{md(display_piece(trace.tgt_pieces[row]))}” (decoder "
-                f"position {row}, counted from 0 like every position here) and produced "
-                f"“{md(display_piece(trace.out_pieces[row]))}”. "
-                + ("Continuation so far" if page.decoder_only else "Output so far")
-                + f": **{md(output) or '(nothing yet)'}**")
+        output = "".join(
+            display_piece(p) if not p.startswith("▁") else " " + display_piece(p) for p in trace.out_pieces[: step + 1]
+        ).strip()
+    st.markdown(
+        f"Step **t = {step + 1}** of {n_steps} read “{md(display_piece(trace.tgt_pieces[row]))}” (decoder "
+        f"position {row}, counted from 0 like every position here) and produced "
+        f"“{md(display_piece(trace.out_pieces[row]))}”. "
+        + ("Continuation so far" if page.decoder_only else "Output so far")
+        + f": **{md(output) or '(nothing yet)'}**"
+    )
     return step
 
 
@@ -93,19 +113,27 @@ def _text_view(view: str, pattern, queries: list[str], keys: list[str], layer: i
     st.subheader("One piece's attention, as text")
     if view == "enc-self":
         set_value("focus", min(page_value(FOCUS), len(queries) - 1))
-        query = bind("focus", st.select_slider, label="Query piece", options=list(range(len(queries))),
-                     format_func=lambda i: f"{i} {display_piece(queries[i])}")
+        query = bind(
+            "focus",
+            st.select_slider,
+            label="Query piece",
+            options=list(range(len(queries))),
+            format_func=lambda i: f"{i} {display_piece(queries[i])}",
+        )
     else:
         query = step  # the decoding step's row, as in the heatmaps
     live = _live_heads(pattern.shape[0], off)
     lines = list(pattern[:, query, :]) + [pattern[live, query, :].mean(axis=0)]
     names = [f"H{h + 1}" + (" (off)" if h in off else "") for h in range(pattern.shape[0])] + ["average"]
-    st.markdown(shared(shaded_text, lines, keys, names, style, query if view != "dec-cross" else None),
-                unsafe_allow_html=True)
-    st.caption(f"{BLOCK_NAMES[view].capitalize()}, layer L{layer + 1}: what query piece {query} "
-               f"“{md(display_piece(queries[query]))}” takes from each piece, one line per head, each line shaded "
-               "by the weight divided by that line's largest weight (hover a piece for the exact weight). "
-               "This view grows with the sentence, not with its square: it reads a whole paragraph.")
+    st.markdown(
+        shared(shaded_text, lines, keys, names, style, query if view != "dec-cross" else None), unsafe_allow_html=True
+    )
+    st.caption(
+        f"{BLOCK_NAMES[view].capitalize()}, layer L{layer + 1}: what query piece {query} "
+        f"“{md(display_piece(queries[query]))}” takes from each piece, one line per head, each line shaded "
+        "by the weight divided by that line's largest weight (hover a piece for the exact weight). "
+        "This view grows with the sentence, not with its square: it reads a whole paragraph."
+    )
 
 
 def body(step: int) -> None:
@@ -113,17 +141,21 @@ def body(step: int) -> None:
     if not page.encoder_only:
         step = first + _step_header(step)  # from here on: the decoder row of the step
     if not ctl.causal and page.decoder_only:
-        st.info("The causal mask is off. The prompt is read in one pass, so its pieces now also look at the pieces "
-                "after them (the prompt's rows fill in right of the diagonal). Each new piece's row is what its step "
-                "computed in its own pass: it still reads only the pieces made so far, because later ones did not "
-                "exist yet. The Masks and heads lab shows prompt and continuation read in one pass, where the future "
-                "lights up everywhere.")
+        st.info(
+            "The causal mask is off. The prompt is read in one pass, so its pieces now also look at the pieces "
+            "after them (the prompt's rows fill in right of the diagonal). Each new piece's row is what its step "
+            "computed in its own pass: it still reads only the pieces made so far, because later ones did not "
+            "exist yet. The Masks and heads lab shows prompt and continuation read in one pass, where the future "
+            "lights up everywhere."
+        )
     elif not ctl.causal and not page.encoder_only:
-        st.info("The causal mask is off. While decoding, step t still reads only the pieces made so far (later ones do "
-                "not exist yet, so the right of the diagonal stays empty): each row below is what its step computed in "
-                "its own pass. What changes is that those earlier pieces, recomputed at every step, now read each "
-                "other both ways, so from decoder layer 2 on their keys and values differ from the masked run. The "
-                "Masks and heads lab shows the whole output read in one pass, where the future lights up.")
+        st.info(
+            "The causal mask is off. While decoding, step t still reads only the pieces made so far (later ones do "
+            "not exist yet, so the right of the diagonal stays empty): each row below is what its step computed in "
+            "its own pass. What changes is that those earlier pieces, recomputed at every step, now read each "
+            "other both ways, so from decoder layer 2 on their keys and values differ from the masked run. The "
+            "Masks and heads lab shows the whole output read in one pass, where the future lights up."
+        )
     source = lengths.source_window(len(trace.src_pieces))
     output = around(step, len(trace.tgt_pieces))
     colour = lengths.colour()
@@ -138,70 +170,156 @@ def body(step: int) -> None:
         st.subheader(f"{BLOCK_NAMES[block].capitalize()} · layer L{layer + 1}")
         if layer != ctl.layer:
             st.caption(f"The {stack} has {n_layers} layers: showing its last.")
-        page.show(shared(attention_heads, pattern, _queries(block), _keys(block), style,
-                         f"{BLOCK_NAMES[block]}, L{layer + 1}: every head", highlight, off, colour=colour, **window),
-                  CAPTIONS[block], key=f"heads-{block}")
+        page.show(
+            shared(
+                attention_heads,
+                pattern,
+                _queries(block),
+                _keys(block),
+                style,
+                f"{BLOCK_NAMES[block]}, L{layer + 1}: every head",
+                highlight,
+                off,
+                colour=colour,
+                **window,
+            ),
+            CAPTIONS[block],
+            key=f"heads-{block}",
+        )
         left, right = st.columns(2)
         live = _live_heads(pattern.shape[0], off)
         with left:
-            page.show(shared(attention_map, pattern[live].mean(axis=0), _queries(block), _keys(block), style,
-                             f"Average of the {len(live)} heads" + (" still on" if off else ""), highlight,
-                             colour=colour, **window),
-                      "The mean over heads: what the layer attends to as a whole."
-                      + (" Knocked-out heads are left out: they still compute weights, but their output is zeroed."
-                         if off else ""), key=f"avg-{block}")
+            page.show(
+                shared(
+                    attention_map,
+                    pattern[live].mean(axis=0),
+                    _queries(block),
+                    _keys(block),
+                    style,
+                    f"Average of the {len(live)} heads" + (" still on" if off else ""),
+                    highlight,
+                    colour=colour,
+                    **window,
+                ),
+                "The mean over heads: what the layer attends to as a whole."
+                + (
+                    " Knocked-out heads are left out: they still compute weights, but their output is zeroed."
+                    if off
+                    else ""
+                ),
+                key=f"avg-{block}",
+            )
         with right:
-            page.show(shared(attention_map, pattern[ctl.head], _queries(block), _keys(block), style,
-                             f"Head H{ctl.head + 1} alone" + (" (knocked out)" if ctl.head in off else ""),
-                             highlight, colour=colour, **window),
-                      "The head picked in the sidebar, with its weights"
-                      + (": it still computes them, but its output is zeroed." if ctl.head in off else "."),
-                      key=f"one-{block}")
+            page.show(
+                shared(
+                    attention_map,
+                    pattern[ctl.head],
+                    _queries(block),
+                    _keys(block),
+                    style,
+                    f"Head H{ctl.head + 1} alone" + (" (knocked out)" if ctl.head in off else ""),
+                    highlight,
+                    colour=colour,
+                    **window,
+                ),
+                "The head picked in the sidebar, with its weights"
+                + (": it still computes them, but its output is zeroed." if ctl.head in off else "."),
+                key=f"one-{block}",
+            )
 
     st.subheader("Model view: all layers × all heads")
-    view = bind("view", st.radio, label="Attention kind", options=list(blocks), horizontal=True,
-                format_func=lambda b: BLOCK_NAMES[b].capitalize())
+    view = bind(
+        "view",
+        st.radio,
+        label="Attention kind",
+        options=list(blocks),
+        horizontal=True,
+        format_func=lambda b: BLOCK_NAMES[b].capitalize(),
+    )
     stack, kind = BLOCKS[view]
     patterns = [trace.pattern(stack, kind, layer) for layer in range(page.limits.layers_of(stack))]
     queries, keys = _queries(view), _keys(view)
 
     selected = (min(ctl.layer, len(patterns) - 1), ctl.head)
-    knocked = {(layer, head) for layer in range(len(patterns)) for head in ctl.interventions().heads_off(stack, kind, layer)}
+    knocked = {
+        (layer, head) for layer in range(len(patterns)) for head in ctl.interventions().heads_off(stack, kind, layer)
+    }
     tiles_pooled = pooled(len(queries)) or pooled(len(keys))
-    scale = {"row": " Colours: each row divided by its largest weight.",
-             "log": " Colours: log₁₀ of the weight."}.get(colour_mode(colour, len(keys)), "")
+    scale = {"row": " Colours: each row divided by its largest weight.", "log": " Colours: log₁₀ of the weight."}.get(
+        colour_mode(colour, len(keys)), ""
+    )
     roles = {cell: f"{tag} (corpus)" for cell, tag in card_roles(page.bundle.card, stack, kind).items()}
     roles.update(block_roles(patterns, stack, kind, ctl.interventions().causal_mask))
-    page.show(shared(model_view, patterns, queries, keys, style, f"{BLOCK_NAMES[view].capitalize()}: layers × heads",
-                     selected, knocked, colour, roles),
-              "Each tile is one head (rows: layers, columns: heads). Click the dot above a tile, or use the sidebar "
-              "pickers, to open that head large below. Beside the dot, the head's role on this sentence when it has "
-              "one (previous, same, first or last piece, or broad; defined on the Why this word? page), else its "
-              "role over the test sentences of the model's card (corpus), where the gold alignment can tag it."
-              + (" The sentence is long, so each tile is pooled to a fixed size: a cell is the mean, over the queries "
-                 "of its bin, of the weight they give to the keys of its bin (each row still sums to 1); the hover "
-                 "names the bins. The head opened below is at full resolution." if tiles_pooled else "") + scale,
-              key="model-view", on_select=_open_clicked, selection_mode="points")
-    page.show(shared(attention_map, patterns[selected[0]][selected[1]], queries, keys, style,
-                     f"{BLOCK_NAMES[view].capitalize()} L{selected[0] + 1} H{selected[1] + 1}"
-                     + (" (knocked out)" if selected in knocked else ""),
-                     None if view == "enc-self" else step, colour=colour,
-                     **lengths.block_windows(view, source, output)),
-              "The selected head, large.", key="view-large")
-    _text_view(view, patterns[selected[0]], queries, keys, selected[0], step,
-               ctl.interventions().heads_off(stack, kind, selected[0]))
+    page.show(
+        shared(
+            model_view,
+            patterns,
+            queries,
+            keys,
+            style,
+            f"{BLOCK_NAMES[view].capitalize()}: layers × heads",
+            selected,
+            knocked,
+            colour,
+            roles,
+        ),
+        "Each tile is one head (rows: layers, columns: heads). Click the dot above a tile, or use the sidebar "
+        "pickers, to open that head large below. Beside the dot, the head's role on this sentence when it has "
+        "one (previous, same, first or last piece, or broad; defined on the Why this word? page), else its "
+        "role over the test sentences of the model's card (corpus), where the gold alignment can tag it."
+        + (
+            " The sentence is long, so each tile is pooled to a fixed size: a cell is the mean, over the queries "
+            "of its bin, of the weight they give to the keys of its bin (each row still sums to 1); the hover "
+            "names the bins. The head opened below is at full resolution."
+            if tiles_pooled
+            else ""
+        )
+        + scale,
+        key="model-view",
+        on_select=_open_clicked,
+        selection_mode="points",
+    )
+    page.show(
+        shared(
+            attention_map,
+            patterns[selected[0]][selected[1]],
+            queries,
+            keys,
+            style,
+            f"{BLOCK_NAMES[view].capitalize()} L{selected[0] + 1} H{selected[1] + 1}"
+            + (" (knocked out)" if selected in knocked else ""),
+            None if view == "enc-self" else step,
+            colour=colour,
+            **lengths.block_windows(view, source, output),
+        ),
+        "The selected head, large.",
+        key="view-large",
+    )
+    _text_view(
+        view,
+        patterns[selected[0]],
+        queries,
+        keys,
+        selected[0],
+        step,
+        ctl.interventions().heads_off(stack, kind, selected[0]),
+    )
     if (stored("layer"), stored("head")) != (ctl.layer + 1, ctl.head + 1):
         st.rerun()  # a tile was clicked inside the player: redraw the whole page, sidebar pickers included
 
 
 if page.encoder_only:
-    st.info(f"{page.bundle.name} is encoder-only: below is its self-attention, where every piece looks at every "
-            "piece. Decoder masked self-attention and cross-attention do not apply: the model has no decoder.")
+    st.info(
+        f"{page.bundle.name} is encoder-only: below is its self-attention, where every piece looks at every "
+        "piece. Decoder masked self-attention and cross-attention do not apply: the model has no decoder."
+    )
     body(0)
 elif page.decoder_only:
-    st.info(f"{page.bundle.name} is decoder-only: below is its masked self-attention alone, over the prompt and "
-            "the continuation. It has no encoder and no cross-attention: there is no source sentence to read, only "
-            "the text so far, which every step reads through self-attention.")
+    st.info(
+        f"{page.bundle.name} is decoder-only: below is its masked self-attention alone, over the prompt and "
+        "the continuation. It has no encoder and no cross-attention: there is no source sentence to read, only "
+        "the text so far, which every step reads through self-attention."
+    )
     set_value("step", min(ctl.step, n_steps - 1) + 1)
     player.DECODING.controls(n_steps, "attention")
     player.DECODING.run(body, n_steps)

@@ -31,41 +31,59 @@ batch = trace.tensor(stages.embedding("ids", "source" if has.encoder else "targe
 
 letters = [f"B = batch ({batch})"]
 if has.encoder:
-    letters.append(f"S = source pieces ({len(trace.src_pieces)}"
-                   + (f", the task prefix '{md(bundle.task_prefix.strip())}' included)" if bundle.task_prefix else ")"))
+    letters.append(
+        f"S = source pieces ({len(trace.src_pieces)}"
+        + (f", the task prefix '{md(bundle.task_prefix.strip())}' included)" if bundle.task_prefix else ")")
+    )
 if has.decoder:
-    letters.append(f"T = target pieces ({len(trace.tgt_pieces)})" if has.encoder else
-                   f"T = decoder positions ({len(trace.tgt_pieces)}: your text, then each new piece but the last)")
+    letters.append(
+        f"T = target pieces ({len(trace.tgt_pieces)})"
+        if has.encoder
+        else f"T = decoder positions ({len(trace.tgt_pieces)}: your text, then each new piece but the last)"
+    )
 letters += [f"d_model = {cfg.d_model}", f"h = {cfg.n_heads} heads"]
-letters.append(f"d_k = d_model / h = {cfg.d_k}" if cfg.d_attention == cfg.d_model else
-               f"d_k = {cfg.d_k} (a size of its own, not d_model / h = {cfg.d_model / cfg.n_heads:g}): the heads side "
-               f"by side are h × d_k = {cfg.n_heads} × {cfg.d_k} = d_attention = {cfg.d_attention} wide, and the output "
-               f"projection W_O brings them back to d_model = {cfg.d_model}")
+letters.append(
+    f"d_k = d_model / h = {cfg.d_k}"
+    if cfg.d_attention == cfg.d_model
+    else f"d_k = {cfg.d_k} (a size of its own, not d_model / h = {cfg.d_model / cfg.n_heads:g}): the heads side "
+    f"by side are h × d_k = {cfg.n_heads} × {cfg.d_k} = d_attention = {cfg.d_attention} wide, and the output "
+    f"projection W_O brings them back to d_model = {cfg.d_model}"
+)
 letters += [f"d_ff = {cfg.d_ff}", f"vocab = {cfg.vocab_size:,}"]
 st.markdown(", ".join(letters) + ".")
 notes = []
 if page.encoder_only:
     notes.append("This model is encoder-only: its stages end with the encoder's output, with no decoder and no logits.")
 elif not has.encoder:
-    notes.append(f"{md(bundle.name)} is decoder-only: no source, no encoder, no cross-attention. Its stages run from the "
-                 "ids of your text through the decoder's self-attention and feed-forward layers to one row of logits "
-                 "per position, each row predicting the piece that follows it.")
+    notes.append(
+        f"{md(bundle.name)} is decoder-only: no source, no encoder, no cross-attention. Its stages run from the "
+        "ids of your text through the decoder's self-attention and feed-forward layers to one row of logits "
+        "per position, each row predicting the piece that follows it."
+    )
 if cfg.positional == "relative":
-    notes.append(f"There is no `{stages.embedding('position')}` stage: nothing positional is added to the embeddings. "
-                 f"Each stack records `{stages.position_bias('encoder')}` (and the decoder's) once instead, (1, h, S, S) "
-                 "in the encoder and (1, h, T, T) in the decoder: one bias for the whole batch, added to the scores of "
-                 f"every self-attention layer of that stack (the recorded scores, `{stages.attention('encoder', 'self', 0, 'scores')}`"
-                 " and the others, include it).")
+    notes.append(
+        f"There is no `{stages.embedding('position')}` stage: nothing positional is added to the embeddings. "
+        f"Each stack records `{stages.position_bias('encoder')}` (and the decoder's) once instead, (1, h, S, S) "
+        "in the encoder and (1, h, T, T) in the decoder: one bias for the whole batch, added to the scores of "
+        f"every self-attention layer of that stack (the recorded scores, `{stages.attention('encoder', 'self', 0, 'scores')}`"
+        " and the others, include it)."
+    )
 if cfg.norm == "rms":
-    notes.append("Its norms are RMS norms: x divided by the root of its mean square, times a learned gain; no mean is "
-                 "subtracted and no bias added, so each norm has one vector of d_model numbers.")
+    notes.append(
+        "Its norms are RMS norms: x divided by the root of its mean square, times a learned gain; no mean is "
+        "subtracted and no bias added, so each norm has one vector of d_model numbers."
+    )
 if cfg.norm_first:
-    notes.append("Pre-LN: each sublayer reads a normalized copy of the residual stream (a norm stage such as "
-                 f"`{stages.sublayer('decoder', 0, 'norm_self')}` comes before its sublayer), the sublayer's output is "
-                 "added back, and a final norm follows the last layer.")
+    notes.append(
+        "Pre-LN: each sublayer reads a normalized copy of the residual stream (a norm stage such as "
+        f"`{stages.sublayer('decoder', 0, 'norm_self')}` comes before its sublayer), the sublayer's output is "
+        "added back, and a final norm follows the last layer."
+    )
 if cfg.gated_ffn:
-    notes.append("Its feed-forward is gated: act(x W₁) ⊙ (x W₃), then W₂. W₃ is a second d_model → d_ff matrix "
-                 f"(in the weights below); `{stages.ffn('decoder', 0, 'hidden')}` holds the product, (B, T, d_ff).")
+    notes.append(
+        "Its feed-forward is gated: act(x W₁) ⊙ (x W₃), then W₂. W₃ is a second d_model → d_ff matrix "
+        f"(in the weights below); `{stages.ffn('decoder', 0, 'hidden')}` holds the product, (B, T, d_ff)."
+    )
 for note in notes:
     st.markdown(f"- {note}")
 
@@ -83,15 +101,29 @@ page_value(STAGE)
 
 st.subheader("Every stage, in the order it runs")
 frame = stages_frame(trace.tensors)
-st.dataframe(frame, hide_index=True, height=420,
-             column_config={c: st.column_config.NumberColumn(c, format="%.4f") for c in ("mean", "std", "min", "max")})
+st.dataframe(
+    frame,
+    hide_index=True,
+    height=420,
+    column_config={c: st.column_config.NumberColumn(c, format="%.4f") for c in ("mean", "std", "min", "max")},
+)
 st.caption("Statistics are over the finite entries; 'masked' counts the −∞ that masks put into the scores.")
 
-st.subheader("The flow through " + ("one encoder layer and one decoder layer" if has.cross_attention else
-                                    "one encoder layer" if has.encoder else "one decoder layer"))
-page.show(shared(flow_diagram, dict(trace.stages), style, None, Blueprint.of(cfg)),
-          "Numbers on the arrows are the shapes of the tensors that flow along them for this sentence.",
-          key="flow")
+st.subheader(
+    "The flow through "
+    + (
+        "one encoder layer and one decoder layer"
+        if has.cross_attention
+        else "one encoder layer"
+        if has.encoder
+        else "one decoder layer"
+    )
+)
+page.show(
+    shared(flow_diagram, dict(trace.stages), style, None, Blueprint.of(cfg)),
+    "Numbers on the arrows are the shapes of the tensors that flow along them for this sentence.",
+    key="flow",
+)
 
 st.subheader("Look inside one stage")
 if page_value(STAGE) not in stage_names:
@@ -126,17 +158,37 @@ def _window(axis: list[str] | None) -> Span | None:
     return source if axis is trace.src_pieces else output if axis is trace.tgt_pieces else None
 
 
-page.show(shared(tensor_heatmap, matrix, rows, style, f"{name} {tuple(array.shape)}{heads_note}", columns, keys,
-                 _window(rows), _window(keys)),
-          "Rows are positions (pieces); for attention scores and weights the columns are the keys. Pick the head "
-          "in the sidebar for per-head tensors." + note, key="stage-heatmap")
+page.show(
+    shared(
+        tensor_heatmap,
+        matrix,
+        rows,
+        style,
+        f"{name} {tuple(array.shape)}{heads_note}",
+        columns,
+        keys,
+        _window(rows),
+        _window(keys),
+    ),
+    "Rows are positions (pieces); for attention scores and weights the columns are the keys. Pick the head "
+    "in the sidebar for per-head tensors." + note,
+    key="stage-heatmap",
+)
 
 st.subheader("The weights of one layer")
-layers = " and ".join(f"{count} {stack}" for count, stack in ((cfg.n_encoder_layers, "encoder"),
-                                                               (cfg.n_decoder_layers, "decoder")) if count)
-st.dataframe(weights_frame({name: tuple(tensor.shape) for name, tensor in bundle.model.state_dict().items()},
-                           Blueprint.of(cfg)), hide_index=True, width="stretch")
-st.caption(f"Every parameter outside the layers, and those of the first layer of each stack; the other layers "
-           f"({layers} layers in all) repeat them. A projection is stored (out, in), as torch keeps it: x W here is "
-           "x @ weight.T.")
+layers = " and ".join(
+    f"{count} {stack}"
+    for count, stack in ((cfg.n_encoder_layers, "encoder"), (cfg.n_decoder_layers, "decoder"))
+    if count
+)
+st.dataframe(
+    weights_frame({name: tuple(tensor.shape) for name, tensor in bundle.model.state_dict().items()}, Blueprint.of(cfg)),
+    hide_index=True,
+    width="stretch",
+)
+st.caption(
+    f"Every parameter outside the layers, and those of the first layer of each stack; the other layers "
+    f"({layers} layers in all) repeat them. A projection is stored (out, in), as torch keeps it: x W here is "
+    "x @ weight.T."
+)
 page.finish(globals())

@@ -26,8 +26,10 @@ timelapse.show(page)
 st.subheader("Curves of the training run")
 records = read_train_log(bundle.path)
 if not records and not bundle.capabilities.trained_here:
-    st.info(f"{bundle.name} was trained elsewhere ({bundle.card.get('source', 'see its model card')}); its checkpoint "
-            "carries no training log, so there are no curves to draw here. Its card is below.")
+    st.info(
+        f"{bundle.name} was trained elsewhere ({bundle.card.get('source', 'see its model card')}); its checkpoint "
+        "carries no training log, so there are no curves to draw here. Its card is below."
+    )
 elif not records:
     st.info("This checkpoint has no training log (train_log.jsonl), so there are no curves to draw.")
 else:
@@ -36,18 +38,31 @@ else:
     if loss is not None:
         smoothing = bundle.card.get("training", {}).get("label_smoothing")
         validated = any("valid" in column for column in loss_columns(frame))
-        page.show(loss, "Cross-entropy per target piece, which falls as the model learns"
-                  + (f", with label smoothing {smoothing}: the model is trained to leave that share of probability "
-                     "to other pieces, so the loss levels off above zero even when every translation is right"
-                     if smoothing else "")
-                  + (". The validation loss shows whether it generalizes to sentences it never trained on."
-                     if validated else ". How well it generalizes shows in the validation scores below."),
-                  key="loss")
+        page.show(
+            loss,
+            "Cross-entropy per target piece, which falls as the model learns"
+            + (
+                f", with label smoothing {smoothing}: the model is trained to leave that share of probability "
+                "to other pieces, so the loss levels off above zero even when every translation is right"
+                if smoothing
+                else ""
+            )
+            + (
+                ". The validation loss shows whether it generalizes to sentences it never trained on."
+                if validated
+                else ". How well it generalizes shows in the validation scores below."
+            ),
+            key="loss",
+        )
     left, right = st.columns(2)
     with left:
         if lr is not None:
-            page.show(lr, "The paper's schedule: the learning rate grows linearly during warm-up, then "
-                          "decays with the inverse square root of the step.", key="lr")
+            page.show(
+                lr,
+                "The paper's schedule: the learning rate grows linearly during warm-up, then "
+                "decays with the inverse square root of the step.",
+                key="lr",
+            )
     with right:
         if metrics is not None:
             page.show(metrics, "Scores on the validation set during training.", key="metrics")
@@ -66,15 +81,22 @@ n_params = sum(p.numel() for p in bundle.model.parameters())
 cfg = bundle.config
 if not bundle.capabilities.trained_here:
     card = bundle.card
-    st.markdown(f"**{md(bundle.name)}**, a {md(bundle.family)} checkpoint ({md(bundle.kind)}), opened in this app's own "
-                f"engine through its {md(bundle.family)} converter.  \n"
-                f"Source: {md(card.get('source', '?'))} · Licence: {md(card.get('licence', '?'))} · "
-                f"Weights: {card.get('weights_bytes', 0) / 1e6:,.1f} MB · Folder: {md(card.get('path', bundle.path))}")
+    st.markdown(
+        f"**{md(bundle.name)}**, a {md(bundle.family)} checkpoint ({md(bundle.kind)}), opened in this app's own "
+        f"engine through its {md(bundle.family)} converter.  \n"
+        f"Source: {md(card.get('source', '?'))} · Licence: {md(card.get('licence', '?'))} · "
+        f"Weights: {card.get('weights_bytes', 0) / 1e6:,.1f} MB · Folder: {md(card.get('path', bundle.path))}"
+    )
 cols = st.columns(4)
 cols[0].metric("Parameters", f"{n_params:,}")
-cols[1].metric("Layers", f"{cfg.n_encoder_layers} encoder" if bundle.capabilities.encoder_only
-               else f"{cfg.n_decoder_layers} decoder" if bundle.capabilities.decoder_only
-               else f"{cfg.n_encoder_layers} + {cfg.n_decoder_layers}")
+cols[1].metric(
+    "Layers",
+    f"{cfg.n_encoder_layers} encoder"
+    if bundle.capabilities.encoder_only
+    else f"{cfg.n_decoder_layers} decoder"
+    if bundle.capabilities.decoder_only
+    else f"{cfg.n_encoder_layers} + {cfg.n_decoder_layers}",
+)
 cols[2].metric("d_model / heads", f"{cfg.d_model} / {cfg.n_heads}")
 cols[3].metric("Vocabulary", f"{cfg.vocab_size:,}")
 scores = scores_frame(bundle.card)
@@ -82,10 +104,13 @@ if not scores.empty:
     st.dataframe(scores, hide_index=True, width="stretch")
 alignment = bundle.card.get("alignment", {}).get("per_layer_head")
 if alignment:
-    page.show(alignment_heatmap(alignment, style),
-              "For each decoder layer and head: the share of French words whose most-attended English word "
-              "(in the row that predicts the word) is the word the corpus generator aligned it to. "
-              "High values mark heads that learned the alignment.", key="alignment")
+    page.show(
+        alignment_heatmap(alignment, style),
+        "For each decoder layer and head: the share of French words whose most-attended English word "
+        "(in the row that predicts the word) is the word the corpus generator aligned it to. "
+        "High values mark heads that learned the alignment.",
+        key="alignment",
+    )
 with st.expander("Everything in the model card"):
     st.dataframe(card_frame(bundle.card, cfg.to_dict()), hide_index=True, width="stretch")
 page.finish(globals())

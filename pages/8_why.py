@@ -27,30 +27,41 @@ def definitions(decoder_only: bool, padding: bool) -> dict[str, str]:
     source = "prompt piece" if decoder_only else "source piece"
     start_from = "a sentence of padding pieces" if padding else "a zero embedding"
     if decoder_only:
-        attention = ("the last decoder layer's self-attention from the position that chose the piece, averaged "
-                     "over its heads, on the prompt's pieces (the rest of its weight is on the new pieces before)")
-        rollout = ("attention rollout: the last layer's self-attention times the layers' below it, layer after "
-                   "layer, each half attention and half the piece itself; on the prompt's pieces")
+        attention = (
+            "the last decoder layer's self-attention from the position that chose the piece, averaged "
+            "over its heads, on the prompt's pieces (the rest of its weight is on the new pieces before)"
+        )
+        rollout = (
+            "attention rollout: the last layer's self-attention times the layers' below it, layer after "
+            "layer, each half attention and half the piece itself; on the prompt's pieces"
+        )
     else:
         attention = "the last decoder layer's cross-attention, averaged over its heads"
-        rollout = ("attention rollout: the last layer's cross-attention times the encoder's self-attention, "
-                   "layer after layer, each half attention and half the piece itself")
+        rollout = (
+            "attention rollout: the last layer's cross-attention times the encoder's self-attention, "
+            "layer after layer, each half attention and half the piece itself"
+        )
     return {
         "attention": attention,
         "rollout": rollout,
         "gradient": f"input × gradient: each {source}'s token embedding times the gradient of the piece's "
-                    "log-probability with respect to it (red raises it, blue lowers it)",
+        "log-probability with respect to it (red raises it, blue lowers it)",
         "integrated-gradients": f"integrated gradients: input × the gradient averaged along the way from {start_from} "
-                                f"to the real one ({IG_STEPS} steps); a row sums to how much the "
-                                f"{'prompt' if decoder_only else 'sentence'} raises that piece's log-probability over "
-                                f"{'a sentence of padding pieces as long' if padding else 'an empty one'}",
+        f"to the real one ({IG_STEPS} steps); a row sums to how much the "
+        f"{'prompt' if decoder_only else 'sentence'} raises that piece's log-probability over "
+        f"{'a sentence of padding pieces as long' if padding else 'an empty one'}",
         "occlusion": f"occlusion: how much the piece's log-probability drops when that one {source}'s embedding "
-                     f"is set to {'the padding piece’s' if padding else 'zero'}",
+        f"is set to {'the padding piece’s' if padding else 'zero'}",
     }
 
 
-METHOD = Field("method", "occlusion", lambda text: text if text in METHODS else (_ for _ in ()).throw(
-    ValueError(f"expected one of {', '.join(METHODS)}")))
+METHOD = Field(
+    "method",
+    "occlusion",
+    lambda text: (
+        text if text in METHODS else (_ for _ in ()).throw(ValueError(f"expected one of {', '.join(METHODS)}"))
+    ),
+)
 DONOR = Field("donor", "The small boy sees a white bird.", lambda text: text[:300])
 PIECE_WIDGET = "w_why_piece"
 # A grid cell below this is float rounding (an activation recorded in a pass of one row, the grid's passes have many)
@@ -61,8 +72,12 @@ def _hook_points(n_layers: int, norm_first: bool) -> dict[str, str]:
     """Source-side hook points worth patching, by what they are, in the order the model runs them. A
     post-LN encoder's last layer output is its memory (no final norm after it): one row, not two."""
     points = {"source embeddings": stages.embedding("sum")}
-    points.update({f"encoder layer {layer + 1}": stages.layer_output("encoder", layer, norm_first)
-                   for layer in range(n_layers - (0 if norm_first else 1))})
+    points.update(
+        {
+            f"encoder layer {layer + 1}": stages.layer_output("encoder", layer, norm_first)
+            for layer in range(n_layers - (0 if norm_first else 1))
+        }
+    )
     points["encoder memory" if norm_first else f"encoder layer {n_layers} (memory)"] = stages.MEMORY
     return points
 
@@ -71,9 +86,12 @@ def _prompt_points(n_layers: int, norm_first: bool) -> dict[str, str]:
     """A decoder-only model's hook points worth patching at the prompt's positions: its embeddings
     and every decoder layer's output (the decoder's own output after its final norm is read by no
     later position, so it could change only piece 1)."""
-    return {"prompt embeddings": stages.embedding("sum", "target"),
-            **{f"decoder layer {layer + 1}": stages.layer_output("decoder", layer, norm_first)
-               for layer in range(n_layers)}}
+    return {
+        "prompt embeddings": stages.embedding("sum", "target"),
+        **{
+            f"decoder layer {layer + 1}": stages.layer_output("decoder", layer, norm_first) for layer in range(n_layers)
+        },
+    }
 
 
 def _piece_picked() -> None:
@@ -88,123 +106,210 @@ def _pick_piece(out_pieces: list[str], step: int, playing: bool) -> int:
     if len(out_pieces) > 1:
         step = bind("step", st.slider, label=PIECE, min_value=1, max_value=len(out_pieces), disabled=playing) - 1
     st.session_state[PIECE_WIDGET] = step
-    st.pills(f"{PIECE} to explain: click one", list(range(*around(step, len(out_pieces)))), key=PIECE_WIDGET,
-             on_change=_piece_picked, format_func=lambda i: md(display_piece(out_pieces[i])), disabled=playing,
-             label_visibility="collapsed")
+    st.pills(
+        f"{PIECE} to explain: click one",
+        list(range(*around(step, len(out_pieces)))),
+        key=PIECE_WIDGET,
+        on_change=_piece_picked,
+        format_func=lambda i: md(display_piece(out_pieces[i])),
+        disabled=playing,
+        label_visibility="collapsed",
+    )
     return step
 
 
 def _piece_work(method: str) -> float:
     """What one method costs for one output piece (`_table_work` for a single row)."""
-    rows = {"attention": 1, "rollout": 1, "gradient": 1, "occlusion": len(src_pieces) + 1,
-            "integrated-gradients": IG_STEPS}[method]
+    rows = {
+        "attention": 1,
+        "rollout": 1,
+        "gradient": 1,
+        "occlusion": len(src_pieces) + 1,
+        "integrated-gradients": IG_STEPS,
+    }[method]
     return work(bundle, rows, len(src_pieces) + len(out_ids), gradients=method in ("gradient", "integrated-gradients"))
 
 
 def _methods_for(step: int) -> list[str]:
     """The methods shown for the piece: attention, rollout and those cheap or already computed at once, the
     others when asked (a real-size model's integrated gradients and occlusion take seconds per piece)."""
-    costly = [name for name in ("gradient", "integrated-gradients", "occlusion") if _piece_work(name) > EAGER_WORK
-              and not engine.attribution_cached(bundle, ctl.sentence, out_ids, name, iv, pieces=(step,))]
+    costly = [
+        name
+        for name in ("gradient", "integrated-gradients", "occlusion")
+        if _piece_work(name) > EAGER_WORK
+        and not engine.attribution_cached(bundle, ctl.sentence, out_ids, name, iv, pieces=(step,))
+    ]
     if not costly or st.button(f"Add {' and '.join(costly)} for this piece", key="why-costly-methods"):
         return list(METHODS)
-    st.caption(f"{' and '.join(name.capitalize() for name in costly)} for one piece of {md(bundle.name)} cost more "
-               "than this page computes unasked (seconds at this size): the button adds them.")
+    st.caption(
+        f"{' and '.join(name.capitalize() for name in costly)} for one piece of {md(bundle.name)} cost more "
+        "than this page computes unasked (seconds at this size): the button adds them."
+    )
     return [name for name in METHODS if name not in costly]
 
 
 def _every_method(step: int) -> None:
-    rows = {name: engine.attribution(bundle, ctl.sentence, out_ids, name, iv, pieces=(step,), trace=own_trace)[0]
-            for name in _methods_for(step)}
+    rows = {
+        name: engine.attribution(bundle, ctl.sentence, out_ids, name, iv, pieces=(step,), trace=own_trace)[0]
+        for name in _methods_for(step)
+    }
     best = {name: int(abs(row).argmax()) for name, row in rows.items()}
     st.markdown(f"#### {PIECE} {step + 1}, **{md(display_piece(out_pieces[step]))}**: where it came from")
-    st.markdown(shared(shaded_text, list(rows.values()), src_pieces, list(rows), style, signed=True),
-                unsafe_allow_html=True)
+    st.markdown(
+        shared(shaded_text, list(rows.values()), src_pieces, list(rows), style, signed=True), unsafe_allow_html=True
+    )
     agree = len(set(best.values())) == 1
-    st.caption(f"Each line is one method, shaded by its value over the line's largest (the methods measure in "
-               f"different units; hover a word for the value). {'Blue' if style.presentation else 'Pink'} raises the "
-               f"piece, {'orange' if style.presentation else 'blue'} lowers it. "
-               + (f"Every method points first to **{md(display_piece(src_pieces[next(iter(best.values()))]))}**."
-                  if agree else f"The methods disagree on the {SOURCE} piece that matters most: "
-                  + ", ".join(f"{name} **{md(display_piece(src_pieces[at]))}**" for name, at in best.items()) + "."))
+    st.caption(
+        f"Each line is one method, shaded by its value over the line's largest (the methods measure in "
+        f"different units; hover a word for the value). {'Blue' if style.presentation else 'Pink'} raises the "
+        f"piece, {'orange' if style.presentation else 'blue'} lowers it. "
+        + (
+            f"Every method points first to **{md(display_piece(src_pieces[next(iter(best.values()))]))}**."
+            if agree
+            else f"The methods disagree on the {SOURCE} piece that matters most: "
+            + ", ".join(f"{name} **{md(display_piece(src_pieces[at]))}**" for name, at in best.items())
+            + "."
+        )
+    )
     notes = []
     if decoder_only:
-        notes.append(f"{md(bundle.name)} is decoder-only: it has no encoder and no cross-attention, so the "
-                     "“source” is your prompt, fed to the decoder before the new pieces. Attention and rollout "
-                     "come from its self-attention; the gradient methods and occlusion change the prompt's token "
-                     "embeddings only, keeping the new pieces written before this one.")
+        notes.append(
+            f"{md(bundle.name)} is decoder-only: it has no encoder and no cross-attention, so the "
+            "“source” is your prompt, fed to the decoder before the new pieces. Attention and rollout "
+            "come from its self-attention; the gradient methods and occlusion change the prompt's token "
+            "embeddings only, keeping the new pieces written before this one."
+        )
     if bundle.task_prefix:
-        notes.append(f"The source begins with the checkpoint's task prefix “{md(bundle.task_prefix.strip())}”: the "
-                     "model reads it as part of the sentence, so its pieces are columns too.")
+        notes.append(
+            f"The source begins with the checkpoint's task prefix “{md(bundle.task_prefix.strip())}”: the "
+            "model reads it as part of the sentence, so its pieces are columns too."
+        )
     if padding_baseline(bundle, iv):
-        notes.append("Integrated gradients and occlusion start from the padding piece's embedding, not from zero: "
-                     + ("this model adds nothing to its token embeddings (its positions are a bias on the attention "
-                        "scores)" if bundle.config.positional == "relative" else
-                        "with the positions switched off, nothing is added to the token embeddings")
-                     + " and normalizes them first. A norm sends any vector but zero to unit size, so on the way from "
-                       "a zero embedding the log-probabilities jump within the first tiny stretch, too steeply for any "
-                       "number of steps to follow, and the rows would not add up.")
+        notes.append(
+            "Integrated gradients and occlusion start from the padding piece's embedding, not from zero: "
+            + (
+                "this model adds nothing to its token embeddings (its positions are a bias on the attention scores)"
+                if bundle.config.positional == "relative"
+                else "with the positions switched off, nothing is added to the token embeddings"
+            )
+            + " and normalizes them first. A norm sends any vector but zero to unit size, so on the way from "
+            "a zero embedding the log-probabilities jump within the first tiny stretch, too steeply for any "
+            "number of steps to follow, and the rows would not add up."
+        )
     for note in notes:
         st.caption(note)
 
 
 def _table_work(method: str) -> float:
     positions = len(src_pieces) + len(out_ids)
-    rows = {"attention": 1, "rollout": 1, "gradient": len(out_ids), "occlusion": len(src_pieces) + 1,
-            "integrated-gradients": IG_STEPS * len(out_ids)}[method]
+    rows = {
+        "attention": 1,
+        "rollout": 1,
+        "gradient": len(out_ids),
+        "occlusion": len(src_pieces) + 1,
+        "integrated-gradients": IG_STEPS * len(out_ids),
+    }[method]
     return work(bundle, rows, positions, gradients=method in ("gradient", "integrated-gradients"))
 
 
 def _whole_table(output: tuple[int, int], source: tuple[int, int]) -> None:
     page_value(METHOD)
-    method = bind("method", st.radio, label=f"Every {PIECE.lower()} by one method", options=list(METHODS),
-                  horizontal=True)
+    method = bind(
+        "method", st.radio, label=f"Every {PIECE.lower()} by one method", options=list(METHODS), horizontal=True
+    )
     passes = -(-IG_STEPS * len(out_ids) // BATCH) if method == "integrated-gradients" else 1
-    wanted = asked(_table_work(method), engine.attribution_cached(bundle, ctl.sentence, out_ids, method, iv),
-                   f"Compute the whole table ({passes} batched pass{'es' if passes > 1 else ''})", "why-whole-table",
-                   f"{method.capitalize()} over every {PIECE.lower()} costs more than this page computes unasked; the "
-                   "piece on show is above.")
+    wanted = asked(
+        _table_work(method),
+        engine.attribution_cached(bundle, ctl.sentence, out_ids, method, iv),
+        f"Compute the whole table ({passes} batched pass{'es' if passes > 1 else ''})",
+        "why-whole-table",
+        f"{method.capitalize()} over every {PIECE.lower()} costs more than this page computes unasked; the "
+        "piece on show is above.",
+    )
     if wanted is False:
         return
     with filling(wanted) as progress:
         scores = engine.attribution(bundle, ctl.sentence, out_ids, method, iv, progress=progress)
-    page.show(shared(tensor_heatmap, scores, out_pieces, style, f"Attribution: {method}", f"{SOURCE} piece",
-                     src_pieces, output, source),
-              f"Rows are the {PIECE.lower()}s, columns the {SOURCE} pieces; a cell is {DEFINITIONS[method]}. "
-              f"Every piece is scored as the model wrote it, teacher-forced on this {WHAT}.",
-              key="attribution")
+    page.show(
+        shared(
+            tensor_heatmap,
+            scores,
+            out_pieces,
+            style,
+            f"Attribution: {method}",
+            f"{SOURCE} piece",
+            src_pieces,
+            output,
+            source,
+        ),
+        f"Rows are the {PIECE.lower()}s, columns the {SOURCE} pieces; a cell is {DEFINITIONS[method]}. "
+        f"Every piece is scored as the model wrote it, teacher-forced on this {WHAT}.",
+        key="attribution",
+    )
 
 
 def _lens(step: int, output: tuple[int, int]) -> None:
     view = engine.lens(bundle, ctl.sentence, out_ids, iv, trace=own_trace)
     st.dataframe(lens_table(view.top_pieces_at(step), view.top_probs[:, step], out_pieces[step]))
-    after = "its final norm, the rescale by 1/√d_model and the output projection" if bundle.config.rescale_output \
-        else "its final norm and the output projection" if bundle.config.norm_first else "the output projection"
-    st.caption(f"{PIECE} {step + 1}: each decoder layer's output put through what the model does after its last "
-               f"layer ({after}), and its first candidates with their probabilities; the piece the model wrote is "
-               "checked." + (" The rows are the decoder's positions that chose the new pieces: the prompt's last, "
-                             "then each new piece's." if decoder_only else ""))
-    page.show(shared(lens_heatmap, view.final, view.firsts, out_pieces, style, columns=output,
-                     piece_axis=f"{PIECE.lower()} (what the model wrote)"),
-              f"Every {PIECE.lower()}: the colour is the probability each layer's lens gives the piece the model "
-              "finally wrote, the text that layer's own first choice. With the causal mask on, the last row is the "
-              f"model itself; with it off, every row sees the whole {WHAT} at once, as in training, and may "
-              "disagree with what decoding chose.", key="lens")
+    after = (
+        "its final norm, the rescale by 1/√d_model and the output projection"
+        if bundle.config.rescale_output
+        else "its final norm and the output projection"
+        if bundle.config.norm_first
+        else "the output projection"
+    )
+    st.caption(
+        f"{PIECE} {step + 1}: each decoder layer's output put through what the model does after its last "
+        f"layer ({after}), and its first candidates with their probabilities; the piece the model wrote is "
+        "checked."
+        + (
+            " The rows are the decoder's positions that chose the new pieces: the prompt's last, then each new piece's."
+            if decoder_only
+            else ""
+        )
+    )
+    page.show(
+        shared(
+            lens_heatmap,
+            view.final,
+            view.firsts,
+            out_pieces,
+            style,
+            columns=output,
+            piece_axis=f"{PIECE.lower()} (what the model wrote)",
+        ),
+        f"Every {PIECE.lower()}: the colour is the probability each layer's lens gives the piece the model "
+        "finally wrote, the text that layer's own first choice. With the causal mask on, the last row is the "
+        f"model itself; with it off, every row sees the whole {WHAT} at once, as in training, and may "
+        "disagree with what decoding chose.",
+        key="lens",
+    )
 
 
 def _patching(step: int, source: tuple[int, int]) -> None:
     page_value(DONOR)
-    donor = bind("donor", st.text_input, label=f"Donor {'prompt' if decoder_only else 'sentence'} (its activations "
-                                               f"replace your {'prompt' if decoder_only else 'sentence'}'s)")
+    donor = bind(
+        "donor",
+        st.text_input,
+        label=f"Donor {'prompt' if decoder_only else 'sentence'} (its activations "
+        f"replace your {'prompt' if decoder_only else 'sentence'}'s)",
+    )
     cfg = bundle.config
-    points = _prompt_points(cfg.n_decoder_layers, cfg.norm_first) if decoder_only else \
-        _hook_points(cfg.n_encoder_layers, cfg.norm_first)
+    points = (
+        _prompt_points(cfg.n_decoder_layers, cfg.norm_first)
+        if decoder_only
+        else _hook_points(cfg.n_encoder_layers, cfg.norm_first)
+    )
     hooks = tuple(points.values())
     cost = work(bundle, len(hooks) * len(src_pieces), len(src_pieces) + step + 1)
-    wanted = asked(cost, engine.patch_cells_cached(bundle, donor, ctl.sentence, out_ids, step, hooks, iv),
-                   f"Compute the patching grid ({len(hooks)} batched passes)", "why-patch-grid",
-                   f"The grid patches every {SOURCE} position at every hook point: at this model's size, it is "
-                   "computed when you ask.")
+    wanted = asked(
+        cost,
+        engine.patch_cells_cached(bundle, donor, ctl.sentence, out_ids, step, hooks, iv),
+        f"Compute the patching grid ({len(hooks)} batched passes)",
+        "why-patch-grid",
+        f"The grid patches every {SOURCE} position at every hook point: at this model's size, it is "
+        "computed when you ask.",
+    )
     if wanted is False:
         return
     try:
@@ -214,43 +319,81 @@ def _patching(step: int, source: tuple[int, int]) -> None:
         st.warning(md(str(exc)))
         return
     yours = "your prompt" if decoder_only else "your sentence"
-    page.show(shared(patch_grid_map, grid, list(points), src_pieces, style,
-                     f"{PIECE} {step + 1}, {display_piece(out_pieces[step])}: one position from the donor",
-                     source, f"{SOURCE} position ({yours})"),
-              f"A cell: how much the log-probability of the piece on show changes when {yours}'s activation at "
-              f"that hook point (row) and {SOURCE} position (column) is the donor's. Positions both have, matched "
-              "by index" + (": a donor prompt with as many pieces lines up with yours throughout. Only the prompt's "
-                            "positions are patched; the new pieces are the same in both." if decoder_only else "."),
-              key="patch-grid")
+    page.show(
+        shared(
+            patch_grid_map,
+            grid,
+            list(points),
+            src_pieces,
+            style,
+            f"{PIECE} {step + 1}, {display_piece(out_pieces[step])}: one position from the donor",
+            source,
+            f"{SOURCE} position ({yours})",
+        ),
+        f"A cell: how much the log-probability of the piece on show changes when {yours}'s activation at "
+        f"that hook point (row) and {SOURCE} position (column) is the donor's. Positions both have, matched "
+        "by index"
+        + (
+            ": a donor prompt with as many pieces lines up with yours throughout. Only the prompt's "
+            "positions are patched; the new pieces are the same in both."
+            if decoder_only
+            else "."
+        ),
+        key="patch-grid",
+    )
     row, position = divmod(int(abs(grid).argmax()), grid.shape[1])
     if abs(grid[row, position]) < UNCHANGED:
         st.caption(f"No single position changes the piece: the donor is the same as {yours} there.")
         return
     where = list(points)[row]
     moved = engine.translation_patched(bundle, donor, ctl.sentence, points[where], (position,), iv)
-    st.markdown(f"The biggest change ({grid[row, position]:+.2f}): the **{md(where)}** at position {position + 1} "
-                f"(**{md(display_piece(src_pieces[position]))}**). "
-                + ("Your prompt continued with that one activation from the donor (greedy, every step):"
-                   if decoder_only else "Your sentence translated with that one activation from the donor:"))
+    st.markdown(
+        f"The biggest change ({grid[row, position]:+.2f}): the **{md(where)}** at position {position + 1} "
+        f"(**{md(display_piece(src_pieces[position]))}**). "
+        + (
+            "Your prompt continued with that one activation from the donor (greedy, every step):"
+            if decoder_only
+            else "Your sentence translated with that one activation from the donor:"
+        )
+    )
     st.markdown(f"> {md(moved)}")
     own = engine.score(bundle, ctl.sentence, out_ids, iv)
     with st.expander("Your own patch: any hook point, a span of positions"):
         where = st.selectbox("Hook point", list(points), index=row, key="w_patch_point")
         both = grid.shape[1]
-        span = st.slider(f"{SOURCE.capitalize()} positions to patch (from 1)", 1, both, (1, both),
-                         key="w_patch_positions", disabled=both < 2) if both > 1 else (1, 1)
+        span = (
+            st.slider(
+                f"{SOURCE.capitalize()} positions to patch (from 1)",
+                1,
+                both,
+                (1, both),
+                key="w_patch_positions",
+                disabled=both < 2,
+            )
+            if both > 1
+            else (1, 1)
+        )
         try:
-            moved_scores = engine.patched(bundle, donor, ctl.sentence, out_ids, points[where],
-                                          tuple(range(span[0] - 1, span[1])), iv)
+            moved_scores = engine.patched(
+                bundle, donor, ctl.sentence, out_ids, points[where], tuple(range(span[0] - 1, span[1])), iv
+            )
         except AnatomyError as exc:
             st.warning(md(str(exc)))
             return
-        page.show(shared(patch_effect, own, moved_scores, out_pieces, style,
-                         f"Your {WHAT}'s pieces, the {where} at positions {span[0]}-{span[1]} from the donor",
-                         PIECE.lower()),
-                  f"Teacher-forced on your {WHAT}: how likely the model still finds each piece once that "
-                  f"activation comes from the donor. Patching {yours} with itself changes nothing.",
-                  key="patch")
+        page.show(
+            shared(
+                patch_effect,
+                own,
+                moved_scores,
+                out_pieces,
+                style,
+                f"Your {WHAT}'s pieces, the {where} at positions {span[0]}-{span[1]} from the donor",
+                PIECE.lower(),
+            ),
+            f"Teacher-forced on your {WHAT}: how likely the model still finds each piece once that "
+            f"activation comes from the donor. Patching {yours} with itself changes nothing.",
+            key="patch",
+        )
 
 
 def body(step: int) -> None:
@@ -272,8 +415,9 @@ ctl, style, bundle = page.controls, page.style, page.bundle
 caps = bundle.capabilities
 decoder_only = page.decoder_only
 _take_turn(bundle, ctl.sentence)  # a long text waits for its turn, as start() does when it runs the page's result
-PIECE, SOURCE, WHAT = ("New piece", "prompt", "continuation") if decoder_only else ("Output piece", "source",
-                                                                                     "translation")
+PIECE, SOURCE, WHAT = (
+    ("New piece", "prompt", "continuation") if decoder_only else ("Output piece", "source", "translation")
+)
 
 if decoder_only:  # its continuation (ui.page runs a translation or an encoding)
     try:
@@ -287,8 +431,10 @@ for warning in page.result.warnings:
     st.warning(md(warning))
 
 if caps.encoder_only:
-    st.info(f"{md(bundle.name)} does not translate, so no output piece needs explaining (attribution, the logit "
-            "lens and patching a translation do not apply): below are the roles its heads play on your sentence.")
+    st.info(
+        f"{md(bundle.name)} does not translate, so no output piece needs explaining (attribution, the logit "
+        "lens and patching a translation do not apply): below are the roles its heads play on your sentence."
+    )
 else:
     result = page.result
     iv = ctl.interventions()
@@ -310,21 +456,30 @@ else:
             st.error(md(str(exc)))
 
 st.subheader("What each head mostly does")
-st.dataframe(roles_frame(engine.roles(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size)), hide_index=True,
-             column_config={c: st.column_config.NumberColumn(c, format="%.3f")
-                            for c in ("previous", "same", "first", "last", "broad", "alignment")})
+st.dataframe(
+    roles_frame(engine.roles(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size)),
+    hide_index=True,
+    column_config={
+        c: st.column_config.NumberColumn(c, format="%.3f")
+        for c in ("previous", "same", "first", "last", "broad", "alignment")
+    },
+)
 if decoder_only:
-    st.caption("Scores are averages over the head's queries (the prompt's positions, then the new pieces'): weight "
-               "on the piece before (previous), on itself (same), on the first piece, and how spread its weight is "
-               "(broad, normalised entropy). A head is tagged with the highest of the first three when it reaches "
-               "0.5, else broad at 0.9 or more. "
-               f"{md(bundle.name)} has no encoder and no cross-attention, so only the decoder's self-attention has "
-               "heads here: no encoder heads, no sink on a source's last piece (“last”), and no alignment with a "
-               "gold word alignment, which scores the cross-attention heads of a translation model against the "
-               "source words each French word comes from.")
+    st.caption(
+        "Scores are averages over the head's queries (the prompt's positions, then the new pieces'): weight "
+        "on the piece before (previous), on itself (same), on the first piece, and how spread its weight is "
+        "(broad, normalised entropy). A head is tagged with the highest of the first three when it reaches "
+        "0.5, else broad at 0.9 or more. "
+        f"{md(bundle.name)} has no encoder and no cross-attention, so only the decoder's self-attention has "
+        "heads here: no encoder heads, no sink on a source's last piece (“last”), and no alignment with a "
+        "gold word alignment, which scores the cross-attention heads of a translation model against the "
+        "source words each French word comes from."
+    )
 else:
-    st.caption("Scores are averages over the head's queries: weight on the piece before (previous), on itself "
-               "(same), on the first piece, on the last source piece (</s> or [SEP]), and how spread its weight is "
-               "(broad, normalised entropy). A head is tagged with the highest of the first four when it reaches "
-               "0.5, else broad at 0.9 or more.")
+    st.caption(
+        "Scores are averages over the head's queries: weight on the piece before (previous), on itself "
+        "(same), on the first piece, on the last source piece (</s> or [SEP]), and how spread its weight is "
+        "(broad, normalised entropy). A head is tagged with the highest of the first four when it reaches "
+        "0.5, else broad at 0.9 or more."
+    )
 page.finish(globals())

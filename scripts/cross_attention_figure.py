@@ -18,8 +18,15 @@ from viz.attention import attention_map  # noqa: E402
 from viz.labels import display_piece  # noqa: E402
 from viz.style import Style  # noqa: E402
 
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def main(sentence: str, out: Path) -> None:
@@ -29,12 +36,18 @@ def main(sentence: str, out: Path) -> None:
     result = bundle.translate(sentence)
     trace = result.trace
     pattern = trace.pattern("decoder", "cross", best["layer"])[best["head"]]
-    queries = [f"{display_piece(inp)} → {display_piece(made)}" for inp, made in zip(trace.tgt_pieces, trace.out_pieces, strict=True)]
-    title = (f"Cross-attention, decoder layer {best['layer'] + 1} head {best['head'] + 1} "
-             f"({best['agreement']:.1f}% alignment agreement)<br><sup>{sentence} → {result.translation}</sup>")
+    queries = [
+        f"{display_piece(inp)} → {display_piece(made)}"
+        for inp, made in zip(trace.tgt_pieces, trace.out_pieces, strict=True)
+    ]
+    title = (
+        f"Cross-attention, decoder layer {best['layer'] + 1} head {best['head'] + 1} "
+        f"({best['agreement']:.1f}% alignment agreement)<br><sup>{sentence} → {result.translation}</sup>"
+    )
     fig = attention_map(pattern, queries, trace.src_pieces, Style(), title, show_values=True)
     fig.update_layout(width=900, height=620, margin=dict(l=170, t=100))
     from playwright.sync_api import sync_playwright
+
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
         page_file = Path(tmp) / "figure.html"
         page_file.write_text(fig.to_html(include_plotlyjs=True, full_html=True), encoding="utf-8")
@@ -48,5 +61,7 @@ def main(sentence: str, out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "The small girl sees a white bird.",
-         ROOT / "docs" / "cross_attention_small_girl.png")
+    main(
+        sys.argv[1] if len(sys.argv) > 1 else "The small girl sees a white bird.",
+        ROOT / "docs" / "cross_attention_small_girl.png",
+    )

@@ -19,6 +19,7 @@ def tiny_checkpoint(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_bundle(tiny_checkpoint):
     from model import load_bundle
+
     return load_bundle(tiny_checkpoint)
 
 
@@ -28,6 +29,7 @@ def restore_torch_threads():
     any thread: give every test module torch's own count back, in this thread and for new ones,
     so that traces compared across threads are computed alike."""
     import torch
+
     before = torch.get_num_threads()
     yield
     torch.set_num_threads(before)

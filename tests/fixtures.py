@@ -26,8 +26,9 @@ PAIRS = [
     ("They will go to the school tomorrow.", "Ils iront à l'école demain."),
 ]
 
-TINY = ModelConfig(vocab_size=320, d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2,
-                   n_decoder_layers=2, dropout=0.0, max_len=48)
+TINY = ModelConfig(
+    vocab_size=320, d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, n_decoder_layers=2, dropout=0.0, max_len=48
+)
 
 
 def build_tiny_checkpoint(path: Path, config: ModelConfig = TINY, seed: int = 0) -> Path:

@@ -149,8 +149,9 @@ def _quiet_transformers() -> None:
 # weights
 
 
-def _randomize_trivial(model: torch.nn.Module, generator: torch.Generator,
-                       pad_rows: Iterable[tuple[torch.nn.Embedding, int]] = ()) -> None:
+def _randomize_trivial(
+    model: torch.nn.Module, generator: torch.Generator, pad_rows: Iterable[tuple[torch.nn.Embedding, int]] = ()
+) -> None:
     """Give random values to every parameter that default init leaves constant (LayerNorm
     weights and biases, zero Linear biases), and to the listed embeddings' pad rows."""
     with torch.no_grad():
@@ -176,9 +177,14 @@ def _train_spm(sentences: list[str], vocab_size: int) -> bytes:
 
     buffer = io.BytesIO()
     spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(sentences), model_writer=buffer, vocab_size=vocab_size,
-        model_type="unigram", hard_vocab_limit=False, character_coverage=1.0,
-        num_threads=1, minloglevel=2,
+        sentence_iterator=iter(sentences),
+        model_writer=buffer,
+        vocab_size=vocab_size,
+        model_type="unigram",
+        hard_vocab_limit=False,
+        character_coverage=1.0,
+        num_threads=1,
+        minloglevel=2,
     )
     return buffer.getvalue()
 
@@ -214,9 +220,18 @@ def _marian_model(config: MarianConfig, seed: int) -> MarianMTModel:
     return model.eval()
 
 
-def make_marian_dir(path: Path, *, d_model: int = 16, layers: int = 2, heads: int = 2,
-                    ffn: int = 32, activation: str = "swish", scale_embedding: bool = True,
-                    max_positions: int = 64, seed: int = 0) -> Path:
+def make_marian_dir(
+    path: Path,
+    *,
+    d_model: int = 16,
+    layers: int = 2,
+    heads: int = 2,
+    ffn: int = 32,
+    activation: str = "swish",
+    scale_embedding: bool = True,
+    max_positions: int = 64,
+    seed: int = 0,
+) -> Path:
     """A tiny random MarianMTModel saved by transformers, with source.spm, target.spm, vocab.json,
     tokenizer_config.json (MarianTokenizer.save_pretrained), config.json,
     generation_config.json, model.safetensors."""
@@ -235,28 +250,48 @@ def make_marian_dir(path: Path, *, d_model: int = 16, layers: int = 2, heads: in
         files["vocab.json"].write_text(json.dumps(vocab, ensure_ascii=False, indent=2), encoding="utf-8")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "Recommended: pip install sacremoses."
-            tokenizer = MarianTokenizer(source_spm=str(files["source.spm"]),
-                                        target_spm=str(files["target.spm"]),
-                                        vocab=str(files["vocab.json"]),
-                                        source_lang="en", target_lang="fr",
-                                        model_max_length=max_positions)
+            tokenizer = MarianTokenizer(
+                source_spm=str(files["source.spm"]),
+                target_spm=str(files["target.spm"]),
+                vocab=str(files["vocab.json"]),
+                source_lang="en",
+                target_lang="fr",
+                model_max_length=max_positions,
+            )
         tokenizer.save_pretrained(str(path))
 
     pad_id = len(vocab) - 1
     config = MarianConfig(
-        vocab_size=len(vocab), decoder_vocab_size=len(vocab), d_model=d_model,
-        encoder_layers=layers, decoder_layers=layers,
-        encoder_attention_heads=heads, decoder_attention_heads=heads,
-        encoder_ffn_dim=ffn, decoder_ffn_dim=ffn, activation_function=activation,
-        max_position_embeddings=max_positions, scale_embedding=scale_embedding,
-        dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
-        pad_token_id=pad_id, eos_token_id=0, decoder_start_token_id=pad_id,
-        forced_eos_token_id=0, share_encoder_decoder_embeddings=True, tie_word_embeddings=True,
+        vocab_size=len(vocab),
+        decoder_vocab_size=len(vocab),
+        d_model=d_model,
+        encoder_layers=layers,
+        decoder_layers=layers,
+        encoder_attention_heads=heads,
+        decoder_attention_heads=heads,
+        encoder_ffn_dim=ffn,
+        decoder_ffn_dim=ffn,
+        activation_function=activation,
+        max_position_embeddings=max_positions,
+        scale_embedding=scale_embedding,
+        dropout=0.0,
+        attention_dropout=0.0,
+        activation_dropout=0.0,
+        pad_token_id=pad_id,
+        eos_token_id=0,
+        decoder_start_token_id=pad_id,
+        forced_eos_token_id=0,
+        share_encoder_decoder_embeddings=True,
+        tie_word_embeddings=True,
     )
     model = _marian_model(config, seed)
     model.generation_config = GenerationConfig(
-        bad_words_ids=[[pad_id]], decoder_start_token_id=pad_id, eos_token_id=0,
-        pad_token_id=pad_id, forced_eos_token_id=0, max_length=min(64, max_positions),
+        bad_words_ids=[[pad_id]],
+        decoder_start_token_id=pad_id,
+        eos_token_id=0,
+        pad_token_id=pad_id,
+        forced_eos_token_id=0,
+        max_length=min(64, max_positions),
         num_beams=4,
     )
     model.save_pretrained(str(path))
@@ -309,14 +344,15 @@ def _bert_tokenizer(pieces: list[str]) -> Tokenizer:
     from tokenizers.models import WordPiece
 
     vocab = {piece: i for i, piece in enumerate(pieces)}
-    tok = Tokenizer(WordPiece(vocab, unk_token="[UNK]", continuing_subword_prefix="##",
-                              max_input_chars_per_word=100))
+    tok = Tokenizer(WordPiece(vocab, unk_token="[UNK]", continuing_subword_prefix="##", max_input_chars_per_word=100))
     tok.add_special_tokens(BERT_SPECIALS)
-    tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True,
-                                                strip_accents=None, lowercase=True)
+    tok.normalizer = normalizers.BertNormalizer(
+        clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=True
+    )
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tok.post_processor = processors.TemplateProcessing(
-        single="[CLS]:0 $A:0 [SEP]:0", pair="[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1",
+        single="[CLS]:0 $A:0 [SEP]:0",
+        pair="[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1",
         special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
     )
     tok.decoder = decoders.WordPiece(prefix="##")
@@ -334,8 +370,17 @@ def _bert_model(config: BertConfig, seed: int) -> BertModel:
     return model.eval()
 
 
-def make_bert_dir(path: Path, *, hidden: int = 16, layers: int = 2, heads: int = 2, ffn: int = 32,
-                  max_positions: int = 64, hidden_act: str = "gelu", seed: int = 0) -> Path:
+def make_bert_dir(
+    path: Path,
+    *,
+    hidden: int = 16,
+    layers: int = 2,
+    heads: int = 2,
+    ffn: int = 32,
+    max_positions: int = 64,
+    hidden_act: str = "gelu",
+    seed: int = 0,
+) -> Path:
     """A tiny random BertModel saved by transformers, with tokenizer.json, vocab.txt,
     tokenizer_config.json, config.json, model.safetensors."""
     _quiet_transformers()
@@ -345,16 +390,23 @@ def make_bert_dir(path: Path, *, hidden: int = 16, layers: int = 2, heads: int =
     path.mkdir(parents=True, exist_ok=True)
     pieces = _wordpiece_vocab(ENGLISH)
     backend = _bert_tokenizer(pieces)
-    tokenizer = BertTokenizerFast(tokenizer_object=backend, do_lower_case=True,
-                                  model_max_length=max_positions)
+    tokenizer = BertTokenizerFast(tokenizer_object=backend, do_lower_case=True, model_max_length=max_positions)
     tokenizer.save_pretrained(str(path))
     (path / "vocab.txt").write_text("".join(p + "\n" for p in pieces), encoding="utf-8")
 
     config = BertConfig(
-        vocab_size=len(pieces), hidden_size=hidden, num_hidden_layers=layers,
-        num_attention_heads=heads, intermediate_size=ffn, max_position_embeddings=max_positions,
-        type_vocab_size=2, hidden_act=hidden_act, layer_norm_eps=1e-12,
-        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, pad_token_id=0,
+        vocab_size=len(pieces),
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=ffn,
+        max_position_embeddings=max_positions,
+        type_vocab_size=2,
+        hidden_act=hidden_act,
+        layer_norm_eps=1e-12,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        pad_token_id=0,
     )
     model = _bert_model(config, seed)
     model.save_pretrained(str(path))
@@ -388,9 +440,18 @@ def _t5_spm() -> bytes:
     sentences = ENGLISH + FRENCH + [T5_TASK_PREFIX + s for s in ENGLISH[:8]]
     buffer = io.BytesIO()
     spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(sentences), model_writer=buffer, vocab_size=T5_SPM_VOCAB,
-        model_type="unigram", hard_vocab_limit=False, character_coverage=1.0,
-        pad_id=0, eos_id=1, unk_id=2, bos_id=-1, num_threads=1, minloglevel=2,
+        sentence_iterator=iter(sentences),
+        model_writer=buffer,
+        vocab_size=T5_SPM_VOCAB,
+        model_type="unigram",
+        hard_vocab_limit=False,
+        character_coverage=1.0,
+        pad_id=0,
+        eos_id=1,
+        unk_id=2,
+        bos_id=-1,
+        num_threads=1,
+        minloglevel=2,
     )
     return buffer.getvalue()
 
@@ -400,8 +461,7 @@ def _t5_tokenizer(spiece: Path) -> T5Tokenizer:
     checkpoint that has only spiece.model (T5Tokenizer(vocab_file=...) alone ignores the file)."""
     from transformers import T5Tokenizer
 
-    kwargs = T5Tokenizer.convert_to_native_format(vocab_file=str(spiece), extra_ids=T5_EXTRA_IDS,
-                                                  model_max_length=512)
+    kwargs = T5Tokenizer.convert_to_native_format(vocab_file=str(spiece), extra_ids=T5_EXTRA_IDS, model_max_length=512)
     return T5Tokenizer(**kwargs)
 
 
@@ -428,10 +488,21 @@ def _rewrite_json(file: Path, update: dict, drop: Iterable[str] = ()) -> None:
     file.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def make_t5_dir(path: Path, *, variant: str = "flan", d_model: int = 16, layers: int = 2,
-                heads: int = 2, d_kv: int | None = None, ffn: int = 32, num_buckets: int = 8,
-                max_distance: int = 16, vocab_size: int | None = None, seed: int = 0,
-                task_prefix: bool = True) -> Path:
+def make_t5_dir(
+    path: Path,
+    *,
+    variant: str = "flan",
+    d_model: int = 16,
+    layers: int = 2,
+    heads: int = 2,
+    d_kv: int | None = None,
+    ffn: int = 32,
+    num_buckets: int = 8,
+    max_distance: int = 16,
+    vocab_size: int | None = None,
+    seed: int = 0,
+    task_prefix: bool = True,
+) -> Path:
     """A tiny random T5ForConditionalGeneration saved by transformers, with spiece.model,
     tokenizer.json, tokenizer_config.json, config.json, generation_config.json,
     model.safetensors, like google/flan-t5-small (variant "flan": gated-gelu, separate lm_head,
@@ -457,15 +528,26 @@ def make_t5_dir(path: Path, *, variant: str = "flan", d_model: int = 16, layers:
     model_vocab = _round_up(len(tokenizer) + 1, 8) if vocab_size is None else vocab_size
     if model_vocab < len(tokenizer):
         raise ValueError(f"vocab_size {model_vocab} < the tokenizer's {len(tokenizer)}")
-    task_params = {"translation_en_to_fr": {"prefix": T5_TASK_PREFIX, "max_length": 40,
-                                            "num_beams": 4, "early_stopping": True}}
+    task_params = {
+        "translation_en_to_fr": {"prefix": T5_TASK_PREFIX, "max_length": 40, "num_beams": 4, "early_stopping": True}
+    }
     config = T5Config(
-        vocab_size=model_vocab, d_model=d_model, d_kv=d_kv if d_kv is not None else d_model // heads,
-        d_ff=ffn, num_layers=layers, num_decoder_layers=layers, num_heads=heads,
-        relative_attention_num_buckets=num_buckets, relative_attention_max_distance=max_distance,
-        dropout_rate=0.0, layer_norm_epsilon=1e-6,
-        feed_forward_proj="gated-gelu" if flan else "relu", tie_word_embeddings=not flan,
-        pad_token_id=0, eos_token_id=1, decoder_start_token_id=0,
+        vocab_size=model_vocab,
+        d_model=d_model,
+        d_kv=d_kv if d_kv is not None else d_model // heads,
+        d_ff=ffn,
+        num_layers=layers,
+        num_decoder_layers=layers,
+        num_heads=heads,
+        relative_attention_num_buckets=num_buckets,
+        relative_attention_max_distance=max_distance,
+        dropout_rate=0.0,
+        layer_norm_epsilon=1e-6,
+        feed_forward_proj="gated-gelu" if flan else "relu",
+        tie_word_embeddings=not flan,
+        pad_token_id=0,
+        eos_token_id=1,
+        decoder_start_token_id=0,
         task_specific_params=task_params if task_prefix else None,
     )
     model = _t5_model(config, seed, separate_head=flan)
@@ -473,8 +555,11 @@ def make_t5_dir(path: Path, *, variant: str = "flan", d_model: int = 16, layers:
     model.save_pretrained(str(path))
     # transformers 5.24 writes "tie_word_embeddings": true for every T5 and its own
     # "scale_decoder_outputs"; the real configs say false (flan) and have no such key.
-    _rewrite_json(path / "config.json", {"tie_word_embeddings": not flan},
-                  drop=["scale_decoder_outputs"] + ([] if task_prefix else ["task_specific_params"]))
+    _rewrite_json(
+        path / "config.json",
+        {"tie_word_embeddings": not flan},
+        drop=["scale_decoder_outputs"] + ([] if task_prefix else ["task_specific_params"]),
+    )
     return path
 
 
@@ -502,8 +587,9 @@ def _gpt2_bpe(sentences: list[str], vocab_size: int) -> tuple[dict[str, int], li
     tok = Tokenizer(BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size - 1, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size - 1, show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
     tok.train_from_iterator(sentences, trainer)
     model = json.loads(tok.to_str())["model"]
     vocab = dict(model["vocab"])
@@ -538,9 +624,17 @@ def _gpt2_hub_layout(file: Path, config: GPT2Config) -> None:
     save_file(tensors, str(file), metadata={"format": "pt"})
 
 
-def make_gpt2_dir(path: Path, *, d_model: int = 16, layers: int = 2, heads: int = 2,
-                  max_positions: int = 64, vocab_size: int | None = None, seed: int = 0,
-                  hub_layout: bool = True) -> Path:
+def make_gpt2_dir(
+    path: Path,
+    *,
+    d_model: int = 16,
+    layers: int = 2,
+    heads: int = 2,
+    max_positions: int = 64,
+    vocab_size: int | None = None,
+    seed: int = 0,
+    hub_layout: bool = True,
+) -> Path:
     """A tiny random GPT2LMHeadModel saved by transformers, with tokenizer.json, vocab.json,
     merges.txt, tokenizer_config.json, config.json, generation_config.json, model.safetensors,
     like openai-community/gpt2. With hub_layout (the default), model.safetensors has gpt2's own
@@ -564,10 +658,20 @@ def make_gpt2_dir(path: Path, *, d_model: int = 16, layers: int = 2, heads: int 
     if model_vocab < len(tokenizer):
         raise ValueError(f"vocab_size {model_vocab} < the tokenizer's {len(tokenizer)}")
     config = GPT2Config(
-        vocab_size=model_vocab, n_embd=d_model, n_layer=layers, n_head=heads,
-        n_positions=max_positions, n_ctx=max_positions, n_inner=None,
-        activation_function="gelu_new", resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
-        layer_norm_epsilon=1e-5, bos_token_id=eot, eos_token_id=eot,
+        vocab_size=model_vocab,
+        n_embd=d_model,
+        n_layer=layers,
+        n_head=heads,
+        n_positions=max_positions,
+        n_ctx=max_positions,
+        n_inner=None,
+        activation_function="gelu_new",
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        layer_norm_epsilon=1e-5,
+        bos_token_id=eot,
+        eos_token_id=eot,
         task_specific_params={"text-generation": {"do_sample": True, "max_length": 50}},
     )
     model = _gpt2_model(config, seed)

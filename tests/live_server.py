@@ -23,7 +23,7 @@ class LiveApp:
     url: str
     port: int
     pid: int
-    started: float              # time.monotonic() when the process was launched
+    started: float  # time.monotonic() when the process was launched
     seconds_to_healthy: float
     log: Path
 
@@ -37,8 +37,9 @@ def rss_mib(pid: int) -> float:
 
 
 @contextmanager
-def running_app(checkpoint: Path | None = None, timeout: float = 60.0, script: str = "serve.py",
-                env: dict[str, str] | None = None) -> Iterator[LiveApp]:
+def running_app(
+    checkpoint: Path | None = None, timeout: float = 60.0, script: str = "serve.py", env: dict[str, str] | None = None
+) -> Iterator[LiveApp]:
     """`streamlit run serve.py` with ANATOMY_CHECKPOINT=checkpoint (None: the shipped model) and
     `env` added to its environment; `script` runs another Streamlit script of the repository instead."""
     port = free_port()

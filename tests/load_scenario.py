@@ -20,13 +20,20 @@ sys.path.insert(0, str(ROOT))
 from deploy.room import running_room
 
 PAGES = ("attention", "translate")
-SWITCHES = [{}, {"causal": "off"}, {"ablate": "dec-cross-1-1,enc-self-2-3"}, {"pe": "off"},
-            {"decode": "beam", "beam": "3"}, {"padding": "off", "layer": "2", "head": "3"}]
+SWITCHES = [
+    {},
+    {"causal": "off"},
+    {"ablate": "dec-cross-1-1,enc-self-2-3"},
+    {"pe": "off"},
+    {"decode": "beam", "beam": "3"},
+    {"padding": "off", "layer": "2", "head": "3"},
+]
 
 
 def scenario(n_sessions: int, configs_each: int, seed: int = 7) -> list[list[tuple[str, str]]]:
     """Per session, its own (page, query string) list: a corpus sentence under varied switches."""
     from model.training.corpus import generate
+
     sentences = [example.en for example in generate(n_sessions * configs_each, seed)]
     plan = []
     for session in range(n_sessions):
@@ -64,16 +71,18 @@ class LoadReport:
         """One paragraph of figures, then one line in a fixed format to compare runs at a glance."""
         span = f"for {self.seconds:.0f} s" if self.seconds is not None else "with a fixed amount of work"
         half = f", {self.rss_half_mib:.0f} MiB after half the work" if self.rss_half_mib is not None else ""
-        return (f"{self.sessions} concurrent sessions {span}: {self.requests} page runs, "
-                f"{len(self.errors)} errors, {len(self.mismatches)} differing from the single-session run; "
-                f"latency p50 {self.percentile(50):.2f} s, p95 {self.percentile(95):.2f} s, "
-                f"mean {statistics.fmean(self.latencies) if self.latencies else float('nan'):.2f} s; "
-                f"server RSS {self.rss_start_mib:.0f} MiB at the start{half}, {self.rss_end_mib:.0f} MiB at the end "
-                f"(every 10 s: {', '.join(f'{mib:.0f}' for _, mib in self.rss_samples)})"
-                + (f", summed over {self.replicas} replicas behind nginx" if self.replicas else "")
-                + f"\nload: sessions={self.sessions} runs={self.requests} errors={len(self.errors)} "
-                  f"mismatched={len(self.mismatches)} p50={self.percentile(50):.1f}s p95={self.percentile(95):.1f}s "
-                  f"rss_start={self.rss_start_mib:.0f} rss_end={self.rss_end_mib:.0f}")
+        return (
+            f"{self.sessions} concurrent sessions {span}: {self.requests} page runs, "
+            f"{len(self.errors)} errors, {len(self.mismatches)} differing from the single-session run; "
+            f"latency p50 {self.percentile(50):.2f} s, p95 {self.percentile(95):.2f} s, "
+            f"mean {statistics.fmean(self.latencies) if self.latencies else float('nan'):.2f} s; "
+            f"server RSS {self.rss_start_mib:.0f} MiB at the start{half}, {self.rss_end_mib:.0f} MiB at the end "
+            f"(every 10 s: {', '.join(f'{mib:.0f}' for _, mib in self.rss_samples)})"
+            + (f", summed over {self.replicas} replicas behind nginx" if self.replicas else "")
+            + f"\nload: sessions={self.sessions} runs={self.requests} errors={len(self.errors)} "
+            f"mismatched={len(self.mismatches)} p50={self.percentile(50):.1f}s p95={self.percentile(95):.1f}s "
+            f"rss_start={self.rss_start_mib:.0f} rss_end={self.rss_end_mib:.0f}"
+        )
 
 
 async def _visit(url: str, page: str, query: str, reruns: int = 1) -> list[PageRun]:
@@ -134,8 +143,14 @@ def _server(checkpoint, replicas: int, env: dict[str, str] | None) -> Iterator[t
             yield app.url, [app.pid], [app.url]
 
 
-def run_load(checkpoint=None, n_sessions: int = 20, configs_each: int = 2, seconds: float | None = 30.0,
-             replicas: int = 0, env: dict[str, str] | None = None) -> LoadReport:
+def run_load(
+    checkpoint=None,
+    n_sessions: int = 20,
+    configs_each: int = 2,
+    seconds: float | None = 30.0,
+    replicas: int = 0,
+    env: dict[str, str] | None = None,
+) -> LoadReport:
     """Single-session baseline on one server, then all sessions at once on a fresh one (or on
     `replicas` fresh replicas behind nginx), each server started with `env` added.
 
@@ -147,6 +162,7 @@ def run_load(checkpoint=None, n_sessions: int = 20, configs_each: int = 2, secon
     report = LoadReport(n_sessions, seconds, replicas=replicas)
     report.errors.extend(e for run in baseline.values() for e in run.errors)
     with _server(checkpoint, replicas, env) as (url, pids, servers):  # fresh caches: pages are computed under load
+
         async def warm_then_load():
             for server in servers:  # load the model and every page's modules before measuring RSS
                 async with Session(server) as session:
@@ -164,6 +180,7 @@ def run_load(checkpoint=None, n_sessions: int = 20, configs_each: int = 2, secon
                 await _together(url, plan, baseline, report, seconds)
             stop.set()
             await sampler
+
         asyncio.run(warm_then_load())
         report.rss_end_mib = _rss(pids)
     return report

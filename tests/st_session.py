@@ -28,8 +28,11 @@ class PageRun:
     @property
     def errors(self) -> list[str]:
         """Tracebacks and error boxes the page showed."""
-        return [content for kind, content in self.elements
-                if kind == "exception" or (kind == "alert" and content.startswith("error:"))]
+        return [
+            content
+            for kind, content in self.elements
+            if kind == "exception" or (kind == "alert" and content.startswith("error:"))
+        ]
 
     @property
     def charts(self) -> list[str]:
@@ -61,23 +64,31 @@ class Session:
     the third subprotocol entry; the second is an XSRF token this app does not need); `origin` is
     the page's origin a browser would send."""
 
-    def __init__(self, url: str, timeout: float = 120.0, cookie: str | None = None, resume: str | None = None,
-                 origin: str | None = None, connect_to: tuple[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        timeout: float = 120.0,
+        cookie: str | None = None,
+        resume: str | None = None,
+        origin: str | None = None,
+        connect_to: tuple[str, int] | None = None,
+    ) -> None:
         self.ws_url = url.replace("http://", "ws://") + "/_stcore/stream"
         self.timeout = timeout
         self.cookie, self.resume, self.origin = cookie, resume, origin
         self.connect_to = connect_to  # (host, port) to dial instead of the URL's (whose name is sent as Host)
         self.connection = None
         self.session_id: str | None = resume
-        self.tried: list[str] = []       # the replicas a proxy tried, in order (its X-Anatomy-Replica header)
+        self.tried: list[str] = []  # the replicas a proxy tried, in order (its X-Anatomy-Replica header)
         self.replica: str | None = None  # the one that answered
 
     async def __aenter__(self) -> Session:
         protocols = ["streamlit"] + (["no-xsrf", self.resume] if self.resume else [])
         headers = {"Cookie": self.cookie} if self.cookie else None
         dial = {"host": self.connect_to[0], "port": self.connect_to[1], "proxy": None} if self.connect_to else {}
-        self.connection = await websockets.connect(self.ws_url, subprotocols=protocols, max_size=None,
-                                                   additional_headers=headers, origin=self.origin, **dial)
+        self.connection = await websockets.connect(
+            self.ws_url, subprotocols=protocols, max_size=None, additional_headers=headers, origin=self.origin, **dial
+        )
         header = self.connection.response.headers.get("X-Anatomy-Replica")
         self.tried = [address.strip() for address in header.split(",")] if header else []
         self.replica = self.tried[-1] if self.tried else None

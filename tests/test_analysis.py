@@ -61,7 +61,7 @@ def test_input_times_gradient_sums_to_the_derivative_along_the_input(tiny_bundle
 def test_integrated_gradients_are_complete(tiny_bundle, output):
     src, tgt, _ = forced.inputs(tiny_bundle, SENTENCE, output)
     x = forced.recorded(tiny_bundle, src, tgt, Interventions())[EMBEDDING].clone()
-    gap = (_f(tiny_bundle, SENTENCE, output)[0] - _f(tiny_bundle, SENTENCE, output, {EMBEDDING: Patch(x * 0)})[0])
+    gap = _f(tiny_bundle, SENTENCE, output)[0] - _f(tiny_bundle, SENTENCE, output, {EMBEDDING: Patch(x * 0)})[0]
     rows = attribute(tiny_bundle, SENTENCE, output, "integrated-gradients", steps=64).sum(1)
     np.testing.assert_allclose(rows, gap.numpy(), atol=0.02 + 0.02 * float(gap.abs().max()))
 
@@ -78,7 +78,7 @@ def test_integrated_gradients_on_the_shipped_model_are_complete_within_one_perce
         out = default_bundle.translate(sentence, trace=False).output_ids
         src, tgt, _ = forced.inputs(default_bundle, sentence, out)
         x = forced.recorded(default_bundle, src, tgt, Interventions())[EMBEDDING].clone()
-        gap = (_f(default_bundle, sentence, out)[0] - _f(default_bundle, sentence, out, {EMBEDDING: Patch(x * 0)})[0])
+        gap = _f(default_bundle, sentence, out)[0] - _f(default_bundle, sentence, out, {EMBEDDING: Patch(x * 0)})[0]
         rows = attribute(default_bundle, sentence, out, "integrated-gradients", steps=128).sum(1)
         np.testing.assert_allclose(rows, gap.double().numpy(), rtol=0.01, atol=1e-3)
 
@@ -87,8 +87,9 @@ def test_integrated_gradients_on_the_shipped_model_are_complete_within_one_perce
 def test_rows_for_some_pieces_are_those_of_the_whole_table(tiny_bundle, output, method):
     whole = attribute(tiny_bundle, SENTENCE, output, method, steps=8)
     for pieces in ([2], [len(output) - 1, 0]):
-        np.testing.assert_allclose(attribute(tiny_bundle, SENTENCE, output, method, steps=8, pieces=pieces),
-                                   whole[pieces], atol=1e-5)
+        np.testing.assert_allclose(
+            attribute(tiny_bundle, SENTENCE, output, method, steps=8, pieces=pieces), whole[pieces], atol=1e-5
+        )
 
 
 def test_integrated_gradients_report_progress_up_to_done(tiny_bundle, output):
@@ -127,8 +128,12 @@ def test_the_logit_lens_last_layer_is_the_models_own(tiny_bundle, output):
 
 def test_patching_a_sentence_with_itself_changes_nothing_exactly(tiny_bundle, output):
     own = unpatched(tiny_bundle, SENTENCE, output)
-    for hook in (stages.embedding("sum"), stages.attention("encoder", "self", 0, "pattern"), stages.MEMORY,
-                 stages.layer_output("decoder", 0, tiny_bundle.config.norm_first)):
+    for hook in (
+        stages.embedding("sum"),
+        stages.attention("encoder", "self", 0, "pattern"),
+        stages.MEMORY,
+        stages.layer_output("decoder", 0, tiny_bundle.config.norm_first),
+    ):
         assert np.array_equal(patch(tiny_bundle, SENTENCE, SENTENCE, output, hook), own), hook
 
 
@@ -171,6 +176,7 @@ def test_head_roles_score_every_head(tiny_bundle, bert):  # noqa: F811
 
 # ---- against transformers -------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("index", [0, 3])
 def test_marian_lens_and_attention_equal_transformers(marian, marian_ref, index):  # noqa: F811
     tokenizer, model = marian_ref
@@ -178,12 +184,14 @@ def test_marian_lens_and_attention_equal_transformers(marian, marian_ref, index)
     src = tokenizer(SENTENCES[index]).input_ids
     decoder_input = [model.config.decoder_start_token_id] + target[:-1]
     with torch.no_grad():
-        out = model(input_ids=torch.tensor([src]), decoder_input_ids=torch.tensor([decoder_input]),
-                    output_attentions=True)
+        out = model(
+            input_ids=torch.tensor([src]), decoder_input_ids=torch.tensor([decoder_input]), output_attentions=True
+        )
     theirs = out.logits[0].float().log_softmax(-1).numpy()
     np.testing.assert_allclose(logit_lens(marian, SENTENCES[index], target)[-1], theirs, atol=1e-4)
-    np.testing.assert_allclose(attribute(marian, SENTENCES[index], target, "attention"),
-                               out.cross_attentions[-1][0].mean(0).numpy(), atol=1e-5)
+    np.testing.assert_allclose(
+        attribute(marian, SENTENCES[index], target, "attention"), out.cross_attentions[-1][0].mean(0).numpy(), atol=1e-5
+    )
     for method in METHODS:
         assert attribute(marian, SENTENCES[index], target, method).shape == (len(target), len(src))
 
@@ -248,8 +256,13 @@ def test_marian_attributions_equal_those_computed_on_transformers(marian, marian
 
 def test_the_logit_lens_by_word_class_counts_every_scored_word():
     classes = word_classes()
-    assert (classes["cat"], classes["sees"], classes["the"], classes["very"], classes["blue"]) == \
-        ("noun", "verb", "determiner", "adverb", "adjective")
+    assert (classes["cat"], classes["sees"], classes["the"], classes["very"], classes["blue"]) == (
+        "noun",
+        "verb",
+        "determiner",
+        "adverb",
+        "adjective",
+    )
     bundle = load_bundle()
     rows = [(e.en, e.fr, e.alignment_str()) for e in generate(6, seed=11)]
     sources = [normalize_source(en).text for en, _, _ in rows]
@@ -304,6 +317,7 @@ def test_patching_the_one_word_that_differs_carries_it_over(default_bundle):
 
 def test_block_roles_tag_the_heads_head_roles_tags(default_bundle):
     from model.analysis.roles import block_roles
+
     table = head_roles(default_bundle, [SENTENCE])
     trace = default_bundle.teacher_forced(SENTENCE, default_bundle.translate(SENTENCE, trace=False).output_ids)
     tagged = 0
@@ -318,6 +332,7 @@ def test_block_roles_tag_the_heads_head_roles_tags(default_bundle):
 
 def test_the_shipped_card_tags_alignment_heads_for_the_model_view(default_bundle):
     from model.analysis.roles import card_roles
+
     cross = card_roles(default_bundle.card, "decoder", "cross")
     assert cross and set(cross.values()) == {"alignment"}
     assert card_roles({}, "decoder", "cross") == {}
@@ -325,6 +340,7 @@ def test_the_shipped_card_tags_alignment_heads_for_the_model_view(default_bundle
 
 def test_trace_roles_are_head_roles_on_the_sentence(default_bundle):
     from model.analysis.roles import trace_roles
+
     table = head_roles(default_bundle, [SENTENCE])
     ours = trace_roles(default_bundle.translate(SENTENCE).trace)
     pd_cols = ["previous", "same", "first", "last", "broad"]

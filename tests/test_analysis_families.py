@@ -36,9 +36,11 @@ FAMILIES = ("t5", "flan", "gpt2")
 def dirs(tmp_path_factory):
     root = tmp_path_factory.mktemp("families")
     # t5: tied and rescaled head, ReLU, the task prefix (seed 1: seed 0 writes one piece whatever the sentence)
-    return {"t5": _sharpen(make_t5_dir(root / "t5-tiny", variant="t5", seed=1), T5_SHARPEN),
-            "flan": _sharpen(make_t5_dir(root / "flan-t5-tiny", variant="flan", task_prefix=False), T5_SHARPEN),
-            "gpt2": _sharpen(make_gpt2_dir(root / "gpt2-tiny"), GPT2_SHARPEN)}
+    return {
+        "t5": _sharpen(make_t5_dir(root / "t5-tiny", variant="t5", seed=1), T5_SHARPEN),
+        "flan": _sharpen(make_t5_dir(root / "flan-t5-tiny", variant="flan", task_prefix=False), T5_SHARPEN),
+        "gpt2": _sharpen(make_gpt2_dir(root / "gpt2-tiny"), GPT2_SHARPEN),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +73,7 @@ def _x0(bundle, sentence, output_ids) -> torch.Tensor:
 def _x(bundle, sentence, output_ids) -> torch.Tensor:
     """(1, S, d) the source's (the prompt's) token embeddings as the model receives them."""
     src, tgt, _ = forced.inputs(bundle, sentence, output_ids)
-    return forced.recorded(bundle, src, tgt, Interventions())[forced.embedding_stage(bundle)][:, :src.size(1)].clone()
+    return forced.recorded(bundle, src, tgt, Interventions())[forced.embedding_stage(bundle)][:, : src.size(1)].clone()
 
 
 def _at_source(bundle, value) -> dict[str, Patch]:
@@ -82,11 +84,21 @@ def _hooks(bundle) -> list[str]:
     """Hook points before, inside and after the stacks (T5's relative-position bias too)."""
     cfg = bundle.config
     if bundle.capabilities.encoder:
-        return [stages.embedding("sum"), stages.position_bias("encoder"), stages.layer_output("encoder", 0, True),
-                stages.MEMORY, stages.position_bias("decoder"), stages.layer_output("decoder", 0, True)]
-    return [stages.embedding("sum", "target"), stages.embedding("position", "target"),
-            stages.attention("decoder", "self", 0, "pattern"), stages.layer_output("decoder", 0, cfg.norm_first),
-            stages.DECODER_OUTPUT]
+        return [
+            stages.embedding("sum"),
+            stages.position_bias("encoder"),
+            stages.layer_output("encoder", 0, True),
+            stages.MEMORY,
+            stages.position_bias("decoder"),
+            stages.layer_output("decoder", 0, True),
+        ]
+    return [
+        stages.embedding("sum", "target"),
+        stages.embedding("position", "target"),
+        stages.attention("decoder", "self", 0, "pattern"),
+        stages.layer_output("decoder", 0, cfg.norm_first),
+        stages.DECODER_OUTPUT,
+    ]
 
 
 def test_the_fixtures_are_sharp_and_the_donor_lines_up(bundles):
@@ -100,6 +112,7 @@ def test_the_fixtures_are_sharp_and_the_donor_lines_up(bundles):
 
 # ---- attribution ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_every_method_gives_a_finite_row_per_output_piece_and_a_column_per_source_piece(bundles, family):
     bundle = bundles[family]
@@ -107,7 +120,7 @@ def test_every_method_gives_a_finite_row_per_output_piece_and_a_column_per_sourc
     source = _source_ids(bundle, SENTENCE)
     if family == "t5":  # the task prefix is part of what the model reads: its pieces are columns too
         prefix = bundle.tokenizer.encode_source(bundle.task_prefix.strip())[:-1]
-        assert source[:len(prefix)] == prefix
+        assert source[: len(prefix)] == prefix
     for method in METHODS:
         rows = attribute(bundle, SENTENCE, out, method, steps=8)
         assert rows.shape == (len(out), len(source)) and np.isfinite(rows).all(), method
@@ -133,8 +146,9 @@ def test_decoder_only_attention_is_the_last_layers_self_attention_and_rollout_fo
     rolled = np.eye(len(trace.tgt_ids))
     for mean in means[:-1]:
         rolled = (0.5 * mean + 0.5 * np.eye(len(rolled))) @ rolled
-    np.testing.assert_allclose(attribute(bundle, SENTENCE, out, "rollout"), (means[-1] @ rolled)[rows, :prompt],
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        attribute(bundle, SENTENCE, out, "rollout"), (means[-1] @ rolled)[rows, :prompt], atol=1e-6
+    )
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -182,6 +196,7 @@ def test_the_baseline_is_padding_where_a_zero_embedding_meets_a_norm_alone(bundl
 
     def f(patches=None):
         return forced.chosen(forced.log_probs(gpt2, src, tgt, off, patches), produced)[0]
+
     gap = (f() - f(_at_source(gpt2, pad))).numpy()
     rows = attribute(gpt2, SENTENCE, out, "integrated-gradients", off, steps=64).sum(1)
     np.testing.assert_allclose(rows, gap, atol=0.02 + 0.02 * float(np.abs(gap).max()))
@@ -196,8 +211,9 @@ def test_occlusion_is_the_drop_without_one_piece(bundles, family):
         whole = attribute(bundle, SENTENCE, out, "occlusion", iv)
         np.testing.assert_allclose(attribute(bundle, SENTENCE, out, "occlusion", iv, pieces=[3]), whole[[3]], atol=1e-4)
         gradient = attribute(bundle, SENTENCE, out, "gradient", iv)
-        np.testing.assert_allclose(attribute(bundle, SENTENCE, out, "gradient", iv, pieces=[4, 1]), gradient[[4, 1]],
-                                   atol=1e-5)
+        np.testing.assert_allclose(
+            attribute(bundle, SENTENCE, out, "gradient", iv, pieces=[4, 1]), gradient[[4, 1]], atol=1e-5
+        )
     x = _x(bundle, SENTENCE, out)
     x[0, 2] = _x0(bundle, SENTENCE, out)[0, 2]
     drop = _f(bundle, SENTENCE, out) - _f(bundle, SENTENCE, out, _at_source(bundle, x))
@@ -215,10 +231,11 @@ def _their_rows(family, model, src, out, method):
         first = len(src) - 1
 
         def f(prompt):  # (B, T) log-probabilities of the output pieces, prompt embeddings (B, P, d)
-            rest = embeds[:, len(src):].expand(prompt.size(0), -1, -1)
+            rest = embeds[:, len(src) :].expand(prompt.size(0), -1, -1)
             logits = model(inputs_embeds=torch.cat([prompt, rest], dim=1)).logits[:, first:]
             return logits.float().log_softmax(-1)[:, torch.arange(len(out)), out]
-        x, blank = embeds[:, :len(src)], torch.zeros(embeds.size(-1))  # positions are added to it
+
+        x, blank = embeds[:, : len(src)], torch.zeros(embeds.size(-1))  # positions are added to it
     else:
         decoder_input = torch.tensor([[model.config.decoder_start_token_id] + out[:-1]])
         x = model.get_encoder().embed_tokens(torch.tensor([src])).detach()
@@ -227,6 +244,7 @@ def _their_rows(family, model, src, out, method):
         def f(inputs):
             logits = model(inputs_embeds=inputs, decoder_input_ids=decoder_input.expand(inputs.size(0), -1)).logits
             return logits.float().log_softmax(-1)[:, torch.arange(len(out)), out]
+
     if method == "occlusion":
         occluded = x.expand(len(src), -1, -1).clone()
         occluded[torch.arange(len(src)), torch.arange(len(src))] = blank
@@ -250,6 +268,7 @@ def test_attributions_equal_those_computed_on_transformers(dirs, bundles, family
 
 # ---- logit lens -------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_the_logit_lens_last_layer_is_the_models_own(dirs, bundles, family):
     """Through project(): for the tied t5, the d_model^-0.5 rescale before the output projection."""
@@ -259,8 +278,9 @@ def test_the_logit_lens_last_layer_is_the_models_own(dirs, bundles, family):
     assert lens.shape == (bundle.config.n_decoder_layers, len(out), bundle.config.vocab_size)
     np.testing.assert_allclose(lens[-1], unpatched(bundle, SENTENCE, out), atol=1e-5)
     off = Interventions(causal_mask=False)  # the one-pass view: every row sees the whole output
-    np.testing.assert_allclose(logit_lens(bundle, SENTENCE, out, off)[-1], unpatched(bundle, SENTENCE, out, off),
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        logit_lens(bundle, SENTENCE, out, off)[-1], unpatched(bundle, SENTENCE, out, off), atol=1e-5
+    )
     np.testing.assert_allclose(np.exp(lens).sum(-1), 1.0, atol=1e-4)
     ours = np.array(bundle.score(SENTENCE, out))  # what decoding gave each piece
     np.testing.assert_allclose(lens[-1][np.arange(len(out)), list(out)], ours, atol=1e-4)
@@ -268,14 +288,17 @@ def test_the_logit_lens_last_layer_is_the_models_own(dirs, bundles, family):
     src = _source_ids(bundle, SENTENCE)
     with torch.no_grad():
         if family == "gpt2":
-            logits = model(input_ids=torch.tensor([src + list(out[:-1])])).logits[0, len(src) - 1:]
+            logits = model(input_ids=torch.tensor([src + list(out[:-1])])).logits[0, len(src) - 1 :]
         else:
-            logits = model(input_ids=torch.tensor([src]),
-                           decoder_input_ids=torch.tensor([[model.config.decoder_start_token_id, *out[:-1]]])).logits[0]
+            logits = model(
+                input_ids=torch.tensor([src]),
+                decoder_input_ids=torch.tensor([[model.config.decoder_start_token_id, *out[:-1]]]),
+            ).logits[0]
     np.testing.assert_allclose(lens[-1], logits.float().log_softmax(-1).numpy(), atol=1e-4)
 
 
 # ---- patching ---------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_patching_a_sentence_with_itself_changes_nothing_exactly(bundles, family):
@@ -346,14 +369,16 @@ def test_a_patched_translation_or_continuation_from_itself_or_a_donor(bundles, f
         if bundle.capabilities.translates:
             return list(bundle.translate(sentence, trace=False).output_ids)
         return list(bundle.generate(sentence, trace=False).output_ids)
+
     assert patched_translation(bundle, SENTENCE, SENTENCE, hook, every) == plain(SENTENCE)
     assert patched_translation(bundle, DONOR, SENTENCE, hook, every) == plain(DONOR)
     if not bundle.capabilities.encoder:
         with pytest.raises(InputError, match="prompt positions"):
             patched_translation(bundle, DONOR, SENTENCE, hook, [len(every)])
         off = Interventions(causal_mask=False)  # every step a pass over the whole prefix, patched
-        assert patched_translation(bundle, DONOR, SENTENCE, hook, every, off) == \
-            list(bundle.generate(DONOR, off, trace=False).output_ids)
+        assert patched_translation(bundle, DONOR, SENTENCE, hook, every, off) == list(
+            bundle.generate(DONOR, off, trace=False).output_ids
+        )
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -365,14 +390,18 @@ def test_a_patched_output_is_the_greedy_choice_of_the_same_patch_teacher_forced(
     both = min(len(_source_ids(bundle, s)) for s in (OTHER, SENTENCE))
     hook, positions = stages.layer_output(stack, 0, bundle.config.norm_first), list(range(both // 2, both))
     moved = patched_translation(bundle, OTHER, SENTENCE, hook, positions)
-    own = bundle.translate(SENTENCE, trace=False) if bundle.capabilities.translates else \
-        bundle.generate(SENTENCE, trace=False)
+    own = (
+        bundle.translate(SENTENCE, trace=False)
+        if bundle.capabilities.translates
+        else bundle.generate(SENTENCE, trace=False)
+    )
     assert moved != list(own.output_ids)
     forced_choice = patch(bundle, OTHER, SENTENCE, moved, hook, positions).argmax(-1)
     assert list(forced_choice) == moved
 
 
 # ---- head roles -------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_head_roles_score_every_head_the_model_has(bundles, family):
@@ -383,7 +412,9 @@ def test_head_roles_score_every_head_the_model_has(bundles, family):
     assert len(frame) == cfg.n_heads * blocks
     assert frame[["first", "broad"]].apply(lambda c: c.between(0, 1)).all().all()
     if not bundle.capabilities.encoder:  # no source: "last" does not apply, nor does a gold alignment
-        assert set(zip(frame["stack"], frame["kind"], strict=True)) == {("decoder", "self")} and frame["last"].isna().all()
+        assert (
+            set(zip(frame["stack"], frame["kind"], strict=True)) == {("decoder", "self")} and frame["last"].isna().all()
+        )
         with pytest.raises(InputError, match="no cross-attention"):
             head_roles(bundle, [SENTENCE], gold=[None])
 
@@ -404,20 +435,27 @@ def test_attention_rollout_and_the_lens_read_the_outputs_own_trace_as_a_pass_wou
     lens read its tensors instead of a teacher-forced pass, and give the same numbers; a trace of
     another input, or under other switches, is not read."""
     from model.analysis import attribute, logit_lens
+
     bundle = bundles[family]
     for text in ("The cat sleeps.",):
         result = bundle.translate(text) if bundle.capabilities.encoder else bundle.generate(text)
         out = result.output_ids
         for method in ("attention", "rollout"):
-            assert np.allclose(attribute(bundle, text, out, method, trace=result.trace),
-                               attribute(bundle, text, out, method), atol=1e-5)
+            assert np.allclose(
+                attribute(bundle, text, out, method, trace=result.trace),
+                attribute(bundle, text, out, method),
+                atol=1e-5,
+            )
         assert np.allclose(logit_lens(bundle, text, out, trace=result.trace), logit_lens(bundle, text, out), atol=1e-4)
         src, tgt, _ = forced.inputs(bundle, text, out)
         read = forced.recorded(bundle, src, tgt, Interventions(), result.trace)
         assert all(np.shares_memory(read[name].numpy(), array) for name, array in result.trace.tensors.items())
         other = bundle.translate("I see the white bird.") if bundle.capabilities.encoder else bundle.generate("I see")
-        assert not any(np.shares_memory(tensor.numpy(), other.trace.tensors[name]) for name, tensor in
-                       forced.recorded(bundle, src, tgt, Interventions(), other.trace).items()
-                       if name in other.trace.tensors)
-        assert np.allclose(attribute(bundle, text, out, "attention", trace=other.trace),
-                           attribute(bundle, text, out, "attention"))
+        assert not any(
+            np.shares_memory(tensor.numpy(), other.trace.tensors[name])
+            for name, tensor in forced.recorded(bundle, src, tgt, Interventions(), other.trace).items()
+            if name in other.trace.tensors
+        )
+        assert np.allclose(
+            attribute(bundle, text, out, "attention", trace=other.trace), attribute(bundle, text, out, "attention")
+        )

@@ -93,8 +93,10 @@ def test_entrypoint_runs_the_translate_page():
 def test_training_page_draws_the_log(tiny_checkpoint, tmp_path, monkeypatch):
     logged = tmp_path / "logged"
     shutil.copytree(tiny_checkpoint, logged)
-    records = [{"step": s, "train_loss": 5 / (1 + s / 100), "lr": min(s / 50, 1) * 1e-3 / max(1, s / 50) ** 0.5}
-               for s in range(0, 500, 25)]
+    records = [
+        {"step": s, "train_loss": 5 / (1 + s / 100), "lr": min(s / 50, 1) * 1e-3 / max(1, s / 50) ** 0.5}
+        for s in range(0, 500, 25)
+    ]
     records += [{"step": s, "valid_loss": 5.5 / (1 + s / 100), "valid_bleu": s / 20} for s in range(0, 500, 100)]
     (logged / "train_log.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
     monkeypatch.setenv("ANATOMY_CHECKPOINT", str(logged))
@@ -184,9 +186,21 @@ def test_knockout_lab_compares_before_and_after():
 
 
 def test_url_parameters_restore_every_control():
-    params = {"sentence": "I drink water", "decode": "beam", "beam": "3", "layer": "2", "head": "3",
-              "causal": "off", "padding": "off", "pe": "off", "ablate": "dec-cross-1-2,enc-self-2-4",
-              "step": "2", "present": "on", "export": "svg", "view": "enc-self"}
+    params = {
+        "sentence": "I drink water",
+        "decode": "beam",
+        "beam": "3",
+        "layer": "2",
+        "head": "3",
+        "causal": "off",
+        "padding": "off",
+        "pe": "off",
+        "ablate": "dec-cross-1-2,enc-self-2-4",
+        "step": "2",
+        "present": "on",
+        "export": "svg",
+        "view": "enc-self",
+    }
     at = run(PAGES["attention"][0], params)
     assert_clean(at)
     side = at.sidebar
@@ -195,7 +209,12 @@ def test_url_parameters_restore_every_control():
     assert side.slider(key="w_beam").value == 3
     assert side.selectbox(key="w_layer").value == 2
     assert side.selectbox(key="w_head").value == 3
-    assert [side.toggle(key=k).value for k in ("w_causal", "w_padding", "w_pe", "w_present")] == [False, False, False, True]
+    assert [side.toggle(key=k).value for k in ("w_causal", "w_padding", "w_pe", "w_present")] == [
+        False,
+        False,
+        False,
+        True,
+    ]
     assert side.multiselect(key="w_ablate").value == ["decoder cross L1 H2", "encoder self L2 H4"]
     assert side.radio(key="w_export").value == "svg"
     assert at.slider(key="w_step").value == 2
@@ -251,7 +270,9 @@ def test_missing_checkpoint_gives_a_message_not_a_traceback(tmp_path, monkeypatc
 
 
 def test_typed_html_is_shown_as_text():
-    at = run(PAGES["translate"][0], {"sentence": "<script>alert(1)</script> <b>the cat</b> <img src=x onerror=alert(2)>"})
+    at = run(
+        PAGES["translate"][0], {"sentence": "<script>alert(1)</script> <b>the cat</b> <img src=x onerror=alert(2)>"}
+    )
     assert_clean(at)
     for block in at.markdown:
         if block.proto.allow_html:
@@ -286,6 +307,7 @@ def test_a_step_beyond_the_output_is_brought_inside_it():
 
 def test_tensor_shapes_labels_cross_attention_keys_and_values_with_the_source(tiny_bundle):
     from viz.labels import axis_labels
+
     trace = tiny_bundle.translate("We are happy").trace
     for stage, axis in (("decoder.layers.0.cross_attn.hook_k", "y"), ("decoder.layers.0.cross_attn.hook_pattern", "x")):
         at = run(PAGES["shapes"][0], {"sentence": "We are happy", "stage": stage})
@@ -300,8 +322,11 @@ def test_attention_page_says_which_heads_are_knocked_out_and_averages_the_rest()
     assert "Head H1 alone (knocked out)" in titles and "Decoder cross-attention L1 H1 (knocked out)" in titles
     every_head = chart_titled(at, "decoder cross-attention, L1: every head")["data"]
     live = [array(panel["z"]) for panel in every_head[1:]]  # H1 is knocked out
-    average = [spec for spec in charts(at)
-               if spec["layout"]["title"]["text"].split(" · ")[0] == f"Average of the {len(live)} heads still on"]
+    average = [
+        spec
+        for spec in charts(at)
+        if spec["layout"]["title"]["text"].split(" · ")[0] == f"Average of the {len(live)} heads still on"
+    ]
     assert len(average) == 1
     np.testing.assert_allclose(array(average[0]["data"][0]["z"]), np.mean(live, axis=0), atol=1e-6)
 

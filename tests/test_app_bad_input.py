@@ -51,14 +51,28 @@ def test_empty_input_is_refused_and_the_next_sentence_works(text):
     assert len(at.get("plotly_chart")) >= 5
 
 
-@pytest.mark.parametrize("params, key", [
-    ({"sentence": "x" * 10_000}, "sentence"), ({"sentence": " ".join(["word"] * 500)}, "sentence"),
-    ({"layer": "-1"}, "layer"), ({"layer": "2.5"}, "layer"), ({"head": "99"}, "head"),
-    ({"beam": "1e9"}, "beam"), ({"decode": "sampling"}, "decode"), ({"pe": "sometimes"}, "pe"),
-    ({"ablate": "enc-cross-1-1"}, "ablate"), ({"ablate": "dec-self-1-99"}, "ablate"),
-    ({"step": "100000"}, "step"), ({"present": "<b>"}, "present"), ({"scale": "half"}, "scale"),
-    ({"embscale": "2"}, "embscale"), ({"fill": "-1e4"}, "fill"), ({"fill": "nan"}, "fill"),
-    ({"model": "../../etc"}, "model")])
+@pytest.mark.parametrize(
+    "params, key",
+    [
+        ({"sentence": "x" * 10_000}, "sentence"),
+        ({"sentence": " ".join(["word"] * 500)}, "sentence"),
+        ({"layer": "-1"}, "layer"),
+        ({"layer": "2.5"}, "layer"),
+        ({"head": "99"}, "head"),
+        ({"beam": "1e9"}, "beam"),
+        ({"decode": "sampling"}, "decode"),
+        ({"pe": "sometimes"}, "pe"),
+        ({"ablate": "enc-cross-1-1"}, "ablate"),
+        ({"ablate": "dec-self-1-99"}, "ablate"),
+        ({"step": "100000"}, "step"),
+        ({"present": "<b>"}, "present"),
+        ({"scale": "half"}, "scale"),
+        ({"embscale": "2"}, "embscale"),
+        ({"fill": "-1e4"}, "fill"),
+        ({"fill": "nan"}, "fill"),
+        ({"model": "../../etc"}, "model"),
+    ],
+)
 def test_bad_url_parameters_fall_back_to_defaults_and_say_so(params, key):
     for page in (TRANSLATE, ATTENTION):
         at = run(page, params)

@@ -175,8 +175,10 @@ def test_the_causal_experiment_shows_the_future_leaking(gpt2):
     assert float(metrics["the same with the mask off"].rstrip("%")) > 1.0
     without = gpt2.generate(PROMPT, Interventions(causal_mask=False), DecodeOptions())
     large = [m.value for m in at.markdown if m.value.startswith("<div style='font-size")]
-    assert [re.sub(r"^<div[^>]*>|</div>$", "", v) for v in large] == \
-        [shown(expected.continuation) or "(empty)", shown(without.continuation) or "(empty)"]
+    assert [re.sub(r"^<div[^>]*>|</div>$", "", v) for v in large] == [
+        shown(expected.continuation) or "(empty)",
+        shown(without.continuation) or "(empty)",
+    ]
     assert chart_titled(at, "Probability of each new piece")
 
 
@@ -274,8 +276,13 @@ def test_at_a_costly_size_the_causal_experiment_generates_without_the_mask_when_
     assert chart_titled(at, "Probability of each new piece: causal mask on (before) and off (after)")
 
 
-@pytest.mark.parametrize("page, key", [("pages/3_positional_encoding.py", "continue-without-positions"),
-                                       ("pages/6_design_choices.py", "continue-scale_scores-False")])
+@pytest.mark.parametrize(
+    "page, key",
+    [
+        ("pages/3_positional_encoding.py", "continue-without-positions"),
+        ("pages/6_design_choices.py", "continue-scale_scores-False"),
+    ],
+)
 def test_at_a_costly_size_a_second_continuation_waits_for_its_button(page, key, monkeypatch):
     """Continuing the text again under another switch (positions off, no 1/sqrt(d_k)) costs a whole
     continuation: at a real GPT-2's size (EAGER_WORK 0 stands in for it) it waits for its button."""

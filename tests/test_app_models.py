@@ -13,9 +13,16 @@ from test_app import ROOT, TIMEOUT, assert_clean, charts, run
 
 MINILM = "all-MiniLM-L6-v2"
 GPT2, FLAN, T5 = "tiny-gpt2", "tiny-flan-t5", "tiny-t5"
-PAGE_FILES = ["pages/1_translate.py", "pages/2_attention.py", "pages/3_positional_encoding.py",
-              "pages/4_tensor_shapes.py", "pages/5_masks_and_heads.py", "pages/6_design_choices.py",
-              "pages/7_training.py", "pages/8_why.py"]
+PAGE_FILES = [
+    "pages/1_translate.py",
+    "pages/2_attention.py",
+    "pages/3_positional_encoding.py",
+    "pages/4_tensor_shapes.py",
+    "pages/5_masks_and_heads.py",
+    "pages/6_design_choices.py",
+    "pages/7_training.py",
+    "pages/8_why.py",
+]
 SHARPEN = 20.0  # GPT-2's weight matrices x 20 (tests/test_families.py): peaked patterns, outputs that follow the prompt
 
 
@@ -24,8 +31,9 @@ def sharpen(path: Path, scale: float = SHARPEN) -> Path:
     the tiny random model's near-uniform attention and logits become peaked, so its output depends on its input."""
     file = path / "model.safetensors"
     tensors = load_file(str(file))
-    save_file({name: t * scale if t.dim() == 2 else t for name, t in tensors.items()}, str(file),
-              metadata={"format": "pt"})
+    save_file(
+        {name: t * scale if t.dim() == 2 else t for name, t in tensors.items()}, str(file), metadata={"format": "pt"}
+    )
     return path
 
 
@@ -122,13 +130,17 @@ def test_encoder_only_pages_say_what_does_not_apply():
 
 
 def test_sentence_page_compares_two_sentences():
-    at = run("pages/1_translate.py", {"model": MINILM, "sentence": "A man is playing a guitar.",
-                                      "compare": "Someone plays an instrument."})
+    at = run(
+        "pages/1_translate.py",
+        {"model": MINILM, "sentence": "A man is playing a guitar.", "compare": "Someone plays an instrument."},
+    )
     assert_clean(at)
     assert at.title[0].value == "Sentence"
     near = float(at.metric[0].value)
-    at = run("pages/1_translate.py", {"model": MINILM, "sentence": "A man is playing a guitar.",
-                                      "compare": "The stock market fell sharply today."})
+    at = run(
+        "pages/1_translate.py",
+        {"model": MINILM, "sentence": "A man is playing a guitar.", "compare": "The stock market fell sharply today."},
+    )
     far = float(at.metric[0].value)
     assert 0.3 < near <= 1.0 and far < near - 0.2, (near, far)
 

@@ -22,8 +22,12 @@ from viz.style import Style
 
 T5, FLAN, GPT2 = "tiny-t5", "tiny-flan", "tiny-gpt2"
 MODELS = (T5, FLAN, GPT2)
-PAGES = ["pages/3_positional_encoding.py", "pages/4_tensor_shapes.py", "pages/6_design_choices.py",
-         "pages/7_training.py"]
+PAGES = [
+    "pages/3_positional_encoding.py",
+    "pages/4_tensor_shapes.py",
+    "pages/6_design_choices.py",
+    "pages/7_training.py",
+]
 SENTENCE = "the cat sat on the mat"
 
 
@@ -32,9 +36,11 @@ def folders(tmp_path_factory):
     """T5 with its task prefix (ReLU, tied head), flan-T5 without one and with heads narrower than
     d_model / h (gated GELU, its own head), and GPT-2."""
     root = tmp_path_factory.mktemp("models")
-    return {T5: make_t5_dir(root / T5, variant="t5"),
-            FLAN: make_t5_dir(root / FLAN, variant="flan", task_prefix=False, d_kv=4),
-            GPT2: make_gpt2_dir(root / GPT2)}
+    return {
+        T5: make_t5_dir(root / T5, variant="t5"),
+        FLAN: make_t5_dir(root / FLAN, variant="flan", task_prefix=False, d_kv=4),
+        GPT2: make_gpt2_dir(root / GPT2),
+    }
 
 
 @pytest.fixture(autouse=True)
@@ -78,6 +84,7 @@ def test_a_long_text_is_shown_through_windows(page, model):
 
 # ---- Positional encoding -------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("model", [T5, FLAN])
 def test_t5_shows_the_bias_of_every_head_over_the_text(model, bundles):
     at = _open("pages/3_positional_encoding.py", model)
@@ -110,8 +117,9 @@ def test_t5_shows_the_bias_against_distance_with_its_buckets(model, bundles):
         assert len(lines) == cfg.n_heads
         distances = array(lines[0]["x"]).astype(int)
         assert distances.min() < -cfg.relative_max_distance and distances.max() > cfg.relative_max_distance
-        expected = relative_buckets(torch.from_numpy(distances), bidirectional, cfg.relative_buckets,
-                                    cfg.relative_max_distance).numpy()
+        expected = relative_buckets(
+            torch.from_numpy(distances), bidirectional, cfg.relative_buckets, cfg.relative_max_distance
+        ).numpy()
         [staircase] = [t for t in spec["data"] if t.get("name") == "bucket" and t.get("mode") == "lines"]
         assert np.array_equal(array(staircase["y"]).astype(int), expected)
         # every other bucket's run of distances is a shaded band with its edges half-way between distances
@@ -162,6 +170,7 @@ def test_gpt2_shows_its_learned_table_on_the_decoder_side(bundles):
 
 # ---- Tensor shapes -------------------------------------------------------------------------------
 
+
 def test_tensor_shapes_of_t5_show_the_bias_stage_and_the_gated_weights():
     at = _open("pages/4_tensor_shapes.py", FLAN)
     stages_table = at.dataframe[0].value
@@ -198,9 +207,18 @@ def test_symbolic_shapes_match_the_numbers_of_t5_and_gpt2(bundles):
         cfg = bundle.config
         result = bundle.translate(SENTENCE) if bundle.capabilities.encoder else bundle.generate(SENTENCE)
         trace = result.trace
-        sizes = {"1": 1, "B": 1, "S": len(trace.src_pieces), "T": len(trace.tgt_pieces), "h": cfg.n_heads,
-                 "d_k": cfg.d_k, "h·d_k": cfg.d_attention, "d_model": cfg.d_model, "d_ff": cfg.d_ff,
-                 "vocab": cfg.vocab_size}
+        sizes = {
+            "1": 1,
+            "B": 1,
+            "S": len(trace.src_pieces),
+            "T": len(trace.tgt_pieces),
+            "h": cfg.n_heads,
+            "d_k": cfg.d_k,
+            "h·d_k": cfg.d_attention,
+            "d_model": cfg.d_model,
+            "d_ff": cfg.d_ff,
+            "vocab": cfg.vocab_size,
+        }
         for stage, shape in trace.stages:
             symbols = symbolic_shape(stage, len(shape)).strip("()").split(", ")
             assert tuple(sizes[s] for s in symbols) == shape, (name, stage)
@@ -208,8 +226,9 @@ def test_symbolic_shapes_match_the_numbers_of_t5_and_gpt2(bundles):
 
 def test_weights_frame_names_w3_only_for_a_gated_feed_forward(bundles):
     for name, bundle in bundles.items():
-        frame = weights_frame({k: tuple(v.shape) for k, v in bundle.model.state_dict().items()},
-                              Blueprint.of(bundle.config))
+        frame = weights_frame(
+            {k: tuple(v.shape) for k, v in bundle.model.state_dict().items()}, Blueprint.of(bundle.config)
+        )
         gated = frame["parameter"].str.endswith("ffn.w_3.weight").any()
         assert gated == bundle.config.gated_ffn, name
         assert (frame["role"] != "").all(), frame[frame["role"] == ""]
@@ -225,13 +244,16 @@ def test_flow_diagram_of_a_decoder_only_model_has_one_column(bundles):
 
 # ---- Design choices ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("model", [T5, FLAN])
 def test_design_choices_say_t5_never_divides_by_sqrt_dk(model):
     at = _open("pages/6_design_choices.py", model)
     text = texts(at)
     assert "never divides its scores by √d_k" in text and "changes nothing" in text
-    assert not any("scores / √d_k" in " ".join(a.get("text", "") for a in spec["layout"].get("annotations", []))
-                   for spec in charts(at)), "no on/off comparison of identical scores"
+    assert not any(
+        "scores / √d_k" in " ".join(a.get("text", "") for a in spec["layout"].get("annotations", []))
+        for spec in charts(at)
+    ), "no on/off comparison of identical scores"
     assert "adds nothing positional" in text
 
 
@@ -246,6 +268,7 @@ def test_design_choices_say_why_gpt2_has_no_empty_source_demo():
 
 # ---- Pure figures --------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("bidirectional", [True, False])
 @pytest.mark.parametrize("n_buckets, max_distance", [(32, 128), (8, 16)])
 def test_bucket_spans_are_the_engines_buckets(bidirectional, n_buckets, max_distance):
@@ -258,8 +281,8 @@ def test_bucket_spans_are_the_engines_buckets(bidirectional, n_buckets, max_dist
     # exact buckets near zero, then wider and wider ones, the last one reaching past max_distance
     exact = (n_buckets // 2 if bidirectional else n_buckets) // 2
     widths = [last - first + 1 for _, first, last in spans if last < 0]
-    assert widths[-exact + 1:] == [1] * (exact - 1) and widths[0] > max_distance
-    logarithmic = widths[1:len(widths) - exact + 1]  # between the last bucket and the exact ones, far to near
+    assert widths[-exact + 1 :] == [1] * (exact - 1) and widths[0] > max_distance
+    logarithmic = widths[1 : len(widths) - exact + 1]  # between the last bucket and the exact ones, far to near
     assert -spans[0][2] <= max_distance and (len(logarithmic) < 2 or logarithmic[0] > logarithmic[-1])
 
 
@@ -269,10 +292,17 @@ def test_distance_profile_reads_every_distance_of_the_engine(bundles):
         distances, buckets, bias = distance_profile(*bundle.relative_bias(stack, reach + 1, reach + 1))
         assert list(distances) == list(range(-reach, reach + 1))
         cfg = bundle.config
-        assert np.array_equal(buckets, relative_buckets(torch.from_numpy(distances), bidirectional,
-                                                        cfg.relative_buckets, cfg.relative_max_distance).numpy())
-        table = bundle.model.encoder.relative_bias.weight if stack == "encoder" else \
-            bundle.model.decoder.relative_bias.weight  # (buckets, heads)
+        assert np.array_equal(
+            buckets,
+            relative_buckets(
+                torch.from_numpy(distances), bidirectional, cfg.relative_buckets, cfg.relative_max_distance
+            ).numpy(),
+        )
+        table = (
+            bundle.model.encoder.relative_bias.weight
+            if stack == "encoder"
+            else bundle.model.decoder.relative_bias.weight
+        )  # (buckets, heads)
         assert np.allclose(bias, table.detach().numpy()[buckets].T)
 
 
@@ -288,8 +318,17 @@ def test_bias_figures_draw_every_head_and_mark_the_buckets():
     assert {s.x0 for s in fig.layout.shapes if s.type == "line"} >= {-6, 6, -4, 4}
     long = 30  # a text longer than the profile: its far pairs share the end buckets
     pieces = [f"▁w{i}" for i in range(long)]
-    grid = bias_heatmaps(np.random.default_rng(1).normal(size=(heads, long, long)), pieces, pieces, distances,
-                         buckets, Style(), "g", rows=(0, 25), columns=(0, 25))
+    grid = bias_heatmaps(
+        np.random.default_rng(1).normal(size=(heads, long, long)),
+        pieces,
+        pieces,
+        distances,
+        buckets,
+        Style(),
+        "g",
+        rows=(0, 25),
+        columns=(0, 25),
+    )
     assert len(grid.data) == heads and np.asarray(grid.data[0].z).shape == (25, 25)
     cells = np.asarray(grid.data[0].customdata)  # (query, key, [distance, bucket])
     every = np.arange(25)[None, :] - np.arange(25)[:, None]
@@ -302,6 +341,7 @@ def test_bias_figures_draw_every_head_and_mark_the_buckets():
 
 def test_a_learned_tables_colour_scale_fits_its_values():
     from viz.positional import encoding_heatmap
+
     table = np.random.default_rng(2).normal(scale=0.02, size=(64, 16))
     table[0, 0] = 3.0  # one outlier, as GPT-2 has at its first positions
     learned = encoding_heatmap(table, Style(), learned=True).data[0]

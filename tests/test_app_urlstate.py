@@ -28,9 +28,23 @@ def test_defaults_round_trip_through_the_url():
 
 def test_every_value_round_trips():
     fields = shared_fields(LIMITS)
-    params = {"sentence": "I see <b>a</b> bird & co", "decode": "beam", "beam": "16", "layer": "3", "head": "4",
-              "causal": "off", "padding": "off", "pe": "off", "scale": "off", "embscale": "off", "fill": "-1e9",
-              "ablate": "enc-self-3-4,dec-cross-2-1", "step": "7", "present": "on", "export": "svg"}
+    params = {
+        "sentence": "I see <b>a</b> bird & co",
+        "decode": "beam",
+        "beam": "16",
+        "layer": "3",
+        "head": "4",
+        "causal": "off",
+        "padding": "off",
+        "pe": "off",
+        "scale": "off",
+        "embscale": "off",
+        "fill": "-1e9",
+        "ablate": "enc-self-3-4,dec-cross-2-1",
+        "step": "7",
+        "present": "on",
+        "export": "svg",
+    }
     values, notes = read_fields(fields, params)
     assert notes == []
     assert write_fields(fields, values) == {**params, "ablate": "dec-cross-2-1,enc-self-3-4"}
@@ -43,11 +57,28 @@ def test_every_value_round_trips():
     assert controls.options().beam_size == 16
 
 
-@pytest.mark.parametrize("key, raw", [("layer", "4"), ("layer", "0"), ("head", "two"), ("beam", "1"), ("beam", "99"),
-                                      ("causal", "maybe"), ("decode", "sample"), ("ablate", "dec-cross-3-1"),
-                                      ("scale", "half"), ("embscale", "2"), ("fill", "-inf5"), ("fill", "0"),
-                                      ("ablate", "enc-cross-1-1"), ("step", "-2"), ("export", "gif"),
-                                      ("sentence", "   "), ("sentence", "x" * 2001)])
+@pytest.mark.parametrize(
+    "key, raw",
+    [
+        ("layer", "4"),
+        ("layer", "0"),
+        ("head", "two"),
+        ("beam", "1"),
+        ("beam", "99"),
+        ("causal", "maybe"),
+        ("decode", "sample"),
+        ("ablate", "dec-cross-3-1"),
+        ("scale", "half"),
+        ("embscale", "2"),
+        ("fill", "-inf5"),
+        ("fill", "0"),
+        ("ablate", "enc-cross-1-1"),
+        ("step", "-2"),
+        ("export", "gif"),
+        ("sentence", "   "),
+        ("sentence", "x" * 2001),
+    ],
+)
 def test_bad_values_fall_back_to_the_default_with_a_note(key, raw):
     fields = shared_fields(LIMITS)
     defaults, _ = read_fields(fields, {})

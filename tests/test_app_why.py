@@ -93,6 +93,7 @@ def test_integrated_gradients_fill_the_whole_table_when_asked():
 @pytest.fixture(scope="module")
 def default_bundle_pieces():
     from model import load_bundle
+
     result = load_bundle(None).translate(GIRL, trace=False)
     return result.trace.out_pieces if result.trace else load_bundle(None).tokenizer.pieces(list(result.output_ids))
 

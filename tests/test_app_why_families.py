@@ -24,8 +24,10 @@ METHOD_LINES = ["attention", "rollout", "gradient", "integrated-gradients", "occ
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
     root = tmp_path_factory.mktemp("models")
-    return {"t5": _sharpen(make_t5_dir(root / "t5-tiny", variant="t5", seed=1), T5_SHARPEN),
-            "gpt2": _sharpen(make_gpt2_dir(root / "gpt2-tiny"), GPT2_SHARPEN)}
+    return {
+        "t5": _sharpen(make_t5_dir(root / "t5-tiny", variant="t5", seed=1), T5_SHARPEN),
+        "gpt2": _sharpen(make_gpt2_dir(root / "gpt2-tiny"), GPT2_SHARPEN),
+    }
 
 
 @pytest.fixture(autouse=True)

@@ -14,8 +14,9 @@ from model.engine.positional import sinusoidal_encoding
 from model.engine.tokens import PAD_ID
 from model.engine.transformer import Transformer
 
-CFG = ModelConfig(vocab_size=60, d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2,
-                  n_decoder_layers=2, dropout=0.0, max_len=32)
+CFG = ModelConfig(
+    vocab_size=60, d_model=32, n_heads=4, d_ff=64, n_encoder_layers=2, n_decoder_layers=2, dropout=0.0, max_len=32
+)
 
 
 @pytest.fixture(scope="module")
@@ -92,10 +93,14 @@ def test_sinusoidal_encoding_is_the_papers_formula():
 
 def test_embeddings_are_scaled_and_positions_added(model):
     tensors = record(model, SRC, TGT)
-    np.testing.assert_allclose(tensors["src_embed.hook_scaled"],
-                               tensors["src_embed.hook_token"] * math.sqrt(CFG.d_model), rtol=1e-6)
-    np.testing.assert_allclose(tensors["src_embed.hook_position"][0],
-                               sinusoidal_encoding(CFG.max_len, CFG.d_model)[:SRC.size(1)].numpy(), atol=1e-7)
+    np.testing.assert_allclose(
+        tensors["src_embed.hook_scaled"], tensors["src_embed.hook_token"] * math.sqrt(CFG.d_model), rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        tensors["src_embed.hook_position"][0],
+        sinusoidal_encoding(CFG.max_len, CFG.d_model)[: SRC.size(1)].numpy(),
+        atol=1e-7,
+    )
 
 
 def test_switching_positional_encoding_off_changes_the_encoder_output(model):
@@ -111,8 +116,9 @@ def test_ablating_a_head_zeroes_its_context_keeps_its_pattern_and_changes_the_ou
     off = record(model, SRC, TGT, Interventions(ablate=frozenset({head})))
     context = off["encoder.layers.1.self_attn.hook_context"][0]
     assert (context[2] == 0).all() and (context[[0, 1, 3]] != 0).any()
-    np.testing.assert_array_equal(off["encoder.layers.1.self_attn.hook_pattern"],
-                                  on["encoder.layers.1.self_attn.hook_pattern"])
+    np.testing.assert_array_equal(
+        off["encoder.layers.1.self_attn.hook_pattern"], on["encoder.layers.1.self_attn.hook_pattern"]
+    )
     assert not np.allclose(off["hook_logits"], on["hook_logits"], atol=1e-4)
 
 
@@ -146,12 +152,14 @@ def test_interventions_are_frozen_hashable_values():
         a.causal_mask = False
 
 
-@pytest.mark.parametrize("changes", [{"positional": "learned"}, {"tie_embeddings": False},
-                                     {"norm_first": True, "activation": "gelu"}])
+@pytest.mark.parametrize(
+    "changes", [{"positional": "learned"}, {"tie_embeddings": False}, {"norm_first": True, "activation": "gelu"}]
+)
 def test_config_options_build_run_and_round_trip(tmp_path, changes):
     from model import load_bundle
     from model.checkpoints.checkpoint import save_checkpoint
     from model.engine.tokenizer import Tokenizer
+
     tokenizer = Tokenizer.train(["the cat sleeps", "le chat dort."] * 20, 300)
     cfg = ModelConfig(**{**CFG.to_dict(), "vocab_size": tokenizer.vocab_size, **changes})
     torch.manual_seed(0)

@@ -16,11 +16,25 @@ from live_server import running_app
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "artifacts" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
-PAGES = [("Translate", "translate"), ("Attention", "attention"), ("Positional encoding", "positional_encoding"),
-         ("Tensor shapes", "tensor_shapes"), ("Masks and heads lab", "masks_and_heads"),
-         ("Design choices", "design_choices"), ("Training", "training"), ("Why this word?", "why")]
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+PAGES = [
+    ("Translate", "translate"),
+    ("Attention", "attention"),
+    ("Positional encoding", "positional_encoding"),
+    ("Tensor shapes", "tensor_shapes"),
+    ("Masks and heads lab", "masks_and_heads"),
+    ("Design choices", "design_choices"),
+    ("Training", "training"),
+    ("Why this word?", "why"),
+]
 SENTENCE = "The old man reads a book in the garden"
 MENU_LINKS = "[data-testid='stSidebar'] [data-testid='stPageLink-NavLink']"  # ui.nav.menu()
 
@@ -40,6 +54,7 @@ def browser():
     if not Path(CHROMIUM).exists():
         pytest.fail("chromium is missing: ./test.sh installs it with apt-get install -y chromium")
     from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
         instance = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         yield instance
@@ -66,8 +81,14 @@ def _visit(browser) -> Iterator:
     page = context.new_page()
     page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
     page.on("requestfailed", lambda request: errors.append(f"request failed: {request.url}"))
-    page.on("response", lambda response: errors.append(f"HTTP {response.status}: {response.url}")
-            if response.status >= 400 and not _streamlit_probe(response.url) else None)
+    page.on(
+        "response",
+        lambda response: (
+            errors.append(f"HTTP {response.status}: {response.url}")
+            if response.status >= 400 and not _streamlit_probe(response.url)
+            else None
+        ),
+    )
     page.on("console", lambda msg: _console(errors, msg))
     try:
         yield page
@@ -88,19 +109,24 @@ def _settle(page, timeout_ms: int = 30000) -> None:
     page.wait_for_timeout(250)
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " && document.querySelector('[data-testid=\"stApp\"]')", timeout=timeout_ms)
+        " && document.querySelector('[data-testid=\"stApp\"]')",
+        timeout=timeout_ms,
+    )
 
 
 def _charts(page, minimum: int = 1, timeout_ms: int = 30000) -> int:
     page.wait_for_function(
-        f"() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= {minimum}", timeout=timeout_ms)
+        f"() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= {minimum}", timeout=timeout_ms
+    )
     return page.locator(".js-plotly-plot").count()
 
 
 def _screenshot(page, path: Path) -> None:
     """The whole page: Streamlit scrolls inside its main block, so grow the viewport to fit it."""
-    height = page.evaluate("() => Math.max(document.querySelector('[data-testid=\"stMain\"]').scrollHeight,"
-                           " document.querySelector('[data-testid=\"stSidebarContent\"]')?.scrollHeight || 0)")
+    height = page.evaluate(
+        "() => Math.max(document.querySelector('[data-testid=\"stMain\"]').scrollHeight,"
+        " document.querySelector('[data-testid=\"stSidebarContent\"]')?.scrollHeight || 0)"
+    )
     size = page.viewport_size
     page.set_viewport_size({"width": size["width"], "height": min(int(height) + 40, 12000)})
     page.wait_for_timeout(700)  # plotly resizes its charts to the new layout
@@ -122,8 +148,11 @@ def test_every_page_renders_its_charts_and_keeps_the_controls(server, browser):
         box = page.get_by_label("English sentence", exact=True).and_(page.locator("input"))
         box.fill(SENTENCE)
         box.press("Enter")
-        page.wait_for_function(f"() => location.search.includes({json.dumps('sentence=' + SENTENCE.replace(' ', '+'))})"
-                               f" || decodeURIComponent(location.search).includes({json.dumps(SENTENCE)})", timeout=30000)
+        page.wait_for_function(
+            f"() => location.search.includes({json.dumps('sentence=' + SENTENCE.replace(' ', '+'))})"
+            f" || decodeURIComponent(location.search).includes({json.dumps(SENTENCE)})",
+            timeout=30000,
+        )
         page.get_by_text("the old man reads a book in the garden", exact=True).wait_for(timeout=30000)
         _settle(page)
         # a switch set on the first page must still be set on every other page
@@ -134,13 +163,17 @@ def test_every_page_renders_its_charts_and_keeps_the_controls(server, browser):
         for index, (title, slug) in enumerate(PAGES, start=1):
             clicked = time.monotonic()
             page.locator(MENU_LINKS).nth(index - 1).click()
-            page.wait_for_function(f"() => [...document.querySelectorAll('h1')].some(h => h.innerText.trim() === {json.dumps(title)})",
-                                   timeout=30000)
+            page.wait_for_function(
+                f"() => [...document.querySelectorAll('h1')].some(h => h.innerText.trim() === {json.dumps(title)})",
+                timeout=30000,
+            )
             count = _charts(page)
             _settle(page)
             timings[f"{slug}_page_charts_s"] = round(time.monotonic() - clicked, 2)
             assert count >= 1, f"{title} shows no chart"
-            assert page.get_by_label("English sentence", exact=True).and_(page.locator("input")).input_value() == SENTENCE, f"sentence lost on {title}"
+            assert (
+                page.get_by_label("English sentence", exact=True).and_(page.locator("input")).input_value() == SENTENCE
+            ), f"sentence lost on {title}"
             causal = page.locator("[data-testid='stSidebar'] input[aria-label='Causal mask']")
             assert not causal.is_checked(), f"causal switch lost on {title}"
             assert _query(page).get("sentence") == SENTENCE and _query(page).get("causal") == "off"
@@ -152,6 +185,7 @@ def test_every_page_renders_its_charts_and_keeps_the_controls(server, browser):
 def test_every_page_opens_straight_from_its_url(server, browser):
     """A shared link to any page opens that page, with no "Page not found" dialog on the way."""
     from ui.nav import PAGES as MENU  # the paths the app itself puts in the address bar
+
     url, _ = server
     with _visit(browser) as page:
         for index, (_, title, slug) in enumerate(MENU):
@@ -163,16 +197,24 @@ def test_every_page_opens_straight_from_its_url(server, browser):
 def test_a_shared_url_restores_the_view(server, browser):
     url, _ = server
     with _visit(browser) as page:
-        _load(page, f"{url}/attention?sentence=We+are+happy&layer=2&head=3&causal=off&present=on"
-                    "&ablate=dec-cross-1-2&step=2", minimum=5)
-        assert page.get_by_label("English sentence", exact=True).and_(page.locator("input")).input_value() == "We are happy"
+        _load(
+            page,
+            f"{url}/attention?sentence=We+are+happy&layer=2&head=3&causal=off&present=on&ablate=dec-cross-1-2&step=2",
+            minimum=5,
+        )
+        assert (
+            page.get_by_label("English sentence", exact=True).and_(page.locator("input")).input_value()
+            == "We are happy"
+        )
         assert "decoder cross L1 H2" in page.inner_text("[data-testid='stSidebar']")
         assert "Decoder masked self-attention · layer L2" in page.inner_text("[data-testid='stMain']")
         page.screenshot(path=str(SHOTS / "7_attention_from_url_presentation.png"), full_page=False)
 
 
 def _chart_with_title(page, title: str):
-    return page.locator(".js-plotly-plot", has=page.locator(f"text.gtitle:text-is({json.dumps(title, ensure_ascii=False)})")).first
+    return page.locator(
+        ".js-plotly-plot", has=page.locator(f"text.gtitle:text-is({json.dumps(title, ensure_ascii=False)})")
+    ).first
 
 
 def test_chart_toolbar_exports_svg_and_png_at_3x(server, browser, tmp_path):
@@ -213,14 +255,16 @@ def test_clicking_a_model_view_tile_opens_that_head(server, browser):
         view = _chart_with_title(page, "Decoder cross-attention: layers × heads")
         view.scroll_into_view_if_needed()
         from model import load_bundle
+
         cfg = load_bundle().config
         # the click dot of tile L2 H3, in the gap above the tile (dots are drawn layer by layer)
         dot = view.locator(".scatterlayer .point").nth(cfg.n_heads + 2).bounding_box()
         tiles = view.locator(".nsewdrag").first.bounding_box()
         assert tiles["y"] < dot["y"] < tiles["y"] + tiles["height"]
         page.mouse.click(dot["x"] + dot["width"] / 2, dot["y"] + dot["height"] / 2)
-        page.wait_for_function("() => location.search.includes('layer=2') && location.search.includes('head=3')",
-                               timeout=30000)
+        page.wait_for_function(
+            "() => location.search.includes('layer=2') && location.search.includes('head=3')", timeout=30000
+        )
         _settle(page)
         _chart_with_title(page, "Decoder cross-attention L2 H3").wait_for(timeout=30000)
 
@@ -240,13 +284,20 @@ def test_clicking_an_output_piece_highlights_its_source(server, browser):
                 name: line.querySelector('b').innerText,
                 cells: [...line.querySelectorAll('span[title]')].map(s => [s.innerText,
                     Math.abs(parseFloat(s.title.split(': ').pop())), getComputedStyle(s).backgroundColor])}))""")
-        assert [line["name"] for line in lines] == ["attention", "rollout", "gradient", "integrated-gradients",
-                                                    "occlusion"]
+        assert [line["name"] for line in lines] == [
+            "attention",
+            "rollout",
+            "gradient",
+            "integrated-gradients",
+            "occlusion",
+        ]
         top = {}
         for line in lines:
             word, _, shade = max(line["cells"], key=lambda cell: cell[1])
             assert shade.startswith("rgb("), line  # the largest |value| of a line is fully shaded
             top[line["name"]] = word
         assert top["attention"] == top["occlusion"] == "girl", top  # rollout, for one, spreads to "the"
-        page.locator("[data-testid='stMarkdownContainer']", has_text="where it came from").first.scroll_into_view_if_needed()
+        page.locator(
+            "[data-testid='stMarkdownContainer']", has_text="where it came from"
+        ).first.scroll_into_view_if_needed()
         _screenshot(page, SHOTS / "9_why_clicked.png")

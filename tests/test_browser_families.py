@@ -20,8 +20,10 @@ def families_server(tmp_path_factory):
 
 
 def _titles(page) -> list[str]:
-    return page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')]"
-                         ".map(p => (p.layout && p.layout.title && p.layout.title.text) || '')")
+    return page.evaluate(
+        "() => [...document.querySelectorAll('.js-plotly-plot')]"
+        ".map(p => (p.layout && p.layout.title && p.layout.title.text) || '')"
+    )
 
 
 def test_gpt2_continues_the_prompt_and_shows_its_self_attention_alone(families_server, browser):  # noqa: F811
@@ -51,8 +53,10 @@ def test_t5_positional_page_draws_the_bias_of_every_head(families_server, browse
         titles = _titles(page)
         assert any(t.startswith("Encoder self-attention: the bias each head adds") for t in titles), titles
         assert any(t.startswith("Encoder: each head's bias against distance") for t in titles), titles
-        heatmaps = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')]"
-                                 ".flatMap(p => p.data || []).filter(d => d.type === 'heatmap').length")
+        heatmaps = page.evaluate(
+            "() => [...document.querySelectorAll('.js-plotly-plot')]"
+            ".flatMap(p => p.data || []).filter(d => d.type === 'heatmap').length"
+        )
         assert heatmaps >= 2 * 2, heatmaps  # every head of both stacks
         assert page.locator("[data-testid='stException']").count() == 0
         _screenshot(page, SHOTS / "t5_positional.png")

@@ -53,7 +53,8 @@ def test_a_pasted_paragraph_draws_every_view_of_the_attention_page(server, brows
         view.scroll_into_view_if_needed()
         dot = view.locator(".scatterlayer .point").nth(12 + 2).bounding_box()  # L2 H3 (12 heads a layer)
         page.mouse.click(dot["x"] + dot["width"] / 2, dot["y"] + dot["height"] / 2)
-        page.wait_for_function("() => location.search.includes('layer=2') && location.search.includes('head=3')",
-                               timeout=60000)
+        page.wait_for_function(
+            "() => location.search.includes('layer=2') && location.search.includes('head=3')", timeout=60000
+        )
         _settle(page, timeout_ms=120000)
         _chart_titled(page, "Encoder self-attention L2 H3 · queries 0–39").wait_for(timeout=60000)

@@ -24,8 +24,12 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 def _menu(page) -> list[tuple[str, bool]]:
     """The sidebar menu's (label, highlighted) pairs, top to bottom; highlighted: a filled background."""
-    return [(label.strip(), filled) for label, filled in page.locator(MENU_LINKS).evaluate_all(
-        "links => links.map(a => [a.innerText, getComputedStyle(a).backgroundColor !== 'rgba(0, 0, 0, 0)'])")]
+    return [
+        (label.strip(), filled)
+        for label, filled in page.locator(MENU_LINKS).evaluate_all(
+            "links => links.map(a => [a.innerText, getComputedStyle(a).backgroundColor !== 'rgba(0, 0, 0, 0)'])"
+        )
+    ]
 
 
 def _assert_page(page, title: str) -> None:
@@ -49,8 +53,9 @@ def test_a_page_address_opened_first_shows_the_titled_menu_and_keeps_its_state(b
             SHOTS.mkdir(parents=True, exist_ok=True)
             page.locator("[data-testid='stSidebar']").screenshot(path=str(SHOTS / f"menu_{slug}.png"))
             page.locator(MENU_LINKS, has_text=then).first.click()  # the menu keeps the view across pages
-            page.wait_for_function(f"() => document.querySelector('h1')?.innerText.trim() === {json.dumps(then)}",
-                                   timeout=30000)
+            page.wait_for_function(
+                f"() => document.querySelector('h1')?.innerText.trim() === {json.dumps(then)}", timeout=30000
+            )
             _settle(page)
             _assert_page(page, then)
         with _visit(browser) as page:  # the next visitor, still before anyone opened /

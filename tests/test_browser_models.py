@@ -16,16 +16,21 @@ def test_minilm_attention_page_renders_encoder_heads(server, browser):  # noqa: 
         _charts(page, minimum=4, timeout_ms=60000)
         _settle(page, timeout_ms=60000)
         page.get_by_text("encoder-only", exact=False).first.wait_for(timeout=30000)
-        titles = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')]"
-                               ".map(p => (p.layout && p.layout.title && p.layout.title.text) || '')")
+        titles = page.evaluate(
+            "() => [...document.querySelectorAll('.js-plotly-plot')]"
+            ".map(p => (p.layout && p.layout.title && p.layout.title.text) || '')"
+        )
         assert "encoder self-attention, L3: every head" in titles and "Encoder self-attention L3 H5" in titles, titles
         assert not any("cross" in t.lower() for t in titles), titles
         # the model's own pieces are on the axes: lower-cased WordPiece tokens between [CLS] and [SEP]
-        axis_text = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot .xtick text')]"
-                                  ".map(t => t.textContent)")
+        axis_text = page.evaluate(
+            "() => [...document.querySelectorAll('.js-plotly-plot .xtick text')].map(t => t.textContent)"
+        )
         assert "[CLS]" in axis_text and "[SEP]" in axis_text and "cat" in axis_text, axis_text[:20]
-        heatmaps = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')]"
-                                 ".flatMap(p => p.data || []).filter(d => d.type === 'heatmap').length")
+        heatmaps = page.evaluate(
+            "() => [...document.querySelectorAll('.js-plotly-plot')]"
+            ".flatMap(p => p.data || []).filter(d => d.type === 'heatmap').length"
+        )
         assert heatmaps >= 12 + 2, heatmaps  # every head of layer 3, the average, the chosen head
         assert "model=all-MiniLM-L6-v2" in page.url
         _screenshot(page, SHOTS / "minilm_attention.png")

@@ -82,13 +82,16 @@ def test_held_bytes_counts_a_shared_buffer_once_and_follows_torch_storage():
 def test_held_bytes_of_a_figure_is_within_twice_what_drawing_it_keeps_allocated():
     from viz.positional import encoding_heatmap
     from viz.style import Style
+
     rng = np.random.default_rng(0)
     z = rng.random((200, 200)).astype(np.float32)
     labels = [f"piece {i}" for i in range(200)]
     table = rng.standard_normal((96, 128)).astype(np.float32)
-    draws = [lambda: go.Figure(go.Heatmap(z=z, x=labels, y=labels, text=np.round(z, 2).astype(str))),
-             lambda: go.Figure(go.Bar(x=labels, y=z[0])).add_annotation(text="a", x=0, y=0),
-             lambda: encoding_heatmap(table, Style())]
+    draws = [
+        lambda: go.Figure(go.Heatmap(z=z, x=labels, y=labels, text=np.round(z, 2).astype(str))),
+        lambda: go.Figure(go.Bar(x=labels, y=z[0])).add_annotation(text="a", x=0, y=0),
+        lambda: encoding_heatmap(table, Style()),
+    ]
     for draw in draws:
         draw()  # plotly builds its validators once per process
         gc.collect()
@@ -205,8 +208,7 @@ def test_an_unpadded_trace_keeps_one_buffer_for_scores_and_masked_scores(tiny_bu
     assert not np.shares_memory(scores, masked) and np.isinf(masked).any()
 
 
-def test_a_checkpoint_loads_once_however_many_sessions_ask_and_stays_valid_once_evicted(tiny_checkpoint,
-                                                                                     monkeypatch):
+def test_a_checkpoint_loads_once_however_many_sessions_ask_and_stays_valid_once_evicted(tiny_checkpoint, monkeypatch):
     loads = []
     real = engine.load_bundle
 
@@ -251,10 +253,20 @@ def test_a_page_releases_its_data_and_keeps_its_code_and_small_values():
         return names[block_name]
 
     names = {"enc-self": "Encoder self-attention"}
-    namespace = {"__name__": "__main__", "__builtins__": __builtins__, "np": np, "go": go, "label": label,
-                 "names": names, "step": 3, "title": "Attention", "result": result, "trace": result.trace,
-                 "figure": go.Figure(go.Heatmap(z=np.ones((200, 200)))),
-                 "patterns": [block(RELEASED_ABOVE + 1)]}
+    namespace = {
+        "__name__": "__main__",
+        "__builtins__": __builtins__,
+        "np": np,
+        "go": go,
+        "label": label,
+        "names": names,
+        "step": 3,
+        "title": "Attention",
+        "result": result,
+        "trace": result.trace,
+        "figure": go.Figure(go.Heatmap(z=np.ones((200, 200)))),
+        "patterns": [block(RELEASED_ABOVE + 1)],
+    }
     release(namespace)
     assert set(namespace) == {"__name__", "__builtins__", "np", "go", "label", "names", "step", "title"}
     assert label("enc-self") == "Encoder self-attention"  # a widget label called after the run still works

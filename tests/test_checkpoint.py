@@ -64,6 +64,7 @@ def test_corrupted_header(copy):
 
 def test_non_finite_weights(copy):
     from safetensors.torch import load_file, save_file
+
     tensors = load_file(str(copy / WEIGHTS))
     name = sorted(tensors)[0]
     tensors[name][0] = float("nan")
@@ -85,9 +86,15 @@ def test_config_with_a_different_layer_count(copy):
     refused(copy, "do not match the config", "encoder.layers.2")
 
 
-@pytest.mark.parametrize("text, phrase", [("{not json", "not readable JSON"), ("[1, 2]", "JSON object"),
-                                          ('{"d_model": 30, "n_heads": 4}', "divisible"),
-                                          ('{"colour": "red"}', "unknown keys")])
+@pytest.mark.parametrize(
+    "text, phrase",
+    [
+        ("{not json", "not readable JSON"),
+        ("[1, 2]", "JSON object"),
+        ('{"d_model": 30, "n_heads": 4}', "divisible"),
+        ('{"colour": "red"}', "unknown keys"),
+    ],
+)
 def test_bad_config_json(copy, text, phrase):
     (copy / CONFIG).write_text(text)
     refused(copy, phrase)

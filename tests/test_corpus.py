@@ -1,4 +1,5 @@
 """Tests of the synthetic English->French corpus generator (model/corpus)."""
+
 from __future__ import annotations
 
 import collections
@@ -169,12 +170,16 @@ PAIRS = [
     ("NLP is interesting.", "Le TAL est intéressant."),
     ("I learn NLP.", "J'apprends le TAL."),
     # two clauses
-    ("The doctor worked in the hospital because the women were tired.",
-     "Le médecin a travaillé dans l'hôpital parce que les femmes étaient fatiguées."),
+    (
+        "The doctor worked in the hospital because the women were tired.",
+        "Le médecin a travaillé dans l'hôpital parce que les femmes étaient fatiguées.",
+    ),
     ("I read the newspaper but you sleep.", "Je lis le journal mais vous dormez."),
     ("He sleeps because he is tired.", "Il dort parce qu'il est fatigué."),
-    ("The cat is on the chair and the dog is under the table.",
-     "Le chat est sur la chaise et le chien est sous la table."),
+    (
+        "The cat is on the chair and the dog is under the table.",
+        "Le chat est sur la chaise et le chien est sous la table.",
+    ),
     ("I sleep because an old man sings.", "Je dors parce qu'un vieil homme chante."),
     # conjugation spot checks in context
     ("He sees the moon.", "Il voit la lune."),
@@ -199,10 +204,22 @@ def test_table(en, fr):
 
 def test_table_size_and_readme_examples():
     assert len(PAIRS) >= 60
-    readme = ["The girl went to the school.", "My sisters arrived yesterday.", "I do not have a car.",
-              "I see dogs.", "I see big dogs.", "Dogs sleep.", "I love cats.", "I drink water.",
-              "I love music.", "The water is cold.", "We are happy.", "You are tired.",
-              "The car is not red.", "The teacher gives the answer to the students."]
+    readme = [
+        "The girl went to the school.",
+        "My sisters arrived yesterday.",
+        "I do not have a car.",
+        "I see dogs.",
+        "I see big dogs.",
+        "Dogs sleep.",
+        "I love cats.",
+        "I drink water.",
+        "I love music.",
+        "The water is cold.",
+        "We are happy.",
+        "You are tired.",
+        "The car is not red.",
+        "The teacher gives the answer to the students.",
+    ]
     ens = {e for e, _ in PAIRS}
     assert all(s in ens for s in readme)
 
@@ -227,6 +244,7 @@ def test_explicit_alignments():
 
 
 # ------------------------------------------------------------------ generator
+
 
 @pytest.fixture(scope="module")
 def big():
@@ -301,15 +319,46 @@ def test_every_lexicon_entry_is_reachable(big):
     for a in LEX.adjs.values():
         fr_exp |= set(a.forms) | ({a.vowel} if a.vowel else set())
     fr_exp |= {v.participle for v in LEX.verbs.values() if v.base not in ("read", "be")}
-    fr_exp |= {"au", "aux", "du", "des", "de", "d'", "l'", "qu'", "n'", "j'", "cet", "ce", "cette",
-               "mon", "ma", "son", "sa", "près", "parce", "aujourd'hui", "jamais", "est-ce"}
+    fr_exp |= {
+        "au",
+        "aux",
+        "du",
+        "des",
+        "de",
+        "d'",
+        "l'",
+        "qu'",
+        "n'",
+        "j'",
+        "cet",
+        "ce",
+        "cette",
+        "mon",
+        "ma",
+        "son",
+        "sa",
+        "près",
+        "parce",
+        "aujourd'hui",
+        "jamais",
+        "est-ce",
+    }
     assert not fr_exp - fr
 
 
 def test_lexicon_by_category():
     cats = lexicon_by_category()
-    assert {"nouns", "verbs", "adjectives", "pronouns", "determiners", "numbers", "prepositions",
-            "adverbs", "conjunctions"} <= set(cats)
+    assert {
+        "nouns",
+        "verbs",
+        "adjectives",
+        "pronouns",
+        "determiners",
+        "numbers",
+        "prepositions",
+        "adverbs",
+        "conjunctions",
+    } <= set(cats)
     assert ("cat", "chat") in cats["nouns"] and ("NLP", "le TAL") in cats["nouns"]
     assert len(cats["nouns"]) == 73 and len(cats["verbs"]) == 30 and len(cats["adjectives"]) == 25
     assert ("ten", "dix") in cats["numbers"]
@@ -351,18 +400,19 @@ def test_write_splits(tmp_path):
             assert pairs == render(parse(en)).alignment
     assert not (sets["train"] & sets["valid"]) and not (sets["train"] & sets["test"])
     assert not (sets["valid"] & sets["test"])
-    assert write_splits(tmp_path / "again", 3000, 300, 300, seed=9)["test"].read_text() == \
-        paths["test"].read_text()
+    assert write_splits(tmp_path / "again", 3000, 300, 300, seed=9)["test"].read_text() == paths["test"].read_text()
 
 
 def test_cli(tmp_path, capsys):
     from model.training.corpus.__main__ import main
+
     assert main(["--out", str(tmp_path), "--train", "50", "--valid", "5", "--test", "5", "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert "train: 50" in out and "valid: 5" in out and "test: 5" in out
 
 
 # ------------------------------------------------------------------ tokenizers
+
 
 def test_tokenizers():
     s = "Je n'ai pas d'eau aujourd'hui."
@@ -380,23 +430,56 @@ def test_tokenizers():
 
 # ------------------------------------------------------------------ conjugation
 
+
 def test_conjugation_tables():
-    pres = {("dormir", 2): "dort", ("lire", 2): "lit", ("voir", 2): "voit", ("boire", 2): "boit",
-            ("courir", 2): "court", ("venir", 2): "vient", ("vouloir", 2): "veut",
-            ("apprendre", 2): "apprend", ("comprendre", 5): "comprennent", ("manger", 3): "mangeons",
-            ("acheter", 0): "achète", ("acheter", 3): "achetons", ("boire", 3): "buvons",
-            ("boire", 5): "boivent", ("écrire", 3): "écrivons", ("aller", 5): "vont",
-            ("avoir", 5): "ont", ("être", 4): "êtes", ("prendre", 5): "prennent",
-            ("ouvrir", 0): "ouvre", ("vendre", 2): "vend", ("partir", 2): "part",
-            ("voir", 3): "voyons", ("vouloir", 5): "veulent", ("venir", 5): "viennent"}
+    pres = {
+        ("dormir", 2): "dort",
+        ("lire", 2): "lit",
+        ("voir", 2): "voit",
+        ("boire", 2): "boit",
+        ("courir", 2): "court",
+        ("venir", 2): "vient",
+        ("vouloir", 2): "veut",
+        ("apprendre", 2): "apprend",
+        ("comprendre", 5): "comprennent",
+        ("manger", 3): "mangeons",
+        ("acheter", 0): "achète",
+        ("acheter", 3): "achetons",
+        ("boire", 3): "buvons",
+        ("boire", 5): "boivent",
+        ("écrire", 3): "écrivons",
+        ("aller", 5): "vont",
+        ("avoir", 5): "ont",
+        ("être", 4): "êtes",
+        ("prendre", 5): "prennent",
+        ("ouvrir", 0): "ouvre",
+        ("vendre", 2): "vend",
+        ("partir", 2): "part",
+        ("voir", 3): "voyons",
+        ("vouloir", 5): "veulent",
+        ("venir", 5): "viennent",
+    }
     for (inf, p), form in pres.items():
         assert F.present(inf, p) == form, (inf, p)
-    fut = {("aller", 3): "irons", ("venir", 5): "viendront", ("acheter", 2): "achètera",
-           ("écrire", 0): "écrirai", ("voir", 4): "verrez", ("courir", 2): "courra",
-           ("vouloir", 0): "voudrai", ("avoir", 3): "aurons", ("être", 5): "seront",
-           ("boire", 2): "boira", ("prendre", 0): "prendrai", ("dormir", 2): "dormira",
-           ("manger", 3): "mangerons", ("lire", 5): "liront", ("partir", 4): "partirez",
-           ("ouvrir", 2): "ouvrira", ("vendre", 5): "vendront"}
+    fut = {
+        ("aller", 3): "irons",
+        ("venir", 5): "viendront",
+        ("acheter", 2): "achètera",
+        ("écrire", 0): "écrirai",
+        ("voir", 4): "verrez",
+        ("courir", 2): "courra",
+        ("vouloir", 0): "voudrai",
+        ("avoir", 3): "aurons",
+        ("être", 5): "seront",
+        ("boire", 2): "boira",
+        ("prendre", 0): "prendrai",
+        ("dormir", 2): "dormira",
+        ("manger", 3): "mangerons",
+        ("lire", 5): "liront",
+        ("partir", 4): "partirez",
+        ("ouvrir", 2): "ouvrira",
+        ("vendre", 5): "vendront",
+    }
     for (inf, p), form in fut.items():
         assert F.future(inf, p) == form, (inf, p)
     assert [F.imparfait_etre(p) for p in (0, 2, 3, 4, 5)] == ["étais", "était", "étions", "étiez", "étaient"]
@@ -438,6 +521,7 @@ def test_etre_agreement():
 
 def test_lexicon_rows_all_loaded():
     from model.training.corpus.lexicon import TSV_PATH
+
     lines = TSV_PATH.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 175  # the shared lexicon, copied verbatim
     n_rows = sum(1 for line in lines if line.strip() and not line.startswith("#"))

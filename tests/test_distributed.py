@@ -19,12 +19,33 @@ pytestmark = pytest.mark.slow
 
 
 def _train(out, data, steps: int, processes: int = 1, accumulate: int = 1, resume: bool = False) -> None:
-    command = launcher(processes) + ["-m", "model.train", "--preset", "tiny", "--out", str(out), "--data", str(data),
-                          "--seed", "3", "--max-steps", str(steps), "--threads", "1", "--no-progress",
-                          "--accumulate", str(accumulate)] + (["--resume"] if resume else [])
+    command = (
+        launcher(processes)
+        + [
+            "-m",
+            "model.train",
+            "--preset",
+            "tiny",
+            "--out",
+            str(out),
+            "--data",
+            str(data),
+            "--seed",
+            "3",
+            "--max-steps",
+            str(steps),
+            "--threads",
+            "1",
+            "--no-progress",
+            "--accumulate",
+            str(accumulate),
+        ]
+        + (["--resume"] if resume else [])
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
-    done = subprocess.run(command, cwd=ROOT, env={**env, "OMP_NUM_THREADS": "1"}, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        command, cwd=ROOT, env={**env, "OMP_NUM_THREADS": "1"}, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-3000:]
 
 

@@ -32,8 +32,8 @@ from model.checkpoints.catalog import DEFAULT, MINILM, MODELS_ENV, available_mod
 
 ROOT = Path(__file__).resolve().parent.parent
 ATOL = 1e-4
-SHARPEN = 20.0    # weight matrices x 20: attention scores x 400, logits that follow the source
-EOS_BOOST = 4.5   # added to final_logits_bias[</s>]: some outputs end early, some run to the cap
+SHARPEN = 20.0  # weight matrices x 20: attention scores x 400, logits that follow the source
+EOS_BOOST = 4.5  # added to final_logits_bias[</s>]: some outputs end early, some run to the cap
 SENTENCES = ENGLISH[:12]
 
 
@@ -77,9 +77,11 @@ def _assert_marian_trace_equals(trace, out, n_layers: int, what: str) -> None:
     """Every pattern of our trace equals transformers' output_attentions, and the logits its logits
     (any encoder-decoder of transformers: Marian, T5)."""
     for layer in range(n_layers):
-        for (stack, kind), theirs in ((("encoder", "self"), out.encoder_attentions),
-                                      (("decoder", "self"), out.decoder_attentions),
-                                      (("decoder", "cross"), out.cross_attentions)):
+        for (stack, kind), theirs in (
+            (("encoder", "self"), out.encoder_attentions),
+            (("decoder", "self"), out.decoder_attentions),
+            (("decoder", "cross"), out.cross_attentions),
+        ):
             diff = _max_diff(trace.pattern(stack, kind, layer), theirs[layer][0].numpy())
             assert diff < ATOL, f"{what}: {stack} {kind} layer {layer} differs by {diff}"
     diff = _max_diff(trace.tensor("hook_logits")[0], out.logits[0].numpy())
@@ -122,7 +124,7 @@ def marian(marian_dir):
 @pytest.fixture(scope="module")
 def cap(marian) -> int:
     """Our maximum output length for the tiny Marian: generation_config max_length 64 - 1."""
-    return marian.max_output(10 ** 6, DecodeOptions())
+    return marian.max_output(10**6, DecodeOptions())
 
 
 @pytest.fixture(scope="module")
@@ -181,8 +183,9 @@ def test_marian_ids_patterns_and_logits_equal_transformers(marian, marian_ref, i
     decoder_input = [model.config.decoder_start_token_id] + target[:-1]
     assert list(trace.tgt_ids) == decoder_input
     with torch.no_grad():
-        out = model(input_ids=torch.tensor([src]), decoder_input_ids=torch.tensor([decoder_input]),
-                    output_attentions=True)
+        out = model(
+            input_ids=torch.tensor([src]), decoder_input_ids=torch.tensor([decoder_input]), output_attentions=True
+        )
     _assert_marian_trace_equals(trace, out, model.config.encoder_layers, sentence)
     assert trace.pattern("encoder", "self", 0).max() > 0.5  # sharpened: not a near-uniform pattern
 
@@ -202,8 +205,9 @@ def test_marian_greedy_equals_generate_at_the_checkpoint_length(marian, marian_r
     for sentence in SENTENCES:
         result = marian.translate(sentence, options=DecodeOptions(beam_size=1, max_len=cap))
         with torch.no_grad():
-            row = model.generate(**tokenizer([sentence], return_tensors="pt"), num_beams=1, do_sample=False,
-                                 max_length=cap + 1)[0].tolist()
+            row = model.generate(
+                **tokenizer([sentence], return_tensors="pt"), num_beams=1, do_sample=False, max_length=cap + 1
+            )[0].tolist()
         theirs = _hf_output(row, eos)
         assert list(result.output_ids) == theirs, sentence
         assert result.output_ids[-1] == eos  # at the checkpoint's own length, EOS is forced
@@ -235,9 +239,18 @@ def test_marian_greedy_at_a_shorter_length_ends_with_the_forced_eos_as_generate_
 def _hf_beams(model, tokenizer, sentence: str, max_len: int, length_penalty: float, **extra):
     """transformers' beam search (4 beams, early stopping) with every beam and its score returned."""
     with torch.no_grad():
-        return model.generate(**tokenizer([sentence], return_tensors="pt"), num_beams=4, num_return_sequences=4,
-                              early_stopping=True, length_penalty=length_penalty, do_sample=False,
-                              max_length=max_len + 1, output_scores=True, return_dict_in_generate=True, **extra)
+        return model.generate(
+            **tokenizer([sentence], return_tensors="pt"),
+            num_beams=4,
+            num_return_sequences=4,
+            early_stopping=True,
+            length_penalty=length_penalty,
+            do_sample=False,
+            max_length=max_len + 1,
+            output_scores=True,
+            return_dict_in_generate=True,
+            **extra,
+        )
 
 
 @pytest.mark.parametrize("length_penalty", [1.0, 0.6])
@@ -246,8 +259,9 @@ def test_marian_beam_search_equals_generate(marian, marian_ref, cap, length_pena
     eos = tokenizer.eos_token_id
     lengths = set()
     for sentence in SENTENCES[:8]:
-        result = marian.translate(sentence, options=DecodeOptions(beam_size=4, max_len=cap,
-                                                                   length_penalty=length_penalty))
+        result = marian.translate(
+            sentence, options=DecodeOptions(beam_size=4, max_len=cap, length_penalty=length_penalty)
+        )
         out = _hf_beams(model, tokenizer, sentence, cap, length_penalty)
         rows = [_hf_output(row, eos) for row in out.sequences.tolist()]
         assert list(result.output_ids) == rows[0], sentence
@@ -267,8 +281,9 @@ def test_marian_beam_search_cut_short_equals_generate_with_its_forced_eos(marian
     eos = tokenizer.eos_token_id
     forced = 0
     for sentence in SENTENCES[:8]:
-        result = marian.translate(sentence, options=DecodeOptions(beam_size=4, max_len=10,
-                                                                   length_penalty=length_penalty))
+        result = marian.translate(
+            sentence, options=DecodeOptions(beam_size=4, max_len=10, length_penalty=length_penalty)
+        )
         out = _hf_beams(model, tokenizer, sentence, 10, length_penalty)
         rows = [_hf_output(row, eos) for row in out.sequences.tolist()]
         assert list(result.output_ids) == rows[0], sentence
@@ -282,8 +297,12 @@ def test_marian_beam_search_cut_short_equals_generate_with_its_forced_eos(marian
 
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
 def test_marian_variants_equal_transformers(tmp_path_factory, activation):
-    path = _sharpen(make_marian_dir(tmp_path_factory.mktemp(activation) / "m", activation=activation,
-                                    scale_embedding=False, seed=3), eos_boost=EOS_BOOST)
+    path = _sharpen(
+        make_marian_dir(
+            tmp_path_factory.mktemp(activation) / "m", activation=activation, scale_embedding=False, seed=3
+        ),
+        eos_boost=EOS_BOOST,
+    )
     config = json.loads((path / "config.json").read_text())
     assert config["activation_function"] == activation and config["scale_embedding"] is False
     bundle = load_bundle(path)
@@ -295,10 +314,14 @@ def test_marian_variants_equal_transformers(tmp_path_factory, activation):
         target = tokenizer(text_target=FRENCH[index]).input_ids
         trace = bundle.teacher_forced(sentence, target)
         with torch.no_grad():
-            out = model(**tokenizer([sentence], return_tensors="pt"), output_attentions=True,
-                        decoder_input_ids=torch.tensor([[model.config.decoder_start_token_id] + target[:-1]]))
-            row = model.generate(**tokenizer([sentence], return_tensors="pt"), num_beams=1, do_sample=False,
-                                 max_length=64)[0].tolist()
+            out = model(
+                **tokenizer([sentence], return_tensors="pt"),
+                output_attentions=True,
+                decoder_input_ids=torch.tensor([[model.config.decoder_start_token_id] + target[:-1]]),
+            )
+            row = model.generate(
+                **tokenizer([sentence], return_tensors="pt"), num_beams=1, do_sample=False, max_length=64
+            )[0].tolist()
         _assert_marian_trace_equals(trace, out, 2, f"{activation}: {sentence}")
         assert list(bundle.translate(sentence, options=DecodeOptions(max_len=63)).output_ids) == _hf_output(row, eos)
 
@@ -360,8 +383,13 @@ MINILM_SENTENCES = [
     "東京は日本の首都です。",
     "Ελληνικά и русский текст.",
     "Extra   spaces\tand tabs  around words",
-    " ".join(["The committee, after a long and careful discussion of every proposal that was submitted,"
-              " finally agreed on a plan that nobody had expected at the start of the meeting."] * 4),
+    " ".join(
+        [
+            "The committee, after a long and careful discussion of every proposal that was submitted,"
+            " finally agreed on a plan that nobody had expected at the start of the meeting."
+        ]
+        * 4
+    ),
 ]
 
 
@@ -410,11 +438,17 @@ def test_positions_off_equals_transformers_with_zero_position_tables(marian, mar
     assert not trace.tensor("src_embed.hook_position").any() and not trace.tensor("tgt_embed.hook_position").any()
     decoder_input = torch.tensor([[model.config.decoder_start_token_id] + target[:-1]])
     with torch.no_grad():
-        out = flat(**tokenizer([SENTENCES[4]], return_tensors="pt"), decoder_input_ids=decoder_input,
-                   output_attentions=True)
+        out = flat(
+            **tokenizer([SENTENCES[4]], return_tensors="pt"), decoder_input_ids=decoder_input, output_attentions=True
+        )
     _assert_marian_trace_equals(trace, out, 2, "positions off")
-    assert _max_diff(trace.pattern("encoder", "self", 0),
-                     marian.teacher_forced(SENTENCES[4], target).pattern("encoder", "self", 0)) > 1e-3
+    assert (
+        _max_diff(
+            trace.pattern("encoder", "self", 0),
+            marian.teacher_forced(SENTENCES[4], target).pattern("encoder", "self", 0),
+        )
+        > 1e-3
+    )
 
     tokenizer, model = bert_ref
     flat = _without_positions(model)
@@ -468,8 +502,11 @@ def test_marian_padding_in_a_batch_changes_nothing_with_the_mask(marian):
     assert row.output_ids == alone.output_ids and row.translation == alone.translation
     assert other.output_ids == marian.translate(long, options=DecodeOptions(max_len=10)).output_ids
     for layer in range(2):
-        for stack, kind, queries, keys in (("encoder", "self", src, src), ("decoder", "self", tgt, tgt),
-                                           ("decoder", "cross", tgt, src)):
+        for stack, kind, queries, keys in (
+            ("encoder", "self", src, src),
+            ("decoder", "self", tgt, tgt),
+            ("decoder", "cross", tgt, src),
+        ):
             pattern = trace.pattern(stack, kind, layer)
             mine = alone.trace.pattern(stack, kind, layer)
             assert _max_diff(pattern[:, :queries, :keys], mine) < 1e-5, (stack, kind, layer)
@@ -499,8 +536,13 @@ def test_marian_causal_mask_off_lets_positions_see_later_pieces(marian, marian_r
     for layer in range(2):  # each decoding step only had the pieces so far
         assert not np.triu(result.trace.pattern("decoder", "self", layer), k=1).any()
     length = min(len(on.trace.tgt_ids), len(result.trace.tgt_ids))
-    assert _max_diff(on.trace.pattern("decoder", "self", 1)[:, :length, :length],
-                     result.trace.pattern("decoder", "self", 1)[:, :length, :length]) > 1e-4
+    assert (
+        _max_diff(
+            on.trace.pattern("decoder", "self", 1)[:, :length, :length],
+            result.trace.pattern("decoder", "self", 1)[:, :length, :length],
+        )
+        > 1e-4
+    )
 
 
 def test_bert_has_no_causal_mask_to_switch_off(bert):
@@ -518,8 +560,9 @@ def test_knocked_out_heads_change_the_families(marian, marian_ref, bert):
         context = knocked.tensor(f"{stack}.layers.{layer}.{kind}_attn.hook_context")[0]
         assert not context[index].any() and context[1 - index].any()
         assert _max_diff(knocked.tensor("hook_logits"), plain.tensor("hook_logits")) > 1e-3, head
-        assert marian.score(SENTENCES[3], target, Interventions(ablate=frozenset({head}))) != \
-            pytest.approx(marian.score(SENTENCES[3], target), abs=1e-4)
+        assert marian.score(SENTENCES[3], target, Interventions(ablate=frozenset({head}))) != pytest.approx(
+            marian.score(SENTENCES[3], target), abs=1e-4
+        )
     head = ("encoder", "self", 1, 0)
     knocked = bert.encode(SENTENCES[3], Interventions(ablate=frozenset({head})))
     assert not knocked.trace.tensor("encoder.layers.1.self_attn.hook_context")[0, 0].any()
@@ -562,8 +605,9 @@ class _Payload:
 
 def _convert(path: Path) -> subprocess.CompletedProcess:
     """Run `python -m model.convert_bin path` as a user would."""
-    return subprocess.run([sys.executable, "-m", "model.convert_bin", str(path)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "model.convert_bin", str(path)], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.mark.parametrize("writer", ["torch.save", "pickle.dump"])
@@ -622,8 +666,11 @@ def test_a_loaded_model_does_not_change_when_its_file_is_copied_over(marian_dir,
     bundle = load_bundle(path)
     before = bundle.model.src_embed.token.weight.detach().clone()
     other = tmp_path / "other.safetensors"
-    save_file({name: t * 2 for name, t in load_file(str(path / "model.safetensors")).items()}, str(other),
-              metadata={"format": "pt"})
+    save_file(
+        {name: t * 2 for name, t in load_file(str(path / "model.safetensors")).items()},
+        str(other),
+        metadata={"format": "pt"},
+    )
     assert other.stat().st_size == (path / "model.safetensors").stat().st_size  # no read past the end
     shutil.copyfile(other, path / "model.safetensors")  # opens the target "wb": the same inode, rewritten
     assert torch.equal(bundle.model.src_embed.token.weight, before)
@@ -634,15 +681,18 @@ def _shard(source: Path, target: Path) -> Path:
     path = _copy_without_weights(source, target)
     tensors = load_file(str(source / "model.safetensors"))
     names = sorted(tensors)
-    halves = {"model-00001-of-00002.safetensors": names[: len(names) // 2],
-              "model-00002-of-00002.safetensors": names[len(names) // 2:]}
+    halves = {
+        "model-00001-of-00002.safetensors": names[: len(names) // 2],
+        "model-00002-of-00002.safetensors": names[len(names) // 2 :],
+    }
     weight_map = {}
     for file, part in halves.items():
         save_file({n: tensors[n] for n in part}, str(path / file), metadata={"format": "pt"})
         weight_map.update(dict.fromkeys(part, file))
     total = sum(t.numel() * t.element_size() for t in tensors.values())
     (path / "model.safetensors.index.json").write_text(
-        json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map}, indent=2))
+        json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map}, indent=2)
+    )
     return path
 
 
@@ -668,15 +718,18 @@ def test_a_truncated_weights_file_is_a_checkpoint_error(marian_dir, tmp_path, ke
         load_bundle(path)
 
 
-@pytest.mark.parametrize("family, file, content", [
-    ("marian", "source.spm", b"\x00\x01 not a sentencepiece model"),
-    ("marian", "target.spm", b""),
-    ("marian", "vocab.json", b'{"</s>": 0, "<unk>": '),
-    ("marian", "vocab.json", b'["a", "list"]'),
-    ("marian", "generation_config.json", b"{bad json"),
-    ("bert", "tokenizer.json", b'{"version": "1.0", "model": 42}'),
-    ("bert", "tokenizer.json", b"\xff\xfe garbage"),
-])
+@pytest.mark.parametrize(
+    "family, file, content",
+    [
+        ("marian", "source.spm", b"\x00\x01 not a sentencepiece model"),
+        ("marian", "target.spm", b""),
+        ("marian", "vocab.json", b'{"</s>": 0, "<unk>": '),
+        ("marian", "vocab.json", b'["a", "list"]'),
+        ("marian", "generation_config.json", b"{bad json"),
+        ("bert", "tokenizer.json", b'{"version": "1.0", "model": 42}'),
+        ("bert", "tokenizer.json", b"\xff\xfe garbage"),
+    ],
+)
 def test_a_corrupt_tokenizer_is_a_checkpoint_error(marian_dir, bert_dir, tmp_path, family, file, content):
     path = shutil.copytree(marian_dir if family == "marian" else bert_dir, tmp_path / "broken")
     (path / file).write_bytes(content)
@@ -700,8 +753,10 @@ def test_available_models_lists_every_source(tmp_path, monkeypatch, minilm_dir):
         (elsewhere / name).mkdir(parents=True)
     (elsewhere / "mine" / "config.json").write_text("{}")
     (elsewhere / "opus-mt-en-de" / "config.json").write_text("{}")
-    monkeypatch.setenv(MODELS_ENV, ":".join(str(elsewhere / n) for n in ("mine", "no-config", "opus-mt-en-de"))
-                       + ":" + str(tmp_path / "missing"))
+    monkeypatch.setenv(
+        MODELS_ENV,
+        ":".join(str(elsewhere / n) for n in ("mine", "no-config", "opus-mt-en-de")) + ":" + str(tmp_path / "missing"),
+    )
     found = available_models(models)
     assert list(found)[:2] == [DEFAULT, MINILM] and found[DEFAULT] == ""
     assert Path(found[MINILM]).resolve() == minilm_dir.resolve()

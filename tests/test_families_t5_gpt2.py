@@ -51,8 +51,11 @@ def one_thread():
 def t5(request, tmp_path_factory):
     """(variant, bundle, transformers tokenizer, transformers model) of a sharpened tiny T5."""
     variant = request.param
-    path = _sharpen(make_t5_dir(tmp_path_factory.mktemp(variant) / f"{variant}-tiny", variant=variant,
-                                task_prefix=variant == "t5", seed=2))
+    path = _sharpen(
+        make_t5_dir(
+            tmp_path_factory.mktemp(variant) / f"{variant}-tiny", variant=variant, task_prefix=variant == "t5", seed=2
+        )
+    )
     tokenizer, model = reference_t5(path)
     return variant, load_bundle(path), tokenizer, model
 
@@ -71,8 +74,9 @@ def _t5_source(bundle, tokenizer, sentence: str) -> list[int]:
 
 def _t5_forward(model, source: list[int], decoder_input: list[int]):
     with torch.no_grad():
-        return model(input_ids=torch.tensor([source]), decoder_input_ids=torch.tensor([decoder_input]),
-                     output_attentions=True)
+        return model(
+            input_ids=torch.tensor([source]), decoder_input_ids=torch.tensor([decoder_input]), output_attentions=True
+        )
 
 
 def _hf_new(row: list[int], skip: int, eos: int) -> list[int]:
@@ -150,11 +154,15 @@ def test_t5_buckets_are_transformers_buckets(t5):
     attention = model.encoder.block[0].layer[0].SelfAttention
     distance = torch.arange(-300, 301)
     for bidirectional in (True, False):
-        theirs = attention._relative_position_bucket(distance, bidirectional=bidirectional,
-                                                     num_buckets=attention.relative_attention_num_buckets,
-                                                     max_distance=attention.relative_attention_max_distance)
-        ours = relative_buckets(distance, bidirectional, attention.relative_attention_num_buckets,
-                                attention.relative_attention_max_distance)
+        theirs = attention._relative_position_bucket(
+            distance,
+            bidirectional=bidirectional,
+            num_buckets=attention.relative_attention_num_buckets,
+            max_distance=attention.relative_attention_max_distance,
+        )
+        ours = relative_buckets(
+            distance, bidirectional, attention.relative_attention_num_buckets, attention.relative_attention_max_distance
+        )
         assert torch.equal(ours, theirs)
 
 
@@ -165,8 +173,12 @@ def test_t5_greedy_equals_generate(t5):
     for sentence in SENTENCES:
         result = bundle.translate(sentence, options=DecodeOptions(max_len=cap))
         with torch.no_grad():
-            row = model.generate(torch.tensor([_t5_source(bundle, tokenizer, sentence)]), num_beams=1,
-                                 do_sample=False, max_length=cap + 1)[0].tolist()
+            row = model.generate(
+                torch.tensor([_t5_source(bundle, tokenizer, sentence)]),
+                num_beams=1,
+                do_sample=False,
+                max_length=cap + 1,
+            )[0].tolist()
         theirs = _hf_new(row, 1, tokenizer.eos_token_id)
         assert list(result.output_ids) == theirs, sentence
         assert result.translation == tokenizer.decode(theirs, skip_special_tokens=True), sentence
@@ -180,13 +192,21 @@ def test_t5_beam_search_equals_generate(t5, length_penalty):
     variant, bundle, tokenizer, model = t5
     cap = 16
     for sentence in SENTENCES[:5]:
-        result = bundle.translate(sentence, options=DecodeOptions(beam_size=4, max_len=cap,
-                                                                   length_penalty=length_penalty))
+        result = bundle.translate(
+            sentence, options=DecodeOptions(beam_size=4, max_len=cap, length_penalty=length_penalty)
+        )
         with torch.no_grad():
-            out = model.generate(torch.tensor([_t5_source(bundle, tokenizer, sentence)]), num_beams=4,
-                                 num_return_sequences=4, early_stopping=True, length_penalty=length_penalty,
-                                 do_sample=False, max_length=cap + 1, output_scores=True,
-                                 return_dict_in_generate=True)
+            out = model.generate(
+                torch.tensor([_t5_source(bundle, tokenizer, sentence)]),
+                num_beams=4,
+                num_return_sequences=4,
+                early_stopping=True,
+                length_penalty=length_penalty,
+                do_sample=False,
+                max_length=cap + 1,
+                output_scores=True,
+                return_dict_in_generate=True,
+            )
         _assert_beams_equal(bundle, result, out, 1, sentence)
 
 
@@ -203,7 +223,9 @@ def test_t5_switches_equal_transformers_with_the_same_change(t5):
             stack.block[0].layer[0].SelfAttention.relative_attention_bias.weight.zero_()
     trace = bundle.teacher_forced(sentence, target, Interventions(positional_encoding=False))
     assert position_bias("encoder") not in trace.tensors
-    _assert_marian_trace_equals(trace, _t5_forward(flat, source, decoder_input), model.config.num_layers, "positions off")
+    _assert_marian_trace_equals(
+        trace, _t5_forward(flat, source, decoder_input), model.config.num_layers, "positions off"
+    )
 
     d_k = model.config.d_kv
     for stack, kind, layer, head in (("encoder", "self", 1, 0), ("decoder", "self", 0, 1), ("decoder", "cross", 1, 1)):
@@ -211,10 +233,14 @@ def test_t5_switches_equal_transformers_with_the_same_change(t5):
         block = (knocked.encoder if stack == "encoder" else knocked.decoder).block[layer]
         attention = block.layer[1].EncDecAttention if kind == "cross" else block.layer[0].SelfAttention
         with torch.no_grad():
-            attention.o.weight[:, head * d_k:(head + 1) * d_k] = 0.0
+            attention.o.weight[:, head * d_k : (head + 1) * d_k] = 0.0
         trace = bundle.teacher_forced(sentence, target, Interventions(ablate=frozenset({(stack, kind, layer, head)})))
-        _assert_marian_trace_equals(trace, _t5_forward(knocked, source, decoder_input), model.config.num_layers,
-                                f"{stack} {kind} {layer}.{head} knocked out")
+        _assert_marian_trace_equals(
+            trace,
+            _t5_forward(knocked, source, decoder_input),
+            model.config.num_layers,
+            f"{stack} {kind} {layer}.{head} knocked out",
+        )
 
     scaled = bundle.teacher_forced(sentence, target, Interventions(scale_scores=False))
     assert np.array_equal(scaled.tensor("hook_logits"), bundle.teacher_forced(sentence, target).tensor("hook_logits"))
@@ -291,8 +317,13 @@ def test_gpt2_greedy_equals_generate(gpt2):
         result = bundle.generate(prompt, options=DecodeOptions(max_len=NEW))
         ids = tokenizer(prompt).input_ids
         with torch.no_grad():
-            row = model.generate(torch.tensor([ids]), max_new_tokens=NEW, do_sample=False, num_beams=1,
-                                 pad_token_id=tokenizer.eos_token_id)[0].tolist()
+            row = model.generate(
+                torch.tensor([ids]),
+                max_new_tokens=NEW,
+                do_sample=False,
+                num_beams=1,
+                pad_token_id=tokenizer.eos_token_id,
+            )[0].tolist()
         theirs = _hf_new(row, len(ids), tokenizer.eos_token_id)
         assert list(result.output_ids) == theirs, prompt
         assert result.continuation == tokenizer.decode(theirs, skip_special_tokens=True), prompt
@@ -312,10 +343,18 @@ def test_gpt2_beam_search_equals_generate(gpt2, length_penalty):
         result = bundle.generate(prompt, options=DecodeOptions(beam_size=4, max_len=8, length_penalty=length_penalty))
         ids = tokenizer(prompt).input_ids
         with torch.no_grad():
-            out = model.generate(torch.tensor([ids]), num_beams=4, num_return_sequences=4, early_stopping=True,
-                                 length_penalty=length_penalty, do_sample=False, max_new_tokens=8,
-                                 output_scores=True, return_dict_in_generate=True,
-                                 pad_token_id=tokenizer.eos_token_id)
+            out = model.generate(
+                torch.tensor([ids]),
+                num_beams=4,
+                num_return_sequences=4,
+                early_stopping=True,
+                length_penalty=length_penalty,
+                do_sample=False,
+                max_new_tokens=8,
+                output_scores=True,
+                return_dict_in_generate=True,
+                pad_token_id=tokenizer.eos_token_id,
+            )
         _assert_beams_equal(bundle, result, out, len(ids), prompt)
 
 
@@ -334,16 +373,22 @@ def test_gpt2_switches_equal_transformers_with_the_same_change(gpt2):
     flat = copy.deepcopy(model)
     with torch.no_grad():
         flat.transformer.wpe.weight.zero_()
-    assert_equals(bundle.teacher_forced(prompt, continuation, Interventions(positional_encoding=False)), flat,
-                  "positions off")
+    assert_equals(
+        bundle.teacher_forced(prompt, continuation, Interventions(positional_encoding=False)), flat, "positions off"
+    )
     d_k = model.config.n_embd // model.config.n_head
     knocked = copy.deepcopy(model)
     with torch.no_grad():
-        knocked.transformer.h[1].attn.c_proj.weight[d_k:2 * d_k] = 0.0  # Conv1D (in, out): head 1's rows
-    assert_equals(bundle.teacher_forced(prompt, continuation, Interventions(ablate=frozenset({("decoder", "self", 1, 1)}))),
-                  knocked, "head 1 of layer 1 knocked out")
+        knocked.transformer.h[1].attn.c_proj.weight[d_k : 2 * d_k] = 0.0  # Conv1D (in, out): head 1's rows
+    assert_equals(
+        bundle.teacher_forced(prompt, continuation, Interventions(ablate=frozenset({("decoder", "self", 1, 1)}))),
+        knocked,
+        "head 1 of layer 1 knocked out",
+    )
 
-    leaking = bundle.teacher_forced(prompt, continuation, Interventions(causal_mask=False)).pattern("decoder", "self", 0)
+    leaking = bundle.teacher_forced(prompt, continuation, Interventions(causal_mask=False)).pattern(
+        "decoder", "self", 0
+    )
     assert leaking[:, 0, 1:].sum() > 0.1  # the first position reads pieces after it
     masked = bundle.teacher_forced(prompt, continuation).pattern("decoder", "self", 0)
     assert not np.triu(masked, k=1).any()
@@ -361,7 +406,7 @@ def test_gpt2_generation_with_the_causal_mask_off_shows_each_step_as_it_was(gpt2
     pattern = result.trace.pattern("decoder", "self", 0)
     assert pattern[:, :n, :n].min() > 0 and not pattern[:, :n, n:].any()
     for row in range(n, pattern.shape[1]):
-        assert not pattern[:, row, row + 1:].any() and pattern[:, row, :row + 1].sum(-1) == pytest.approx(1.0)
+        assert not pattern[:, row, row + 1 :].any() and pattern[:, row, : row + 1].sum(-1) == pytest.approx(1.0)
     assert [round(s.probability, 5) for s in result.steps] == [round(s.probability, 5) for s in unmasked.steps]
 
 
@@ -414,5 +459,7 @@ def test_gpt2_opens_as_transformers_saves_it_too(tmp_path):
     hub = load_bundle(make_gpt2_dir(tmp_path / "hub", seed=5))
     saved = load_bundle(make_gpt2_dir(tmp_path / "saved", seed=5, hub_layout=False))
     ids = hub.tokenizer.encode_source("The old man reads a book.")
-    assert np.array_equal(hub.teacher_forced("The old", ids[2:]).tensor("hook_logits"),
-                          saved.teacher_forced("The old", ids[2:]).tensor("hook_logits"))
+    assert np.array_equal(
+        hub.teacher_forced("The old", ids[2:]).tensor("hook_logits"),
+        saved.teacher_forced("The old", ids[2:]).tensor("hook_logits"),
+    )

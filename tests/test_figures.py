@@ -24,19 +24,27 @@ def test_the_same_inputs_give_the_same_figure_object():
     assert shared(draw, matrix, Style()) is shared(draw, matrix.copy(), Style())
 
 
-@pytest.mark.parametrize("other", [
-    dict(matrix=np.eye(3, dtype=np.float32)[::-1].copy()),        # other values
-    dict(matrix=np.eye(3, dtype=np.float64)),                     # same values, other dtype
-    dict(style=Style(presentation=True)),                         # presentation mode
-    dict(title="u"),                                              # another title
-    dict(highlight=1),                                            # a keyword argument
-])
+@pytest.mark.parametrize(
+    "other",
+    [
+        dict(matrix=np.eye(3, dtype=np.float32)[::-1].copy()),  # other values
+        dict(matrix=np.eye(3, dtype=np.float64)),  # same values, other dtype
+        dict(style=Style(presentation=True)),  # presentation mode
+        dict(title="u"),  # another title
+        dict(highlight=1),  # a keyword argument
+    ],
+)
 def test_any_other_input_gives_another_figure(other):
     base = dict(matrix=np.eye(3, dtype=np.float32), style=Style(), title="t")
     first = shared(draw, base["matrix"], base["style"], title=base["title"])
     changed = {**base, **other}
-    second = shared(draw, changed["matrix"], changed["style"], title=changed["title"],
-                    **({"highlight": other["highlight"]} if "highlight" in other else {}))
+    second = shared(
+        draw,
+        changed["matrix"],
+        changed["style"],
+        title=changed["title"],
+        **({"highlight": other["highlight"]} if "highlight" in other else {}),
+    )
     assert second is not first
     assert second.to_dict() != first.to_dict()
 

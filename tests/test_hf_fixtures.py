@@ -29,14 +29,33 @@ from hf_fixtures import (
 )
 from safetensors.torch import load_file
 
-MARIAN_FILES = {"source.spm", "target.spm", "vocab.json", "tokenizer_config.json", "config.json",
-                "generation_config.json", "model.safetensors"}
-BERT_FILES = {"tokenizer.json", "vocab.txt", "tokenizer_config.json", "config.json",
-              "model.safetensors"}
-T5_FILES = {"spiece.model", "tokenizer.json", "tokenizer_config.json", "config.json",
-            "generation_config.json", "model.safetensors"}
-GPT2_FILES = {"tokenizer.json", "vocab.json", "merges.txt", "tokenizer_config.json", "config.json",
-              "generation_config.json", "model.safetensors"}
+MARIAN_FILES = {
+    "source.spm",
+    "target.spm",
+    "vocab.json",
+    "tokenizer_config.json",
+    "config.json",
+    "generation_config.json",
+    "model.safetensors",
+}
+BERT_FILES = {"tokenizer.json", "vocab.txt", "tokenizer_config.json", "config.json", "model.safetensors"}
+T5_FILES = {
+    "spiece.model",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "config.json",
+    "generation_config.json",
+    "model.safetensors",
+}
+GPT2_FILES = {
+    "tokenizer.json",
+    "vocab.json",
+    "merges.txt",
+    "tokenizer_config.json",
+    "config.json",
+    "generation_config.json",
+    "model.safetensors",
+}
 TEXTS = ENGLISH[:6] + FRENCH[:6] + [T5_TASK_PREFIX + ENGLISH[3], "Hello, WORLD! Café?  two  spaces"]
 
 
@@ -111,8 +130,7 @@ def test_marian_weights_round_trip(marian_dir, marian_ref):
 def test_marian_generates(marian_ref):
     tokenizer, model = marian_ref
     with torch.no_grad():
-        out = model.generate(**tokenizer(["the cat sleeps"], return_tensors="pt"), num_beams=1,
-                             max_new_tokens=10)
+        out = model.generate(**tokenizer(["the cat sleeps"], return_tensors="pt"), num_beams=1, max_new_tokens=10)
     assert out[0, 0].item() == model.config.decoder_start_token_id
     assert 1 < out.shape[1] <= 11
 
@@ -173,8 +191,11 @@ def test_builders_are_deterministic(tmp_path, marian_dir, bert_dir):
 
 @pytest.fixture(scope="module", params=["flan", "t5"])
 def t5_dir(request, tmp_path_factory) -> Path:
-    return make_t5_dir(tmp_path_factory.mktemp("t5") / f"{request.param}-t5-tiny", variant=request.param,
-                       task_prefix=request.param == "t5")
+    return make_t5_dir(
+        tmp_path_factory.mktemp("t5") / f"{request.param}-t5-tiny",
+        variant=request.param,
+        task_prefix=request.param == "t5",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -265,8 +286,9 @@ def test_t5_forward_and_buckets(t5_ref):
     # (bidirectional: bucket 4, "distance 0 on the right", never occurs: distance 0 is bucket 0)
     attention = model.encoder.block[0].layer[0].SelfAttention
     positions = torch.arange(batch.input_ids.shape[1])
-    buckets = attention._relative_position_bucket(positions[None, :] - positions[:, None], bidirectional=True,
-                                                  num_buckets=8, max_distance=16)
+    buckets = attention._relative_position_bucket(
+        positions[None, :] - positions[:, None], bidirectional=True, num_buckets=8, max_distance=16
+    )
     assert buckets.unique().tolist() == [0, 1, 2, 3, 5, 6, 7]
 
 
@@ -344,8 +366,12 @@ def test_gpt2_weights_round_trip(gpt2_dir, gpt2_ref):
     assert model.lm_head.weight is model.transformer.wte.weight
     with torch.no_grad():
         out = model(**tokenizer([ENGLISH[0]], return_tensors="pt"))
-        generated = model.generate(**tokenizer([ENGLISH[0]], return_tensors="pt"), do_sample=False,
-                                   max_new_tokens=4, pad_token_id=model.config.eos_token_id)
+        generated = model.generate(
+            **tokenizer([ENGLISH[0]], return_tensors="pt"),
+            do_sample=False,
+            max_new_tokens=4,
+            pad_token_id=model.config.eos_token_id,
+        )
     assert out.logits.shape == (1, len(tokenizer(ENGLISH[0]).input_ids), 300)
     assert generated.shape[1] <= len(tokenizer(ENGLISH[0]).input_ids) + 4
 

@@ -11,28 +11,39 @@ from model.engine.config import ModelConfig
 from model.engine.hooks import Patch, active_recorder, patching, recording
 from model.engine.transformer import Transformer
 
-SMALL = ModelConfig(vocab_size=50, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1,
-                    n_decoder_layers=1, dropout=0.0, max_len=16)
+SMALL = ModelConfig(
+    vocab_size=50, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, dropout=0.0, max_len=16
+)
 B, S, T, D, HEADS, DK, FF, V = 1, 4, 3, 16, 2, 8, 32, 50
 
 
 def _attention(prefix, queries, keys):
-    return [(f"{prefix}.hook_q", (B, HEADS, queries, DK)), (f"{prefix}.hook_k", (B, HEADS, keys, DK)),
-            (f"{prefix}.hook_v", (B, HEADS, keys, DK)), (f"{prefix}.hook_scores", (B, HEADS, queries, keys)),
-            (f"{prefix}.hook_masked_scores", (B, HEADS, queries, keys)),
-            (f"{prefix}.hook_pattern", (B, HEADS, queries, keys)),
-            (f"{prefix}.hook_context", (B, HEADS, queries, DK)),
-            (f"{prefix}.hook_concat", (B, queries, D)), (f"{prefix}.hook_out", (B, queries, D))]
+    return [
+        (f"{prefix}.hook_q", (B, HEADS, queries, DK)),
+        (f"{prefix}.hook_k", (B, HEADS, keys, DK)),
+        (f"{prefix}.hook_v", (B, HEADS, keys, DK)),
+        (f"{prefix}.hook_scores", (B, HEADS, queries, keys)),
+        (f"{prefix}.hook_masked_scores", (B, HEADS, queries, keys)),
+        (f"{prefix}.hook_pattern", (B, HEADS, queries, keys)),
+        (f"{prefix}.hook_context", (B, HEADS, queries, DK)),
+        (f"{prefix}.hook_concat", (B, queries, D)),
+        (f"{prefix}.hook_out", (B, queries, D)),
+    ]
 
 
 def _embed(prefix, length):
     return [(f"{prefix}.hook_ids", (B, length))] + [
-        (f"{prefix}.hook_{stage}", (B, length, D)) for stage in ("token", "scaled", "position", "sum")]
+        (f"{prefix}.hook_{stage}", (B, length, D)) for stage in ("token", "scaled", "position", "sum")
+    ]
 
 
 def _ffn(prefix, length):
-    return [(f"{prefix}.ffn.hook_hidden", (B, length, FF)), (f"{prefix}.ffn.hook_out", (B, length, D)),
-            (f"{prefix}.hook_resid_ffn", (B, length, D)), (f"{prefix}.hook_norm_ffn", (B, length, D))]
+    return [
+        (f"{prefix}.ffn.hook_hidden", (B, length, FF)),
+        (f"{prefix}.ffn.hook_out", (B, length, D)),
+        (f"{prefix}.hook_resid_ffn", (B, length, D)),
+        (f"{prefix}.hook_norm_ffn", (B, length, D)),
+    ]
 
 
 EXPECTED_POST_LN = (
@@ -77,8 +88,12 @@ def test_pre_ln_records_the_norm_before_each_sublayer():
     model = Transformer(ModelConfig(**{**SMALL.to_dict(), "norm_first": True})).eval()
     names = list(run(model, SRC, TGT)[1])
     layer = [n for n in names if n.startswith("encoder.layers.0.") and ".self_attn." not in n and ".ffn." not in n]
-    assert layer == ["encoder.layers.0.hook_norm_self", "encoder.layers.0.hook_resid_self",
-                     "encoder.layers.0.hook_norm_ffn", "encoder.layers.0.hook_resid_ffn"]
+    assert layer == [
+        "encoder.layers.0.hook_norm_self",
+        "encoder.layers.0.hook_resid_self",
+        "encoder.layers.0.hook_norm_ffn",
+        "encoder.layers.0.hook_resid_ffn",
+    ]
     assert names.index("encoder.layers.0.hook_norm_self") < names.index("encoder.layers.0.self_attn.hook_q")
 
 
@@ -111,12 +126,20 @@ def test_same_input_twice_gives_bitwise_identical_records(small):
 
 def test_sixteen_threads_each_get_their_own_single_threaded_trace(tiny_bundle):
     sentences = [f"The {w} sleeps." for w in ("cat", "dog", "girl", "boy")] + [
-        "I see the white bird.", "The small girl sees a white bird.", "My sisters arrived yesterday.",
-        "Do you see the cat?", "I do not have a car.", "We are happy.", "I drink water.",
-        "The old man reads a book in the garden.", "They will go to the school tomorrow.",
-        "The teacher gives the answer to the students.", "The dog eats an apple.", "The cat eats."]
-    ivs = [Interventions(causal_mask=i % 3 != 0, ablate=frozenset({("decoder", "cross", 0, i % 4)}))
-           for i in range(16)]
+        "I see the white bird.",
+        "The small girl sees a white bird.",
+        "My sisters arrived yesterday.",
+        "Do you see the cat?",
+        "I do not have a car.",
+        "We are happy.",
+        "I drink water.",
+        "The old man reads a book in the garden.",
+        "They will go to the school tomorrow.",
+        "The teacher gives the answer to the students.",
+        "The dog eats an apple.",
+        "The cat eats.",
+    ]
+    ivs = [Interventions(causal_mask=i % 3 != 0, ablate=frozenset({("decoder", "cross", 0, i % 4)})) for i in range(16)]
     alone = [tiny_bundle.translate(s, iv).trace for s, iv in zip(sentences, ivs, strict=True)]
     results, errors = [None] * 16, []
     barrier = threading.Barrier(16)
@@ -146,6 +169,7 @@ def test_sixteen_threads_each_get_their_own_single_threaded_trace(tiny_bundle):
 
 # ---- patching -------------------------------------------------------------------------------
 
+
 def _recorded(model, src, tgt, iv=Interventions()):
     with torch.inference_mode(), recording() as recorder:
         logits = model(src, tgt, iv)
@@ -155,8 +179,13 @@ def _recorded(model, src, tgt, iv=Interventions()):
 def test_patching_a_run_with_its_own_activations_changes_nothing_exactly(small):
     src, tgt = torch.tensor([[5, 6, 7, 2]]), torch.tensor([[1, 8, 9]])
     logits, tensors = _recorded(small, src, tgt)
-    for name in ("src_embed.hook_token", "encoder.layers.0.self_attn.hook_pattern", "encoder.hook_memory",
-                 "decoder.layers.0.cross_attn.hook_out", "decoder.layers.0.hook_resid_ffn"):
+    for name in (
+        "src_embed.hook_token",
+        "encoder.layers.0.self_attn.hook_pattern",
+        "encoder.hook_memory",
+        "decoder.layers.0.cross_attn.hook_out",
+        "decoder.layers.0.hook_resid_ffn",
+    ):
         for positions in (None, [0, 2]):
             with torch.inference_mode(), patching({name: Patch(tensors[name], positions)}) as active:
                 again = small(src, tgt, Interventions())

@@ -14,8 +14,17 @@ D, H, FF = 32, 4, 64
 
 
 def config(norm_first: bool = False, activation: str = "relu") -> ModelConfig:
-    return ModelConfig(vocab_size=50, d_model=D, n_heads=H, d_ff=FF, n_encoder_layers=1,
-                       n_decoder_layers=1, dropout=0.0, norm_first=norm_first, activation=activation)
+    return ModelConfig(
+        vocab_size=50,
+        d_model=D,
+        n_heads=H,
+        d_ff=FF,
+        n_encoder_layers=1,
+        n_decoder_layers=1,
+        dropout=0.0,
+        norm_first=norm_first,
+        activation=activation,
+    )
 
 
 def copy_attention(ours: MultiHeadAttention, theirs: nn.MultiheadAttention) -> None:
@@ -52,8 +61,9 @@ def test_attention_matches_torch_multihead_attention(masked):
     keep = subsequent_mask(5) if masked else None
     with recording() as recorder:
         out = ours(query, keys, keep)
-    expected, weights = theirs(query, keys, keys, attn_mask=None if keep is None else ~keep,
-                               need_weights=True, average_attn_weights=False)
+    expected, weights = theirs(
+        query, keys, keys, attn_mask=None if keep is None else ~keep, need_weights=True, average_attn_weights=False
+    )
     torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(recorder.tensors["hook_pattern"], weights, atol=1e-5, rtol=1e-5)
 
@@ -63,8 +73,9 @@ def test_attention_matches_torch_multihead_attention(masked):
 def test_encoder_layer_matches_torch(norm_first, activation):
     torch.manual_seed(1)
     ours = TransformerLayer(config(norm_first, activation), cross=False).eval()
-    theirs = nn.TransformerEncoderLayer(D, H, FF, dropout=0.0, activation=activation,
-                                        batch_first=True, norm_first=norm_first).eval()
+    theirs = nn.TransformerEncoderLayer(
+        D, H, FF, dropout=0.0, activation=activation, batch_first=True, norm_first=norm_first
+    ).eval()
     copy_layer(ours, theirs, cross=False)
     x = torch.randn(3, 6, D)
     with torch.no_grad():
@@ -80,8 +91,9 @@ def test_decoder_layer_matches_torch(norm_first):
     x, memory = torch.randn(2, 5, D), torch.randn(2, 8, D)
     causal = subsequent_mask(5)
     with torch.no_grad():
-        torch.testing.assert_close(ours(x, causal, memory, None),
-                                   theirs(x, memory, tgt_mask=~causal), atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(
+            ours(x, causal, memory, None), theirs(x, memory, tgt_mask=~causal), atol=1e-5, rtol=1e-5
+        )
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -91,13 +103,25 @@ def test_a_decoder_only_model_is_a_causal_stack_without_cross_attention(norm_fir
     from model import Interventions
     from model.engine import stages
     from model.engine.transformer import Transformer
+
     torch.manual_seed(2)
-    cfg = ModelConfig(vocab_size=50, d_model=D, n_heads=H, d_ff=FF, n_encoder_layers=0, n_decoder_layers=2,
-                      dropout=0.0, norm_first=norm_first, positional="learned")
+    cfg = ModelConfig(
+        vocab_size=50,
+        d_model=D,
+        n_heads=H,
+        d_ff=FF,
+        n_encoder_layers=0,
+        n_decoder_layers=2,
+        dropout=0.0,
+        norm_first=norm_first,
+        positional="learned",
+    )
     model = Transformer(cfg).eval()
     assert cfg.kind == "decoder" and not cfg.cross_attention and not hasattr(model, "encoder")
-    theirs = [nn.TransformerEncoderLayer(D, H, FF, dropout=0.0, batch_first=True, norm_first=norm_first).eval()
-              for _ in range(2)]
+    theirs = [
+        nn.TransformerEncoderLayer(D, H, FF, dropout=0.0, batch_first=True, norm_first=norm_first).eval()
+        for _ in range(2)
+    ]
     for mine, torchs in zip(model.decoder.layers, theirs, strict=True):
         copy_layer(mine, torchs, cross=False)
     ids = torch.tensor([[3, 9, 4, 7, 1]])

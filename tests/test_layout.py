@@ -42,7 +42,9 @@ def _imports(path: Path) -> list[tuple[str, int]]:
             else:
                 target = node.module or ""
             if target == "model" or target.startswith("model."):
-                names = [f"{target}.{a.name}" for a in node.names] if not node.module or target.count(".") < 1 else [target]
+                names = (
+                    [f"{target}.{a.name}" for a in node.names] if not node.module or target.count(".") < 1 else [target]
+                )
                 found += [(name, node.lineno) for name in names]
         elif isinstance(node, ast.Import):
             found += [(a.name, node.lineno) for a in node.names if a.name.startswith("model.")]
@@ -63,10 +65,12 @@ def test_imports_inside_model_run_one_way():
 
 
 def test_viz_and_the_results_import_no_torch():
-    code = ("import importlib, pkgutil, sys, viz, model\n"
-            "for m in pkgutil.iter_modules(viz.__path__): importlib.import_module('viz.' + m.name)\n"
-            "from model import Trace, TranslationResult, Interventions\n"
-            "print('torch' in sys.modules)")
+    code = (
+        "import importlib, pkgutil, sys, viz, model\n"
+        "for m in pkgutil.iter_modules(viz.__path__): importlib.import_module('viz.' + m.name)\n"
+        "from model import Trace, TranslationResult, Interventions\n"
+        "print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -82,8 +86,14 @@ def test_no_code_compares_a_kind_or_family_string():
             if path.parent.name in ("checkpoints", "families"):
                 continue
             for node in ast.walk(ast.parse(path.read_text())):
-                if isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute) \
-                        and any(isinstance(c, ast.Constant) and (node.left.attr == "family" or (node.left.attr == "kind" and c.value in MODEL_KINDS))
-                                for c in node.comparators):
+                if (
+                    isinstance(node, ast.Compare)
+                    and isinstance(node.left, ast.Attribute)
+                    and any(
+                        isinstance(c, ast.Constant)
+                        and (node.left.attr == "family" or (node.left.attr == "kind" and c.value in MODEL_KINDS))
+                        for c in node.comparators
+                    )
+                ):
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not found, found

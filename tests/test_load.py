@@ -21,8 +21,12 @@ PLATEAU_SLACK_MIB = 40  # the second half of the work may add this much at most
 
 
 def test_twenty_sessions_get_their_own_pages_and_memory_levels_off_under_the_budgets():
-    report = run_load(n_sessions=20, configs_each=4, seconds=None,
-                      env={**{name: str(mib) for name, mib in BUDGETS_MIB.items()}, **SESSIONS_END_AT_ONCE})
+    report = run_load(
+        n_sessions=20,
+        configs_each=4,
+        seconds=None,
+        env={**{name: str(mib) for name, mib in BUDGETS_MIB.items()}, **SESSIONS_END_AT_ONCE},
+    )
     print(report.summary())
     assert not report.errors, report.errors[:3]
     assert not report.mismatches, report.mismatches[:3]

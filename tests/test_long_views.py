@@ -22,9 +22,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from chart_bytes import paragraph  # noqa: E402
 
-PAGES = ["pages/1_translate.py", "pages/2_attention.py", "pages/3_positional_encoding.py",
-         "pages/4_tensor_shapes.py", "pages/5_masks_and_heads.py", "pages/6_design_choices.py",
-         "pages/7_training.py"]
+PAGES = [
+    "pages/1_translate.py",
+    "pages/2_attention.py",
+    "pages/3_positional_encoding.py",
+    "pages/4_tensor_shapes.py",
+    "pages/5_masks_and_heads.py",
+    "pages/6_design_choices.py",
+    "pages/7_training.py",
+]
 CHART_BUDGET = 10e6  # bytes of chart specs one page may send, at any length the sentence box accepts
 
 
@@ -107,14 +113,24 @@ def test_model_view_click_dots_sit_in_the_gaps_and_open_their_head():
 def test_detailed_heatmaps_show_a_window_numbered_in_the_whole_sentence():
     n = 300
     pattern = softmax_rows((4, n, n))
-    fig = attention_heads(pattern, pieces(n), pieces(n), Style(), "heads", highlight_row=105,
-                          rows=(100, 140), columns=(100, 140), colour="linear")
+    fig = attention_heads(
+        pattern,
+        pieces(n),
+        pieces(n),
+        Style(),
+        "heads",
+        highlight_row=105,
+        rows=(100, 140),
+        columns=(100, 140),
+        colour="linear",
+    )
     assert np.asarray(fig.data[0].z).shape == (40, 40)
     assert list(fig.data[0].y) == axis_labels(pieces(n))[100:140]
     assert "queries 100–139 of 300, keys 100–139 of 300" in fig.layout.title.text
     assert fig.layout.shapes[0].y0 == 4.5  # the step's row outlined at its place in the window
-    single = attention_map(pattern[0], pieces(n), pieces(n), Style(), "one", rows=(0, 40), columns=(0, 40),
-                           colour="auto")
+    single = attention_map(
+        pattern[0], pieces(n), pieces(n), Style(), "one", rows=(0, 40), columns=(0, 40), colour="auto"
+    )
     row_max = pattern[0, :40].max(axis=1, keepdims=True)  # each row scaled by its largest weight in the whole row
     np.testing.assert_allclose(np.asarray(single.data[0].z, dtype=float), pattern[0, :40, :40] / row_max, rtol=1e-5)
     np.testing.assert_allclose(np.asarray(single.data[0].customdata, dtype=float), pattern[0, :40, :40], rtol=1e-6)
@@ -178,12 +194,16 @@ def test_every_page_of_a_pasted_paragraph_stays_small(shipped_model, page, model
 
 @pytest.mark.slow
 def test_the_window_and_colour_travel_in_the_url(shipped_model):
-    at = _app("pages/2_attention.py", "all-MiniLM-L6-v2", {"sentence": paragraph(2000), "window": "200-259",
-                                                            "colour": "log"})
+    at = _app(
+        "pages/2_attention.py", "all-MiniLM-L6-v2", {"sentence": paragraph(2000), "window": "200-259", "colour": "log"}
+    )
     assert not at.exception and not at.warning, [w.value for w in at.warning]
     assert at.slider(key="w_window").value == (200, 259)
-    heads = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
-                 if "every head" in json.loads(c.proto.spec)["layout"]["title"]["text"])
+    heads = next(
+        json.loads(c.proto.spec)
+        for c in at.get("plotly_chart")
+        if "every head" in json.loads(c.proto.spec)["layout"]["title"]["text"]
+    )
     assert "queries 200–259" in heads["layout"]["title"]["text"]
     assert heads["layout"]["coloraxis"]["colorbar"]["title"]["text"] == "log₁₀ weight"
     at.slider(key="w_window").set_value((10, 30)).run()

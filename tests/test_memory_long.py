@@ -23,7 +23,7 @@ from chart_bytes import paragraph
 
 pytestmark = pytest.mark.slow
 
-MODEL = "all-MiniLM-L6-v2"    # about 430 pieces in 2,000 characters: a trace of about 165 MiB
+MODEL = "all-MiniLM-L6-v2"  # about 430 pieces in 2,000 characters: a trace of about 165 MiB
 BUDGETS_MIB = {"ANATOMY_RESULTS_MB": 32, "ANATOMY_FIGURES_MB": 16}
 PAGES = ("attention", "positional_encoding", "masks_and_heads", "tensor_shapes")
 # Measured on 2 cores with four tabs: growth 51-81 MiB; when pages kept their names, 996 MiB.

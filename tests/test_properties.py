@@ -21,9 +21,11 @@ def test_any_unicode_gives_a_plain_refusal_or_a_well_formed_trace(tiny_bundle, s
     trace, cfg = result.trace, tiny_bundle.config
     assert "⁇" not in "".join(trace.src_pieces)
     assert len(trace.src_pieces) == len(trace.src_ids) <= cfg.max_len
-    for stack, kind, queries, keys in (("encoder", "self", trace.src_pieces, trace.src_pieces),
-                                       ("decoder", "self", trace.tgt_pieces, trace.tgt_pieces),
-                                       ("decoder", "cross", trace.tgt_pieces, trace.src_pieces)):
+    for stack, kind, queries, keys in (
+        ("encoder", "self", trace.src_pieces, trace.src_pieces),
+        ("decoder", "self", trace.tgt_pieces, trace.tgt_pieces),
+        ("decoder", "cross", trace.tgt_pieces, trace.src_pieces),
+    ):
         for layer in range(trace.n_layers(stack)):
             pattern = trace.pattern(stack, kind, layer)
             assert pattern.shape == (cfg.n_heads, len(queries), len(keys))

@@ -16,10 +16,18 @@ from deploy.room import running_room
 from model.engine.tokenizer import normalize_source
 
 pytestmark = pytest.mark.slow
-SENTENCES = ["The cat eats the apple.", "My sisters will see the old house.", "The boys did not close the blue door.",
-             "She gives the new book to the teacher.", "Do you love the red car?", "This man buys the newspaper.",
-             "Your daughter sells phones in the train.", "Good children do not leave every week.",
-             "This red bird will walk with the boys.", "Seven sons will not sing long songs in eight old parks."]
+SENTENCES = [
+    "The cat eats the apple.",
+    "My sisters will see the old house.",
+    "The boys did not close the blue door.",
+    "She gives the new book to the teacher.",
+    "Do you love the red car?",
+    "This man buys the newspaper.",
+    "Your daughter sells phones in the train.",
+    "Good children do not leave every week.",
+    "This red bird will walk with the boys.",
+    "Seven sons will not sing long songs in eight old parks.",
+]
 
 
 def seat(index: int) -> str:
@@ -48,8 +56,11 @@ def test_a_browser_on_another_machine_is_let_in(room):
     port = room.url.rsplit(":", 1)[1]
 
     async def visit():
-        async with Session(f"http://anatomy-room.test:{port}", origin=f"http://anatomy-room.test:{port}",
-                           connect_to=("127.0.0.1", int(port))) as session:
+        async with Session(
+            f"http://anatomy-room.test:{port}",
+            origin=f"http://anatomy-room.test:{port}",
+            connect_to=("127.0.0.1", int(port)),
+        ) as session:
             return await session.run("translate", query(0))
 
     run = asyncio.run(visit())
@@ -77,8 +88,14 @@ async def _reconnected(url: str, index: int) -> dict:
         replica_again = again.replica
     async with Session(url, cookie=seat(index)) as fresh:
         newcomer = await fresh.run("translate", "")
-    return {"before": before, "after": after, "newcomer": newcomer, "replica": replica,
-            "replica_again": replica_again, "same_session": same_session}
+    return {
+        "before": before,
+        "after": after,
+        "newcomer": newcomer,
+        "replica": replica,
+        "replica_again": replica_again,
+        "same_session": same_session,
+    }
 
 
 def test_ten_sessions_keep_their_state_across_a_reconnect_on_both_replicas(room):

@@ -25,7 +25,7 @@ def test_each_recipe_changes_only_what_it_names():
         assert p.model.d_model == base.model.d_model and p.max_tokens == base.max_tokens
     # without warm-up the schedule starts at its peak: the inverse square root from step 1
     d = base.model.d_model
-    assert learning_rate(1, d, 1, base.lr_factor) == base.lr_factor * d ** -0.5
+    assert learning_rate(1, d, 1, base.lr_factor) == base.lr_factor * d**-0.5
     assert learning_rate(1, d, 1, base.lr_factor) > 10 * learning_rate(WARMUP_STEPS, d, WARMUP_STEPS, base.lr_factor)
 
 
@@ -36,8 +36,14 @@ def _write_runs(path, diverge: str | None = None) -> None:
         for step in range(100, 1100, 100):
             loss = float("nan") if recipe.name == diverge and step > 300 else 5.0 / math.sqrt(step / 100) + index / 10
             records.append({"step": step, "loss": loss, "lr": 1e-3})
-            records.append({"step": step, "valid_bleu": step / 20 - index, "valid_loss": 2.0 - step / 1000 + index / 50,
-                            "valid_exact_match": step / 30})
+            records.append(
+                {
+                    "step": step,
+                    "valid_bleu": step / 20 - index,
+                    "valid_loss": 2.0 - step / 1000 + index / 50,
+                    "valid_exact_match": step / 30,
+                }
+            )
         (path / f"{recipe.name}.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
 
 
@@ -48,8 +54,10 @@ def test_summary_and_findings_state_what_the_logs_say(tmp_path):
     assert summary["runs"]["post-ln-no-warmup"]["diverged"] and not summary["runs"]["pre-ln-no-warmup"]["diverged"]
     said = findings(summary)
     assert said[0] == "Post-LN: validation BLEU 50.0 with the warm-up, 48.0 without (its training loss blew up)."
-    assert said[1] == ("Pre-LN: validation BLEU 49.0 with the warm-up, 47.0 without (training loss 1.88 after "
-                       "1000 steps, against 1.68 after 1000 with it).")
+    assert said[1] == (
+        "Pre-LN: validation BLEU 49.0 with the warm-up, 47.0 without (training loss 1.88 after "
+        "1000 steps, against 1.68 after 1000 with it)."
+    )
     assert said[2].startswith("Post-LN, label smoothing 0.1 against 0: validation cross-entropy 1.000 against 1.080")
     assert len(said) == 4
 
@@ -74,8 +82,11 @@ def test_design_and_training_pages_draw_the_shipped_comparison(tiny_checkpoint, 
         at = run(page)
         assert_clean(at)
         titles = [spec["layout"].get("title", {}).get("text", "") for spec in charts(at)]
-        assert {"Training loss (label-smoothed where the run smooths)", "Validation cross-entropy (no smoothing)",
-                "Validation BLEU"} <= set(titles), titles
+        assert {
+            "Training loss (label-smoothed where the run smooths)",
+            "Validation cross-entropy (no smoothing)",
+            "Validation BLEU",
+        } <= set(titles), titles
         bleu = next(spec for spec in charts(at) if spec["layout"]["title"]["text"] == "Validation BLEU")
         assert len(bleu["data"]) == len(RECIPES)
         assert any("Measured here" in m.value for m in at.markdown)
@@ -90,6 +101,7 @@ def test_without_a_comparison_the_design_page_states_no_finding(tiny_checkpoint,
 
 def test_the_shipped_comparison_reads_and_states_its_findings():
     from model import load_bundle
+
     summary, logs = read_recipes(load_bundle().path / "recipes")
     assert set(logs) == {r.name for r in RECIPES} and summary["budget_minutes_each"] > 0
     assert len(findings(summary)) == 4

@@ -24,6 +24,7 @@ def _first_run(url: str, page: str = "translate"):
     async def visit():
         async with Session(url) as session:
             return await session.run(page, "")
+
     return asyncio.run(visit())
 
 

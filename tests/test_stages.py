@@ -24,15 +24,19 @@ def _names_of_a_run(config: ModelConfig) -> list[str]:
     torch.manual_seed(0)
     model = Transformer(config).eval()
     with torch.inference_mode(), recording() as recorder:
-        model(torch.tensor([[5, 6, 7, 2]]), torch.tensor([[1, 8, 9]]) if config.kind != "encoder" else None,
-              Interventions())
+        model(
+            torch.tensor([[5, 6, 7, 2]]),
+            torch.tensor([[1, 8, 9]]) if config.kind != "encoder" else None,
+            Interventions(),
+        )
     return list(recorder.tensors)
 
 
 @pytest.mark.parametrize("changes", [{}, {"norm_first": True}, {"embed_norm": True, "token_types": 2}])
 def test_every_recorded_name_parses_and_is_built_back(changes):
-    base = ModelConfig(vocab_size=50, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=2, n_decoder_layers=2,
-                       dropout=0.0, max_len=16)
+    base = ModelConfig(
+        vocab_size=50, d_model=16, n_heads=2, d_ff=32, n_encoder_layers=2, n_decoder_layers=2, dropout=0.0, max_len=16
+    )
     names = _names_of_a_run(ModelConfig(**{**base.to_dict(), **changes}))
     for name in names:
         assert stages.build(stages.parse(name)) == name
@@ -50,12 +54,22 @@ def test_the_shipped_models_names_are_all_known():
 
 def _spelled_paths(path: Path) -> list[str]:
     tree = ast.parse(path.read_text())
-    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
-                  if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
-                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
-    return [f"{path.relative_to(ROOT)}:{node.lineno} {node.value!r}" for node in ast.walk(tree)
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
-            and SPELLED.search(node.value)]
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        f"{path.relative_to(ROOT)}:{node.lineno} {node.value!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+        and SPELLED.search(node.value)
+    ]
 
 
 def test_no_module_but_stages_spells_a_hook_point():

@@ -51,7 +51,7 @@ def test_an_update_in_place_reaches_the_block_and_a_replaced_parameter_leaves_it
     with torch.no_grad():
         attention.w_v.weight.mul_(0.5)
     weight, _, _ = attention._fused
-    assert torch.equal(weight[-attention.w_v.weight.size(0):], attention.w_v.weight)
+    assert torch.equal(weight[-attention.w_v.weight.size(0) :], attention.w_v.weight)
     attention.w_k.weight.data = attention.w_k.weight.data.clone()
     with torch.inference_mode():
         assert attention._fused_projection() is None

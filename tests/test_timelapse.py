@@ -68,8 +68,11 @@ def test_the_curves_mark_the_step_on_show(snapshots_checkpoint):
     at = run(PAGE, {"sentence": SENTENCE, "snapshot": "2"})
     curves = next(spec for spec in charts(at) if spec["layout"]["title"]["text"] == "Scores of every snapshot")
     assert [trace["x"] for trace in curves["data"]][0] == steps
-    assert {trace["name"] for trace in curves["data"]} == {"best head agrees with the alignment", "test exact match",
-                                                          "test BLEU"}
+    assert {trace["name"] for trace in curves["data"]} == {
+        "best head agrees with the alignment",
+        "test exact match",
+        "test BLEU",
+    }
     [line] = curves["layout"]["shapes"]
     assert line["x0"] == steps[1] == line["x1"]
 
@@ -91,8 +94,9 @@ def test_play_runs_the_time_lapse_from_the_first_snapshot_to_the_last(snapshots_
     assert_clean(at)
     assert step_on_show(at) == steps[-1]
     assert any(b.label == "Play the time-lapse" for b in at.button), "stopped by itself at the last snapshot"
-    assert any(b.label == "Play decoding" for b in run("pages/2_attention.py").button), \
+    assert any(b.label == "Play decoding" for b in run("pages/2_attention.py").button), (
         "the decoding player is another player"
+    )
 
 
 def test_a_checkpoint_without_snapshots_says_how_to_keep_them(tiny_checkpoint, monkeypatch):

@@ -1,6 +1,5 @@
 """The `tiny` preset end to end: corpus, tokenizer, training, log, checkpoint, resume."""
 
-
 from itertools import pairwise
 
 import pytest
@@ -18,8 +17,9 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     root = tmp_path_factory.mktemp("train")
-    card = train("tiny", root / "ckpt", root / "data", seed=3, budget_minutes=10, max_steps=120, progress=False,
-                 snapshots=4)
+    card = train(
+        "tiny", root / "ckpt", root / "data", seed=3, budget_minutes=10, max_steps=120, progress=False, snapshots=4
+    )
     return root, card
 
 
@@ -72,6 +72,7 @@ def test_a_missing_snapshot_is_refused_with_the_steps_there_are(trained):
 
 def test_log_spacing_keeps_the_ends_and_the_closest_steps():
     from model.checkpoints.snapshots import is_candidate, log_spaced
+
     grid = [s for s in range(1, 6597) if is_candidate(s)]
     assert grid[:5] == [50, 62, 78, 98, 122] and len(grid) == 22 and grid[-1] == 5421
     chosen = log_spaced(grid + [6597], 8)
@@ -85,6 +86,7 @@ def test_snapshot_edge_cases_are_refused_or_cleaned(tmp_path):
     from model.checkpoints.snapshots import drop_after, log_spaced, steps
     from model.training.distributed import World
     from model.training.train import step_batches
+
     with pytest.raises(ValueError):
         log_spaced([50, 62, 78], 1)
     with pytest.raises(ValueError, match="--snapshots"):
@@ -102,6 +104,7 @@ def test_snapshot_edge_cases_are_refused_or_cleaned(tmp_path):
 
 def test_evaluate_scores_every_snapshot(trained):
     from model.training.evaluate import evaluate
+
     root, _ = trained
     card = evaluate(root / "ckpt", root / "data", n_alignment=30, n_variants=5)
     rows = card["snapshots"]
@@ -113,8 +116,9 @@ def test_evaluate_scores_every_snapshot(trained):
 
 def test_resume_continues_from_the_saved_step(trained):
     root, _ = trained
-    card = train("tiny", root / "ckpt", root / "data", seed=3, budget_minutes=10, max_steps=140, resume=True,
-                 progress=False)
+    card = train(
+        "tiny", root / "ckpt", root / "data", seed=3, budget_minutes=10, max_steps=140, resume=True, progress=False
+    )
     assert card["training"]["steps"] == 140
     steps = [r["step"] for r in read_train_log(root / "ckpt") if "loss" in r]
     assert steps == sorted(steps) and steps[-1] == 140
@@ -123,11 +127,12 @@ def test_resume_continues_from_the_saved_step(trained):
 def test_the_learning_rate_warms_up_then_decays_as_the_paper_says():
     rates = [learning_rate(step, 512, 4000, 1.0) for step in (1, 2000, 4000, 16000)]
     assert rates[0] < rates[1] < rates[2] and rates[3] == pytest.approx(rates[2] / 2)
-    assert rates[2] == pytest.approx(512 ** -0.5 * 4000 ** -0.5)
+    assert rates[2] == pytest.approx(512**-0.5 * 4000**-0.5)
 
 
 def test_batches_group_similar_lengths_within_the_token_budget():
     import random
+
     lengths = [random.Random(i).randint(2, 40) for i in range(1000)]
     batches = make_batches(lengths, 300, random.Random(0))
     assert sorted(i for b in batches for i in b) == list(range(1000))
@@ -139,6 +144,7 @@ def test_batches_group_similar_lengths_within_the_token_budget():
 
 def test_the_app_opens_the_trained_checkpoint_and_draws_its_log(trained, monkeypatch):
     from streamlit.testing.v1 import AppTest
+
     root, _ = trained
     monkeypatch.setenv("ANATOMY_CHECKPOINT", str(root / "ckpt"))
     for page, charts in (("pages/7_training.py", 3), ("pages/1_translate.py", 1)):

@@ -18,9 +18,11 @@ def test_translate_returns_the_documented_fields(tiny_bundle):
     assert isinstance(result.translation, str)
     assert trace.src_pieces[-1] == "</s>" and trace.tgt_pieces[0] == "<s>"
     cfg = tiny_bundle.config
-    for stack, kind, layers in (("encoder", "self", cfg.n_encoder_layers),
-                                ("decoder", "self", cfg.n_decoder_layers),
-                                ("decoder", "cross", cfg.n_decoder_layers)):
+    for stack, kind, layers in (
+        ("encoder", "self", cfg.n_encoder_layers),
+        ("decoder", "self", cfg.n_decoder_layers),
+        ("decoder", "cross", cfg.n_decoder_layers),
+    ):
         for layer in range(layers):
             pattern = trace.pattern(stack, kind, layer)
             keys = trace.src_pieces if (stack, kind) != ("decoder", "self") else trace.tgt_pieces
@@ -43,8 +45,12 @@ def test_row_t_of_the_decoder_is_what_step_t_saw(tiny_bundle):
 
 
 def test_typed_variations_give_the_same_input_and_output(tiny_bundle):
-    variants = ["The small girl sees a white bird.", "the small girl sees a white bird",
-                "  THE small   girl sees a white bird .  ", "The small girl sees a white bird!!"]
+    variants = [
+        "The small girl sees a white bird.",
+        "the small girl sees a white bird",
+        "  THE small   girl sees a white bird .  ",
+        "The small girl sees a white bird!!",
+    ]
     results = [tiny_bundle.translate(v) for v in variants]
     assert len({r.source for r in results}) == 1
     assert len({r.translation for r in results}) == 1
@@ -65,8 +71,10 @@ def test_overlong_input_is_truncated_with_a_warning(tiny_bundle):
     assert any("pieces" in w and "cut" in w for w in result.warnings)
 
 
-@pytest.mark.parametrize("sentence", ["The 🐱 sleeps 😀", "<script>alert(1)</script>", "**bold** # title",
-                                      "القط ينام", "猫は寝る", "a\x00b\u200bc"])
+@pytest.mark.parametrize(
+    "sentence",
+    ["The 🐱 sleeps 😀", "<script>alert(1)</script>", "**bold** # title", "القط ينام", "猫は寝る", "a\x00b\u200bc"],
+)
 def test_odd_text_translates_without_error(tiny_bundle, sentence):
     result = tiny_bundle.translate(sentence)
     assert "⁇" not in "".join(result.trace.src_pieces)
@@ -101,17 +109,25 @@ def test_without_trace_the_translation_is_the_same(tiny_bundle):
     assert plain.translation == traced.translation and plain.log_prob == pytest.approx(traced.log_prob)
 
 
-@pytest.mark.parametrize("iv", [Interventions(), Interventions(causal_mask=False),
-                                Interventions(scale_embeddings=False, causal_mask=False),
-                                Interventions(scale_scores=False, mask_value="-1e9"),
-                                Interventions(positional_encoding=False, ablate=frozenset({("decoder", "cross", 0, 1)}))],
-                         ids=["default", "causal-off", "babbling", "raw-scores", "no-positions-knocked-out"])
+@pytest.mark.parametrize(
+    "iv",
+    [
+        Interventions(),
+        Interventions(causal_mask=False),
+        Interventions(scale_embeddings=False, causal_mask=False),
+        Interventions(scale_scores=False, mask_value="-1e9"),
+        Interventions(positional_encoding=False, ablate=frozenset({("decoder", "cross", 0, 1)})),
+    ],
+    ids=["default", "causal-off", "babbling", "raw-scores", "no-positions-knocked-out"],
+)
 @pytest.mark.parametrize("beam_size", [1, 3])
 def test_the_translation_alone_is_the_one_translate_gives(tiny_bundle, iv, beam_size):
     options = DecodeOptions(beam_size=beam_size)
     for sentence in ("The cat sleeps.", "My sisters will see the old house.", "Do you love the red car?"):
-        assert tiny_bundle.translation(sentence, iv, options) == \
-            tiny_bundle.translate(sentence, iv, options, trace=False).translation
+        assert (
+            tiny_bundle.translation(sentence, iv, options)
+            == tiny_bundle.translate(sentence, iv, options, trace=False).translation
+        )
 
 
 def _reference_greedy(model, src, iv, max_len):
@@ -188,13 +204,17 @@ def test_score_of_the_output_matches_its_log_prob_and_moves_under_ablation(tiny_
     scored = tiny_bundle.score("The cat sleeps.", result.output_ids)
     assert sum(scored) == pytest.approx(result.log_prob, abs=1e-4)
     assert [s.probability for s in result.steps] == pytest.approx([float(np.exp(x)) for x in scored], abs=1e-5)
-    knocked = tiny_bundle.score("The cat sleeps.", result.output_ids,
-                                Interventions(ablate=frozenset({("decoder", "cross", 1, 0)})))
+    knocked = tiny_bundle.score(
+        "The cat sleeps.", result.output_ids, Interventions(ablate=frozenset({("decoder", "cross", 1, 0)}))
+    )
     assert sum(knocked) != pytest.approx(sum(scored), abs=1e-6)
 
 
-SWITCHES = [Interventions(), Interventions(causal_mask=False),
-            Interventions(causal_mask=False, positional_encoding=False)]
+SWITCHES = [
+    Interventions(),
+    Interventions(causal_mask=False),
+    Interventions(causal_mask=False, positional_encoding=False),
+]
 
 
 @pytest.mark.parametrize("iv", SWITCHES, ids=["default", "causal-off", "causal-and-positions-off"])
@@ -210,8 +230,9 @@ def test_each_step_shows_the_distribution_greedy_decoding_chose_from(tiny_bundle
 
 
 def test_beam_log_prob_is_the_one_beam_search_ranked_by_with_the_causal_mask_off(tiny_bundle):
-    result = tiny_bundle.translate("The small girl sees a white bird.", Interventions(causal_mask=False),
-                                   DecodeOptions(beam_size=3, max_len=16))
+    result = tiny_bundle.translate(
+        "The small girl sees a white bird.", Interventions(causal_mask=False), DecodeOptions(beam_size=3, max_len=16)
+    )
     assert result.log_prob == pytest.approx(result.beams[0].log_prob, abs=1e-4)
 
 
@@ -229,16 +250,21 @@ def test_with_the_causal_mask_off_row_t_of_the_trace_is_what_step_t_computed(tin
     result = tiny_bundle.translate("The small girl sees a white bird.", iv, DecodeOptions(max_len=12))
     trace, model = result.trace, tiny_bundle.model
     src, tgt = torch.tensor([list(trace.src_ids)]), torch.tensor([list(trace.tgt_ids)])
-    names = ("decoder.layers.1.self_attn.hook_pattern", "decoder.layers.1.self_attn.hook_k",
-             "decoder.layers.1.cross_attn.hook_pattern", "decoder.hook_output", "hook_logits")
+    names = (
+        "decoder.layers.1.self_attn.hook_pattern",
+        "decoder.layers.1.self_attn.hook_k",
+        "decoder.layers.1.cross_attn.hook_pattern",
+        "decoder.hook_output",
+        "hook_logits",
+    )
     with torch.inference_mode():
         memory, mask = model.encode(src, iv)
         for t in range(tgt.size(1)):
             with recording() as step:
-                model.decode(tgt[:, :t + 1], memory, mask, iv)
+                model.decode(tgt[:, : t + 1], memory, mask, iv)
             for name in names:
                 row = step.tensors[name].numpy()[..., t, :]
-                np.testing.assert_allclose(trace.tensor(name)[..., t, :row.shape[-1]], row, atol=1e-6, err_msg=name)
+                np.testing.assert_allclose(trace.tensor(name)[..., t, : row.shape[-1]], row, atol=1e-6, err_msg=name)
     pattern = trace.tensor("decoder.layers.1.self_attn.hook_pattern")[0]
     assert (np.triu(pattern, k=1) == 0).all()  # keys after t did not exist yet when step t ran
     np.testing.assert_allclose(pattern.sum(-1), 1.0, atol=1e-5)
@@ -255,8 +281,9 @@ def test_teacher_forced_reads_the_whole_output_at_once(tiny_bundle):
     for name, array in masked.tensors.items():
         if name != "hook_logits":
             np.testing.assert_array_equal(array, result.trace.tensor(name), err_msg=name)
-    unmasked = tiny_bundle.teacher_forced("The small girl sees a white bird.", result.output_ids,
-                                          Interventions(causal_mask=False))
+    unmasked = tiny_bundle.teacher_forced(
+        "The small girl sees a white bird.", result.output_ids, Interventions(causal_mask=False)
+    )
     assert unmasked.tgt_pieces == result.trace.tgt_pieces
     assert np.triu(unmasked.pattern("decoder", "self", 0)[0], k=1).max() > 0.01
 

@@ -66,7 +66,7 @@ def test_a_turn_whose_thread_is_gone_or_starts_again_is_free():
     _in_thread(lambda: (turns.take_turn(True), took.set())).join(10)  # its thread ended: not waited on
     assert took.is_set()
     seen: list[bool] = []
-    turns.take_turn(True)   # this thread, then its next run with a short text gives the turn back
+    turns.take_turn(True)  # this thread, then its next run with a short text gives the turn back
     _in_thread(lambda: seen.append(turns.busy())).join(10)
     turns.take_turn(False)
     _in_thread(lambda: seen.append(turns.busy())).join(10)

@@ -33,6 +33,7 @@ VIZ = Path(__file__).resolve().parent.parent / "viz"
 def one_torch_thread():
     """Like the app (ui.engine): small matrices run fastest on one thread, above all on a busy machine."""
     import torch
+
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
@@ -47,7 +48,9 @@ def result(tiny_bundle):
 def test_viz_never_imports_streamlit_or_torch():
     for path in VIZ.glob("*.py"):
         tree = ast.parse(path.read_text())
-        names = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        names = {
+            alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+        }
         names |= {(node.module or "").split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         assert not names & {"streamlit", "torch"}, path.name
 
@@ -78,8 +81,9 @@ def test_pattern_shape_mismatch_is_explained():
 def test_attention_heads_one_panel_per_head_on_a_fixed_scale(result):
     trace = result.trace
     pattern = trace.pattern("decoder", "cross", 0)
-    fig = attention_heads(pattern, trace.tgt_pieces, trace.src_pieces, Style(), "cross", highlight_row=2,
-                          knocked_out=(1,))
+    fig = attention_heads(
+        pattern, trace.tgt_pieces, trace.src_pieces, Style(), "cross", highlight_row=2, knocked_out=(1,)
+    )
     assert len(fig.data) == pattern.shape[0]
     assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0.0, 1.0)
     assert [a.text for a in fig.layout.annotations][:2] == ["H1", "H2 (knocked out)"]
@@ -128,6 +132,7 @@ def test_translate_tables_and_candidates(result, tiny_bundle):
 
 def test_positional_figures(tiny_bundle, result):
     from model.engine.positional import sinusoidal_encoding
+
     table = sinusoidal_encoding(48, 32).numpy()
     curves = encoding_curves(table, [0, 1, 10], Style())
     assert [t.name.split(" ")[1] for t in curves.data] == ["0", "1", "10"]
@@ -135,8 +140,13 @@ def test_positional_figures(tiny_bundle, result):
     sim = np.asarray(similarity_matrix(table, Style()).data[0].z)
     assert np.allclose(np.diag(sim), 1.0, atol=1e-5)
     trace = result.trace
-    sizes = vector_sizes(trace.tensor("src_embed.hook_token")[0], trace.tensor("src_embed.hook_scaled")[0],
-                         trace.tensor("src_embed.hook_position")[0], trace.src_pieces, Style())
+    sizes = vector_sizes(
+        trace.tensor("src_embed.hook_token")[0],
+        trace.tensor("src_embed.hook_scaled")[0],
+        trace.tensor("src_embed.hook_position")[0],
+        trace.src_pieces,
+        Style(),
+    )
     token, scaled = (np.asarray(bar.y) for bar in sizes.data[:2])
     assert np.allclose(scaled, token * np.sqrt(32), rtol=1e-4)
     with pytest.raises(ValueError):
@@ -145,8 +155,17 @@ def test_positional_figures(tiny_bundle, result):
 
 def test_every_stage_has_a_symbolic_shape_matching_its_numbers(result, tiny_bundle):
     trace, cfg = result.trace, tiny_bundle.config
-    sizes = {"B": 1, "S": len(trace.src_pieces), "T": len(trace.tgt_pieces), "h": cfg.n_heads, "d_k": cfg.d_k,
-             "d_model": cfg.d_model, "h·d_k": cfg.d_attention, "d_ff": cfg.d_ff, "vocab": cfg.vocab_size}
+    sizes = {
+        "B": 1,
+        "S": len(trace.src_pieces),
+        "T": len(trace.tgt_pieces),
+        "h": cfg.n_heads,
+        "d_k": cfg.d_k,
+        "d_model": cfg.d_model,
+        "h·d_k": cfg.d_attention,
+        "d_ff": cfg.d_ff,
+        "vocab": cfg.vocab_size,
+    }
     for name, shape in trace.stages:
         symbols = symbolic_shape(name, len(shape)).strip("()").split(", ")
         assert tuple(sizes[s] for s in symbols) == shape, name
@@ -179,20 +198,41 @@ def test_tensor_heatmap_and_flow_diagram(result):
 def test_score_pipeline_and_mask_comparison(tiny_bundle, result):
     trace = result.trace
     prefix = "decoder.layers.0.self_attn."
-    fig = score_pipeline(trace.tensor(prefix + "hook_scores")[0, 0], trace.tensor(prefix + "hook_masked_scores")[0, 0],
-                         trace.tensor(prefix + "hook_pattern")[0, 0], trace.tgt_pieces, trace.tgt_pieces, Style(), "p")
+    fig = score_pipeline(
+        trace.tensor(prefix + "hook_scores")[0, 0],
+        trace.tensor(prefix + "hook_masked_scores")[0, 0],
+        trace.tensor(prefix + "hook_pattern")[0, 0],
+        trace.tgt_pieces,
+        trace.tgt_pieces,
+        Style(),
+        "p",
+    )
     assert len(fig.data) == 3 and "−∞" in np.asarray(fig.data[1].text).ravel()
     off = tiny_bundle.teacher_forced(result.source, result.output_ids, Interventions(causal_mask=False))
-    comparison = mask_comparison(trace.pattern("decoder", "self", 0)[0], off.pattern("decoder", "self", 0)[0],
-                                 trace.tgt_pieces, trace.tgt_pieces, Style(), "causal")
+    comparison = mask_comparison(
+        trace.pattern("decoder", "self", 0)[0],
+        off.pattern("decoder", "self", 0)[0],
+        trace.tgt_pieces,
+        trace.tgt_pieces,
+        Style(),
+        "causal",
+    )
     assert np.triu(np.asarray(comparison.data[1].z), 1).max() > 0
 
 
 def test_probability_comparison_and_knockout_ranking(result):
     fig = probability_comparison(result.steps, result.steps, Style())
     assert [t.name for t in fig.data] == ["before", "after"]
-    rows = [{"head": ("decoder", "cross", 0, h), "translation": "x" if h == 2 else "base", "log_prob": -10.0 - h,
-             "base_translation": "base", "base_log_prob": -10.0} for h in range(4)]
+    rows = [
+        {
+            "head": ("decoder", "cross", 0, h),
+            "translation": "x" if h == 2 else "base",
+            "log_prob": -10.0 - h,
+            "base_translation": "base",
+            "base_log_prob": -10.0,
+        }
+        for h in range(4)
+    ]
     frame = knockout_frame(rows, {("decoder", "cross", 0, h): f"decoder cross L1 H{h + 1}" for h in range(4)})
     assert list(frame["head"]) == [f"decoder cross L1 H{h}" for h in (4, 3, 2, 1)]
     assert list(frame["translation changed"]) == [False, True, False, False]
@@ -202,18 +242,25 @@ def test_probability_comparison_and_knockout_ranking(result):
 
 
 def test_training_curves_from_the_engine_log_format():
-    records = [{"step": s, "epoch": 0, "loss": 7 - s / 100, "lr": s * 1e-6, "tokens_per_s": 4000.0} for s in range(25, 500, 25)]
-    records += [{"step": 250, "valid_bleu": 20.0, "valid_chrf": 50.0, "valid_exact_match": 5.0},
-                {"step": 500, "valid_bleu": 33.0, "valid_chrf": 60.0, "valid_exact_match": 9.0}]
+    records = [
+        {"step": s, "epoch": 0, "loss": 7 - s / 100, "lr": s * 1e-6, "tokens_per_s": 4000.0} for s in range(25, 500, 25)
+    ]
+    records += [
+        {"step": 250, "valid_bleu": 20.0, "valid_chrf": 50.0, "valid_exact_match": 5.0},
+        {"step": 500, "valid_bleu": 33.0, "valid_chrf": 60.0, "valid_exact_match": 9.0},
+    ]
     frame = log_frame(records)
     assert [t.name for t in loss_curves(frame, Style()).data] == ["loss"]
     assert [t.name for t in lr_curve(frame, Style()).data] == ["lr"]
     assert [t.name for t in metric_curves(frame, Style()).data] == ["valid_bleu", "valid_chrf", "valid_exact_match"]
     assert loss_curves(log_frame([{"step": 1}]), Style()) is None
-    card = card_frame({"name": "m", "known_words": list("abcdefghijklmnop"), "validation": {"bleu": 33.2}},
-                      {"d_model": 32})
+    card = card_frame(
+        {"name": "m", "known_words": list("abcdefghijklmnop"), "validation": {"bleu": 33.2}}, {"d_model": 32}
+    )
     values = dict(zip(card["field"], card["value"], strict=True))
-    assert values["known_words"] == "16 items" and values["validation.bleu"] == "33.2" and values["config.d_model"] == "32"
+    assert (
+        values["known_words"] == "16 items" and values["validation.bleu"] == "33.2" and values["config.d_model"] == "32"
+    )
 
 
 def test_page_html_is_self_contained(result):
@@ -223,7 +270,11 @@ def test_page_html_is_self_contained(result):
     assert not re.search(r"<script[^>]*\ssrc=", html) and not re.search(r"<link[^>]*href=", html)  # nothing fetched
     assert "A &lt;title&gt;" in html and "typed &lt;script&gt;" in html and "first &lt;b&gt;" in html
     assert html.count('"format": "svg"') == 2 or html.count('"format":"svg"') == 2
-    assert toolbar_config("png")["toImageButtonOptions"] == {"format": "png", "scale": 3, "filename": "transformer-anatomy"}
+    assert toolbar_config("png")["toImageButtonOptions"] == {
+        "format": "png",
+        "scale": 3,
+        "filename": "transformer-anatomy",
+    }
     with pytest.raises(ValueError):
         toolbar_config("gif")
 
@@ -233,9 +284,11 @@ def test_no_colour_collides_with_streamlit_theme_placeholders(result):
     trace = result.trace
     for presentation in (False, True):
         style = Style(presentation=presentation)
-        figures = [attention_map(trace.pattern("encoder", "self", 0)[0], trace.src_pieces, trace.src_pieces, style, "a"),
-                   step_candidates(result.steps, style),
-                   probability_comparison(result.steps, result.steps, style)]
+        figures = [
+            attention_map(trace.pattern("encoder", "self", 0)[0], trace.src_pieces, trace.src_pieces, style, "a"),
+            step_candidates(result.steps, style),
+            probability_comparison(result.steps, result.steps, style),
+        ]
         for fig in figures:
             assert not re.search(r"#0000(0[1-9a-f]|[1-9a-f][0-9a-f])\b", fig.to_json(), re.IGNORECASE)
 
@@ -243,9 +296,15 @@ def test_no_colour_collides_with_streamlit_theme_placeholders(result):
 def test_alignment_heatmap_and_scores_from_a_card():
     from viz.style import Style
     from viz.training import alignment_heatmap, scores_frame
-    card = {"test": {"bleu": 99.5, "chrf": 99.9, "exact_match": 98.0, "n": 2000},
-            "typed_variations": {"identical_share": 100.0, "sentences": 200, "variants_each": 4},
-            "alignment": {"per_layer_head": [[10.0, 20.0], [85.5, 40.0]], "best": {"layer": 1, "head": 0, "agreement": 85.5}}}
+
+    card = {
+        "test": {"bleu": 99.5, "chrf": 99.9, "exact_match": 98.0, "n": 2000},
+        "typed_variations": {"identical_share": 100.0, "sentences": 200, "variants_each": 4},
+        "alignment": {
+            "per_layer_head": [[10.0, 20.0], [85.5, 40.0]],
+            "best": {"layer": 1, "head": 0, "agreement": 85.5},
+        },
+    }
     fig = alignment_heatmap(card["alignment"]["per_layer_head"], Style())
     assert fig.data[0].z[1][0] == 85.5 and list(fig.data[0].y) == ["L1", "L2"]
     assert (fig.data[0].zmin, fig.data[0].zmax) == (0, 100)
@@ -257,6 +316,7 @@ def test_alignment_heatmap_and_scores_from_a_card():
 
 def test_mean_norms_are_measured_not_assumed():
     from viz.positional import mean_norms
+
     token = np.array([[3.0, 4.0], [0.0, 1.0]])
     assert mean_norms(token, token * 2, np.zeros((2, 2))) == pytest.approx((3.0, 6.0, 0.0))
 

@@ -49,8 +49,15 @@ def test_tables_name_a_continuation():
     beams = [Beam("a b", ["a", "b"], -1.0, -0.5, True)]
     assert list(beams_frame(beams, "continuation").columns)[:2] == ["rank", "continuation"]
     assert "translation" in beams_frame(beams).columns
-    rows = [{"head": ("decoder", "self", 0, 0), "log_prob": -3.0, "translation": "x", "base_translation": "y",
-             "base_log_prob": -1.0}]
+    rows = [
+        {
+            "head": ("decoder", "self", 0, 0),
+            "log_prob": -3.0,
+            "translation": "x",
+            "base_translation": "y",
+            "base_log_prob": -1.0,
+        }
+    ]
     frame = knockout_frame(rows, {("decoder", "self", 0, 0): "decoder self L1 H1"}, "continuation")
     assert frame["continuation changed"].tolist() == [True]
     assert "continuation with the head knocked out" in frame.columns

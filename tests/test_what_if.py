@@ -11,9 +11,13 @@ import pytest
 from model import DecodeOptions, InputError, Interventions
 from model.analysis.experiments import empty_source
 
-SENTENCES = ["The small girl sees a white bird.", "My sisters will see the old house.",
-             "The boys did not close the blue door.", "Do you love the red car?",
-             "Five boys often closed these blue windows but they will see their library."]
+SENTENCES = [
+    "The small girl sees a white bird.",
+    "My sisters will see the old house.",
+    "The boys did not close the blue door.",
+    "Do you love the red car?",
+    "Five boys often closed these blue windows but they will see their library.",
+]
 
 
 def entropy(pattern: np.ndarray) -> float:

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 V = TypeVar("V")
-MIB = 2 ** 20
+MIB = 2**20
 
 RESULTS_ENV = "ANATOMY_RESULTS_MB"
 FIGURES_ENV = "ANATOMY_FIGURES_MB"
@@ -38,8 +38,8 @@ MODELS_ENV = "ANATOMY_MODELS_MB"
 DEFAULT_MB = {RESULTS_ENV: 128, FIGURES_ENV: 64, MODELS_ENV: 512}
 
 
-M_MMAP_THRESHOLD = -3    # glibc's mallopt parameter
-LARGE_BLOCK = 1 << 20     # bytes: blocks this size or larger are mapped on their own and unmapped when freed
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+LARGE_BLOCK = 1 << 20  # bytes: blocks this size or larger are mapped on their own and unmapped when freed
 
 
 def return_large_blocks() -> bool:
@@ -222,8 +222,14 @@ class ByteCache:
     reference: whoever holds a value keeps a valid one.
     """
 
-    def __init__(self, name: str, budget: int, size: Callable[[Any], int] | None = None,
-                 read_only: bool = True, keep_last: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        budget: int,
+        size: Callable[[Any], int] | None = None,
+        read_only: bool = True,
+        keep_last: bool = False,
+    ) -> None:
         self.name = name
         self.budget = budget
         self._keep_last = keep_last
@@ -235,8 +241,9 @@ class ByteCache:
         self._bytes = 0
         self._hits = self._misses = self._evictions = self._not_kept = 0
 
-    def get(self, key: Hashable, compute: Callable[[], V],
-            waiting: Callable[[], AbstractContextManager] | None = None) -> V:
+    def get(
+        self, key: Hashable, compute: Callable[[], V], waiting: Callable[[], AbstractContextManager] | None = None
+    ) -> V:
         """The value stored under `key`, else compute() (once, however many threads ask), kept
         if it fits; `waiting()` is entered around computing or waiting for it (a spinner)."""
         while True:
@@ -310,8 +317,9 @@ class ByteCache:
     def stats(self) -> Stats:
         """Entries, bytes held against the budget, and the counts of hits, misses and evictions."""
         with self._lock:
-            return Stats(len(self._entries), self._bytes, self.budget, self._hits, self._misses,
-                         self._evictions, self._not_kept)
+            return Stats(
+                len(self._entries), self._bytes, self.budget, self._hits, self._misses, self._evictions, self._not_kept
+            )
 
 
 RESULTS = ByteCache("results", budget_bytes(RESULTS_ENV))

@@ -66,9 +66,11 @@ def _cached(compute: Callable[..., V]) -> Callable[..., V]:
     every positional argument but the bundle itself (the checkpoint id names it); keyword arguments
     (a progress callback) reach a computation that runs but are not part of the key.
     `cached.holds(checkpoint_id, ...)` says whether a result is stored."""
+
     @functools.wraps(compute)
     def cached(bundle: Bundle, *key: Hashable, **passed: object) -> V:
         return RESULTS.get((compute.__name__, *key), lambda: compute(bundle, *key, **passed))
+
     cached.holds = lambda *key: (compute.__name__, *key) in RESULTS  # type: ignore[attr-defined]
     return cached
 
@@ -80,38 +82,46 @@ def get_bundle(path: str) -> Bundle:
     are small, and measured here a translation took 20 ms on one thread but 0.3-2.6 s on two
     threads while another process kept both cores busy; sessions run in parallel threads anyway.
     """
+
     def load() -> Bundle:
         torch.set_num_threads(max(1, int(os.environ.get(THREADS_ENV, "1") or 1)))
         return load_bundle(path or None)
+
     return MODELS.get(("bundle", path), load, _spinner("Loading the model ..."))
 
 
 def get_snapshot(path: str, step: int) -> Bundle:
     """A checkpoint with the weights it had at a training step, loaded once per process and shared."""
-    return MODELS.get(("snapshot", path, step), lambda: load_bundle(path, snapshot=step),
-                      _spinner("Loading a training snapshot ..."))
+    return MODELS.get(
+        ("snapshot", path, step), lambda: load_bundle(path, snapshot=step), _spinner("Loading a training snapshot ...")
+    )
 
 
 def iv_key(iv: Interventions) -> IvKey:
     """A plain, hashable cache key for interventions: every field, sets sorted."""
-    return tuple((f.name, tuple(sorted(value)) if isinstance(value := getattr(iv, f.name), frozenset) else value)
-                 for f in fields(iv))
+    return tuple(
+        (f.name, tuple(sorted(value)) if isinstance(value := getattr(iv, f.name), frozenset) else value)
+        for f in fields(iv)
+    )
 
 
 def _iv(key: IvKey) -> Interventions:
     values = dict(key)
-    return Interventions(**{name: frozenset(value) if isinstance(value, tuple) else value
-                            for name, value in values.items()})
+    return Interventions(
+        **{name: frozenset(value) if isinstance(value, tuple) else value for name, value in values.items()}
+    )
 
 
 @_cached
-def _translate(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int,
-               trace: bool) -> TranslationResult:
+def _translate(
+    _bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int, trace: bool
+) -> TranslationResult:
     return _bundle.translate(sentence, _iv(key), DecodeOptions(beam_size=beam_size), trace=trace)
 
 
-def translate(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int = 1,
-              trace: bool = True) -> TranslationResult:
+def translate(
+    bundle: Bundle, sentence: str, iv: Interventions, beam_size: int = 1, trace: bool = True
+) -> TranslationResult:
     """Translate through the cache keyed by (checkpoint id, sentence, switches, beam size, trace); a
     decoder-only model continues the sentence instead (`generate`, a GenerationResult)."""
     if bundle.capabilities.decoder_only:
@@ -120,13 +130,13 @@ def translate(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int =
 
 
 @_cached
-def _generate(_bundle: Bundle, checkpoint_id: str, text: str, key: IvKey, beam_size: int,
-              trace: bool) -> GenerationResult:
+def _generate(
+    _bundle: Bundle, checkpoint_id: str, text: str, key: IvKey, beam_size: int, trace: bool
+) -> GenerationResult:
     return _bundle.generate(text, _iv(key), DecodeOptions(beam_size=beam_size), trace=trace)
 
 
-def generate(bundle: Bundle, text: str, iv: Interventions, beam_size: int = 1,
-             trace: bool = True) -> GenerationResult:
+def generate(bundle: Bundle, text: str, iv: Interventions, beam_size: int = 1, trace: bool = True) -> GenerationResult:
     """A decoder-only model's continuation of `text` (`Bundle.generate`, the checkpoint's number of new
     pieces), cached by (checkpoint id, text, switches, beam size, trace)."""
     return _generate(bundle, bundle.checkpoint_id, text, iv_key(iv), beam_size, trace)
@@ -166,8 +176,9 @@ def encode_batch(bundle: Bundle, sentences: list[str], iv: Interventions) -> lis
 
 
 @_cached
-def _translate_batch(_bundle: Bundle, checkpoint_id: str, sentences: tuple[str, ...],
-                     key: IvKey) -> list[TranslationResult]:
+def _translate_batch(
+    _bundle: Bundle, checkpoint_id: str, sentences: tuple[str, ...], key: IvKey
+) -> list[TranslationResult]:
     return experiments.translate_batch(_bundle, list(sentences), _iv(key))
 
 
@@ -189,8 +200,9 @@ def prompt_batch(bundle: Bundle, texts: list[str], iv: Interventions) -> list[Tr
 
 
 @_cached
-def _knockout(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int,
-              heads: tuple[Head, ...]) -> list[dict]:
+def _knockout(
+    _bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int, heads: tuple[Head, ...]
+) -> list[dict]:
     return knockout.sweep(_bundle, sentence, _iv(key), beam_size, list(heads))
 
 
@@ -202,8 +214,9 @@ def knockout_sweep(bundle: Bundle, sentence: str, iv: Interventions, beam_size: 
 
 
 @_cached
-def _embedding_knockout(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey,
-                        heads: tuple[Head, ...]) -> list[dict]:
+def _embedding_knockout(
+    _bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, heads: tuple[Head, ...]
+) -> list[dict]:
     return knockout.embedding_sweep(_bundle, sentence, _iv(key), list(heads))
 
 
@@ -215,8 +228,7 @@ def embedding_knockout(bundle: Bundle, sentence: str, iv: Interventions, heads: 
 
 
 @_cached
-def _empty_source(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey,
-                  output_ids: tuple[int, ...]) -> Trace:
+def _empty_source(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, output_ids: tuple[int, ...]) -> Trace:
     return experiments.empty_source(_bundle, sentence, _iv(key), output_ids)[1]
 
 
@@ -227,8 +239,9 @@ def empty_source(bundle: Bundle, sentence: str, iv: Interventions, output_ids: t
 
 
 @_cached
-def _teacher_forced(_bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...],
-                    key: IvKey) -> Trace:
+def _teacher_forced(
+    _bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...], key: IvKey
+) -> Trace:
     return _bundle.teacher_forced(sentence, list(output_ids), _iv(key))
 
 
@@ -248,24 +261,54 @@ def score(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interv
 
 
 @_cached
-def _attribution(_bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...], method: str,
-                 key: IvKey, pieces: tuple[int, ...] | None, progress: Callable[[float], None] | None = None,
-                 trace: Trace | None = None) -> np.ndarray:
+def _attribution(
+    _bundle: Bundle,
+    checkpoint_id: str,
+    sentence: str,
+    output_ids: tuple[int, ...],
+    method: str,
+    key: IvKey,
+    pieces: tuple[int, ...] | None,
+    progress: Callable[[float], None] | None = None,
+    trace: Trace | None = None,
+) -> np.ndarray:
     return attribute(_bundle, sentence, output_ids, method, _iv(key), pieces=pieces, progress=progress, trace=trace)
 
 
-def attribution(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], method: str, iv: Interventions,
-                pieces: tuple[int, ...] | None = None, progress: Callable[[float], None] | None = None,
-                trace: Trace | None = None) -> np.ndarray:
+def attribution(
+    bundle: Bundle,
+    sentence: str,
+    output_ids: tuple[int, ...],
+    method: str,
+    iv: Interventions,
+    pieces: tuple[int, ...] | None = None,
+    progress: Callable[[float], None] | None = None,
+    trace: Trace | None = None,
+) -> np.ndarray:
     """`model.analysis.attribute` (output pieces, or the rows of `pieces`, x source pieces), cached;
     `progress` hears how far a computation that is not cached has got; `trace`, the output's own, saves
     attention and rollout a pass."""
-    return _attribution(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), method, iv_key(iv), pieces,
-                        progress=progress, trace=trace)
+    return _attribution(
+        bundle,
+        bundle.checkpoint_id,
+        sentence,
+        tuple(output_ids),
+        method,
+        iv_key(iv),
+        pieces,
+        progress=progress,
+        trace=trace,
+    )
 
 
-def attribution_cached(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], method: str,
-                       iv: Interventions, pieces: tuple[int, ...] | None = None) -> bool:
+def attribution_cached(
+    bundle: Bundle,
+    sentence: str,
+    output_ids: tuple[int, ...],
+    method: str,
+    iv: Interventions,
+    pieces: tuple[int, ...] | None = None,
+) -> bool:
     """True when the whole attribution table (or the rows of `pieces`) is in the cache (a page can
     show it without asking)."""
     return _attribution.holds(bundle.checkpoint_id, sentence, tuple(output_ids), method, iv_key(iv), pieces)
@@ -279,9 +322,9 @@ class LensView:
     """The logit lens, kept small: (layers, output pieces) probability of the piece the model wrote,
     and each layer's LENS_TOP first candidates per output piece with their probabilities."""
 
-    final: np.ndarray          # (L, T)
+    final: np.ndarray  # (L, T)
     top_pieces: list[list[list[str]]]  # [L][T][LENS_TOP]
-    top_probs: np.ndarray      # (L, T, LENS_TOP)
+    top_probs: np.ndarray  # (L, T, LENS_TOP)
 
     @property
     def firsts(self) -> list[list[str]]:
@@ -294,17 +337,27 @@ class LensView:
 
 
 @_cached
-def _lens(_bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...], key: IvKey,
-          trace: Trace | None = None) -> LensView:
-    lens = torch.from_numpy(logit_lens(_bundle, sentence, output_ids, _iv(key), trace))  # (L, T, vocab) log-probabilities
+def _lens(
+    _bundle: Bundle,
+    checkpoint_id: str,
+    sentence: str,
+    output_ids: tuple[int, ...],
+    key: IvKey,
+    trace: Trace | None = None,
+) -> LensView:
+    lens = torch.from_numpy(
+        logit_lens(_bundle, sentence, output_ids, _iv(key), trace)
+    )  # (L, T, vocab) log-probabilities
     final = lens[:, torch.arange(len(output_ids)), list(output_ids)].exp().numpy()
     probs, ids = lens.topk(LENS_TOP, dim=-1)
-    return LensView(final, [[_bundle.tokenizer.pieces(row.tolist()) for row in layer] for layer in ids],
-                    probs.exp().numpy())
+    return LensView(
+        final, [[_bundle.tokenizer.pieces(row.tolist()) for row in layer] for layer in ids], probs.exp().numpy()
+    )
 
 
-def lens(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interventions,
-         trace: Trace | None = None) -> LensView:
+def lens(
+    bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interventions, trace: Trace | None = None
+) -> LensView:
     """The logit lens (`model.analysis.logit_lens`), kept small; cached; `trace`, the output's own,
     saves it a pass."""
     return _lens(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv), trace=trace)
@@ -313,8 +366,11 @@ def lens(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interve
 @_cached
 def _roles(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int) -> pd.DataFrame:
     iv = _iv(key)
-    result = encode(_bundle, sentence, iv) if _bundle.capabilities.encoder_only else \
-        translate(_bundle, sentence, iv, beam_size)  # a decoder-only model's continuation
+    result = (
+        encode(_bundle, sentence, iv)
+        if _bundle.capabilities.encoder_only
+        else translate(_bundle, sentence, iv, beam_size)
+    )  # a decoder-only model's continuation
     return trace_roles(result.trace, iv.causal_mask)
 
 
@@ -325,47 +381,95 @@ def roles(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int = 1) 
 
 
 @_cached
-def _patched(_bundle: Bundle, checkpoint_id: str, donor: str, receiver: str, output_ids: tuple[int, ...], hook: str,
-             positions: tuple[int, ...] | None, key: IvKey) -> np.ndarray:
+def _patched(
+    _bundle: Bundle,
+    checkpoint_id: str,
+    donor: str,
+    receiver: str,
+    output_ids: tuple[int, ...],
+    hook: str,
+    positions: tuple[int, ...] | None,
+    key: IvKey,
+) -> np.ndarray:
     logp = patch(_bundle, donor, receiver, output_ids, hook, positions, _iv(key))
     return logp[np.arange(len(output_ids)), list(output_ids)]
 
 
-def patched(bundle: Bundle, donor: str, receiver: str, output_ids: tuple[int, ...], hook: str,
-            positions: tuple[int, ...] | None, iv: Interventions) -> np.ndarray:
+def patched(
+    bundle: Bundle,
+    donor: str,
+    receiver: str,
+    output_ids: tuple[int, ...],
+    hook: str,
+    positions: tuple[int, ...] | None,
+    iv: Interventions,
+) -> np.ndarray:
     """`model.analysis.patch`, kept small: the receiver's log-probability of each output piece; cached."""
     return _patched(bundle, bundle.checkpoint_id, donor, receiver, tuple(output_ids), hook, positions, iv_key(iv))
 
 
 @_cached
-def _patch_grid(_bundle: Bundle, checkpoint_id: str, donor: str, receiver: str, output_ids: tuple[int, ...],
-                piece: int, hooks: tuple[str, ...], key: IvKey,
-                progress: Callable[[float], None] | None = None) -> np.ndarray:
+def _patch_grid(
+    _bundle: Bundle,
+    checkpoint_id: str,
+    donor: str,
+    receiver: str,
+    output_ids: tuple[int, ...],
+    piece: int,
+    hooks: tuple[str, ...],
+    key: IvKey,
+    progress: Callable[[float], None] | None = None,
+) -> np.ndarray:
     return patch_grid(_bundle, donor, receiver, output_ids, piece, hooks, _iv(key), progress)
 
 
-def patch_cells(bundle: Bundle, donor: str, receiver: str, output_ids: tuple[int, ...], piece: int,
-                hooks: tuple[str, ...], iv: Interventions, progress: Callable[[float], None] | None = None) -> np.ndarray:
+def patch_cells(
+    bundle: Bundle,
+    donor: str,
+    receiver: str,
+    output_ids: tuple[int, ...],
+    piece: int,
+    hooks: tuple[str, ...],
+    iv: Interventions,
+    progress: Callable[[float], None] | None = None,
+) -> np.ndarray:
     """`model.analysis.patch_grid` (hook points x source positions -> change in one piece's
     log-probability), cached; `progress` hears how far a computation that is not cached has got."""
-    return _patch_grid(bundle, bundle.checkpoint_id, donor, receiver, tuple(output_ids), piece, tuple(hooks),
-                       iv_key(iv), progress=progress)
+    return _patch_grid(
+        bundle,
+        bundle.checkpoint_id,
+        donor,
+        receiver,
+        tuple(output_ids),
+        piece,
+        tuple(hooks),
+        iv_key(iv),
+        progress=progress,
+    )
 
 
-def patch_cells_cached(bundle: Bundle, donor: str, receiver: str, output_ids: tuple[int, ...], piece: int,
-                       hooks: tuple[str, ...], iv: Interventions) -> bool:
+def patch_cells_cached(
+    bundle: Bundle,
+    donor: str,
+    receiver: str,
+    output_ids: tuple[int, ...],
+    piece: int,
+    hooks: tuple[str, ...],
+    iv: Interventions,
+) -> bool:
     """True when that patching grid is in the cache."""
-    return _patch_grid.holds(bundle.checkpoint_id, donor, receiver, tuple(output_ids), piece, tuple(hooks),
-                             iv_key(iv))
+    return _patch_grid.holds(bundle.checkpoint_id, donor, receiver, tuple(output_ids), piece, tuple(hooks), iv_key(iv))
 
 
 @_cached
-def _patched_translation(_bundle: Bundle, checkpoint_id: str, donor: str, receiver: str, hook: str,
-                         positions: tuple[int, ...], key: IvKey) -> str:
+def _patched_translation(
+    _bundle: Bundle, checkpoint_id: str, donor: str, receiver: str, hook: str, positions: tuple[int, ...], key: IvKey
+) -> str:
     return _bundle.tokenizer.decode(patched_translation(_bundle, donor, receiver, hook, positions, _iv(key)))
 
 
-def translation_patched(bundle: Bundle, donor: str, receiver: str, hook: str, positions: tuple[int, ...],
-                        iv: Interventions) -> str:
+def translation_patched(
+    bundle: Bundle, donor: str, receiver: str, hook: str, positions: tuple[int, ...], iv: Interventions
+) -> str:
     """The receiver's greedy translation with the donor's activation at `hook`, `positions`; cached."""
     return _patched_translation(bundle, bundle.checkpoint_id, donor, receiver, hook, tuple(positions), iv_key(iv))

@@ -21,6 +21,7 @@ def _feed(hasher: hashlib._Hash, value: Any) -> None:
     """Everything a figure is drawn from, into the hash, each value behind a tag of its kind and its
     size (so no two different inputs make the same stream): arrays by their bytes, containers item by
     item, plain values by repr."""
+
     def tag(kind: str, size: int) -> None:
         hasher.update(f"<{kind}:{size}>".encode())
 

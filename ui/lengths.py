@@ -17,11 +17,18 @@ def source_window(n: int) -> Span:
     if n <= DETAIL:
         return whole(n)
     set_value("window", span)
-    return bind("window", st.slider, label="Source pieces shown in the detailed heatmaps", min_value=0,
-                max_value=n - 1, to_widget=lambda s: (s[0], s[1] - 1), from_widget=lambda v: clip((v[0], v[1] + 1), n),
-                help=f"The sentence has {n} pieces. The heatmaps below show this window of them at full resolution "
-                     f"(at most {MOST_SHOWN} at once; {DETAIL} keep every label readable); the model view pools the "
-                     "whole sentence, and the text view reads it all.")
+    return bind(
+        "window",
+        st.slider,
+        label="Source pieces shown in the detailed heatmaps",
+        min_value=0,
+        max_value=n - 1,
+        to_widget=lambda s: (s[0], s[1] - 1),
+        from_widget=lambda v: clip((v[0], v[1] + 1), n),
+        help=f"The sentence has {n} pieces. The heatmaps below show this window of them at full resolution "
+        f"(at most {MOST_SHOWN} at once; {DETAIL} keep every label readable); the model view pools the "
+        "whole sentence, and the text view reads it all.",
+    )
 
 
 def block_windows(block: str, source: Span, output: Span) -> dict[str, Span]:
@@ -33,9 +40,15 @@ def block_windows(block: str, source: Span, output: Span) -> dict[str, Span]:
 def colour() -> str:
     """The colour mode of the attention heatmaps (`colour=` in the URL)."""
     page_value(COLOUR)
-    return bind("colour", st.radio, label="Colour scale", options=list(COLOUR_MODES), horizontal=True,
-                format_func=lambda mode: COLOUR_MODES[mode].capitalize(),
-                help=f"Automatic: the weight on a 0–1 scale while rows are short, each row divided by its own "
-                     f"largest weight past {DETAIL} keys (a long row spreads its weight thin, and on a 0–1 scale "
-                     "everything looks dark). Log: log₁₀ of the weight, from 10⁻⁴. The hover always shows the "
-                     "real weight.")
+    return bind(
+        "colour",
+        st.radio,
+        label="Colour scale",
+        options=list(COLOUR_MODES),
+        horizontal=True,
+        format_func=lambda mode: COLOUR_MODES[mode].capitalize(),
+        help=f"Automatic: the weight on a 0–1 scale while rows are short, each row divided by its own "
+        f"largest weight past {DETAIL} keys (a long row spreads its weight thin, and on a 0–1 scale "
+        "everything looks dark). Log: log₁₀ of the weight, from 10⁻⁴. The hover always shows the "
+        "real weight.",
+    )

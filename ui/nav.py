@@ -35,8 +35,10 @@ PAGES: list[tuple[str, str, str]] = [
 
 def pages() -> list[st.Page]:
     """The pages for st.navigation and the menu; absolute paths, so a page file run directly finds them."""
-    return [st.Page(ROOT / path, title=title, url_path=slug, default=(index == 0))
-            for index, (path, title, slug) in enumerate(PAGES)]
+    return [
+        st.Page(ROOT / path, title=title, url_path=slug, default=(index == 0))
+        for index, (path, title, slug) in enumerate(PAGES)
+    ]
 
 
 def menu(titles: dict[str, str] | None = None) -> None:

@@ -52,9 +52,17 @@ def second_continuation(page: Page, steps: int, label: str, key: str, **changes:
     costs more than EAGER_WORK waits for a button, so that a new sentence stays quick."""
     ctl = page.controls
     cached = engine.generated(page.bundle, ctl.sentence, ctl.interventions(**changes), ctl.beam_size, trace=False)
-    return asked(continuation_work(page.bundle, steps), cached, label, key,
-                 "Continuing the text once more under this switch reads every weight once per new piece, which takes "
-                 "most of a second at this model's size: the button runs it.") is not False
+    return (
+        asked(
+            continuation_work(page.bundle, steps),
+            cached,
+            label,
+            key,
+            "Continuing the text once more under this switch reads every weight once per new piece, which takes "
+            "most of a second at this model's size: the button runs it.",
+        )
+        is not False
+    )
 
 
 @contextmanager

@@ -34,7 +34,20 @@ from .urlstate import (
     write_fields,
 )
 
-__all__ = ["LIVE_FRAGMENT", "Page", "bind", "big_text", "md", "not_applicable", "page_value", "release", "set_value", "start", "stored", "two_translations"]
+__all__ = [
+    "LIVE_FRAGMENT",
+    "Page",
+    "bind",
+    "big_text",
+    "md",
+    "not_applicable",
+    "page_value",
+    "release",
+    "set_value",
+    "start",
+    "stored",
+    "two_translations",
+]
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>$])")
 
@@ -42,6 +55,7 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>$])")
 def md(text: str) -> str:
     """Text made literal inside Streamlit markdown: HTML escaped, markdown punctuation backslashed."""
     return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False))
+
 
 VALUES, RAW, NOTES, FIELDS = "_anatomy_values", "_anatomy_url", "_anatomy_notes", "_anatomy_fields"
 # True while this run leaves a fragment that reruns by itself (a playing player, ui/player.py): that
@@ -90,8 +104,13 @@ def _copy_from_widget(key: str, from_widget: Callable[[Any], Any]) -> None:
     _values()[key] = from_widget(st.session_state[f"w_{key}"])
 
 
-def bind(key: str, render: Callable[..., Any], to_widget: Callable[[Any], Any] = lambda v: v,
-         from_widget: Callable[[Any], Any] = lambda v: v, **kwargs: Any) -> Any:
+def bind(
+    key: str,
+    render: Callable[..., Any],
+    to_widget: Callable[[Any], Any] = lambda v: v,
+    from_widget: Callable[[Any], Any] = lambda v: v,
+    **kwargs: Any,
+) -> Any:
     """Render a widget whose value lives in the session store (so every page shares it) and the URL."""
     wkey = f"w_{key}"
     # Always seed the widget from the store: a widget on another page (or a page reached
@@ -162,6 +181,7 @@ def _model_field(names: dict[str, str]) -> Field:
         if text not in names:
             raise ValueError(f"no model named {text!r} here; known: {', '.join(names)}")
         return text
+
     return Field("model", DEFAULT, parse)
 
 
@@ -173,9 +193,15 @@ def _choose_model() -> Bundle | None:
         _values()["model"] = DEFAULT
     with st.sidebar:
         st.markdown("### Model")
-        name = bind("model", st.selectbox, label="Model", options=list(names), label_visibility="collapsed",
-                    help="The shipped English->French model, the packaged all-MiniLM-L6-v2 encoder when installed, "
-                         "and every checkpoint folder under models/ or in $ANATOMY_MODELS.")
+        name = bind(
+            "model",
+            st.selectbox,
+            label="Model",
+            options=list(names),
+            label_visibility="collapsed",
+            help="The shipped English->French model, the packaged all-MiniLM-L6-v2 encoder when installed, "
+            "and every checkpoint folder under models/ or in $ANATOMY_MODELS.",
+        )
     try:
         return engine.get_bundle(engine.model_path(name))
     except CheckpointError as exc:
@@ -201,48 +227,93 @@ def _sidebar(limits: Limits, bundle: Bundle, prefix: str | None) -> None:
     with st.sidebar:
         if decoder_only:
             st.markdown("### Prompt")
-            bind("sentence", st.text_input, label="Text to continue", max_chars=2000,
-                 help="Type the beginning of a text and press Enter: the model continues it.")
+            bind(
+                "sentence",
+                st.text_input,
+                label="Text to continue",
+                max_chars=2000,
+                help="Type the beginning of a text and press Enter: the model continues it.",
+            )
         else:
             st.markdown("### Sentence")
-            bind("sentence", st.text_input, label="English sentence", max_chars=2000,
-                 help="Type any English sentence and press Enter. Case and final punctuation do not matter.")
+            bind(
+                "sentence",
+                st.text_input,
+                label="English sentence",
+                max_chars=2000,
+                help="Type any English sentence and press Enter. Case and final punctuation do not matter.",
+            )
         if prefix is not None:
-            st.caption(f"Read after the task prefix “{md(prefix)}”" if prefix else "Read without a task prefix",
-                       help="This T5 checkpoint has no task prefix of its own; set one on the Translate page.")
-        st.selectbox("Examples", EXAMPLES, index=None, key="w_example", on_change=_pick_example,
-                     placeholder="Pick an example sentence")
-        st.button("Random sentence", icon=":material/casino:", on_click=lambda: _set_sentence(_random_sentence()),
-                  help="Draw a sentence from the corpus generator the default model was trained on.")
+            st.caption(
+                f"Read after the task prefix “{md(prefix)}”" if prefix else "Read without a task prefix",
+                help="This T5 checkpoint has no task prefix of its own; set one on the Translate page.",
+            )
+        st.selectbox(
+            "Examples",
+            EXAMPLES,
+            index=None,
+            key="w_example",
+            on_change=_pick_example,
+            placeholder="Pick an example sentence",
+        )
+        st.button(
+            "Random sentence",
+            icon=":material/casino:",
+            on_click=lambda: _set_sentence(_random_sentence()),
+            help="Draw a sentence from the corpus generator the default model was trained on.",
+        )
         st.markdown("### Decoding")
         if encoder_only:
             not_applicable("Decoding", f"{NO_DECODER} Nothing is decoded, so greedy or beam search does not apply.")
         else:
-            mode = bind("decode", st.radio, label="Decoding", options=["greedy", "beam"], horizontal=True,
-                        format_func=lambda m: "Greedy" if m == "greedy" else "Beam search",
-                        label_visibility="collapsed")
+            mode = bind(
+                "decode",
+                st.radio,
+                label="Decoding",
+                options=["greedy", "beam"],
+                horizontal=True,
+                format_func=lambda m: "Greedy" if m == "greedy" else "Beam search",
+                label_visibility="collapsed",
+            )
             if mode == "beam":
                 bind("beam", st.slider, label="Beam size", min_value=2, max_value=16)
         st.markdown("### Layer and head")
         left, right = st.columns(2)
         with left:
-            bind("layer", st.selectbox, label="Layer", options=list(range(1, limits.n_layers + 1)),
-                 format_func=lambda n: f"L{n}")
+            bind(
+                "layer",
+                st.selectbox,
+                label="Layer",
+                options=list(range(1, limits.n_layers + 1)),
+                format_func=lambda n: f"L{n}",
+            )
         with right:
-            bind("head", st.selectbox, label="Head", options=list(range(1, limits.n_heads + 1)),
-                 format_func=lambda n: f"H{n}")
+            bind(
+                "head",
+                st.selectbox,
+                label="Head",
+                options=list(range(1, limits.n_heads + 1)),
+                format_func=lambda n: f"H{n}",
+            )
         st.markdown("### Switches")
         if encoder_only:
-            not_applicable("Causal mask", f"{NO_DECODER} Its encoder reads every piece at once, so there is no "
-                                          "causal mask to switch.")
+            not_applicable(
+                "Causal mask",
+                f"{NO_DECODER} Its encoder reads every piece at once, so there is no causal mask to switch.",
+            )
         else:
-            bind("causal", st.toggle, label="Causal mask",
-                 help="Decoder self-attention may not look at later positions.")
+            bind(
+                "causal", st.toggle, label="Causal mask", help="Decoder self-attention may not look at later positions."
+            )
         if decoder_only:
-            bind("padding", st.toggle, label="Padding mask",
-                 help="No query looks at padding positions. A decoder-only model has no source sentence to pad, "
-                      "and one prompt has no padding at all: padding appears only when prompts share a batch "
-                      "(the Masks and heads lab), after each text, where the causal mask already hides it.")
+            bind(
+                "padding",
+                st.toggle,
+                label="Padding mask",
+                help="No query looks at padding positions. A decoder-only model has no source sentence to pad, "
+                "and one prompt has no padding at all: padding appears only when prompts share a batch "
+                "(the Masks and heads lab), after each text, where the causal mask already hides it.",
+            )
             st.caption("No source sentence to pad: it acts only on a batch of prompts (Masks and heads lab).")
         else:
             bind("padding", st.toggle, label="Padding mask", help="No query looks at <pad> positions.")
@@ -250,51 +321,92 @@ def _sidebar(limits: Limits, bundle: Bundle, prefix: str | None) -> None:
         if cfg.positional in _POSITIONAL_NOTES:
             st.caption(_POSITIONAL_NOTES[cfg.positional])
         if cfg.scale_scores:
-            bind("scale", st.toggle, label="Scale scores by 1/√d_k",
-                 help="Divide every query-key dot product by √d_k before the softmax (off: the raw QKᵀ).")
+            bind(
+                "scale",
+                st.toggle,
+                label="Scale scores by 1/√d_k",
+                help="Divide every query-key dot product by √d_k before the softmax (off: the raw QKᵀ).",
+            )
         else:
-            not_applicable("Scale scores by 1/√d_k",
-                           f"{bundle.name} never divides its scores by √d_k (T5 folds that scale into the "
-                           "initialisation of its query weights), so there is no scaling to switch off.")
+            not_applicable(
+                "Scale scores by 1/√d_k",
+                f"{bundle.name} never divides its scores by √d_k (T5 folds that scale into the "
+                "initialisation of its query weights), so there is no scaling to switch off.",
+            )
         if bundle.config.scale_embeddings:
-            bind("embscale", st.toggle, label="Scale embeddings by √d_model",
-                 help="Multiply token embeddings by √d_model before the positions are added.")
+            bind(
+                "embscale",
+                st.toggle,
+                label="Scale embeddings by √d_model",
+                help="Multiply token embeddings by √d_model before the positions are added.",
+            )
         else:
-            not_applicable("Scale embeddings by √d_model",
-                           f"{bundle.name} never scales its token embeddings"
-                           + (": it adds token, position and token-type vectors and normalizes the sum with a "
-                              "LayerNorm instead." if bundle.config.embed_norm else "."))
-        bind("fill", st.radio, label="Masked scores set to", options=["-inf", "-1e9"], horizontal=True,
-             format_func=lambda v: "−∞" if v == "-inf" else "−10⁹",
-             help="What a mask writes into the scores it hides before the softmax: −∞ gives exactly 0 weight; "
-                  "−10⁹ gives 0 in every row that keeps a real key, and a uniform row where every key is masked.")
-        bind("ablate", st.multiselect, label="Knock out heads", options=list(by_label),
-             to_widget=lambda hs: [head_label(h) for h in hs],
-             from_widget=lambda labels: tuple(sorted(by_label[x] for x in labels)),
-             placeholder="Choose heads to zero",
-             help="A knocked-out head's output is set to zero in every step.")
+            not_applicable(
+                "Scale embeddings by √d_model",
+                f"{bundle.name} never scales its token embeddings"
+                + (
+                    ": it adds token, position and token-type vectors and normalizes the sum with a LayerNorm instead."
+                    if bundle.config.embed_norm
+                    else "."
+                ),
+            )
+        bind(
+            "fill",
+            st.radio,
+            label="Masked scores set to",
+            options=["-inf", "-1e9"],
+            horizontal=True,
+            format_func=lambda v: "−∞" if v == "-inf" else "−10⁹",
+            help="What a mask writes into the scores it hides before the softmax: −∞ gives exactly 0 weight; "
+            "−10⁹ gives 0 in every row that keeps a real key, and a uniform row where every key is masked.",
+        )
+        bind(
+            "ablate",
+            st.multiselect,
+            label="Knock out heads",
+            options=list(by_label),
+            to_widget=lambda hs: [head_label(h) for h in hs],
+            from_widget=lambda labels: tuple(sorted(by_label[x] for x in labels)),
+            placeholder="Choose heads to zero",
+            help="A knocked-out head's output is set to zero in every step.",
+        )
         st.markdown("### Display")
         bind("present", st.toggle, label="Presentation mode", help="Large fonts and a high-contrast scale.")
-        bind("export", st.radio, label="Chart download format", options=["png", "svg"], horizontal=True,
-             format_func=lambda f: "PNG (3x)" if f == "png" else "SVG",
-             help="What the camera button in each chart's toolbar saves.")
-        shape = (f"encoder-only, {limits.n_encoder_layers} layers" if encoder_only
-                 else f"decoder-only, {limits.n_decoder_layers} layers" if decoder_only
-                 else f"{limits.n_encoder_layers}+{limits.n_decoder_layers} layers")
-        st.caption(f"Model {md(bundle.name)} ({md(bundle.family)}) · id {bundle.checkpoint_id} · "
-                   f"{shape} × {limits.n_heads} heads")
+        bind(
+            "export",
+            st.radio,
+            label="Chart download format",
+            options=["png", "svg"],
+            horizontal=True,
+            format_func=lambda f: "PNG (3x)" if f == "png" else "SVG",
+            help="What the camera button in each chart's toolbar saves.",
+        )
+        shape = (
+            f"encoder-only, {limits.n_encoder_layers} layers"
+            if encoder_only
+            else f"decoder-only, {limits.n_decoder_layers} layers"
+            if decoder_only
+            else f"{limits.n_encoder_layers}+{limits.n_decoder_layers} layers"
+        )
+        st.caption(
+            f"Model {md(bundle.name)} ({md(bundle.family)}) · id {bundle.checkpoint_id} · "
+            f"{shape} × {limits.n_heads} heads"
+        )
 
 
-_POSITIONAL_NOTES = {"learned": "Off: the learned position table is not added.",
-                     "relative": "Off: no relative-position bias on the scores (nothing positional is added to "
-                                 "the embeddings)."}
+_POSITIONAL_NOTES = {
+    "learned": "Off: the learned position table is not added.",
+    "relative": "Off: no relative-position bias on the scores (nothing positional is added to the embeddings).",
+}
 
 
 def _positional_help(positional: str) -> str:
     """What the positional switch turns off in this model."""
     if positional == "relative":
-        return ("Off: the relative-position bias is dropped. This model adds nothing positional to its embeddings; "
-                "every self-attention score gets a learned bias for the distance between query and key instead.")
+        return (
+            "Off: the relative-position bias is dropped. This model adds nothing positional to its embeddings; "
+            "every self-attention score gets a learned bias for the distance between query and key instead."
+        )
     if positional == "learned":
         return "Off: the learned position table (one trained vector per position) is no longer added to the embeddings."
     return "Add position information (the sinusoid table) to the embeddings."
@@ -328,12 +440,12 @@ class Page:
         name = re.sub(r"[^a-z0-9]+", "-", self.title.lower()).strip("-")
         return toolbar_config(self.controls.export, filename=f"anatomy-{name}")
 
-    def show(self, fig: go.Figure, caption: str = "", key: str | None = None,
-             on_select: Any = "ignore", **kwargs: Any) -> Any:
+    def show(
+        self, fig: go.Figure, caption: str = "", key: str | None = None, on_select: Any = "ignore", **kwargs: Any
+    ) -> Any:
         """Draw a figure (export settings applied) and keep it for the page's HTML download."""
         self.figures.append((caption or (fig.layout.title.text or ""), fig))
-        event = st.plotly_chart(fig, config=self.plotly_config, theme=None, key=key,
-                                on_select=on_select, **kwargs)
+        event = st.plotly_chart(fig, config=self.plotly_config, theme=None, key=key, on_select=on_select, **kwargs)
         if caption:
             st.caption(caption)
         return event
@@ -354,8 +466,9 @@ class Page:
         the page reads only the text and the steps); a decoder-only model continues it instead (a
         GenerationResult); errors stop the page."""
         iv = self.controls.interventions(**changes)
-        return _or_stop(lambda: engine.translate(self.bundle, self.controls.sentence, iv, self.controls.beam_size,
-                                                 trace))
+        return _or_stop(
+            lambda: engine.translate(self.bundle, self.controls.sentence, iv, self.controls.beam_size, trace)
+        )
 
     def encode(self, sentence: str | None = None, **changes: Any) -> EncodeResult:
         """Run the encoder alone on the sentence (or another) under the switches; errors stop the page."""
@@ -374,10 +487,14 @@ class Page:
             figures, title, fmt = list(self.figures), f"Transformer Anatomy: {self.title}", self.controls.export
             intro = f"{'Prompt' if self.decoder_only else 'Sentence'}: {self.controls.sentence}"
             st.divider()
-            st.download_button("Download this page's charts as HTML (works offline)",
-                               data=lambda: page_html(title, figures, intro, fmt),
-                               file_name=f"anatomy-{re.sub(r'[^a-z0-9]+', '-', self.title.lower())}.html",
-                               mime="text/html", icon=":material/download:", on_click="ignore")
+            st.download_button(
+                "Download this page's charts as HTML (works offline)",
+                data=lambda: page_html(title, figures, intro, fmt),
+                file_name=f"anatomy-{re.sub(r'[^a-z0-9]+', '-', self.title.lower())}.html",
+                mime="text/html",
+                icon=":material/download:",
+                on_click="ignore",
+            )
         if not st.session_state.get(LIVE_FRAGMENT):
             release(namespace)
         turns.end_turn()
@@ -397,13 +514,15 @@ def release(namespace: dict[str, Any]) -> None:
     pasted paragraphs: 996 MiB, tests/test_memory_long.py). So a label function or callback of a page must not read a
     dropped name: Streamlit may call it after the run (give it the small values it needs).
     """
-    for name in [n for n, value in namespace.items()
-                 if not n.startswith("__") and holds_more_than(value, RELEASED_ABOVE)]:
+    for name in [
+        n for n, value in namespace.items() if not n.startswith("__") and holds_more_than(value, RELEASED_ABOVE)
+    ]:
         del namespace[name]
 
 
-def start(title: str, needs_result: bool = True, encoder_title: str | None = None,
-          decoder_title: str | None = None) -> Page:
+def start(
+    title: str, needs_result: bool = True, encoder_title: str | None = None, decoder_title: str | None = None
+) -> Page:
     """Set up a page: config, model, sidebar controls, URL state, and the main translation (for an
     encoder-only model, the encoding, and `encoder_title` replaces the heading; for a decoder-only
     model, the continuation, and `decoder_title` replaces it)."""
@@ -438,7 +557,13 @@ def start(title: str, needs_result: bool = True, encoder_title: str | None = Non
     style = Style(presentation=controls.presentation)
     if controls.presentation:
         st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
-    renamed = encoder_title if bundle.capabilities.encoder_only else decoder_title if bundle.capabilities.decoder_only else None
+    renamed = (
+        encoder_title
+        if bundle.capabilities.encoder_only
+        else decoder_title
+        if bundle.capabilities.decoder_only
+        else None
+    )
     if renamed and renamed != title:
         title = renamed
         st.set_page_config(page_title=f"{title} · Transformer Anatomy")  # the browser tab says it too
@@ -461,8 +586,14 @@ def _take_turn(bundle: Bundle, sentence: str) -> None:
     except AnatomyError:  # the page's own run shows what is wrong with it
         pieces = 0
     long = pieces > turns.LONG_PIECES
-    waiting = st.spinner(f"Another long text ({turns.LONG_PIECES}+ pieces) is being read on this server; "
-                         "yours is next ...", show_time=True) if long and turns.busy() else nullcontext()
+    waiting = (
+        st.spinner(
+            f"Another long text ({turns.LONG_PIECES}+ pieces) is being read on this server; yours is next ...",
+            show_time=True,
+        )
+        if long and turns.busy()
+        else nullcontext()
+    )
     with waiting:
         turns.take_turn(long)
 
@@ -479,5 +610,7 @@ def two_translations(left: tuple[str, str], right: tuple[str, str], size_rem: fl
 def big_text(text: str, size_rem: float = 2.2) -> None:
     """Show text large; it is HTML-escaped, so typed text can never become markup."""
     safe = html.escape(" ".join(text.split())) or "&nbsp;"
-    st.markdown(f"<div style='font-size:{size_rem}rem;font-weight:600;line-height:1.25;"
-                f"margin:0.2rem 0 0.8rem 0'>{safe}</div>", unsafe_allow_html=True)
+    st.markdown(
+        f"<div style='font-size:{size_rem}rem;font-weight:600;line-height:1.25;margin:0.2rem 0 0.8rem 0'>{safe}</div>",
+        unsafe_allow_html=True,
+    )

@@ -23,8 +23,8 @@ PERIOD = 1.0  # seconds per step
 class Player:
     """A play button over one stored control counted from 1 (its own playing state per session)."""
 
-    control: str     # the stored control it moves
-    label: str       # the button before the first play
+    control: str  # the stored control it moves
+    label: str  # the button before the first play
     help: str
 
     @property
@@ -59,8 +59,15 @@ class Player:
         label = "Pause" if now else ("Resume" if self.engaged() else self.label)
         left, right = st.columns([1, 4])
         with left:
-            st.button(label, icon=":material/pause:" if now else ":material/play_arrow:", key=f"play-{key}",
-                      on_click=self._toggle, args=(n_steps,), disabled=n_steps < 2, help=self.help)
+            st.button(
+                label,
+                icon=":material/pause:" if now else ":material/play_arrow:",
+                key=f"play-{key}",
+                on_click=self._toggle,
+                args=(n_steps,),
+                disabled=n_steps < 2,
+                help=self.help,
+            )
         with right:
             if finish_label and self.engaged() and not now:
                 st.button(finish_label, key=f"stop-{key}", on_click=self._disengage)
@@ -68,6 +75,7 @@ class Player:
 
     def run(self, body: Callable[[int], None], n_steps: int) -> None:
         """Draw `body(step)` (step counted from 0); while playing, again every PERIOD seconds, one step on."""
+
         def frame() -> None:
             step = min(max(stored(self.control), 1), n_steps)
             finished = False
@@ -89,7 +97,11 @@ class Player:
             frame()
 
 
-DECODING = Player("step", "Play decoding",
-                  "Step through decoding by itself, about one step a second; press again to pause.")
-TIME_LAPSE = Player("snapshot", "Play the time-lapse",
-                    "Step through the training snapshots by themselves, about one a second; press again to pause.")
+DECODING = Player(
+    "step", "Play decoding", "Step through decoding by itself, about one step a second; press again to pause."
+)
+TIME_LAPSE = Player(
+    "snapshot",
+    "Play the time-lapse",
+    "Step through the training snapshots by themselves, about one a second; press again to pause.",
+)

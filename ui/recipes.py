@@ -12,20 +12,26 @@ from viz.training import recipe_curves
 from .cache import FIGURES
 from .page import Page, md
 
-CURVES = {"loss": ("Training loss (label-smoothed where the run smooths)", "cross-entropy"),
-          "valid_loss": ("Validation cross-entropy (no smoothing)", "nats per piece"),
-          "valid_bleu": ("Validation BLEU", "BLEU")}
-CAPTIONS = {"loss": "What each run optimized. A smoothed run's loss cannot fall as low: it keeps 10% of every "
-                    "target's probability spread over the other pieces.",
-            "valid_loss": "The same held-out pairs for every run, scored without smoothing: perplexity is e to this.",
-            "valid_bleu": "Greedy translations of 300 held-out sentences."}
+CURVES = {
+    "loss": ("Training loss (label-smoothed where the run smooths)", "cross-entropy"),
+    "valid_loss": ("Validation cross-entropy (no smoothing)", "nats per piece"),
+    "valid_bleu": ("Validation BLEU", "BLEU"),
+}
+CAPTIONS = {
+    "loss": "What each run optimized. A smoothed run's loss cannot fall as low: it keeps 10% of every "
+    "target's probability spread over the other pieces.",
+    "valid_loss": "The same held-out pairs for every run, scored without smoothing: perplexity is e to this.",
+    "valid_bleu": "Greedy translations of 300 held-out sentences.",
+}
 
 
 def _figures(checkpoint_id: str, style: Style, logs: dict) -> list[go.Figure | None]:
     """The three curve figures, drawn once per checkpoint and style and kept with the shared figures
     (figures are only read when shown)."""
+
     def draw() -> list[go.Figure | None]:
         return [recipe_curves(logs, column, style, title, axis) for column, (title, axis) in CURVES.items()]
+
     return FIGURES.get(("recipes", checkpoint_id, style), draw)
 
 
@@ -35,11 +41,15 @@ def show(page: Page) -> bool:
     if not logs:
         return False
     budget = summary.get("budget_minutes_each", "?")
-    st.markdown(f"Six runs of this model's shape on its corpus, same seed, **{budget} minutes each** on one core "
-                f"(two at a time), measured with `python -m model.recipes`: Post-LN (solid) and Pre-LN (dashed), with "
-                f"the paper's warm-up ({summary.get('warmup_steps', '?')} steps) or without it (the inverse square "
-                "root from step 1, whose first steps are 14 times the warmed-up peak), label smoothing 0.1 or 0.")
-    for (column, caption), figure in zip(CAPTIONS.items(), _figures(page.bundle.checkpoint_id, page.style, logs), strict=True):
+    st.markdown(
+        f"Six runs of this model's shape on its corpus, same seed, **{budget} minutes each** on one core "
+        f"(two at a time), measured with `python -m model.recipes`: Post-LN (solid) and Pre-LN (dashed), with "
+        f"the paper's warm-up ({summary.get('warmup_steps', '?')} steps) or without it (the inverse square "
+        "root from step 1, whose first steps are 14 times the warmed-up peak), label smoothing 0.1 or 0."
+    )
+    for (column, caption), figure in zip(
+        CAPTIONS.items(), _figures(page.bundle.checkpoint_id, page.style, logs), strict=True
+    ):
         if figure is not None:
             page.show(figure, caption, key=f"recipe-{column}")
     said = findings(summary)

@@ -27,12 +27,16 @@ def show(page: Page) -> None:
     bundle = page.bundle
     steps = bundle.snapshots
     if not bundle.capabilities.trained_here:
-        st.info(f"{bundle.name} was trained elsewhere: its checkpoint keeps no snapshots of its training, so there is "
-                "no time-lapse to play. Models trained here can keep them.")
+        st.info(
+            f"{bundle.name} was trained elsewhere: its checkpoint keeps no snapshots of its training, so there is "
+            "no time-lapse to play. Models trained here can keep them."
+        )
         return
     if not steps:
-        st.info("This checkpoint keeps no training snapshots, so there is no time-lapse to play. "
-                "`python -m model.train --snapshots 8` keeps eight, and `python -m model.evaluate` scores them.")
+        st.info(
+            "This checkpoint keeps no training snapshots, so there is no time-lapse to play. "
+            "`python -m model.train --snapshots 8` keeps eight, and `python -m model.evaluate` scores them."
+        )
         return
     if page.encoder_only:  # never for this project's own models today; said rather than drawn wrong
         st.info("The time-lapse follows cross-attention, which an encoder-only model does not have.")
@@ -47,14 +51,25 @@ def show(page: Page) -> None:
         f"{steps[0]:,} to the end (step {steps[-1]:,}). Move the slider, or press play, to run the sentence in the "
         "sidebar through each of them: the translation, and the cross-attention of the final translation fed "
         "through that snapshot, so that every frame has the same rows and columns."
-        + (f" Watch decoder layer L{best['layer'] + 1} head H{best['head'] + 1}: the head that ends up agreeing most "
-           f"with the word alignment ({best['agreement']:.1f}%)." if best else ""))
+        + (
+            f" Watch decoder layer L{best['layer'] + 1} head H{best['head'] + 1}: the head that ends up agreeing most "
+            f"with the word alignment ({best['agreement']:.1f}%)."
+            if best
+            else ""
+        )
+    )
     TIME_LAPSE.controls(n, "training", finish_label=None)  # paused, the slider is the way on
 
     def frame(index: int) -> None:
         step = steps[index]
-        bind(SNAPSHOT.key, st.select_slider, label="Training step", options=list(range(1, n + 1)),
-             format_func=lambda k: f"{steps[k - 1]:,}", disabled=TIME_LAPSE.playing())
+        bind(
+            SNAPSHOT.key,
+            st.select_slider,
+            label="Training step",
+            options=list(range(1, n + 1)),
+            format_func=lambda k: f"{steps[k - 1]:,}",
+            disabled=TIME_LAPSE.playing(),
+        )
         _draw(page, engine.get_snapshot(str(bundle.path), step), step, final)
 
     TIME_LAPSE.run(frame, n)
@@ -67,27 +82,56 @@ def _draw(page: Page, snapshot: Bundle, step: int, final: TranslationResult) -> 
     scores = _scores_at(page.bundle.card, step)
     two_translations((f"At step {step:,}", text), ("After training", final.translation), 1.3)
     if scores:
-        st.caption(f"At step {step:,}, on the {page.bundle.card.get('test', {}).get('n', 'held-out')} test sentences: "
-                   f"exact match {scores['exact_match']:.1f}%, BLEU {scores['bleu']:.1f}; the best head agrees with "
-                   f"the word alignment {scores['alignment']:.1f}%.")
+        st.caption(
+            f"At step {step:,}, on the {page.bundle.card.get('test', {}).get('n', 'held-out')} test sentences: "
+            f"exact match {scores['exact_match']:.1f}%, BLEU {scores['bleu']:.1f}; the best head agrees with "
+            f"the word alignment {scores['alignment']:.1f}%."
+        )
     trace = engine.teacher_forced(snapshot, ctl.sentence, final.output_ids, iv)
     layer = min(ctl.layer, cfg.n_decoder_layers - 1)
     patterns = [trace.pattern("decoder", "cross", i) for i in range(cfg.n_decoder_layers)]
     left, right = st.columns([3, 2])
     with left:
-        page.show(shared(model_view, patterns, trace.tgt_pieces, trace.src_pieces, style,
-                         f"Cross-attention at step {step:,}: layers × heads", (layer, ctl.head)),
-                  "Every decoder layer (rows) and head (columns). Early in training the weights are spread out or "
-                  "all on one piece; a head that has learned the alignment shows a bright diagonal-like path from "
-                  "each French piece to the English word it translates.", key="snapshot-view")
+        page.show(
+            shared(
+                model_view,
+                patterns,
+                trace.tgt_pieces,
+                trace.src_pieces,
+                style,
+                f"Cross-attention at step {step:,}: layers × heads",
+                (layer, ctl.head),
+            ),
+            "Every decoder layer (rows) and head (columns). Early in training the weights are spread out or "
+            "all on one piece; a head that has learned the alignment shows a bright diagonal-like path from "
+            "each French piece to the English word it translates.",
+            key="snapshot-view",
+        )
     with right:
-        page.show(shared(attention_map, patterns[layer][ctl.head], trace.tgt_pieces, trace.src_pieces, style,
-                         f"L{layer + 1} H{ctl.head + 1} at step {step:,}"),
-                  "The head picked in the sidebar (layer and head), large.", key="snapshot-head")
+        page.show(
+            shared(
+                attention_map,
+                patterns[layer][ctl.head],
+                trace.tgt_pieces,
+                trace.src_pieces,
+                style,
+                f"L{layer + 1} H{ctl.head + 1} at step {step:,}",
+            ),
+            "The head picked in the sidebar (layer and head), large.",
+            key="snapshot-head",
+        )
     curves = shared(snapshot_curves, page.bundle.card.get("snapshots", []), style, step)
     if curves is None:
-        st.caption(md("The snapshots have not been scored yet: python -m model.evaluate measures each one (test "
-                      "exact match, BLEU and the best head's agreement with the alignment)."))
+        st.caption(
+            md(
+                "The snapshots have not been scored yet: python -m model.evaluate measures each one (test "
+                "exact match, BLEU and the best head's agreement with the alignment)."
+            )
+        )
     else:
-        page.show(curves, "Measured on every snapshot by python -m model.evaluate, over the whole test split; the "
-                          "dotted line is the step on show.", key="snapshot-curves")
+        page.show(
+            curves,
+            "Measured on every snapshot by python -m model.evaluate, over the whole test split; the "
+            "dotted line is the step on show.",
+            key="snapshot-curves",
+        )

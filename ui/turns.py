@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import threading
 
-LONG_PIECES = 192   # about 900 characters of English for MiniLM's tokenizer; the default model reads at most 96
+LONG_PIECES = 192  # about 900 characters of English for MiniLM's tokenizer; the default model reads at most 96
 
 _changed = threading.Condition()
 _holder: threading.Thread | None = None
-WAIT_STEP = 0.25    # seconds between looks at whether the holder's thread is still there
+WAIT_STEP = 0.25  # seconds between looks at whether the holder's thread is still there
 
 
 def _free() -> bool:

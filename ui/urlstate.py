@@ -13,8 +13,11 @@ from viz.lengths import COLOUR_MODES, DETAIL, Span
 Head = tuple[str, str, int, int]
 # An attention block's code in the URL and the pickers: "enc-self", "dec-self", "dec-cross".
 BLOCKS: dict[str, tuple[str, str]] = {f"{stack[:3]}-{kind}": (stack, kind) for stack, kind in stages.BLOCKS}
-BLOCK_NAMES = {"enc-self": "encoder self-attention", "dec-self": "decoder masked self-attention",
-               "dec-cross": "decoder cross-attention"}
+BLOCK_NAMES = {
+    "enc-self": "encoder self-attention",
+    "dec-self": "decoder masked self-attention",
+    "dec-cross": "decoder cross-attention",
+}
 EXAMPLES = [
     "The small girl sees a white bird.",
     "The cat eats the apple.",
@@ -50,8 +53,11 @@ class Limits:
     def blocks(self) -> dict[str, tuple[str, str]]:
         """The attention blocks the model has, code -> (stack, kind), in reading order: an encoder-only
         model has its self-attention alone, a decoder-only model its decoder self-attention alone."""
-        return {code: (stack, kind) for code, (stack, kind) in BLOCKS.items()
-                if self.layers_of(stack) and (kind != "cross" or self.cross_attention)}
+        return {
+            code: (stack, kind)
+            for code, (stack, kind) in BLOCKS.items()
+            if self.layers_of(stack) and (kind != "cross" or self.cross_attention)
+        }
 
 
 def head_label(head: Head) -> str:
@@ -69,8 +75,12 @@ def head_code(head: Head) -> str:
 
 def all_heads(limits: Limits) -> list[Head]:
     """Every attention head of the model in reading order."""
-    return [(stack, kind, layer, head) for stack, kind in limits.blocks.values()
-            for layer in range(limits.layers_of(stack)) for head in range(limits.n_heads)]
+    return [
+        (stack, kind, layer, head)
+        for stack, kind in limits.blocks.values()
+        for layer in range(limits.layers_of(stack))
+        for head in range(limits.n_heads)
+    ]
 
 
 def parse_head_code(code: str, limits: Limits) -> Head:
@@ -99,11 +109,13 @@ def _on_off(text: str) -> bool:
 
 def int_in(low: int, high: int) -> Callable[[str], int]:
     """A URL parser for whole numbers from low to high."""
+
     def parse(text: str) -> int:
         value = int(text)
         if not low <= value <= high:
             raise ValueError(f"{value} is outside {low}..{high}")
         return value
+
     return parse
 
 
@@ -120,6 +132,7 @@ def _choice(*options: str) -> Callable[[str], str]:
         if text not in options:
             raise ValueError(f"expected one of {', '.join(options)}")
         return text
+
     return parse
 
 
@@ -200,8 +213,10 @@ def read_fields(fields: list[Field], params: Mapping[str, str]) -> tuple[dict[st
         try:
             values[field.key] = field.parse(raw)
         except (ValueError, TypeError) as exc:
-            notes.append(f"URL parameter {field.key}={raw[:60]!r} is not valid ({exc}); "
-                         f"using the default {field.dump(field.default) or '(none)'}.")
+            notes.append(
+                f"URL parameter {field.key}={raw[:60]!r} is not valid ({exc}); "
+                f"using the default {field.dump(field.default) or '(none)'}."
+            )
     return values, notes
 
 
@@ -214,7 +229,7 @@ def write_fields(fields: list[Field], values: Mapping[str, Any]) -> dict[str, st
 class Controls:
     """The shared controls of one rerun, as plain values (layers, heads and steps 0-based)."""
 
-    sentence: str          # the text the pages give the model: `prefix`, then the typed sentence
+    sentence: str  # the text the pages give the model: `prefix`, then the typed sentence
     beam_size: int
     layer: int
     head: int
@@ -228,24 +243,40 @@ class Controls:
     step: int
     presentation: bool
     export: str
-    prefix: str = ""       # a task prefix the person typed for a T5 without one of its own ('' otherwise)
+    prefix: str = ""  # a task prefix the person typed for a T5 without one of its own ('' otherwise)
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any], prefix: str = "") -> Controls:
         """Build from the store of URL-keyed values; `prefix` goes before the typed sentence."""
-        return cls(sentence=prefix + values["sentence"], prefix=prefix,
-                   beam_size=values["beam"] if values["decode"] == "beam" else 1,
-                   layer=values["layer"] - 1, head=values["head"] - 1,
-                   causal=values["causal"], padding=values["padding"], positional=values["pe"],
-                   scale_scores=values["scale"], scale_embeddings=values["embscale"], mask_value=values["fill"],
-                   ablate=tuple(values["ablate"]), step=values["step"] - 1,
-                   presentation=values["present"], export=values["export"])
+        return cls(
+            sentence=prefix + values["sentence"],
+            prefix=prefix,
+            beam_size=values["beam"] if values["decode"] == "beam" else 1,
+            layer=values["layer"] - 1,
+            head=values["head"] - 1,
+            causal=values["causal"],
+            padding=values["padding"],
+            positional=values["pe"],
+            scale_scores=values["scale"],
+            scale_embeddings=values["embscale"],
+            mask_value=values["fill"],
+            ablate=tuple(values["ablate"]),
+            step=values["step"] - 1,
+            presentation=values["present"],
+            export=values["export"],
+        )
 
     def interventions(self, **changes: Any) -> Interventions:
         """The engine switches these controls ask for (optionally changed)."""
-        base = dict(causal_mask=self.causal, padding_mask=self.padding, positional_encoding=self.positional,
-                    scale_scores=self.scale_scores, scale_embeddings=self.scale_embeddings,
-                    mask_value=self.mask_value, ablate=frozenset(self.ablate))
+        base = dict(
+            causal_mask=self.causal,
+            padding_mask=self.padding,
+            positional_encoding=self.positional,
+            scale_scores=self.scale_scores,
+            scale_embeddings=self.scale_embeddings,
+            mask_value=self.mask_value,
+            ablate=frozenset(self.ablate),
+        )
         base.update(changes)
         return Interventions(**base)
 

@@ -18,8 +18,10 @@ HOVER = "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"
 def check_pattern(pattern: np.ndarray, queries: list[str], keys: list[str]) -> None:
     """Refuse a pattern whose last two axes do not match the query and key tokens."""
     if pattern.ndim < 2 or tuple(pattern.shape[-2:]) != (len(queries), len(keys)):
-        raise ValueError(f"attention pattern of shape {tuple(pattern.shape)} does not match "
-                         f"{len(queries)} query tokens x {len(keys)} key tokens")
+        raise ValueError(
+            f"attention pattern of shape {tuple(pattern.shape)} does not match "
+            f"{len(queries)} query tokens x {len(keys)} key tokens"
+        )
 
 
 def _panel_height(n_queries: int, style: Style, low: int = 260, high: int = 620) -> int:
@@ -28,32 +30,49 @@ def _panel_height(n_queries: int, style: Style, low: int = 260, high: int = 620)
 
 
 def _row_outline(fig: go.Figure, row_index: int, n_keys: int, style: Style, xref: str, yref: str) -> None:
-    fig.add_shape(type="rect", x0=-0.5, x1=n_keys - 0.5, y0=row_index - 0.5, y1=row_index + 0.5,
-                  xref=xref, yref=yref, line=dict(color=style.highlight, width=style.line_width + 1),
-                  fillcolor="rgba(0,0,0,0)")
+    fig.add_shape(
+        type="rect",
+        x0=-0.5,
+        x1=n_keys - 0.5,
+        y0=row_index - 0.5,
+        y1=row_index + 0.5,
+        xref=xref,
+        yref=yref,
+        line=dict(color=style.highlight, width=style.line_width + 1),
+        fillcolor="rgba(0,0,0,0)",
+    )
 
 
-def _windowed(pattern: np.ndarray, queries: list[str], keys: list[str], rows: Span | None, columns: Span | None,
-              colour: str) -> tuple[np.ndarray, np.ndarray | None, list[str], list[str], Span, str]:
+def _windowed(
+    pattern: np.ndarray, queries: list[str], keys: list[str], rows: Span | None, columns: Span | None, colour: str
+) -> tuple[np.ndarray, np.ndarray | None, list[str], list[str], Span, str]:
     """The part of a [..., q, k] pattern inside the window, coloured (rows scaled over their whole
     length), the real weights for the hover when colour values differ from them, the window's labels
     (numbered by their place in the whole sentence), the rows shown and the resolved colour mode."""
     rows, columns = rows or whole(len(queries)), columns or whole(len(keys))
     mode = colour_mode(colour, len(keys))
-    z = coloured(pattern, mode)[..., rows[0]:rows[1], columns[0]:columns[1]]
-    weights = None if mode == "linear" else pattern[..., rows[0]:rows[1], columns[0]:columns[1]]
+    z = coloured(pattern, mode)[..., rows[0] : rows[1], columns[0] : columns[1]]
+    weights = None if mode == "linear" else pattern[..., rows[0] : rows[1], columns[0] : columns[1]]
     qlabels, klabels = axis_labels(queries), axis_labels(keys)
-    return z, weights, qlabels[rows[0]:rows[1]], klabels[columns[0]:columns[1]], rows, mode
+    return z, weights, qlabels[rows[0] : rows[1]], klabels[columns[0] : columns[1]], rows, mode
 
 
 def _hover(weights: np.ndarray | None) -> str:
     return HOVER if weights is None else HOVER.replace("%{z:.3f}", "%{customdata:.3f}")
 
 
-def attention_heads(pattern: np.ndarray, queries: list[str], keys: list[str], style: Style,
-                    title: str, highlight_row: int | None = None,
-                    knocked_out: tuple[int, ...] = (), rows: Span | None = None, columns: Span | None = None,
-                    colour: str = "linear") -> go.Figure:
+def attention_heads(
+    pattern: np.ndarray,
+    queries: list[str],
+    keys: list[str],
+    style: Style,
+    title: str,
+    highlight_row: int | None = None,
+    knocked_out: tuple[int, ...] = (),
+    rows: Span | None = None,
+    columns: Span | None = None,
+    colour: str = "linear",
+) -> go.Figure:
     """All heads of one attention block side by side on one colour scale ([heads, q, k]), inside a
     window of query rows and key columns (default: all) and in a colour mode of viz.lengths."""
     check_pattern(pattern, queries, keys)
@@ -75,32 +94,86 @@ def attention_heads(pattern: np.ndarray, queries: list[str], keys: list[str], st
         row, col = divmod(h, per_row)
         suffix = "" if h == 0 else str(h + 1)
         x0, y1 = col * (cell_w + gap_x), 1 - row * (cell_h + gap_y)
-        data.append(go.Heatmap(z=z[h], x=klabels, y=qlabels, hovertemplate=_hover(weights), coloraxis="coloraxis",
-                               customdata=None if weights is None else weights[h],
-                               xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
-        layout[f"xaxis{suffix}"] = token_axis(klabels, width_px, style.tick, domain=[max(0.0, x0), min(1.0, x0 + cell_w)], anchor=f"y{suffix}",
-                                         tickangle=-90)
-        layout[f"yaxis{suffix}"] = token_axis(qlabels if col == 0 else [], panel_h - 80, style.tick,
-                                         domain=[max(0.0, y1 - cell_h), min(1.0, y1)], anchor=f"x{suffix}", autorange="reversed",
-                                         showticklabels=(col == 0))
+        data.append(
+            go.Heatmap(
+                z=z[h],
+                x=klabels,
+                y=qlabels,
+                hovertemplate=_hover(weights),
+                coloraxis="coloraxis",
+                customdata=None if weights is None else weights[h],
+                xaxis=f"x{suffix}",
+                yaxis=f"y{suffix}",
+            )
+        )
+        layout[f"xaxis{suffix}"] = token_axis(
+            klabels,
+            width_px,
+            style.tick,
+            domain=[max(0.0, x0), min(1.0, x0 + cell_w)],
+            anchor=f"y{suffix}",
+            tickangle=-90,
+        )
+        layout[f"yaxis{suffix}"] = token_axis(
+            qlabels if col == 0 else [],
+            panel_h - 80,
+            style.tick,
+            domain=[max(0.0, y1 - cell_h), min(1.0, y1)],
+            anchor=f"x{suffix}",
+            autorange="reversed",
+            showticklabels=(col == 0),
+        )
         name = f"H{h + 1}" + (" (knocked out)" if h in knocked_out else "")
-        titles.append(dict(text=name, x=x0 + cell_w / 2, y=y1, xref="paper", yref="paper", xanchor="center",
-                           yanchor="bottom", showarrow=False, font=dict(size=style.font)))
+        titles.append(
+            dict(
+                text=name,
+                x=x0 + cell_w / 2,
+                y=y1,
+                xref="paper",
+                yref="paper",
+                xanchor="center",
+                yanchor="bottom",
+                showarrow=False,
+                font=dict(size=style.font),
+            )
+        )
         if outlined is not None and 0 <= outlined < len(qlabels):
-            shapes.append(dict(type="rect", x0=-0.5, x1=len(klabels) - 0.5, y0=outlined - 0.5,
-                               y1=outlined + 0.5, xref=f"x{suffix}", yref=f"y{suffix}",
-                               line=dict(color=style.highlight, width=style.line_width + 1)))
-    fig = style.figure(coloraxis=dict(colorscale=style.weights, cmin=zmin, cmax=zmax,
-                                      colorbar=dict(title=bar, thickness=14)),
-                       annotations=titles, shapes=shapes, **layout)
+            shapes.append(
+                dict(
+                    type="rect",
+                    x0=-0.5,
+                    x1=len(klabels) - 0.5,
+                    y0=outlined - 0.5,
+                    y1=outlined + 0.5,
+                    xref=f"x{suffix}",
+                    yref=f"y{suffix}",
+                    line=dict(color=style.highlight, width=style.line_width + 1),
+                )
+            )
+    fig = style.figure(
+        coloraxis=dict(colorscale=style.weights, cmin=zmin, cmax=zmax, colorbar=dict(title=bar, thickness=14)),
+        annotations=titles,
+        shapes=shapes,
+        **layout,
+    )
     fig.add_traces(data)
-    return style.apply(fig, title + window_note(rows, columns or whole(len(keys)), len(queries), len(keys)),
-                       height=height)
+    return style.apply(
+        fig, title + window_note(rows, columns or whole(len(keys)), len(queries), len(keys)), height=height
+    )
 
 
-def attention_map(matrix: np.ndarray, queries: list[str], keys: list[str], style: Style, title: str,
-                  highlight_row: int | None = None, show_values: bool | None = None, rows: Span | None = None,
-                  columns: Span | None = None, colour: str = "linear") -> go.Figure:
+def attention_map(
+    matrix: np.ndarray,
+    queries: list[str],
+    keys: list[str],
+    style: Style,
+    title: str,
+    highlight_row: int | None = None,
+    show_values: bool | None = None,
+    rows: Span | None = None,
+    columns: Span | None = None,
+    colour: str = "linear",
+) -> go.Figure:
     """One [queries, keys] weight matrix as a large heatmap (a single head or the head average),
     inside a window (default: all) and in a colour mode of viz.lengths."""
     check_pattern(matrix, queries, keys)
@@ -109,27 +182,47 @@ def attention_map(matrix: np.ndarray, queries: list[str], keys: list[str], style
     if show_values is None:  # only where a "0.00" fits in a cell (the map may fill half the page)
         show_values = z.size <= 300 and len(klabels) <= (7 if style.presentation else 12)
     height = _panel_height(len(qlabels), style, low=320, high=760)
-    fig = style.figure(xaxis=token_axis(klabels, min(CONTAINER_PX, 900), style.tick, tickangle=-90),
-                       yaxis=token_axis(qlabels, height - 100, style.tick, autorange="reversed"))
-    fig.add_trace(go.Heatmap(z=z, x=klabels, y=qlabels, hovertemplate=_hover(weights), customdata=weights,
-                             zmin=zmin, zmax=zmax, colorscale=style.weights,
-                             colorbar=dict(title=bar, thickness=14),
-                             texttemplate=("%{z:.2f}" if weights is None else "%{customdata:.2f}") if show_values else None,
-                             textfont=dict(size=style.tick)))
+    fig = style.figure(
+        xaxis=token_axis(klabels, min(CONTAINER_PX, 900), style.tick, tickangle=-90),
+        yaxis=token_axis(qlabels, height - 100, style.tick, autorange="reversed"),
+    )
+    fig.add_trace(
+        go.Heatmap(
+            z=z,
+            x=klabels,
+            y=qlabels,
+            hovertemplate=_hover(weights),
+            customdata=weights,
+            zmin=zmin,
+            zmax=zmax,
+            colorscale=style.weights,
+            colorbar=dict(title=bar, thickness=14),
+            texttemplate=("%{z:.2f}" if weights is None else "%{customdata:.2f}") if show_values else None,
+            textfont=dict(size=style.tick),
+        )
+    )
     if highlight_row is not None and 0 <= highlight_row - rows[0] < len(qlabels):
         _row_outline(fig, highlight_row - rows[0], len(klabels), style, "x", "y")
-    return style.apply(fig, title + window_note(rows, columns or whole(len(keys)), len(queries), len(keys)),
-                       height=height)
+    return style.apply(
+        fig, title + window_note(rows, columns or whole(len(keys)), len(queries), len(keys)), height=height
+    )
 
 
 def _tile_gap(n: int) -> int:
     return max(1, round(n * 0.15))
 
 
-def model_view(patterns: list[np.ndarray], queries: list[str], keys: list[str], style: Style,
-               title: str, selected: tuple[int, int] | None = None,
-               knocked_out: Collection[tuple[int, int]] = (), colour: str = "linear",
-               roles: Mapping[tuple[int, int], str] | None = None) -> go.Figure:
+def model_view(
+    patterns: list[np.ndarray],
+    queries: list[str],
+    keys: list[str],
+    style: Style,
+    title: str,
+    selected: tuple[int, int] | None = None,
+    knocked_out: Collection[tuple[int, int]] = (),
+    colour: str = "linear",
+    roles: Mapping[tuple[int, int], str] | None = None,
+) -> go.Figure:
     """Every layer (rows) x every head (columns) of one attention kind, tiled in one heatmap.
 
     Past TILE_BINS pieces an axis is pooled (viz.lengths.pool), so a tile costs the same at any
@@ -161,13 +254,13 @@ def model_view(patterns: list[np.ndarray], queries: list[str], keys: list[str], 
         xs += [f"H{head + 1} · {k}" for k in klabels] + ["\u200b" * (len(xs) + i + 1) for i in range(gk)]
     for layer in range(layers):  # the gap above a tile belongs to its layer: its click dots sit there
         ys += [f"L{layer + 1} · " + "\u200b" * (i + 1) for i in range(gq)] + [f"L{layer + 1} · {q}" for q in qlabels]
-    xs = xs[:image.shape[1]]
+    xs = xs[: image.shape[1]]
     for layer in range(layers):
         for head in range(heads):
             r0, c0 = layer * (gq + nq) + gq, head * (nk + gk)
-            image[r0:r0 + nq, c0:c0 + nk] = tiles[layer, head]
+            image[r0 : r0 + nq, c0 : c0 + nk] = tiles[layer, head]
             if weights is not None:
-                weights[r0:r0 + nq, c0:c0 + nk] = cells[layer, head]
+                weights[r0 : r0 + nq, c0 : c0 + nk] = cells[layer, head]
     centre_x = [xs[h * (nk + gk) + (nk - 1) // 2] for h in range(heads)]
     centre_y = [ys[layer * (gq + nq) + gq + (nq - 1) // 2] for layer in range(layers)]
     dot_y = [ys[layer * (gq + nq) + (gq - 1) // 2] for layer in range(layers)]
@@ -175,34 +268,80 @@ def model_view(patterns: list[np.ndarray], queries: list[str], keys: list[str], 
     value = "pooled weight" if pooled_note else "weight"
     shown = "%{z:.3f}" if weights is None else "%{customdata:.3f}"
     fig = style.figure(
-        xaxis=dict(type="category", tickmode="array", tickvals=centre_x, ticktext=[f"H{h + 1}" for h in range(heads)],
-                   side="top", showgrid=False, zeroline=False),
-        yaxis=dict(type="category", tickmode="array", tickvals=centre_y, ticktext=[f"L{layer + 1}" for layer in range(layers)],
-                   autorange="reversed", showgrid=False, zeroline=False))
-    fig.add_trace(go.Heatmap(
-        z=image, x=xs, y=ys, hoverongaps=False, zmin=zmin, zmax=zmax, colorscale=style.weights,
-        customdata=weights, colorbar=dict(title=bar, thickness=14),
-        hovertemplate=f"%{{y}}<br>%{{x}}<br>{value} {shown}<extra></extra>"))
+        xaxis=dict(
+            type="category",
+            tickmode="array",
+            tickvals=centre_x,
+            ticktext=[f"H{h + 1}" for h in range(heads)],
+            side="top",
+            showgrid=False,
+            zeroline=False,
+        ),
+        yaxis=dict(
+            type="category",
+            tickmode="array",
+            tickvals=centre_y,
+            ticktext=[f"L{layer + 1}" for layer in range(layers)],
+            autorange="reversed",
+            showgrid=False,
+            zeroline=False,
+        ),
+    )
+    fig.add_trace(
+        go.Heatmap(
+            z=image,
+            x=xs,
+            y=ys,
+            hoverongaps=False,
+            zmin=zmin,
+            zmax=zmax,
+            colorscale=style.weights,
+            customdata=weights,
+            colorbar=dict(title=bar, thickness=14),
+            hovertemplate=f"%{{y}}<br>%{{x}}<br>{value} {shown}<extra></extra>",
+        )
+    )
     # Heatmaps cannot be selected in plotly.js: one marker per tile makes "click a head" work.
-    fig.add_trace(go.Scatter(
-        x=[centre_x[h] for layer in range(layers) for h in range(heads)],
-        y=[dot_y[layer] for layer in range(layers) for h in range(heads)],
-        mode="markers+text", showlegend=False, textposition="middle right",
-        text=[roles.get((layer, h), "") for layer in range(layers) for h in range(heads)],
-        textfont=dict(size=style.tick, color="#333333"),
-        marker=dict(size=13 if style.presentation else 10, color="#555555",
-                    symbol=["x" if (layer, h) in knocked_out else "circle" for layer in range(layers) for h in range(heads)],
-                    line=dict(color="white", width=1)),
-        hovertext=[f"L{layer + 1} H{h + 1}" + (" (knocked out)" if (layer, h) in knocked_out else "")
-                   + (f", role: {roles[layer, h]}" if (layer, h) in roles else "") + ": click to open this head"
-                   for layer in range(layers) for h in range(heads)],
-        hoverinfo="text"))
+    fig.add_trace(
+        go.Scatter(
+            x=[centre_x[h] for layer in range(layers) for h in range(heads)],
+            y=[dot_y[layer] for layer in range(layers) for h in range(heads)],
+            mode="markers+text",
+            showlegend=False,
+            textposition="middle right",
+            text=[roles.get((layer, h), "") for layer in range(layers) for h in range(heads)],
+            textfont=dict(size=style.tick, color="#333333"),
+            marker=dict(
+                size=13 if style.presentation else 10,
+                color="#555555",
+                symbol=[
+                    "x" if (layer, h) in knocked_out else "circle" for layer in range(layers) for h in range(heads)
+                ],
+                line=dict(color="white", width=1),
+            ),
+            hovertext=[
+                f"L{layer + 1} H{h + 1}"
+                + (" (knocked out)" if (layer, h) in knocked_out else "")
+                + (f", role: {roles[layer, h]}" if (layer, h) in roles else "")
+                + ": click to open this head"
+                for layer in range(layers)
+                for h in range(heads)
+            ],
+            hoverinfo="text",
+        )
+    )
     if selected is not None:
         layer, head = selected
         if 0 <= layer < layers and 0 <= head < heads:
             r0, c0 = layer * (gq + nq) + gq, head * (nk + gk)
-            fig.add_shape(type="rect", x0=c0 - 0.5, x1=c0 + nk - 0.5, y0=r0 - 0.5, y1=r0 + nq - 0.5,
-                          line=dict(color=style.highlight, width=style.line_width + 1))
+            fig.add_shape(
+                type="rect",
+                x0=c0 - 0.5,
+                x1=c0 + nk - 0.5,
+                y0=r0 - 0.5,
+                y1=r0 + nq - 0.5,
+                line=dict(color=style.highlight, width=style.line_width + 1),
+            )
     tile_px = 170 if not style.presentation else 220
     if pooled_note:
         title += f" · tiles pooled to {nq}×{nk} cells"

@@ -14,42 +14,85 @@ def dot_variance_by_head(variances: np.ndarray, d_k: int, style: Style, title: s
     """Grouped bars: the variance of each head's raw q·k ([layers, heads]), with d_k marked."""
     if variances.ndim != 2:
         raise ValueError(f"expected [layers, heads], got shape {variances.shape}")
-    fig = style.figure(barmode="group", legend=RIGHT_LEGEND, yaxis=dict(title="variance of raw q·k"),
-                       xaxis=dict(title="layer", type="category"))
+    fig = style.figure(
+        barmode="group",
+        legend=RIGHT_LEGEND,
+        yaxis=dict(title="variance of raw q·k"),
+        xaxis=dict(title="layer", type="category"),
+    )
     layers = [f"L{i + 1}" for i in range(variances.shape[0])]
     for head in range(variances.shape[1]):
-        fig.add_trace(go.Bar(x=layers, y=variances[:, head], name=f"H{head + 1}",
-                             hovertemplate="%{x} H" + str(head + 1) + "<br>variance %{y:.1f}<extra></extra>"))
-    fig.add_hline(y=d_k, line=dict(color="#111111", dash="dash", width=style.line_width),
-                  annotation_text=f"d_k = {d_k}", annotation_position="top left")
+        fig.add_trace(
+            go.Bar(
+                x=layers,
+                y=variances[:, head],
+                name=f"H{head + 1}",
+                hovertemplate="%{x} H" + str(head + 1) + "<br>variance %{y:.1f}<extra></extra>",
+            )
+        )
+    fig.add_hline(
+        y=d_k,
+        line=dict(color="#111111", dash="dash", width=style.line_width),
+        annotation_text=f"d_k = {d_k}",
+        annotation_position="top left",
+    )
     return style.apply(fig, title, height=380 if not style.presentation else 480)
 
 
 def variance_against_width(dims: list[int], variances: np.ndarray, style: Style, title: str) -> go.Figure:
     """Measured variance of q·k of random unit-variance vectors against d_k, beside the line y = d_k."""
-    fig = style.figure(legend=RIGHT_LEGEND, xaxis=dict(title="d_k", type="log"),
-                       yaxis=dict(title="variance of q·k", type="log"))
-    fig.add_trace(go.Scatter(x=dims, y=dims, mode="lines", name="y = d_k",
-                             line=dict(color="#888888", dash="dash", width=style.line_width)))
-    fig.add_trace(go.Scatter(x=dims, y=variances, mode="markers+lines", name="measured",
-                             marker=dict(size=9), line=dict(width=style.line_width),
-                             hovertemplate="d_k %{x}<br>variance %{y:.1f}<extra></extra>"))
+    fig = style.figure(
+        legend=RIGHT_LEGEND, xaxis=dict(title="d_k", type="log"), yaxis=dict(title="variance of q·k", type="log")
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=dims,
+            y=dims,
+            mode="lines",
+            name="y = d_k",
+            line=dict(color="#888888", dash="dash", width=style.line_width),
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=dims,
+            y=variances,
+            mode="markers+lines",
+            name="measured",
+            marker=dict(size=9),
+            line=dict(width=style.line_width),
+            hovertemplate="d_k %{x}<br>variance %{y:.1f}<extra></extra>",
+        )
+    )
     return style.apply(fig, title, height=360 if not style.presentation else 460)
 
 
-def softmax_against_width(dims: list[int], raw: dict[str, np.ndarray], scaled: dict[str, np.ndarray],
-                          style: Style, title: str) -> go.Figure:
+def softmax_against_width(
+    dims: list[int], raw: dict[str, np.ndarray], scaled: dict[str, np.ndarray], style: Style, title: str
+) -> go.Figure:
     """Three panels against d_k: largest weight, entropy and gradient size of the softmax, with the
     scores raw (solid) and divided by sqrt(d_k) (dashed)."""
     names = [("largest", "largest weight"), ("entropy", "entropy (nats)"), ("gradient", "gradient size")]
     fig = make_subplots(rows=1, cols=3, subplot_titles=[label for _, label in names], horizontal_spacing=0.08)
     for col, (key, label) in enumerate(names, start=1):
-        for values, name, dash, colour in ((raw[key], "raw q·k", "solid", style.palette[3]),
-                                           (scaled[key], "q·k / √d_k", "dash", style.palette[0])):
-            fig.add_trace(go.Scatter(x=dims, y=values, mode="lines+markers", name=name, legendgroup=name,
-                                     showlegend=col == 1, line=dict(dash=dash, color=colour, width=style.line_width),
-                                     hovertemplate=f"d_k %{{x}}<br>{label} %{{y:.3f}}<extra>{name}</extra>"),
-                          row=1, col=col)
+        for values, name, dash, colour in (
+            (raw[key], "raw q·k", "solid", style.palette[3]),
+            (scaled[key], "q·k / √d_k", "dash", style.palette[0]),
+        ):
+            fig.add_trace(
+                go.Scatter(
+                    x=dims,
+                    y=values,
+                    mode="lines+markers",
+                    name=name,
+                    legendgroup=name,
+                    showlegend=col == 1,
+                    line=dict(dash=dash, color=colour, width=style.line_width),
+                    hovertemplate=f"d_k %{{x}}<br>{label} %{{y:.3f}}<extra>{name}</extra>",
+                ),
+                row=1,
+                col=col,
+            )
         fig.update_xaxes(type="log", title_text="d_k", row=1, col=col)
     fig.update_layout(template=style.template, legend=RIGHT_LEGEND)
     return style.apply(fig, title, height=360 if not style.presentation else 460)
@@ -60,8 +103,17 @@ def nan_spread(shares: list[tuple[str, float]], style: Style, title: str) -> go.
     names = [escape_plotly(name) for name, _ in shares]
     values = [share for _, share in shares]
     colours = [style.palette[3] if v > 0 else style.palette[2] for v in values]
-    fig = style.figure(xaxis=dict(title="stage, in the order it runs", showticklabels=False),
-                       yaxis=dict(title="share of NaN entries", range=[0, 1.05], tickformat=".0%"))
-    fig.add_trace(go.Bar(x=list(range(len(values))), y=values, marker_color=colours, customdata=names,
-                         hovertemplate="%{customdata}<br>NaN: %{y:.0%}<extra></extra>"))
+    fig = style.figure(
+        xaxis=dict(title="stage, in the order it runs", showticklabels=False),
+        yaxis=dict(title="share of NaN entries", range=[0, 1.05], tickformat=".0%"),
+    )
+    fig.add_trace(
+        go.Bar(
+            x=list(range(len(values))),
+            y=values,
+            marker_color=colours,
+            customdata=names,
+            hovertemplate="%{customdata}<br>NaN: %{y:.0%}<extra></extra>",
+        )
+    )
     return style.apply(fig, title, height=320 if not style.presentation else 420)

@@ -20,7 +20,15 @@ def embedding_strips(vectors: list[np.ndarray], names: list[str], style: Style, 
     bound = float(np.abs(matrix).max()) or 1.0
     labels = [escape_plotly(n if len(n) <= 40 else n[:39] + "…") for n in names]
     fig = style.figure(xaxis=dict(title="dimension"), yaxis=dict(autorange="reversed", tickfont=dict(size=style.tick)))
-    fig.add_trace(go.Heatmap(z=matrix, y=labels, colorscale=style.diverging, zmin=-bound, zmax=bound,
-                             colorbar=dict(title=dict(text="value", side="right"), thickness=10),
-                             hovertemplate="%{y}<br>dimension %{x}<br>value %{z:.4f}<extra></extra>"))
+    fig.add_trace(
+        go.Heatmap(
+            z=matrix,
+            y=labels,
+            colorscale=style.diverging,
+            zmin=-bound,
+            zmax=bound,
+            colorbar=dict(title=dict(text="value", side="right"), thickness=10),
+            hovertemplate="%{y}<br>dimension %{x}<br>value %{z:.4f}<extra></extra>",
+        )
+    )
     return style.apply(fig, title, height=(140 if style.presentation else 110) + 60 * len(vectors))

@@ -12,34 +12,60 @@ from .lengths import Span, whole, window_note
 from .style import Style
 
 
-def lens_heatmap(final_prob: np.ndarray, top_pieces: list[list[str]], out_pieces: list[str], style: Style,
-                 title: str = "Logit lens: each decoder layer's guess", columns: Span | None = None,
-                 piece_axis: str = "output piece (what the model wrote)") -> go.Figure:
+def lens_heatmap(
+    final_prob: np.ndarray,
+    top_pieces: list[list[str]],
+    out_pieces: list[str],
+    style: Style,
+    title: str = "Logit lens: each decoder layer's guess",
+    columns: Span | None = None,
+    piece_axis: str = "output piece (what the model wrote)",
+) -> go.Figure:
     """(decoder layers, output pieces): the probability each layer's lens gives the piece the model
     finally wrote (colour), with that layer's own first choice written in the cell."""
     columns = columns or whole(final_prob.shape[1])
     title += window_note(whole(final_prob.shape[0]), columns, final_prob.shape[0], final_prob.shape[1]).replace(
-        "keys", "output pieces")
-    z = final_prob[:, columns[0]:columns[1]]
-    text = [[escape_plotly(display_piece(p)) for p in row[columns[0]:columns[1]]] for row in top_pieces]
-    labels = axis_labels(out_pieces)[columns[0]:columns[1]]
+        "keys", "output pieces"
+    )
+    z = final_prob[:, columns[0] : columns[1]]
+    text = [[escape_plotly(display_piece(p)) for p in row[columns[0] : columns[1]]] for row in top_pieces]
+    labels = axis_labels(out_pieces)[columns[0] : columns[1]]
     rows = [f"layer {layer + 1}" for layer in range(final_prob.shape[0])]
-    fig = style.figure(xaxis=token_axis(labels, CONTAINER_PX - 200, style.tick, title=piece_axis, tickangle=-90),
-                       yaxis=dict(type="category", autorange="reversed", showgrid=False))
-    fig.add_trace(go.Heatmap(z=z, x=labels, y=rows, colorscale=style.weights, zmin=0.0, zmax=1.0, text=text,
-                             texttemplate="%{text}" if z.size <= 400 else None,
-                             colorbar=dict(title="p(final)", thickness=14),
-                             hovertemplate="%{y}, output %{x}<br>p(final piece) %{z:.3f}<br>its first choice: %{text}"
-                                           "<extra></extra>"))
+    fig = style.figure(
+        xaxis=token_axis(labels, CONTAINER_PX - 200, style.tick, title=piece_axis, tickangle=-90),
+        yaxis=dict(type="category", autorange="reversed", showgrid=False),
+    )
+    fig.add_trace(
+        go.Heatmap(
+            z=z,
+            x=labels,
+            y=rows,
+            colorscale=style.weights,
+            zmin=0.0,
+            zmax=1.0,
+            text=text,
+            texttemplate="%{text}" if z.size <= 400 else None,
+            colorbar=dict(title="p(final)", thickness=14),
+            hovertemplate="%{y}, output %{x}<br>p(final piece) %{z:.3f}<br>its first choice: %{text}<extra></extra>",
+        )
+    )
     return style.apply(fig, title, height=int(max(260, 90 * final_prob.shape[0] + 160)))
 
 
-def patch_effect(own: np.ndarray, patched: np.ndarray, out_pieces: list[str], style: Style, title: str,
-                 piece_axis: str = "output piece") -> go.Figure:
+def patch_effect(
+    own: np.ndarray,
+    patched: np.ndarray,
+    out_pieces: list[str],
+    style: Style,
+    title: str,
+    piece_axis: str = "output piece",
+) -> go.Figure:
     """The receiver's log-probability of each output piece, as it is and with the patch."""
     labels = axis_labels(out_pieces)
-    fig = style.figure(xaxis=token_axis(labels, CONTAINER_PX - 200, style.tick, title=piece_axis, tickangle=-90),
-                       yaxis=dict(title="log-probability"))
+    fig = style.figure(
+        xaxis=token_axis(labels, CONTAINER_PX - 200, style.tick, title=piece_axis, tickangle=-90),
+        yaxis=dict(title="log-probability"),
+    )
     fig.add_trace(go.Bar(x=labels, y=own, name="as it is", marker_color=style.palette[0]))
     fig.add_trace(go.Bar(x=labels, y=patched, name="patched", marker_color=style.palette[1]))
     fig.update_layout(barmode="group")
@@ -60,27 +86,59 @@ def lens_table(pieces: list[list[str]], probs: np.ndarray, final: str) -> pd.io.
     """One output piece through the logit lens: a row per decoder layer, its top candidates in order
     ("piece  0.83"), the piece the model finally wrote marked with a check and shaded."""
     columns = [f"#{rank + 1}" for rank in range(probs.shape[1])]
-    frame = pd.DataFrame([[f"{'✓ ' if piece == final else ''}{display_piece(piece)}  {p:.2f}"
-                           for piece, p in zip(row, row_probs, strict=True)] for row, row_probs in zip(pieces, probs, strict=True)],
-                         index=[f"layer {layer + 1}" for layer in range(len(pieces))], columns=columns)
+    frame = pd.DataFrame(
+        [
+            [
+                f"{'✓ ' if piece == final else ''}{display_piece(piece)}  {p:.2f}"
+                for piece, p in zip(row, row_probs, strict=True)
+            ]
+            for row, row_probs in zip(pieces, probs, strict=True)
+        ],
+        index=[f"layer {layer + 1}" for layer in range(len(pieces))],
+        columns=columns,
+    )
     marked = pd.DataFrame([[piece == final for piece in row] for row in pieces], index=frame.index, columns=columns)
-    return frame.style.apply(lambda _: marked.replace({True: "background-color: #c8f0c8; font-weight: bold",
-                                                        False: ""}), axis=None)
+    return frame.style.apply(
+        lambda _: marked.replace({True: "background-color: #c8f0c8; font-weight: bold", False: ""}), axis=None
+    )
 
 
-def patch_grid_map(grid: np.ndarray, hooks: list[str], src_pieces: list[str], style: Style, title: str,
-                   columns: Span | None = None, position_axis: str = "source position (your sentence)") -> go.Figure:
+def patch_grid_map(
+    grid: np.ndarray,
+    hooks: list[str],
+    src_pieces: list[str],
+    style: Style,
+    title: str,
+    columns: Span | None = None,
+    position_axis: str = "source position (your sentence)",
+) -> go.Figure:
     """(hook points, source positions): the change in one output piece's log-probability when that
     position's activation there comes from the donor; blue lowers it, red raises it. (A decoder-only
     model's source positions are its prompt's: `position_axis` says so.)"""
     columns = columns or whole(grid.shape[1])
-    labels = axis_labels(src_pieces[:grid.shape[1]])[columns[0]:columns[1]]
-    z = grid[:, columns[0]:columns[1]]
+    labels = axis_labels(src_pieces[: grid.shape[1]])[columns[0] : columns[1]]
+    z = grid[:, columns[0] : columns[1]]
     reach = float(np.abs(grid).max()) or 1.0
-    fig = style.figure(xaxis=token_axis(labels, CONTAINER_PX - 200, style.tick, title=position_axis, tickangle=-90),
-                       yaxis=dict(type="category", autorange="reversed", showgrid=False))
-    fig.add_trace(go.Heatmap(z=z, x=labels, y=hooks, colorscale=style.diverging, zmid=0.0, zmin=-reach, zmax=reach,
-                             colorbar=dict(title="Δ log-prob", thickness=14),
-                             hovertemplate="%{y}, position %{x}<br>Δ log-probability %{z:+.3f}<extra></extra>"))
-    return style.apply(fig, title + window_note(whole(grid.shape[0]), columns, grid.shape[0], grid.shape[1]).replace(
-        "keys", "source positions"), height=int(120 + 40 * len(hooks) + 80))
+    fig = style.figure(
+        xaxis=token_axis(labels, CONTAINER_PX - 200, style.tick, title=position_axis, tickangle=-90),
+        yaxis=dict(type="category", autorange="reversed", showgrid=False),
+    )
+    fig.add_trace(
+        go.Heatmap(
+            z=z,
+            x=labels,
+            y=hooks,
+            colorscale=style.diverging,
+            zmid=0.0,
+            zmin=-reach,
+            zmax=reach,
+            colorbar=dict(title="Δ log-prob", thickness=14),
+            hovertemplate="%{y}, position %{x}<br>Δ log-probability %{z:+.3f}<extra></extra>",
+        )
+    )
+    return style.apply(
+        fig,
+        title
+        + window_note(whole(grid.shape[0]), columns, grid.shape[0], grid.shape[1]).replace("keys", "source positions"),
+        height=int(120 + 40 * len(hooks) + 80),
+    )

@@ -10,22 +10,29 @@ import numpy as np
 from .labels import display_piece, running_text
 from .style import Style
 
-SHADE = (255, 45, 149)          # the normal style's highlight colour
+SHADE = (255, 45, 149)  # the normal style's highlight colour
 SHADE_PRESENTATION = (0, 150, 255)
-NEGATIVE = (40, 90, 220)        # signed weights below zero (an attribution that lowers the piece)
+NEGATIVE = (40, 90, 220)  # signed weights below zero (an attribution that lowers the piece)
 NEGATIVE_PRESENTATION = (230, 120, 0)
 
 
-def shaded_text(weights: np.ndarray | list[np.ndarray], keys: list[str], names: list[str], style: Style,
-                own: int | None = None, signed: bool = False) -> str:
+def shaded_text(
+    weights: np.ndarray | list[np.ndarray],
+    keys: list[str],
+    names: list[str],
+    style: Style,
+    own: int | None = None,
+    signed: bool = False,
+) -> str:
     """HTML, one line per row of `weights` ([lines, keys]): the key pieces as running text, each
     shaded by its weight divided by the line's largest weight, with the exact weight on hover.
     `own` outlines the key at the query's own position. With `signed`, the shade is |weight| over
     the line's largest |weight|, in a second colour below zero. Every piece is HTML-escaped."""
     weights = np.asarray(weights)
     if weights.ndim != 2 or weights.shape != (len(names), len(keys)):
-        raise ValueError(f"weights of shape {tuple(weights.shape)} do not match {len(names)} lines x "
-                         f"{len(keys)} key pieces")
+        raise ValueError(
+            f"weights of shape {tuple(weights.shape)} do not match {len(names)} lines x {len(keys)} key pieces"
+        )
     above = SHADE_PRESENTATION if style.presentation else SHADE
     below = NEGATIVE_PRESENTATION if style.presentation else NEGATIVE
     size = style.font + 2
@@ -42,9 +49,15 @@ def shaded_text(weights: np.ndarray | list[np.ndarray], keys: list[str], names: 
             label = html.escape(f"{position} {display_piece(piece)}: {weight:{number}}", quote=True)
             outline = "outline:2px solid #111;" if position == own else ""
             # the space between words stays outside the shaded span, so long lines can wrap there
-            spans.append(f'{" " if text.startswith(" ") else ""}<span title="{label}" style="background:'
-                         f'rgba({red},{green},{blue},{alpha:.2f});{outline}">{html.escape(text.lstrip(" "))}</span>')
-        lines.append(f'<div style="display:flex;gap:0.8em;margin:0.15em 0"><b style="min-width:{width:.1f}em">'
-                     f'{html.escape(name)}</b><span style="line-height:1.6">{"".join(spans)}</span></div>')
-    return f'<div style="font-size:{size}px;font-family:{style.template["layout"]["font"]["family"]}">' \
-           f'{"".join(lines)}</div>'
+            spans.append(
+                f'{" " if text.startswith(" ") else ""}<span title="{label}" style="background:'
+                f'rgba({red},{green},{blue},{alpha:.2f});{outline}">{html.escape(text.lstrip(" "))}</span>'
+            )
+        lines.append(
+            f'<div style="display:flex;gap:0.8em;margin:0.15em 0"><b style="min-width:{width:.1f}em">'
+            f'{html.escape(name)}</b><span style="line-height:1.6">{"".join(spans)}</span></div>'
+        )
+    return (
+        f'<div style="font-size:{size}px;font-family:{style.template["layout"]["font"]["family"]}">'
+        f"{''.join(lines)}</div>"
+    )

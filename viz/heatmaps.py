@@ -22,10 +22,20 @@ class Scale:
     label: str = ""
 
 
-def panels(matrices: list[np.ndarray], titles: list[str], queries: list[str], keys: list[str],
-           scales: list[Scale], style: Style, title: str, value_name: str = "value",
-           highlight_row: int | None = None, masked_text: str | None = None, rows: Span | None = None,
-           columns: Span | None = None) -> go.Figure:
+def panels(
+    matrices: list[np.ndarray],
+    titles: list[str],
+    queries: list[str],
+    keys: list[str],
+    scales: list[Scale],
+    style: Style,
+    title: str,
+    value_name: str = "value",
+    highlight_row: int | None = None,
+    masked_text: str | None = None,
+    rows: Span | None = None,
+    columns: Span | None = None,
+) -> go.Figure:
     """Matrices [queries, keys] side by side, one panel per matrix, each with its colour bar, inside a
     window of rows and columns (default: all; labels keep their place in the whole sentence).
 
@@ -38,8 +48,8 @@ def panels(matrices: list[np.ndarray], titles: list[str], queries: list[str], ke
             raise ValueError(f"matrix of shape {m.shape} does not match {len(queries)} queries x {len(keys)} keys")
     rows, columns = rows or whole(len(queries)), columns or whole(len(keys))
     note = window_note(rows, columns, len(queries), len(keys))
-    matrices = [m[rows[0]:rows[1], columns[0]:columns[1]] for m in matrices]
-    qlabels, klabels = axis_labels(queries)[rows[0]:rows[1]], axis_labels(keys)[columns[0]:columns[1]]
+    matrices = [m[rows[0] : rows[1], columns[0] : columns[1]] for m in matrices]
+    qlabels, klabels = axis_labels(queries)[rows[0] : rows[1]], axis_labels(keys)[columns[0] : columns[1]]
     if highlight_row is not None:
         highlight_row -= rows[0]
     n = len(matrices)
@@ -54,23 +64,63 @@ def panels(matrices: list[np.ndarray], titles: list[str], queries: list[str], ke
         text = None
         if masked_text is not None and not np.isfinite(matrix).all():
             text = np.where(np.isfinite(matrix), "", masked_text)
-        data.append(go.Heatmap(
-            z=finite, x=klabels, y=qlabels, xaxis=f"x{suffix}", yaxis=f"y{suffix}", colorscale=scale.colorscale,
-            zmin=scale.zmin, zmax=scale.zmax, text=text, texttemplate="%{text}" if text is not None else None,
-            textfont=dict(size=max(8, style.tick - 2), color="#666666"), hoverongaps=False,
-            colorbar=dict(title=dict(text=scale.label, side="right"), x=min(1.0, x0 + width) + 0.005, len=0.9,
-                          thickness=10),
-            hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{value_name} %{{z:.3f}}<extra>{name}</extra>"))
-        layout[f"xaxis{suffix}"] = token_axis(klabels, CONTAINER_PX / n - 80, style.tick, tickangle=-90,
-                                         domain=[x0, min(1.0, x0 + width - 0.02)], anchor=f"y{suffix}")
-        layout[f"yaxis{suffix}"] = token_axis(qlabels, height - 120, style.tick, autorange="reversed", anchor=f"x{suffix}",
-                                         showticklabels=(i == 0))
-        notes.append(dict(text=name, x=x0 + width / 2, y=1.0, xref="paper", yref="paper", xanchor="center",
-                          yanchor="bottom", showarrow=False, font=dict(size=style.font)))
+        data.append(
+            go.Heatmap(
+                z=finite,
+                x=klabels,
+                y=qlabels,
+                xaxis=f"x{suffix}",
+                yaxis=f"y{suffix}",
+                colorscale=scale.colorscale,
+                zmin=scale.zmin,
+                zmax=scale.zmax,
+                text=text,
+                texttemplate="%{text}" if text is not None else None,
+                textfont=dict(size=max(8, style.tick - 2), color="#666666"),
+                hoverongaps=False,
+                colorbar=dict(
+                    title=dict(text=scale.label, side="right"), x=min(1.0, x0 + width) + 0.005, len=0.9, thickness=10
+                ),
+                hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{value_name} %{{z:.3f}}<extra>{name}</extra>",
+            )
+        )
+        layout[f"xaxis{suffix}"] = token_axis(
+            klabels,
+            CONTAINER_PX / n - 80,
+            style.tick,
+            tickangle=-90,
+            domain=[x0, min(1.0, x0 + width - 0.02)],
+            anchor=f"y{suffix}",
+        )
+        layout[f"yaxis{suffix}"] = token_axis(
+            qlabels, height - 120, style.tick, autorange="reversed", anchor=f"x{suffix}", showticklabels=(i == 0)
+        )
+        notes.append(
+            dict(
+                text=name,
+                x=x0 + width / 2,
+                y=1.0,
+                xref="paper",
+                yref="paper",
+                xanchor="center",
+                yanchor="bottom",
+                showarrow=False,
+                font=dict(size=style.font),
+            )
+        )
         if highlight_row is not None and 0 <= highlight_row < len(qlabels):
-            shapes.append(dict(type="rect", x0=-0.5, x1=len(klabels) - 0.5, y0=highlight_row - 0.5,
-                               y1=highlight_row + 0.5, xref=f"x{suffix}", yref=f"y{suffix}",
-                               line=dict(color=style.highlight, width=style.line_width + 1)))
+            shapes.append(
+                dict(
+                    type="rect",
+                    x0=-0.5,
+                    x1=len(klabels) - 0.5,
+                    y0=highlight_row - 0.5,
+                    y1=highlight_row + 0.5,
+                    xref=f"x{suffix}",
+                    yref=f"y{suffix}",
+                    line=dict(color=style.highlight, width=style.line_width + 1),
+                )
+            )
     fig = style.figure(annotations=notes, shapes=shapes, **layout)
     fig.add_traces(data)
     return style.apply(fig, title + note, height=height)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 WORD_START = "▁"
-BYTE_SPACE = "Ġ"    # byte-level BPE (GPT-2): the space before a word, as its byte's stand-in character
+BYTE_SPACE = "Ġ"  # byte-level BPE (GPT-2): the space before a word, as its byte's stand-in character
 BYTE_NEWLINE = "Ċ"  # byte-level BPE: a line break
 SPACE_SIGN = "␣"
 NEWLINE_SIGN = "↵"
@@ -34,8 +34,10 @@ def marker_note(pieces: list[str]) -> str:
     if marker == WORD_START:
         return "▁ marks the start of a word."
     if marker == BYTE_SPACE:
-        return ("The tokenizer works on bytes (byte-level BPE): Ġ stands for the space before a word, "
-                "and a letter outside ASCII may take two pieces.")
+        return (
+            "The tokenizer works on bytes (byte-level BPE): Ġ stands for the space before a word, "
+            "and a letter outside ASCII may take two pieces."
+        )
     if any(p.startswith("##") for p in pieces):
         return "## marks a piece that continues a word."
     return ""
@@ -93,5 +95,6 @@ CONTAINER_PX = 1150  # width a wide Streamlit page gives a chart (approximate)
 def token_axis(labels: list[str], axis_px: float, font_px: float, **extra: object) -> dict:
     """A categorical plotly axis over token labels, thinned so that no two labels overlap."""
     _, shown = thin_ticks(labels, axis_px, font_px)
-    return dict(type="category", tickmode="array", tickvals=shown, ticktext=shown, showgrid=False,
-                zeroline=False, **extra)
+    return dict(
+        type="category", tickmode="array", tickvals=shown, ticktext=shown, showgrid=False, zeroline=False, **extra
+    )

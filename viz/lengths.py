@@ -13,13 +13,17 @@ import numpy as np
 
 Span = tuple[int, int]
 
-DETAIL = 40        # pieces per axis a detailed heatmap shows at once (every label readable)
-MOST_SHOWN = 96    # the widest window a person may ask for
-TILE_BINS = 32     # cells per axis of a pooled model-view tile
+DETAIL = 40  # pieces per axis a detailed heatmap shows at once (every label readable)
+MOST_SHOWN = 96  # the widest window a person may ask for
+TILE_BINS = 32  # cells per axis of a pooled model-view tile
 
-COLOUR_MODES = {"auto": "automatic", "linear": "weight 0–1", "row": "each row ÷ its largest weight",
-                "log": "log₁₀ weight"}
-LOG_FLOOR = 1e-4   # the log scale's floor: smaller weights share its darkest colour
+COLOUR_MODES = {
+    "auto": "automatic",
+    "linear": "weight 0–1",
+    "row": "each row ÷ its largest weight",
+    "log": "log₁₀ weight",
+}
+LOG_FLOOR = 1e-4  # the log scale's floor: smaller weights share its darkest colour
 
 
 def whole(n: int) -> Span:
@@ -36,8 +40,11 @@ def clip(span: Span, n: int, most: int = MOST_SHOWN) -> Span:
 
 def window_note(rows: Span, columns: Span, n_queries: int, n_keys: int) -> str:
     """' · queries 0–39 of 413, keys ...' for a title, naming each axis the window cuts (empty if none)."""
-    parts = [f"{name} {a}–{b - 1} of {n}" for name, (a, b), n in (("queries", rows, n_queries), ("keys", columns, n_keys))
-             if b - a < n]
+    parts = [
+        f"{name} {a}–{b - 1} of {n}"
+        for name, (a, b), n in (("queries", rows, n_queries), ("keys", columns, n_keys))
+        if b - a < n
+    ]
     return f" · {', '.join(parts)}" if parts else ""
 
 

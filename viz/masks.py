@@ -14,32 +14,71 @@ from .lengths import Span
 from .style import RIGHT_LEGEND, Style
 
 
-def score_pipeline(scores: np.ndarray, masked: np.ndarray, pattern: np.ndarray, queries: list[str],
-                   keys: list[str], style: Style, title: str, highlight_row: int | None = None,
-                   rows: Span | None = None, columns: Span | None = None) -> go.Figure:
+def score_pipeline(
+    scores: np.ndarray,
+    masked: np.ndarray,
+    pattern: np.ndarray,
+    queries: list[str],
+    keys: list[str],
+    style: Style,
+    title: str,
+    highlight_row: int | None = None,
+    rows: Span | None = None,
+    columns: Span | None = None,
+) -> go.Figure:
     """Raw scores QK^T/sqrt(d_k) -> masked scores (-inf blank) -> softmax weights, side by side (inside
     a window of rows and columns; the score scale is the whole matrix's)."""
     finite = scores[np.isfinite(scores)]
     bound = float(np.abs(finite).max()) if finite.size else 1.0
     scale = Scale(style.diverging, -bound, bound, "score")
-    return panels([scores, masked, pattern], ["raw scores QKᵀ/√d_k", "masked scores", "softmax weights"],
-                  queries, keys, [scale, scale, Scale(style.weights, 0.0, 1.0, "weight")], style, title,
-                  highlight_row=highlight_row, masked_text="−∞", rows=rows, columns=columns)
+    return panels(
+        [scores, masked, pattern],
+        ["raw scores QKᵀ/√d_k", "masked scores", "softmax weights"],
+        queries,
+        keys,
+        [scale, scale, Scale(style.weights, 0.0, 1.0, "weight")],
+        style,
+        title,
+        highlight_row=highlight_row,
+        masked_text="−∞",
+        rows=rows,
+        columns=columns,
+    )
 
 
-def mask_comparison(with_mask: np.ndarray, without_mask: np.ndarray, queries: list[str], keys: list[str],
-                    style: Style, title: str, names: tuple[str, str] = ("mask on", "mask off"),
-                    rows: Span | None = None, columns: Span | None = None) -> go.Figure:
+def mask_comparison(
+    with_mask: np.ndarray,
+    without_mask: np.ndarray,
+    queries: list[str],
+    keys: list[str],
+    style: Style,
+    title: str,
+    names: tuple[str, str] = ("mask on", "mask off"),
+    rows: Span | None = None,
+    columns: Span | None = None,
+) -> go.Figure:
     """One head's weights with and without a mask, and where they differ (off minus on), inside a window."""
     weights = Scale(style.weights, 0.0, 1.0, "weight")
-    return panels([with_mask, without_mask, without_mask - with_mask],
-                  [names[0], names[1], "difference (off − on)"], queries, keys,
-                  [weights, weights, Scale(style.diverging, -1.0, 1.0, "Δ")], style, title, value_name="weight",
-                  rows=rows, columns=columns)
+    return panels(
+        [with_mask, without_mask, without_mask - with_mask],
+        [names[0], names[1], "difference (off − on)"],
+        queries,
+        keys,
+        [weights, weights, Scale(style.diverging, -1.0, 1.0, "Δ")],
+        style,
+        title,
+        value_name="weight",
+        rows=rows,
+        columns=columns,
+    )
 
 
-def probability_comparison(before: list[Step], after: list[Step], style: Style,
-                           title: str = "Probability of each output piece, before and after") -> go.Figure:
+def probability_comparison(
+    before: list[Step],
+    after: list[Step],
+    style: Style,
+    title: str = "Probability of each output piece, before and after",
+) -> go.Figure:
     """Per decoding step: the probability of the piece chosen without and with the intervention.
 
     The x axis names step t and the piece chosen before; an "after" bar is labelled only
@@ -51,33 +90,70 @@ def probability_comparison(before: list[Step], after: list[Step], style: Style,
         piece = escape_plotly(display_piece(before[t].chosen)) if t < len(before) else "–"
         ticks.append(f"t={t + 1}<br>{piece}")
     _, shown = thin_ticks(ticks, 1000, style.tick * 1.6)
-    fig = style.figure(barmode="group", legend=RIGHT_LEGEND, yaxis=dict(title="probability", range=[0, 1.25]),
-                       xaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown))
-    fig.add_trace(go.Bar(x=ticks[:len(before)], y=[s.probability for s in before], name="before",
-                         marker_color=style.palette[0],
-                         hovertemplate="%{x}<br>p = %{y:.3f}<extra>before</extra>"))
-    changed = [escape_plotly(display_piece(s.chosen)) if t >= len(before) or s.chosen != before[t].chosen else ""
-               for t, s in enumerate(after)]
-    fig.add_trace(go.Bar(x=ticks[:len(after)] + [f"t={t + 1}<br>–" for t in range(len(before), len(after))],
-                         y=[s.probability for s in after], name="after", marker_color=style.palette[1],
-                         text=changed, textposition="outside", cliponaxis=False, textangle=-90 if steps > 12 else 0,
-                         customdata=[escape_plotly(display_piece(s.chosen)) for s in after],
-                         hovertemplate="%{x}<br>after: %{customdata}, p = %{y:.3f}<extra>after</extra>"))
+    fig = style.figure(
+        barmode="group",
+        legend=RIGHT_LEGEND,
+        yaxis=dict(title="probability", range=[0, 1.25]),
+        xaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown),
+    )
+    fig.add_trace(
+        go.Bar(
+            x=ticks[: len(before)],
+            y=[s.probability for s in before],
+            name="before",
+            marker_color=style.palette[0],
+            hovertemplate="%{x}<br>p = %{y:.3f}<extra>before</extra>",
+        )
+    )
+    changed = [
+        escape_plotly(display_piece(s.chosen)) if t >= len(before) or s.chosen != before[t].chosen else ""
+        for t, s in enumerate(after)
+    ]
+    fig.add_trace(
+        go.Bar(
+            x=ticks[: len(after)] + [f"t={t + 1}<br>–" for t in range(len(before), len(after))],
+            y=[s.probability for s in after],
+            name="after",
+            marker_color=style.palette[1],
+            text=changed,
+            textposition="outside",
+            cliponaxis=False,
+            textangle=-90 if steps > 12 else 0,
+            customdata=[escape_plotly(display_piece(s.chosen)) for s in after],
+            hovertemplate="%{x}<br>after: %{customdata}, p = %{y:.3f}<extra>after</extra>",
+        )
+    )
     return style.apply(fig, title, height=440 if not style.presentation else 560)
 
 
-def fixed_output_probabilities(pieces: list[str], before: list[float], after: list[float], style: Style,
-                               title: str = "The same output, scored with and without the knock-out") -> go.Figure:
+def fixed_output_probabilities(
+    pieces: list[str],
+    before: list[float],
+    after: list[float],
+    style: Style,
+    title: str = "The same output, scored with and without the knock-out",
+) -> go.Figure:
     """Per piece of one fixed output: its probability (from log-probabilities) before and after."""
     if not len(pieces) == len(before) == len(after):
         raise ValueError("give one log-probability before and after per piece")
     labels = [f"t={t + 1}<br>{label}" for t, label in enumerate(axis_labels(pieces))]
     _, shown = thin_ticks(labels, 1000, style.tick * 1.6)
-    fig = style.figure(barmode="group", legend=RIGHT_LEGEND, yaxis=dict(title="probability", range=[0, 1.05]),
-                       xaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown))
+    fig = style.figure(
+        barmode="group",
+        legend=RIGHT_LEGEND,
+        yaxis=dict(title="probability", range=[0, 1.05]),
+        xaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown),
+    )
     for name, values, colour in (("before", before, style.palette[0]), ("after", after, style.palette[1])):
-        fig.add_trace(go.Bar(x=labels, y=np.exp(np.asarray(values, dtype=float)), name=name, marker_color=colour,
-                             hovertemplate="%{x}<br>p = %{y:.3f}<extra>" + name + "</extra>"))
+        fig.add_trace(
+            go.Bar(
+                x=labels,
+                y=np.exp(np.asarray(values, dtype=float)),
+                name=name,
+                marker_color=colour,
+                hovertemplate="%{x}<br>p = %{y:.3f}<extra>" + name + "</extra>",
+            )
+        )
     return style.apply(fig, title, height=420 if not style.presentation else 540)
 
 
@@ -89,11 +165,17 @@ def knockout_frame(rows: list[dict], labels: dict[tuple, str], output: str = "tr
         drop = row["base_log_prob"] - row["log_prob"]
         translated = row["translation"] is not None
         again = "translated" if output == "translation" else "made"
-        records.append({"head": labels.get(row["head"], str(row["head"])),
-                        f"{output} changed": translated and row["translation"] != row["base_translation"],
-                        "log-prob drop": drop, "log-prob of the original output": row["log_prob"],
-                        f"{output} with the head knocked out": row["translation"] if translated
-                        else f"(not {again} again: a smaller drop)"})
+        records.append(
+            {
+                "head": labels.get(row["head"], str(row["head"])),
+                f"{output} changed": translated and row["translation"] != row["base_translation"],
+                "log-prob drop": drop,
+                "log-prob of the original output": row["log_prob"],
+                f"{output} with the head knocked out": row["translation"]
+                if translated
+                else f"(not {again} again: a smaller drop)",
+            }
+        )
     frame = pd.DataFrame(records)
     if frame.empty:
         return frame
@@ -101,42 +183,73 @@ def knockout_frame(rows: list[dict], labels: dict[tuple, str], output: str = "tr
     return frame.reset_index(drop=True)
 
 
-def _ranked_bars(frame: pd.DataFrame, column: str, colours: list[str], style: Style, title: str,
-                 x_title: str, top: int) -> go.Figure:
+def _ranked_bars(
+    frame: pd.DataFrame, column: str, colours: list[str], style: Style, title: str, x_title: str, top: int
+) -> go.Figure:
     """Horizontal bars of the `top` largest values of `column`, largest on top."""
     order = frame.sort_values(column, ascending=False).head(top).index[::-1]
     shown = frame.loc[order]
     fig = style.figure(xaxis=dict(title=x_title), yaxis=dict(type="category"))
-    fig.add_trace(go.Bar(x=shown[column], y=[escape_plotly(h) for h in shown["head"]], orientation="h",
-                         marker_color=[colours[i] for i in order],
-                         hovertemplate="%{y}<br>" + column + " %{x:.4f}<extra></extra>"))
+    fig.add_trace(
+        go.Bar(
+            x=shown[column],
+            y=[escape_plotly(h) for h in shown["head"]],
+            orientation="h",
+            marker_color=[colours[i] for i in order],
+            hovertemplate="%{y}<br>" + column + " %{x:.4f}<extra></extra>",
+        )
+    )
     return style.apply(fig, title, height=max(300, 26 * len(shown) + 120))
 
 
-def knockout_chart(frame: pd.DataFrame, style: Style, top: int = 20,
-                   title: str = "Heads ranked by the drop in log-probability when knocked out",
-                   output: str = "translation") -> go.Figure:
+def knockout_chart(
+    frame: pd.DataFrame,
+    style: Style,
+    top: int = 20,
+    title: str = "Heads ranked by the drop in log-probability when knocked out",
+    output: str = "translation",
+) -> go.Figure:
     """Horizontal bars of the largest drops (changed outputs marked; `output` as in knockout_frame)."""
     colours = [style.palette[3] if changed else style.palette[0] for changed in frame[f"{output} changed"]]
-    return _ranked_bars(frame, "log-prob drop", colours, style, title,
-                        "log-prob drop (higher = the head mattered more)", top)
+    return _ranked_bars(
+        frame, "log-prob drop", colours, style, title, "log-prob drop (higher = the head mattered more)", top
+    )
 
 
 def embedding_knockout_frame(rows: list[dict], labels: dict[tuple, str]) -> pd.DataFrame:
     """Rank heads by how far knocking each one out moves the sentence embedding."""
-    frame = pd.DataFrame([{"head": labels.get(row["head"], str(row["head"])), "embedding shift": 1 - row["cosine"],
-                           "cosine to the original": row["cosine"], "distance": row["distance"]} for row in rows])
+    frame = pd.DataFrame(
+        [
+            {
+                "head": labels.get(row["head"], str(row["head"])),
+                "embedding shift": 1 - row["cosine"],
+                "cosine to the original": row["cosine"],
+                "distance": row["distance"],
+            }
+            for row in rows
+        ]
+    )
     if frame.empty:
         return frame
     return frame.sort_values("embedding shift", ascending=False, kind="stable").reset_index(drop=True)
 
 
-def embedding_knockout_chart(frame: pd.DataFrame, style: Style, top: int = 20,
-                             title: str = "Heads ranked by how far knocking them out moves the sentence embedding"
-                             ) -> go.Figure:
+def embedding_knockout_chart(
+    frame: pd.DataFrame,
+    style: Style,
+    top: int = 20,
+    title: str = "Heads ranked by how far knocking them out moves the sentence embedding",
+) -> go.Figure:
     """Horizontal bars of the largest embedding shifts (1 - cosine to the unablated embedding)."""
-    return _ranked_bars(frame, "embedding shift", [style.palette[0]] * len(frame), style, title,
-                        "1 − cosine similarity (higher = the head mattered more)", top)
+    return _ranked_bars(
+        frame,
+        "embedding shift",
+        [style.palette[0]] * len(frame),
+        style,
+        title,
+        "1 − cosine similarity (higher = the head mattered more)",
+        top,
+    )
 
 
 def padding_pieces(pieces: list[str]) -> list[str]:

@@ -19,18 +19,29 @@ def wavelength(dim: int, d_model: int) -> float:
     return 2 * math.pi * 10000 ** (2 * (dim // 2) / d_model)
 
 
-def _signed_heatmap(z: np.ndarray, style: Style, title: str, x_title: str, value: str, hover: str,
-                    height: int, bound: float = 1.0) -> go.Figure:
+def _signed_heatmap(
+    z: np.ndarray, style: Style, title: str, x_title: str, value: str, hover: str, height: int, bound: float = 1.0
+) -> go.Figure:
     """Rows are positions; values in [-bound, bound] on the diverging scale."""
-    fig = style.figure(xaxis=dict(title=x_title, showgrid=False),
-                       yaxis=dict(title="position", autorange="reversed", showgrid=False))
-    fig.add_trace(go.Heatmap(z=z, colorscale=style.diverging, zmin=-bound, zmax=bound,
-                             colorbar=dict(title=value, thickness=14), hovertemplate=hover + "<extra></extra>"))
+    fig = style.figure(
+        xaxis=dict(title=x_title, showgrid=False), yaxis=dict(title="position", autorange="reversed", showgrid=False)
+    )
+    fig.add_trace(
+        go.Heatmap(
+            z=z,
+            colorscale=style.diverging,
+            zmin=-bound,
+            zmax=bound,
+            colorbar=dict(title=value, thickness=14),
+            hovertemplate=hover + "<extra></extra>",
+        )
+    )
     return style.apply(fig, title, height=height if not style.presentation else 560)
 
 
-def encoding_heatmap(table: np.ndarray, style: Style, title: str = "The positional encoding matrix",
-                     learned: bool = False) -> go.Figure:
+def encoding_heatmap(
+    table: np.ndarray, style: Style, title: str = "The positional encoding matrix", learned: bool = False
+) -> go.Figure:
     """Positions (rows) x dimensions (columns); a sinusoidal table lies in [-1, 1]. A learned one gets
     a scale symmetric around 0 that ends at the 99th percentile of its sizes, so that a few large
     entries (GPT-2 has some) do not wash out the rest; the hover shows every real value."""
@@ -38,47 +49,77 @@ def encoding_heatmap(table: np.ndarray, style: Style, title: str = "The position
         bound = float(np.quantile(np.abs(table), 0.99)) or 1.0
     else:
         bound = max(1.0, float(np.abs(table).max())) if table.size else 1.0
-    return _signed_heatmap(table, style, title, "dimension", "value",
-                           "position %{y}<br>dimension %{x}<br>value %{z:.3f}", 440, bound)
+    return _signed_heatmap(
+        table, style, title, "dimension", "value", "position %{y}<br>dimension %{x}<br>value %{z:.3f}", 440, bound
+    )
 
 
-def encoding_curves(table: np.ndarray, dims: list[int], style: Style,
-                    title: str = "Chosen dimensions against position") -> go.Figure:
+def encoding_curves(
+    table: np.ndarray, dims: list[int], style: Style, title: str = "Chosen dimensions against position"
+) -> go.Figure:
     """One curve per chosen dimension: low dimensions oscillate fast, high ones slowly."""
     d_model = table.shape[1]
-    fig = style.figure(legend=RIGHT_LEGEND, xaxis=dict(title="position"),
-                       yaxis=dict(title="value", range=[-1.1, 1.1] if np.abs(table).max() <= 1.0 else None))
+    fig = style.figure(
+        legend=RIGHT_LEGEND,
+        xaxis=dict(title="position"),
+        yaxis=dict(title="value", range=[-1.1, 1.1] if np.abs(table).max() <= 1.0 else None),
+    )
     positions = np.arange(table.shape[0])
     for dim in dims:
         if not 0 <= dim < d_model:
             raise ValueError(f"dimension {dim} is outside 0..{d_model - 1}")
         kind = "sin" if dim % 2 == 0 else "cos"
-        fig.add_trace(go.Scatter(x=positions, y=table[:, dim], mode="lines", line=dict(width=style.line_width),
-                                 name=f"dim {dim} ({kind}, period {wavelength(dim, d_model):.1f})"))
+        fig.add_trace(
+            go.Scatter(
+                x=positions,
+                y=table[:, dim],
+                mode="lines",
+                line=dict(width=style.line_width),
+                name=f"dim {dim} ({kind}, period {wavelength(dim, d_model):.1f})",
+            )
+        )
     return style.apply(fig, title, height=420 if not style.presentation else 540)
 
 
-def similarity_matrix(table: np.ndarray, style: Style,
-                      title: str = "How similar the encodings of two positions are") -> go.Figure:
+def similarity_matrix(
+    table: np.ndarray, style: Style, title: str = "How similar the encodings of two positions are"
+) -> go.Figure:
     """Cosine similarity between the encodings of every pair of positions."""
     norms = np.linalg.norm(table, axis=1, keepdims=True)
     unit = table / np.where(norms == 0, 1.0, norms)
-    return _signed_heatmap(unit @ unit.T, style, title, "position", "cosine",
-                           "positions %{y} and %{x}<br>cosine %{z:.3f}", 460)
+    return _signed_heatmap(
+        unit @ unit.T, style, title, "position", "cosine", "positions %{y} and %{x}<br>cosine %{z:.3f}", 460
+    )
 
 
-def vector_sizes(token: np.ndarray, scaled: np.ndarray, position: np.ndarray, pieces: list[str],
-                 style: Style, title: str = "Sizes (L2 norm) of what is added at each position") -> go.Figure:
+def vector_sizes(
+    token: np.ndarray,
+    scaled: np.ndarray,
+    position: np.ndarray,
+    pieces: list[str],
+    style: Style,
+    title: str = "Sizes (L2 norm) of what is added at each position",
+) -> go.Figure:
     """Per position: the raw token embedding, the same times sqrt(d_model), and the encoding."""
     if not (token.shape == scaled.shape == position.shape) or token.shape[0] != len(pieces):
         raise ValueError("token, scaled and position must be [positions, d_model] with one piece per position")
     labels = axis_labels(pieces)
     _, shown = thin_ticks(labels, 1000, style.tick)
-    fig = style.figure(barmode="group", legend=RIGHT_LEGEND, yaxis=dict(title="L2 norm"),
-                       xaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown, tickangle=-60))
+    fig = style.figure(
+        barmode="group",
+        legend=RIGHT_LEGEND,
+        yaxis=dict(title="L2 norm"),
+        xaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown, tickangle=-60),
+    )
     for name, values in (("token embedding", token), ("× √d_model", scaled), ("positional encoding", position)):
-        fig.add_trace(go.Bar(x=labels, y=np.linalg.norm(values, axis=1), name=name,
-                             hovertemplate="%{x}<br>" + name + ": %{y:.2f}<extra></extra>"))
+        fig.add_trace(
+            go.Bar(
+                x=labels,
+                y=np.linalg.norm(values, axis=1),
+                name=name,
+                hovertemplate="%{x}<br>" + name + ": %{y:.2f}<extra></extra>",
+            )
+        )
     return style.apply(fig, title, height=420 if not style.presentation else 540)
 
 
@@ -95,8 +136,11 @@ def distance_profile(buckets: np.ndarray, bias: np.ndarray) -> tuple[np.ndarray,
     if buckets.shape != (n, n) or bias.shape[1:] != (n, n):
         raise ValueError(f"expected a square bucket map and (heads, n, n) bias, got {buckets.shape} and {bias.shape}")
     distances = np.arange(-(n - 1), n)
-    return (distances, np.concatenate([buckets[-1], buckets[0, 1:]]),
-            np.concatenate([bias[:, -1], bias[:, 0, 1:]], axis=1))
+    return (
+        distances,
+        np.concatenate([buckets[-1], buckets[0, 1:]]),
+        np.concatenate([bias[:, -1], bias[:, 0, 1:]], axis=1),
+    )
 
 
 def bucket_spans(distances: np.ndarray, buckets: np.ndarray) -> list[tuple[int, int, int]]:
@@ -111,8 +155,15 @@ def bucket_spans(distances: np.ndarray, buckets: np.ndarray) -> list[tuple[int, 
 BAND = "rgba(0, 0, 0, 0.055)"  # every other bucket's span of distances, behind the curves
 
 
-def bias_against_distance(distances: np.ndarray, buckets: np.ndarray, bias: np.ndarray, style: Style,
-                          title: str, max_distance: int, reach: int | None = None) -> go.Figure:
+def bias_against_distance(
+    distances: np.ndarray,
+    buckets: np.ndarray,
+    bias: np.ndarray,
+    style: Style,
+    title: str,
+    max_distance: int,
+    reach: int | None = None,
+) -> go.Figure:
     """Each head's bias (heads, distances) against the distance key - query, above the bucket each
     distance falls in; every other bucket's span shaded, ±max_distance marked (every farther key
     shares the last bucket) and, with `reach`, the farthest pair of the person's sentence."""
@@ -122,36 +173,89 @@ def bias_against_distance(distances: np.ndarray, buckets: np.ndarray, bias: np.n
     spans = bucket_spans(distances, buckets)
     for index, (_, first, last) in enumerate(spans):
         if index % 2:
-            fig.add_shape(type="rect", x0=first - 0.5, x1=last + 0.5, xref="x", y0=0, y1=1, yref="paper",
-                          fillcolor=BAND, line_width=0, layer="below")
+            fig.add_shape(
+                type="rect",
+                x0=first - 0.5,
+                x1=last + 0.5,
+                xref="x",
+                y0=0,
+                y1=1,
+                yref="paper",
+                fillcolor=BAND,
+                line_width=0,
+                layer="below",
+            )
     span_of = {d: (first, last) for _, first, last in spans for d in range(first, last + 1)}
     spanned = np.array([span_of[int(d)] for d in distances])
     for head in range(bias.shape[0]):
-        fig.add_trace(go.Scatter(x=distances, y=bias[head], mode="lines", name=f"H{head + 1}",
-                                 line=dict(width=style.line_width, shape="hvh"),
-                                 hovertemplate="%{y:.3f}"), row=1, col=1)
+        fig.add_trace(
+            go.Scatter(
+                x=distances,
+                y=bias[head],
+                mode="lines",
+                name=f"H{head + 1}",
+                line=dict(width=style.line_width, shape="hvh"),
+                hovertemplate="%{y:.3f}",
+            ),
+            row=1,
+            col=1,
+        )
     # unseen points that put the bucket of the distance under the pointer into the shared hover box
-    fig.add_trace(go.Scatter(x=distances, y=bias[0], mode="markers", marker=dict(opacity=0), showlegend=False,
-                             name="bucket", customdata=np.column_stack([buckets, spanned]),
-                             hovertemplate="bucket %{customdata[0]}: distances %{customdata[1]} to "
-                                           "%{customdata[2]}<extra></extra>"), row=1, col=1)
-    fig.add_trace(go.Scatter(x=distances, y=buckets, mode="lines", line=dict(width=style.line_width, shape="hvh",
-                                                                              color="#333333"),
-                             name="bucket", showlegend=False,
-                             hovertemplate="distance %{x}<br>bucket %{y}<extra></extra>"), row=2, col=1)
+    fig.add_trace(
+        go.Scatter(
+            x=distances,
+            y=bias[0],
+            mode="markers",
+            marker=dict(opacity=0),
+            showlegend=False,
+            name="bucket",
+            customdata=np.column_stack([buckets, spanned]),
+            hovertemplate="bucket %{customdata[0]}: distances %{customdata[1]} to %{customdata[2]}<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=distances,
+            y=buckets,
+            mode="lines",
+            line=dict(width=style.line_width, shape="hvh", color="#333333"),
+            name="bucket",
+            showlegend=False,
+            hovertemplate="distance %{x}<br>bucket %{y}<extra></extra>",
+        ),
+        row=2,
+        col=1,
+    )
     edge = dict(color="#111111", dash="dash", width=max(1.0, style.line_width / 2))
     for side in (-1, 1):
         if distances.min() <= side * max_distance <= distances.max():
             fig.add_vline(x=side * max_distance, line=edge, row="all", col=1)
-    fig.add_annotation(x=max_distance if distances.max() >= max_distance else distances.max(), y=1, yref="paper",
-                       yanchor="bottom", xanchor="right", showarrow=False, font=dict(size=style.tick),
-                       text=f"±{max_distance} = max_distance: every farther key shares the last bucket")
+    fig.add_annotation(
+        x=max_distance if distances.max() >= max_distance else distances.max(),
+        y=1,
+        yref="paper",
+        yanchor="bottom",
+        xanchor="right",
+        showarrow=False,
+        font=dict(size=style.tick),
+        text=f"±{max_distance} = max_distance: every farther key shares the last bucket",
+    )
     if reach:
         sentence = dict(color=style.highlight, dash="dot", width=max(1.0, style.line_width / 2))
         for side in (-1, 1):
             fig.add_vline(x=side * reach, line=sentence, row=1, col=1)
-        fig.add_annotation(x=reach, y=0.98, yref="paper", xanchor="left", yanchor="top", showarrow=False,
-                           font=dict(size=style.tick, color=style.highlight), text=f" your text: ±{reach}")
+        fig.add_annotation(
+            x=reach,
+            y=0.98,
+            yref="paper",
+            xanchor="left",
+            yanchor="top",
+            showarrow=False,
+            font=dict(size=style.tick, color=style.highlight),
+            text=f" your text: ±{reach}",
+        )
     fig.update_layout(template=style.template, legend=RIGHT_LEGEND, hovermode="x unified")
     fig.update_yaxes(title_text="bias added to the score", row=1, col=1)
     fig.update_yaxes(title_text="bucket", row=2, col=1, rangemode="tozero")
@@ -159,9 +263,17 @@ def bias_against_distance(distances: np.ndarray, buckets: np.ndarray, bias: np.n
     return style.apply(fig, title, height=500 if not style.presentation else 640)
 
 
-def bias_heatmaps(bias: np.ndarray, queries: list[str], keys: list[str], distances: np.ndarray,
-                  buckets: np.ndarray, style: Style, title: str, rows: Span | None = None,
-                  columns: Span | None = None) -> go.Figure:
+def bias_heatmaps(
+    bias: np.ndarray,
+    queries: list[str],
+    keys: list[str],
+    distances: np.ndarray,
+    buckets: np.ndarray,
+    style: Style,
+    title: str,
+    rows: Span | None = None,
+    columns: Span | None = None,
+) -> go.Figure:
     """Every head's relative-position bias (heads, queries, keys) as a heatmap over the pieces, on one
     diverging scale centred on 0, inside a window of rows and columns (default: all); the hover names
     the distance and its bucket, read from the bucket of each distance (`distance_profile`: a distance
@@ -173,11 +285,11 @@ def bias_heatmaps(bias: np.ndarray, queries: list[str], keys: list[str], distanc
         raise ValueError("give the bucket of every distance in one unbroken range")
     rows, columns = rows or whole(len(queries)), columns or whole(len(keys))
     bound = float(np.abs(bias).max()) or 1.0
-    z = bias[:, rows[0]:rows[1], columns[0]:columns[1]]
+    z = bias[:, rows[0] : rows[1], columns[0] : columns[1]]
     distance = np.arange(columns[0], columns[1])[None, :] - np.arange(rows[0], rows[1])[:, None]
     bucket = buckets[np.clip(distance, distances[0], distances[-1]) - distances[0]]
     cells = np.stack([distance, bucket], axis=-1)
-    qlabels, klabels = axis_labels(queries)[rows[0]:rows[1]], axis_labels(keys)[columns[0]:columns[1]]
+    qlabels, klabels = axis_labels(queries)[rows[0] : rows[1]], axis_labels(keys)[columns[0] : columns[1]]
     n_rows = math.ceil(heads / 4)
     per_row = math.ceil(heads / n_rows)  # 6 heads: two rows of 3, 8 heads: two rows of 4
     width_px = CONTAINER_PX / per_row - 60
@@ -191,18 +303,53 @@ def bias_heatmaps(bias: np.ndarray, queries: list[str], keys: list[str], distanc
         row, col = divmod(h, per_row)
         suffix = "" if h == 0 else str(h + 1)
         x0, y1 = col * (cell_w + gap_x), 1 - row * (cell_h + gap_y)
-        data.append(go.Heatmap(z=z[h].astype(np.float32), x=klabels, y=qlabels, customdata=cells,
-                               coloraxis="coloraxis", xaxis=f"x{suffix}", yaxis=f"y{suffix}",
-                               hovertemplate="query %{y}<br>key %{x}<br>distance %{customdata[0]}, bucket "
-                                             "%{customdata[1]}<br>bias %{z:.3f}<extra>H" + str(h + 1) + "</extra>"))
-        layout[f"xaxis{suffix}"] = token_axis(klabels, width_px, style.tick, tickangle=-90,
-                                              domain=[max(0.0, x0), min(1.0, x0 + cell_w)], anchor=f"y{suffix}")
-        layout[f"yaxis{suffix}"] = token_axis(qlabels if col == 0 else [], panel_h - 60, style.tick,
-                                              domain=[max(0.0, y1 - cell_h), min(1.0, y1)], anchor=f"x{suffix}",
-                                              autorange="reversed", showticklabels=(col == 0))
-        notes.append(dict(text=f"H{h + 1}", x=x0 + cell_w / 2, y=y1, xref="paper", yref="paper", xanchor="center",
-                          yanchor="bottom", showarrow=False, font=dict(size=style.font)))
-    fig = style.figure(coloraxis=dict(colorscale=style.diverging, cmin=-bound, cmax=bound,
-                                      colorbar=dict(title="bias", thickness=14)), annotations=notes, **layout)
+        data.append(
+            go.Heatmap(
+                z=z[h].astype(np.float32),
+                x=klabels,
+                y=qlabels,
+                customdata=cells,
+                coloraxis="coloraxis",
+                xaxis=f"x{suffix}",
+                yaxis=f"y{suffix}",
+                hovertemplate="query %{y}<br>key %{x}<br>distance %{customdata[0]}, bucket "
+                "%{customdata[1]}<br>bias %{z:.3f}<extra>H" + str(h + 1) + "</extra>",
+            )
+        )
+        layout[f"xaxis{suffix}"] = token_axis(
+            klabels,
+            width_px,
+            style.tick,
+            tickangle=-90,
+            domain=[max(0.0, x0), min(1.0, x0 + cell_w)],
+            anchor=f"y{suffix}",
+        )
+        layout[f"yaxis{suffix}"] = token_axis(
+            qlabels if col == 0 else [],
+            panel_h - 60,
+            style.tick,
+            domain=[max(0.0, y1 - cell_h), min(1.0, y1)],
+            anchor=f"x{suffix}",
+            autorange="reversed",
+            showticklabels=(col == 0),
+        )
+        notes.append(
+            dict(
+                text=f"H{h + 1}",
+                x=x0 + cell_w / 2,
+                y=y1,
+                xref="paper",
+                yref="paper",
+                xanchor="center",
+                yanchor="bottom",
+                showarrow=False,
+                font=dict(size=style.font),
+            )
+        )
+    fig = style.figure(
+        coloraxis=dict(colorscale=style.diverging, cmin=-bound, cmax=bound, colorbar=dict(title="bias", thickness=14)),
+        annotations=notes,
+        **layout,
+    )
     fig.add_traces(data)
     return style.apply(fig, title + window_note(rows, columns, len(queries), len(keys)), height=height)

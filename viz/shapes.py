@@ -43,16 +43,25 @@ def stage_stats(array: np.ndarray) -> dict[str, float]:
     finite = values[np.isfinite(values)]
     if finite.size == 0:
         return {"mean": np.nan, "std": np.nan, "min": np.nan, "max": np.nan, "masked": int(values.size)}
-    return {"mean": float(finite.mean()), "std": float(finite.std()), "min": float(finite.min()),
-            "max": float(finite.max()), "masked": int(values.size - finite.size)}
+    return {
+        "mean": float(finite.mean()),
+        "std": float(finite.std()),
+        "min": float(finite.min()),
+        "max": float(finite.max()),
+        "masked": int(values.size - finite.size),
+    }
 
 
 def stages_frame(tensors: dict[str, np.ndarray]) -> pd.DataFrame:
     """One row per hook point in execution order: shape, symbolic shape and statistics."""
     rows = []
     for index, (name, array) in enumerate(tensors.items()):
-        row = {"#": index + 1, "stage": name, "shape": str(tuple(array.shape)),
-               "symbolic": symbolic_shape(name, array.ndim)}
+        row = {
+            "#": index + 1,
+            "stage": name,
+            "shape": str(tuple(array.shape)),
+            "symbolic": symbolic_shape(name, array.ndim),
+        }
         row.update(stage_stats(array))
         rows.append(row)
     return pd.DataFrame(rows)
@@ -79,37 +88,64 @@ def top_columns(matrix: np.ndarray, count: int) -> np.ndarray:
     return np.sort(np.argsort(best)[::-1][:count])
 
 
-def tensor_heatmap(matrix: np.ndarray, row_pieces: list[str] | None, style: Style, title: str,
-                   column_name: str = "dimension", column_pieces: list[str] | None = None,
-                   rows: Span | None = None, columns: Span | None = None) -> go.Figure:
+def tensor_heatmap(
+    matrix: np.ndarray,
+    row_pieces: list[str] | None,
+    style: Style,
+    title: str,
+    column_name: str = "dimension",
+    column_pieces: list[str] | None = None,
+    rows: Span | None = None,
+    columns: Span | None = None,
+) -> go.Figure:
     """A 2-D tensor as a heatmap, rows (and columns, for attention keys) labelled with pieces when
     given, inside a window of rows and columns (default: all; the colour scale is the whole tensor's);
     -inf shows as blank."""
     whole_z = np.where(np.isfinite(matrix), matrix, np.nan)
     rows, columns = rows or whole(matrix.shape[0]), columns or whole(matrix.shape[1])
-    title += window_note(rows, columns, matrix.shape[0], matrix.shape[1]).replace("queries", "rows").replace(
-        "keys", "columns")
-    z = whole_z[rows[0]:rows[1], columns[0]:columns[1]].astype(np.float32)
+    title += (
+        window_note(rows, columns, matrix.shape[0], matrix.shape[1])
+        .replace("queries", "rows")
+        .replace("keys", "columns")
+    )
+    z = whole_z[rows[0] : rows[1], columns[0] : columns[1]].astype(np.float32)
     bound = float(np.nanmax(np.abs(whole_z))) if np.isfinite(whole_z).any() else 1.0
     signed = bool(np.isfinite(whole_z).any() and np.nanmin(whole_z) < 0)
-    scale = dict(colorscale=style.diverging, zmin=-bound, zmax=bound) if signed else \
-        dict(colorscale=style.weights, zmin=0.0, zmax=bound)
-    labels = axis_labels(row_pieces) if row_pieces is not None and len(row_pieces) == matrix.shape[0] \
+    scale = (
+        dict(colorscale=style.diverging, zmin=-bound, zmax=bound)
+        if signed
+        else dict(colorscale=style.weights, zmin=0.0, zmax=bound)
+    )
+    labels = (
+        axis_labels(row_pieces)
+        if row_pieces is not None and len(row_pieces) == matrix.shape[0]
         else list(range(matrix.shape[0]))
-    labels = labels[rows[0]:rows[1]]
+    )
+    labels = labels[rows[0] : rows[1]]
     height = int(min(700, max(280, z.shape[0] * (style.tick + 4) + 120)))
     _, shown = thin_ticks([str(r) for r in labels], height - 120, style.tick)
     keys = None
     xaxis = dict(title=column_name, showgrid=False)
     if column_pieces is not None and len(column_pieces) == matrix.shape[1]:
-        keys = axis_labels(column_pieces)[columns[0]:columns[1]]
+        keys = axis_labels(column_pieces)[columns[0] : columns[1]]
         xaxis = token_axis(keys, CONTAINER_PX - 200, style.tick, title=column_name, tickangle=-90)
-    fig = style.figure(xaxis=xaxis, yaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown,
-                                               autorange="reversed", showgrid=False))
-    fig.add_trace(go.Heatmap(z=z, x=keys if keys is not None else np.arange(columns[0], columns[1]),
-                             y=[str(r) for r in labels], **scale,
-                             colorbar=dict(title="value", thickness=14), hoverongaps=False,
-                             hovertemplate="row %{y}<br>" + column_name + " %{x}<br>value %{z:.4f}<extra></extra>"))
+    fig = style.figure(
+        xaxis=xaxis,
+        yaxis=dict(
+            type="category", tickmode="array", tickvals=shown, ticktext=shown, autorange="reversed", showgrid=False
+        ),
+    )
+    fig.add_trace(
+        go.Heatmap(
+            z=z,
+            x=keys if keys is not None else np.arange(columns[0], columns[1]),
+            y=[str(r) for r in labels],
+            **scale,
+            colorbar=dict(title="value", thickness=14),
+            hoverongaps=False,
+            hovertemplate="row %{y}<br>" + column_name + " %{x}<br>value %{z:.4f}<extra></extra>",
+        )
+    )
     return style.apply(fig, title, height=height)
 
 
@@ -118,8 +154,8 @@ class Blueprint:
     """The choices of a model family that the flow diagram writes in its boxes (a ModelConfig's
     fields of the same names); the defaults are the paper's."""
 
-    norm: str = "layer"             # "layer" (LayerNorm) or "rms" (RMS norm: no centring, no bias)
-    norm_first: bool = False        # Pre-LN: a norm before each sublayer, and a final one after the last layer
+    norm: str = "layer"  # "layer" (LayerNorm) or "rms" (RMS norm: no centring, no bias)
+    norm_first: bool = False  # Pre-LN: a norm before each sublayer, and a final one after the last layer
     gated_ffn: bool = False
     positional: str = "sinusoidal"  # "sinusoidal", "sinusoidal_halves", "learned" or "relative"
     scale_embeddings: bool = True
@@ -173,65 +209,97 @@ def _encoder_boxes(shapes: dict[str, tuple[int, ...]], blueprint: Blueprint) -> 
     layer = ("encoder", 0)
     attention = _attention_box("multi-head self-attention", "encoder", shapes, blueprint)
     if blueprint.norm_first:
-        return [("src_ids", "source ids", None), ("src_emb", _embedding_box(blueprint, "source", shapes),
-                                                  stages.embedding("ids")),
-                ("enc_attn", attention, stages.embedding("sum")),
-                ("enc_add1", "add (residual)", stages.attention("encoder", "self", 0, "out")),
-                ("enc_ffn", _ffn_box(blueprint), stages.sublayer(*layer, "resid_self")),
-                ("enc_add2", "add (residual)", stages.ffn(*layer, "out")),
-                ("memory", f"final {blueprint.norm_name}<br>→ memory (encoder output)", stages.sublayer(*layer, "resid_ffn"))]
-    return [("src_ids", "source ids", None), ("src_emb", _embedding_box(blueprint, "source", shapes), stages.embedding("ids")),
+        return [
+            ("src_ids", "source ids", None),
+            ("src_emb", _embedding_box(blueprint, "source", shapes), stages.embedding("ids")),
             ("enc_attn", attention, stages.embedding("sum")),
-            ("enc_norm1", "add & norm", stages.attention("encoder", "self", 0, "out")),
-            ("enc_ffn", _ffn_box(blueprint), stages.sublayer(*layer, "norm_self")),
-            ("enc_norm2", "add & norm", stages.ffn(*layer, "out")),
-            ("memory", "memory (encoder output)", stages.MEMORY)]
+            ("enc_add1", "add (residual)", stages.attention("encoder", "self", 0, "out")),
+            ("enc_ffn", _ffn_box(blueprint), stages.sublayer(*layer, "resid_self")),
+            ("enc_add2", "add (residual)", stages.ffn(*layer, "out")),
+            (
+                "memory",
+                f"final {blueprint.norm_name}<br>→ memory (encoder output)",
+                stages.sublayer(*layer, "resid_ffn"),
+            ),
+        ]
+    return [
+        ("src_ids", "source ids", None),
+        ("src_emb", _embedding_box(blueprint, "source", shapes), stages.embedding("ids")),
+        ("enc_attn", attention, stages.embedding("sum")),
+        ("enc_norm1", "add & norm", stages.attention("encoder", "self", 0, "out")),
+        ("enc_ffn", _ffn_box(blueprint), stages.sublayer(*layer, "norm_self")),
+        ("enc_norm2", "add & norm", stages.ffn(*layer, "out")),
+        ("memory", "memory (encoder output)", stages.MEMORY),
+    ]
 
 
 def _decoder_boxes(shapes: dict[str, tuple[int, ...]], blueprint: Blueprint, cross: bool) -> list[Box]:
     layer = ("decoder", 0)
     ids = ("tgt_ids", "target ids (shifted)" if cross else "ids: your text, then<br>each new piece but the last", None)
     embed = ("tgt_emb", _embedding_box(blueprint, "target", shapes), stages.embedding("ids", "target"))
-    attention = ("dec_attn", _attention_box("masked multi-head self-attention", "decoder", shapes, blueprint),
-                 stages.embedding("sum", "target"))
-    reads = ("cross-attention<br>(queries: decoder, keys: memory)" if not blueprint.norm_first else
-             f"{blueprint.norm_name}, then cross-attention<br>(queries: decoder, keys: memory)")
+    attention = (
+        "dec_attn",
+        _attention_box("masked multi-head self-attention", "decoder", shapes, blueprint),
+        stages.embedding("sum", "target"),
+    )
+    reads = (
+        "cross-attention<br>(queries: decoder, keys: memory)"
+        if not blueprint.norm_first
+        else f"{blueprint.norm_name}, then cross-attention<br>(queries: decoder, keys: memory)"
+    )
     if blueprint.norm_first:
         boxes = [ids, embed, attention, ("dec_add1", "add (residual)", stages.attention("decoder", "self", 0, "out"))]
         if cross:
-            boxes += [("dec_cross", reads, stages.sublayer(*layer, "resid_self")),
-                      ("dec_add2", "add (residual)", stages.attention("decoder", "cross", 0, "out"))]
-        boxes += [("dec_ffn", _ffn_box(blueprint), stages.sublayer(*layer, "resid_cross" if cross else "resid_self")),
-                  ("dec_add3", "add (residual)", stages.ffn(*layer, "out")),
-                  ("logits", f"final {blueprint.norm_name} → linear → logits", stages.sublayer(*layer, "resid_ffn"))]
+            boxes += [
+                ("dec_cross", reads, stages.sublayer(*layer, "resid_self")),
+                ("dec_add2", "add (residual)", stages.attention("decoder", "cross", 0, "out")),
+            ]
+        boxes += [
+            ("dec_ffn", _ffn_box(blueprint), stages.sublayer(*layer, "resid_cross" if cross else "resid_self")),
+            ("dec_add3", "add (residual)", stages.ffn(*layer, "out")),
+            ("logits", f"final {blueprint.norm_name} → linear → logits", stages.sublayer(*layer, "resid_ffn")),
+        ]
         return boxes
     boxes = [ids, embed, attention, ("dec_norm1", "add & norm", stages.attention("decoder", "self", 0, "out"))]
     if cross:
-        boxes += [("dec_cross", reads, stages.sublayer(*layer, "norm_self")),
-                  ("dec_norm2", "add & norm", stages.attention("decoder", "cross", 0, "out"))]
-    return boxes + [("dec_ffn", _ffn_box(blueprint, " + add & norm"),
-                     stages.sublayer(*layer, "norm_cross" if cross else "norm_self")),
-                    ("logits", "linear → logits", stages.DECODER_OUTPUT)]
+        boxes += [
+            ("dec_cross", reads, stages.sublayer(*layer, "norm_self")),
+            ("dec_norm2", "add & norm", stages.attention("decoder", "cross", 0, "out")),
+        ]
+    return boxes + [
+        (
+            "dec_ffn",
+            _ffn_box(blueprint, " + add & norm"),
+            stages.sublayer(*layer, "norm_cross" if cross else "norm_self"),
+        ),
+        ("logits", "linear → logits", stages.DECODER_OUTPUT),
+    ]
 
 
-def flow_diagram(shapes: dict[str, tuple[int, ...]], style: Style, title: str | None = None,
-                 blueprint: Blueprint = Blueprint()) -> go.Figure:
+def flow_diagram(
+    shapes: dict[str, tuple[int, ...]], style: Style, title: str | None = None, blueprint: Blueprint = Blueprint()
+) -> go.Figure:
     """Boxes for the stages of layer 0 of each stack the model has (an encoder, a decoder or both),
     labelled with its family's choices; each arrow carries the tensor's shape."""
     has_encoder, has_decoder = stages.MEMORY in shapes, stages.DECODER_OUTPUT in shapes
     cross = stages.attention("decoder", "cross", 0, "out") in shapes
     if title is None:
-        title = ("One encoder layer and one decoder layer" if has_encoder and has_decoder else
-                 "One encoder layer" if has_encoder else "One decoder layer (no encoder, no cross-attention)") + \
-            ", with shapes on the edges"
+        title = (
+            "One encoder layer and one decoder layer"
+            if has_encoder and has_decoder
+            else "One encoder layer"
+            if has_encoder
+            else "One decoder layer (no encoder, no cross-attention)"
+        ) + ", with shapes on the edges"
 
     def shape(name: str | None) -> str:
         if name not in shapes:
             return "?"
         return f"{symbolic_shape(name, len(shapes[name]))}<br>{'×'.join(str(d) for d in shapes[name])}"
 
-    columns = ([("Encoder layer", _encoder_boxes(shapes, blueprint))] if has_encoder else []) + \
-        ([("Decoder layer", _decoder_boxes(shapes, blueprint, cross))] if has_decoder else [])
+    columns = ([("Encoder layer", _encoder_boxes(shapes, blueprint))] if has_encoder else []) + (
+        [("Decoder layer", _decoder_boxes(shapes, blueprint, cross))] if has_decoder else []
+    )
     lines = max(label.count("<br>") + 1 for _, boxes in columns for _, label, _ in boxes)
     box_w, box_h = 0.6, (0.5 if lines <= 3 else 0.68) + (0.06 if style.presentation else 0.0)
     step = 2 * box_h + 0.3
@@ -248,28 +316,68 @@ def flow_diagram(shapes: dict[str, tuple[int, ...]], style: Style, title: str | 
         # shapes on the outer side of the first of two columns, so the arrow into cross-attention crosses none
         side = -1 if column == 0 and len(columns) > 1 else 1
         colour = "#dbeafe" if heading.startswith("Encoder") else "#fde2c8"
-        notes.append(dict(x=x, y=top + box_h + 0.45, text=f"<b>{heading}</b>", showarrow=False, font=dict(size=style.font)))
+        notes.append(
+            dict(x=x, y=top + box_h + 0.45, text=f"<b>{heading}</b>", showarrow=False, font=dict(size=style.font))
+        )
         for row, (key, label, hook) in enumerate(boxes):
             _, y = place[key]
-            rects.append(dict(type="rect", x0=x - box_w, x1=x + box_w, y0=y - box_h, y1=y + box_h,
-                              line=dict(color="#333333", width=1.5), fillcolor=colour, layer="below"))
+            rects.append(
+                dict(
+                    type="rect",
+                    x0=x - box_w,
+                    x1=x + box_w,
+                    y0=y - box_h,
+                    y1=y + box_h,
+                    line=dict(color="#333333", width=1.5),
+                    fillcolor=colour,
+                    layer="below",
+                )
+            )
             notes.append(dict(x=x, y=y, text=label, showarrow=False, font=dict(size=style.tick)))
             if row:
                 notes.append(dict(x=x, y=y + box_h, ax=x, ay=y + step - box_h, **arrow))
-                notes.append(dict(x=x + side * (box_w + 0.04), y=y + step / 2, text=shape(hook), showarrow=False,
-                                  xanchor="right" if side < 0 else "left", font=shape_font))
+                notes.append(
+                    dict(
+                        x=x + side * (box_w + 0.04),
+                        y=y + step / 2,
+                        text=shape(hook),
+                        showarrow=False,
+                        xanchor="right" if side < 0 else "left",
+                        font=shape_font,
+                    )
+                )
     if cross and has_encoder:
         (x0, y0), (x1, y1) = place["memory"], place["dec_cross"]
         notes.append(dict(x=x1 - box_w, y=y1, ax=x0 + box_w, ay=y0, **arrow))
-        notes.append(dict(x=(x0 + x1) / 2 + 0.08, y=(y0 + y1) / 2 - 0.3, text=shape(stages.MEMORY), showarrow=False,
-                          xanchor="left", font=shape_font))  # below and right of the rising arrow
+        notes.append(
+            dict(
+                x=(x0 + x1) / 2 + 0.08,
+                y=(y0 + y1) / 2 - 0.3,
+                text=shape(stages.MEMORY),
+                showarrow=False,
+                xanchor="left",
+                font=shape_font,
+            )
+        )  # below and right of the rising arrow
     if stages.LOGITS in shapes and "logits" in place:
         x, y = place["logits"]
-        notes.append(dict(x=x + box_w + 0.04, y=y - box_h - 0.1, text=shape(stages.LOGITS), showarrow=False,
-                          xanchor="left", font=shape_font))
+        notes.append(
+            dict(
+                x=x + box_w + 0.04,
+                y=y - box_h - 0.1,
+                text=shape(stages.LOGITS),
+                showarrow=False,
+                xanchor="left",
+                font=shape_font,
+            )
+        )
     left, right = (-1.25, 3.25) if len(columns) > 1 else (-2.25, 2.25)  # one scale: boxes as wide either way
-    fig = style.figure(shapes=rects, annotations=notes, xaxis=dict(visible=False, range=[left, right]),
-                       yaxis=dict(visible=False, range=[-1.0, top + 1.3]))
+    fig = style.figure(
+        shapes=rects,
+        annotations=notes,
+        xaxis=dict(visible=False, range=[left, right]),
+        yaxis=dict(visible=False, range=[-1.0, top + 1.3]),
+    )
     per_unit = 74 if style.presentation else 58  # pixels per unit of height: the same text size for any layout
     return style.apply(fig, title, height=int(90 + per_unit * (top + 2.3)))
 
@@ -279,25 +387,37 @@ def _weight_role(name: str, blueprint: Blueprint) -> str:
     module, _, kind = name.rpartition(".")
     leaf = module.rpartition(".")[2]
     bias = kind == "bias"
-    projections = {"w_q": "query projection: d_model → h·d_k", "w_k": "key projection: d_model → h·d_k",
-                   "w_v": "value projection: d_model → h·d_k", "w_o": "output projection: h·d_k → d_model"}
+    projections = {
+        "w_q": "query projection: d_model → h·d_k",
+        "w_k": "key projection: d_model → h·d_k",
+        "w_v": "value projection: d_model → h·d_k",
+        "w_o": "output projection: h·d_k → d_model",
+    }
     if leaf in projections and ("self_attn" in module or "cross_attn" in module):
         return projections[leaf] + (" (its bias)" if bias else "")
-    feed_forward = {"w_1": "feed-forward in: d_model → d_ff" + (", through the activation" if blueprint.gated_ffn else ""),
-                    "w_3": "gate: d_model → d_ff, multiplied with act(x W₁) (a gated feed-forward's extra matrix)",
-                    "w_2": "feed-forward out: d_ff → d_model"}
+    feed_forward = {
+        "w_1": "feed-forward in: d_model → d_ff" + (", through the activation" if blueprint.gated_ffn else ""),
+        "w_3": "gate: d_model → d_ff, multiplied with act(x W₁) (a gated feed-forward's extra matrix)",
+        "w_2": "feed-forward out: d_ff → d_model",
+    }
     if leaf in feed_forward and module.endswith("ffn." + leaf):
         return feed_forward[leaf] + (" (its bias)" if bias else "")
     if leaf.startswith("norm") or leaf == "final_norm":
-        where = {"norm_self": "around self-attention", "norm_cross": "around cross-attention",
-                 "norm_ffn": "around the feed-forward", "final_norm": "after the last layer",
-                 "norm": "over the embedding sum"}.get(leaf, "")
+        where = {
+            "norm_self": "around self-attention",
+            "norm_cross": "around cross-attention",
+            "norm_ffn": "around the feed-forward",
+            "final_norm": "after the last layer",
+            "norm": "over the embedding sum",
+        }.get(leaf, "")
         return f"{'LayerNorm' if leaf == 'norm' else blueprint.norm_name} {where}: " + ("bias" if bias else "gain")
-    named = {"token.weight": "token embedding: one row of d_model per vocabulary piece",
-             "positions.table": "learned positions: one row of d_model per position",
-             "token_type.weight": "token-type (segment) embedding",
-             "relative_bias.weight": "relative-position bias: one number per bucket and head, for every layer",
-             "generator.weight": "output projection of its own: d_model → vocab (not tied to the embedding)"}
+    named = {
+        "token.weight": "token embedding: one row of d_model per vocabulary piece",
+        "positions.table": "learned positions: one row of d_model per position",
+        "token_type.weight": "token-type (segment) embedding",
+        "relative_bias.weight": "relative-position bias: one number per bucket and head, for every layer",
+        "generator.weight": "output projection of its own: d_model → vocab (not tied to the embedding)",
+    }
     return named.get(f"{leaf}.{kind}", "")
 
 
@@ -307,7 +427,14 @@ LAYER = re.compile(r"\.layers\.(\d+)\.")  # a parameter inside a numbered layer
 def weights_frame(shapes: dict[str, tuple[int, ...]], blueprint: Blueprint) -> pd.DataFrame:
     """The parameters outside the layers and those of each stack's first layer (the others repeat
     it): name, stored shape ((out, in) for a projection), size and role."""
-    rows = [{"parameter": name, "shape": "×".join(str(d) for d in shape), "numbers": int(np.prod(shape)),
-             "role": _weight_role(name, blueprint)}
-            for name, shape in shapes.items() if LAYER.search(name) is None or LAYER.search(name)[1] == "0"]
+    rows = [
+        {
+            "parameter": name,
+            "shape": "×".join(str(d) for d in shape),
+            "numbers": int(np.prod(shape)),
+            "role": _weight_role(name, blueprint),
+        }
+        for name, shape in shapes.items()
+        if LAYER.search(name) is None or LAYER.search(name)[1] == "0"
+    ]
     return pd.DataFrame(rows, columns=["parameter", "shape", "numbers", "role"])

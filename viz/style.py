@@ -9,16 +9,27 @@ import plotly.graph_objects as go
 # Plotly's stock templates are large, and copying them dominated figure build time: each Style
 # has its own small template instead, which also carries the fonts, so that a figure needs no
 # update pass over its axes (plotly validates every property it sets, and that is slow).
-_AXIS = dict(gridcolor="#e5e5e5", linecolor="#444444", zerolinecolor="#cccccc", ticks="outside",
-             tickcolor="#444444", showline=True, automargin=True)
+_AXIS = dict(
+    gridcolor="#e5e5e5",
+    linecolor="#444444",
+    zerolinecolor="#cccccc",
+    ticks="outside",
+    tickcolor="#444444",
+    showline=True,
+    automargin=True,
+)
 FONT_FAMILY = "Inter, Helvetica, Arial, sans-serif"
 RIGHT_LEGEND = dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left")
 
 
 # Inferno with its first colour nudged: Streamlit's frontend rewrites the colours #000001..#0000NN
 # in a chart's JSON (its theme placeholders), which turned Inferno's "#000004" lavender.
-INFERNO = [[i / 9, c] for i, c in enumerate(
-    ["#010006", "#1b0c41", "#4a0c6b", "#781c6d", "#a52c60", "#cf4446", "#ed6925", "#fb9b06", "#f7d13d", "#fcffa4"])]
+INFERNO = [
+    [i / 9, c]
+    for i, c in enumerate(
+        ["#010006", "#1b0c41", "#4a0c6b", "#781c6d", "#a52c60", "#cf4446", "#ed6925", "#fb9b06", "#f7d13d", "#fcffa4"]
+    )
+]
 
 
 @dataclass(frozen=True)
@@ -71,9 +82,17 @@ class Style:
     def template(self) -> dict:
         """Plotly template: white background, this style's fonts and colours on every axis."""
         axis = dict(_AXIS, tickfont=dict(size=self.tick))
-        return dict(layout=dict(paper_bgcolor="white", plot_bgcolor="white", xaxis=axis, yaxis=axis,
-                                font=dict(family=FONT_FAMILY, size=self.font, color="#111111"),
-                                colorway=self.palette, hoverlabel=dict(font_size=self.font)))
+        return dict(
+            layout=dict(
+                paper_bgcolor="white",
+                plot_bgcolor="white",
+                xaxis=axis,
+                yaxis=axis,
+                font=dict(family=FONT_FAMILY, size=self.font, color="#111111"),
+                colorway=self.palette,
+                hoverlabel=dict(font_size=self.font),
+            )
+        )
 
     def figure(self, **layout: object) -> go.Figure:
         """An empty figure on this style's template, with `layout` set."""

@@ -14,8 +14,9 @@ STEP_KEYS = ("step", "global_step", "iteration", "iter", "epoch")
 
 def log_frame(records: list[dict]) -> pd.DataFrame:
     """The training log as a table of its numeric columns, indexed by step."""
-    frame = pd.DataFrame([{k: v for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-                          for r in records])
+    frame = pd.DataFrame(
+        [{k: v for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool)} for r in records]
+    )
     return frame
 
 
@@ -23,16 +24,27 @@ def _step_column(frame: pd.DataFrame) -> str | None:
     return next((k for k in STEP_KEYS if k in frame.columns), None)
 
 
-def _curves(frame: pd.DataFrame, columns: list[str], style: Style, title: str, y_title: str,
-            log_y: bool = False) -> go.Figure:
+def _curves(
+    frame: pd.DataFrame, columns: list[str], style: Style, title: str, y_title: str, log_y: bool = False
+) -> go.Figure:
     step = _step_column(frame)
-    fig = style.figure(legend=RIGHT_LEGEND, xaxis=dict(title=step or "record"),
-                       yaxis=dict(title=y_title, type="log" if log_y else "linear"))
+    fig = style.figure(
+        legend=RIGHT_LEGEND,
+        xaxis=dict(title=step or "record"),
+        yaxis=dict(title=y_title, type="log" if log_y else "linear"),
+    )
     for column in columns:
         part = frame[[c for c in (step, column) if c]].dropna()
         x = part[step] if step else part.index
-        fig.add_trace(go.Scatter(x=x, y=part[column], name=column, mode="lines+markers" if len(part) < 40 else "lines",
-                                 line=dict(width=style.line_width)))
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=part[column],
+                name=column,
+                mode="lines+markers" if len(part) < 40 else "lines",
+                line=dict(width=style.line_width),
+            )
+        )
     return style.apply(fig, title, height=400 if not style.presentation else 520)
 
 
@@ -87,18 +99,32 @@ def card_frame(card: dict, config: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["field", "value"])
 
 
-def alignment_heatmap(per_layer_head: list[list[float]], style: Style,
-                      title: str = "Cross-attention agrees with the word alignment (%)") -> go.Figure:
+def alignment_heatmap(
+    per_layer_head: list[list[float]], style: Style, title: str = "Cross-attention agrees with the word alignment (%)"
+) -> go.Figure:
     """Decoder layers x heads: how often each head's strongest source word is the aligned one."""
     values = [[float(v) for v in row] for row in per_layer_head]
     layers = [f"L{i + 1}" for i in range(len(values))]
     heads = [f"H{j + 1}" for j in range(len(values[0]) if values else 0)]
-    fig = style.figure(xaxis=dict(type="category", showgrid=False, side="top"),
-                       yaxis=dict(type="category", autorange="reversed", showgrid=False))
-    fig.add_trace(go.Heatmap(z=values, x=heads, y=layers, zmin=0, zmax=100, colorscale=style.weights,
-                             text=[[f"{v:.0f}" for v in row] for row in values], texttemplate="%{text}",
-                             textfont=dict(size=style.font), colorbar=dict(title=dict(text="%", side="right")),
-                             hovertemplate="decoder %{y} %{x}<br>agreement %{z:.1f}%<extra></extra>"))
+    fig = style.figure(
+        xaxis=dict(type="category", showgrid=False, side="top"),
+        yaxis=dict(type="category", autorange="reversed", showgrid=False),
+    )
+    fig.add_trace(
+        go.Heatmap(
+            z=values,
+            x=heads,
+            y=layers,
+            zmin=0,
+            zmax=100,
+            colorscale=style.weights,
+            text=[[f"{v:.0f}" for v in row] for row in values],
+            texttemplate="%{text}",
+            textfont=dict(size=style.font),
+            colorbar=dict(title=dict(text="%", side="right")),
+            hovertemplate="decoder %{y} %{x}<br>agreement %{z:.1f}%<extra></extra>",
+        )
+    )
     return style.apply(fig, title, height=120 + 70 * len(values))
 
 
@@ -111,21 +137,33 @@ def scores_frame(card: dict) -> pd.DataFrame:
             rows.append((f"test {label}", f"{test[key]:.2f}", f"{test.get('n', '?')} held-out sentences"))
     typed = card.get("typed_variations", {})
     if "identical_share" in typed:
-        rows.append(("typed variations translated identically (%)", f"{typed['identical_share']:.1f}",
-                     f"{typed.get('sentences', '?')} sentences x {typed.get('variants_each', '?')} variants"))
+        rows.append(
+            (
+                "typed variations translated identically (%)",
+                f"{typed['identical_share']:.1f}",
+                f"{typed.get('sentences', '?')} sentences x {typed.get('variants_each', '?')} variants",
+            )
+        )
     best = card.get("alignment", {}).get("best")
     if best:
-        rows.append(("best cross-attention head vs gold alignment (%)", f"{best['agreement']:.1f}",
-                     f"decoder layer {best['layer'] + 1}, head {best['head'] + 1}"))
+        rows.append(
+            (
+                "best cross-attention head vs gold alignment (%)",
+                f"{best['agreement']:.1f}",
+                f"decoder layer {best['layer'] + 1}, head {best['head'] + 1}",
+            )
+        )
     return pd.DataFrame(rows, columns=["score", "value", "measured on"])
 
 
-def recipe_curves(logs: dict[str, list[dict]], column: str, style: Style, title: str, y_title: str,
-                  log_y: bool = False) -> go.Figure | None:
+def recipe_curves(
+    logs: dict[str, list[dict]], column: str, style: Style, title: str, y_title: str, log_y: bool = False
+) -> go.Figure | None:
     """One curve per training run of `column` against step (None when no run logged it); Post-LN
     runs solid, Pre-LN dashed, one colour per warm-up / label-smoothing choice."""
-    fig = style.figure(legend=RIGHT_LEGEND, xaxis=dict(title="step"),
-                       yaxis=dict(title=y_title, type="log" if log_y else "linear"))
+    fig = style.figure(
+        legend=RIGHT_LEGEND, xaxis=dict(title="step"), yaxis=dict(title=y_title, type="log" if log_y else "linear")
+    )
     colours = {}
     for name, records in logs.items():
         points = [(r["step"], r[column]) for r in records if isinstance(r.get(column), (int, float)) and "step" in r]
@@ -133,35 +171,63 @@ def recipe_curves(logs: dict[str, list[dict]], column: str, style: Style, title:
             continue
         variant = name.split("-ln-", 1)[-1]
         colour = colours.setdefault(variant, style.palette[len(colours) % len(style.palette)])
-        fig.add_trace(go.Scatter(x=[p[0] for p in points], y=[p[1] for p in points], name=name,
-                                 mode="lines+markers" if len(points) < 40 else "lines",
-                                 line=dict(width=style.line_width, color=colour,
-                                           dash="solid" if name.startswith("post") else "dash")))
+        fig.add_trace(
+            go.Scatter(
+                x=[p[0] for p in points],
+                y=[p[1] for p in points],
+                name=name,
+                mode="lines+markers" if len(points) < 40 else "lines",
+                line=dict(width=style.line_width, color=colour, dash="solid" if name.startswith("post") else "dash"),
+            )
+        )
     return style.apply(fig, title, height=380 if not style.presentation else 480) if fig.data else None
 
 
-SNAPSHOT_SCORES = (("alignment", "best head agrees with the alignment"), ("exact_match", "test exact match"),
-                   ("bleu", "test BLEU"))
+SNAPSHOT_SCORES = (
+    ("alignment", "best head agrees with the alignment"),
+    ("exact_match", "test exact match"),
+    ("bleu", "test BLEU"),
+)
 
 
-def snapshot_curves(rows: list[dict], style: Style, current: int | None = None,
-                    title: str = "Scores of every snapshot") -> go.Figure | None:
+def snapshot_curves(
+    rows: list[dict], style: Style, current: int | None = None, title: str = "Scores of every snapshot"
+) -> go.Figure | None:
     """The measured scores of the training snapshots (card "snapshots") against step on a log axis,
     with the step on show marked; None when there are none."""
-    points = sorted((r for r in rows if isinstance(r.get("step"), (int, float)) and r["step"] > 0),
-                    key=lambda r: r["step"])
+    points = sorted(
+        (r for r in rows if isinstance(r.get("step"), (int, float)) and r["step"] > 0), key=lambda r: r["step"]
+    )
     if not points:
         return None
-    fig = style.figure(legend=RIGHT_LEGEND, xaxis=dict(title="training step (log scale)", type="log"),
-                       yaxis=dict(title="%  (BLEU: 0-100)", range=[-3, 103]))
+    fig = style.figure(
+        legend=RIGHT_LEGEND,
+        xaxis=dict(title="training step (log scale)", type="log"),
+        yaxis=dict(title="%  (BLEU: 0-100)", range=[-3, 103]),
+    )
     for key, name in SNAPSHOT_SCORES:
         kept = [r for r in points if isinstance(r.get(key), (int, float))]
-        fig.add_trace(go.Scatter(x=[r["step"] for r in kept], y=[r[key] for r in kept], name=name,
-                                 mode="lines+markers", line=dict(width=style.line_width),
-                                 hovertemplate="step %{x:,}<br>" + name + " %{y:.1f}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=[r["step"] for r in kept],
+                y=[r[key] for r in kept],
+                name=name,
+                mode="lines+markers",
+                line=dict(width=style.line_width),
+                hovertemplate="step %{x:,}<br>" + name + " %{y:.1f}<extra></extra>",
+            )
+        )
     if current is not None:
         fig.add_vline(x=current, line=dict(color=style.highlight, width=style.line_width + 1, dash="dot"))
         # a shape takes data units on a log axis, an annotation takes log10 units
-        fig.add_annotation(x=math.log10(current), y=1, yref="paper", text=f"step {current:,}", showarrow=False,
-                           xanchor="center", yanchor="bottom", font=dict(size=style.font, color=style.highlight))
+        fig.add_annotation(
+            x=math.log10(current),
+            y=1,
+            yref="paper",
+            text=f"step {current:,}",
+            showarrow=False,
+            xanchor="center",
+            yanchor="bottom",
+            font=dict(size=style.font, color=style.highlight),
+        )
     return style.apply(fig, title, height=380 if not style.presentation else 480)

@@ -16,8 +16,9 @@ def pieces_frame(pieces: list[str], ids: list[int]) -> pd.DataFrame:
     """One row per position: the raw SentencePiece piece, how it reads, and its id."""
     if len(pieces) != len(ids):
         raise ValueError(f"{len(pieces)} pieces but {len(ids)} ids")
-    return pd.DataFrame({"position": range(len(pieces)), "piece": pieces,
-                         "reads": [display_piece(p) for p in pieces], "id": list(ids)})
+    return pd.DataFrame(
+        {"position": range(len(pieces)), "piece": pieces, "reads": [display_piece(p) for p in pieces], "id": list(ids)}
+    )
 
 
 def steps_frame(steps: list[Step]) -> pd.DataFrame:
@@ -36,8 +37,12 @@ def steps_frame(steps: list[Step]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def step_candidates(steps: list[Step], style: Style, title: str = "Top candidates at every decoding step",
-                    highlight_row: int | None = None) -> go.Figure:
+def step_candidates(
+    steps: list[Step],
+    style: Style,
+    title: str = "Top candidates at every decoding step",
+    highlight_row: int | None = None,
+) -> go.Figure:
     """Grid of steps (rows) x rank (columns): each cell is a candidate piece coloured by its
     probability; `highlight_row` outlines the step being produced."""
     if not steps:
@@ -54,23 +59,51 @@ def step_candidates(steps: list[Step], style: Style, title: str = "Top candidate
     row_px = style.tick + 12
     height = max(260, row_px * len(steps) + 110)
     yv, yt = thin_ticks(row_labels, height - 110, style.tick)
-    fig = style.figure(xaxis=dict(side="top", showgrid=False),
-                       yaxis=dict(tickvals=yv, ticktext=yt, autorange="reversed", showgrid=False))
-    fig.add_trace(go.Heatmap(
-        z=probs, text=text, texttemplate="%{text}", textfont=dict(size=style.tick),
-        customdata=np.stack([text, np.array(row_labels, dtype=object)[:, None].repeat(width, 1)], axis=-1),
-        hovertemplate="%{customdata[1]}<br>%{x}: %{customdata[0]}<br>p = %{z:.3f}<extra></extra>",
-        zmin=0.0, zmax=1.0, colorscale=style.weights, colorbar=dict(title="p", thickness=14),
-        x=[f"rank {r + 1}" for r in range(width)], hoverongaps=False))
+    fig = style.figure(
+        xaxis=dict(side="top", showgrid=False),
+        yaxis=dict(tickvals=yv, ticktext=yt, autorange="reversed", showgrid=False),
+    )
+    fig.add_trace(
+        go.Heatmap(
+            z=probs,
+            text=text,
+            texttemplate="%{text}",
+            textfont=dict(size=style.tick),
+            customdata=np.stack([text, np.array(row_labels, dtype=object)[:, None].repeat(width, 1)], axis=-1),
+            hovertemplate="%{customdata[1]}<br>%{x}: %{customdata[0]}<br>p = %{z:.3f}<extra></extra>",
+            zmin=0.0,
+            zmax=1.0,
+            colorscale=style.weights,
+            colorbar=dict(title="p", thickness=14),
+            x=[f"rank {r + 1}" for r in range(width)],
+            hoverongaps=False,
+        )
+    )
     if highlight_row is not None and 0 <= highlight_row < len(steps):
-        fig.add_shape(type="rect", x0=-0.5, x1=width - 0.5, y0=highlight_row - 0.5, y1=highlight_row + 0.5,
-                      line=dict(color=style.highlight, width=style.line_width + 1))
+        fig.add_shape(
+            type="rect",
+            x0=-0.5,
+            x1=width - 0.5,
+            y0=highlight_row - 0.5,
+            y1=highlight_row + 0.5,
+            line=dict(color=style.highlight, width=style.line_width + 1),
+        )
     return style.apply(fig, title, height=height)
 
 
 def beams_frame(beams: list[Beam], text_column: str = "translation") -> pd.DataFrame:
     """The final beams, best first, with log-probability and length-normalized score (`text_column`
     names the output: "continuation" for a decoder-only model)."""
-    return pd.DataFrame([{"rank": i + 1, text_column: b.translation, "pieces": len(b.pieces),
-                          "log-prob": b.log_prob, "score": b.score, "finished": b.finished}
-                         for i, b in enumerate(beams)])
+    return pd.DataFrame(
+        [
+            {
+                "rank": i + 1,
+                text_column: b.translation,
+                "pieces": len(b.pieces),
+                "log-prob": b.log_prob,
+                "score": b.score,
+                "finished": b.finished,
+            }
+            for i, b in enumerate(beams)
+        ]
+    )

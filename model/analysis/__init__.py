@@ -1,7 +1,7 @@
 """What the pages measure on top of a loaded model, without Streamlit.
 
-    from model.analysis import attribute, logit_lens, patch, head_roles
-    from model.analysis import patch_grid, patched_translation   (patching, cell by cell and as a translation)
+from model.analysis import attribute, logit_lens, patch, head_roles
+from model.analysis import patch_grid, patched_translation   (patching, cell by cell and as a translation)
 """
 
 from .attribution import METHODS, attribute

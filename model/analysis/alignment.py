@@ -13,9 +13,9 @@ import numpy as np
 class AlignmentCase:
     """One test sentence ready to score against the generator's gold alignment."""
 
-    src_ids: list[int]                     # the source's pieces, EOS included
-    fr_ids: list[int]                      # the French reference's pieces: the output fed under teacher forcing
-    to_word: np.ndarray                    # (source pieces, English words): 1 where a piece belongs to a word
+    src_ids: list[int]  # the source's pieces, EOS included
+    fr_ids: list[int]  # the French reference's pieces: the output fed under teacher forcing
+    to_word: np.ndarray  # (source pieces, English words): 1 where a piece belongs to a word
     # per scored French word: the decoder row predicting its first piece, and the English words the gold alignment
     # links it to
     words: list[tuple[int, set[int]]]

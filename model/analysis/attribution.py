@@ -54,9 +54,17 @@ IG_STEPS = 32  # integrated gradients' points on the way, unless asked otherwise
 BATCH = 32  # rows per gradient pass: integrated gradients' points (for every output piece asked) go through in these
 
 
-def attribute(bundle: Bundle, sentence: str, output_ids: Sequence[int], method: str,
-              interventions: Interventions = Interventions(), steps: int = IG_STEPS, pieces: Sequence[int] | None = None,
-              progress: Callable[[float], None] | None = None, trace: Trace | None = None) -> np.ndarray:
+def attribute(
+    bundle: Bundle,
+    sentence: str,
+    output_ids: Sequence[int],
+    method: str,
+    interventions: Interventions = Interventions(),
+    steps: int = IG_STEPS,
+    pieces: Sequence[int] | None = None,
+    progress: Callable[[float], None] | None = None,
+    trace: Trace | None = None,
+) -> np.ndarray:
     """(output pieces, source pieces): how much each source piece contributed to each output piece's
     log-probability, by `method` (one of METHODS, defined in this module's docstring). With `pieces`,
     only those output pieces' rows, in that order (the gradient methods then cost that much less).
@@ -74,7 +82,11 @@ def attribute(bundle: Bundle, sentence: str, output_ids: Sequence[int], method: 
         return _attention(bundle, src, tgt, interventions, rollout=method == "rollout", trace=trace)[rows]
     x = forced.source_embedding(bundle, src, interventions, forced.embedding_stage(bundle)).clone()  # (1, S, d)
     if method == "gradient":
-        return (_gradient(bundle, src, tgt, produced, rows, interventions, x.expand(len(rows), -1, -1)) * x).sum(-1).numpy()
+        return (
+            (_gradient(bundle, src, tgt, produced, rows, interventions, x.expand(len(rows), -1, -1)) * x)
+            .sum(-1)
+            .numpy()
+        )
     base = baseline(bundle, src, interventions, x)  # (1, S, d)
     if method == "occlusion":
         return _occlusion(bundle, src, tgt, produced, rows, interventions, x, base)
@@ -83,7 +95,7 @@ def attribute(bundle: Bundle, sentence: str, output_ids: Sequence[int], method: 
     points = [(i, k) for i in range(len(rows)) for k in range(steps)]  # (row, point on the way) pairs
     total = torch.zeros(len(rows), *x.shape[1:])
     for first in range(0, len(points), BATCH):
-        chunk = points[first:first + BATCH]
+        chunk = points[first : first + BATCH]
         scaled = torch.cat([base + (x - base) * ((k + 0.5) / steps) for _, k in chunk])
         grad = _gradient(bundle, src, tgt, produced, [rows[i] for i, _ in chunk], interventions, scaled)
         total.index_add_(0, torch.tensor([i for i, _ in chunk]), grad)
@@ -103,13 +115,15 @@ def baseline(bundle: Bundle, src: torch.Tensor, iv: Interventions, x: torch.Tens
     """(1, S, d) the baseline x' of integrated gradients and occlusion for the source `src`, whose
     token embeddings are `x`."""
     if padding_baseline(bundle, iv):
-        return forced.source_embedding(bundle, torch.full_like(src, bundle.specials.pad), iv,
-                                       forced.embedding_stage(bundle)).clone()
+        return forced.source_embedding(
+            bundle, torch.full_like(src, bundle.specials.pad), iv, forced.embedding_stage(bundle)
+        ).clone()
     return torch.zeros_like(x)
 
 
-def _attention(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, iv: Interventions, rollout: bool,
-               trace: Trace | None = None) -> np.ndarray:
+def _attention(
+    bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, iv: Interventions, rollout: bool, trace: Trace | None = None
+) -> np.ndarray:
     tensors = forced.recorded(bundle, src, tgt, iv, trace)
     cfg = bundle.config
     if not bundle.capabilities.encoder:
@@ -120,8 +134,9 @@ def _attention(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, iv: Interve
     length = src.size(1)
     total = torch.eye(length, dtype=torch.float64)
     for layer in range(cfg.n_encoder_layers):  # each later layer multiplies from the left
-        mixed = 0.5 * tensors[stages.attention("encoder", "self", layer, "pattern")][0].mean(0).double() \
-            + 0.5 * torch.eye(length, dtype=torch.float64)
+        mixed = 0.5 * tensors[stages.attention("encoder", "self", layer, "pattern")][0].mean(
+            0
+        ).double() + 0.5 * torch.eye(length, dtype=torch.float64)
         total = mixed @ total
     return (last.double() @ total).numpy()
 
@@ -129,16 +144,24 @@ def _attention(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, iv: Interve
 def _self_attention(bundle: Bundle, src: torch.Tensor, tensors: dict[str, torch.Tensor], rollout: bool) -> np.ndarray:
     """A decoder-only model's "attention" and "rollout" (see the module's docstring): (output pieces, prompt)."""
     layers = bundle.config.n_decoder_layers
-    mean = [tensors[stages.attention("decoder", "self", layer, "pattern")][0].mean(0).double()
-            for layer in range(layers)]
+    mean = [
+        tensors[stages.attention("decoder", "self", layer, "pattern")][0].mean(0).double() for layer in range(layers)
+    ]
     total = torch.eye(mean[-1].size(0), dtype=torch.float64)
     for layer in range(layers - 1 if rollout else 0):  # each later layer multiplies from the left
         total = (0.5 * mean[layer] + 0.5 * torch.eye(total.size(0), dtype=torch.float64)) @ total
-    return (mean[-1] @ total)[forced.first_row(bundle, src):, :src.size(1)].numpy()
+    return (mean[-1] @ total)[forced.first_row(bundle, src) :, : src.size(1)].numpy()
 
 
-def _gradient(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, produced: list[int], rows: list[int],
-              iv: Interventions, x: torch.Tensor) -> torch.Tensor:
+def _gradient(
+    bundle: Bundle,
+    src: torch.Tensor,
+    tgt: torch.Tensor,
+    produced: list[int],
+    rows: list[int],
+    iv: Interventions,
+    x: torch.Tensor,
+) -> torch.Tensor:
     """(B, S, d): batch row b is d f_{rows[b]} / dx at x[b], from one batched pass."""
     inputs = x.clone().requires_grad_(True)
     f = forced.chosen_at(bundle, src, tgt, produced, rows, iv, _at_source(bundle, inputs))  # (B,)
@@ -146,8 +169,16 @@ def _gradient(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, produced: li
     return grad.detach()
 
 
-def _occlusion(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, produced: list[int], rows: list[int],
-               iv: Interventions, x: torch.Tensor, base: torch.Tensor) -> np.ndarray:
+def _occlusion(
+    bundle: Bundle,
+    src: torch.Tensor,
+    tgt: torch.Tensor,
+    produced: list[int],
+    rows: list[int],
+    iv: Interventions,
+    x: torch.Tensor,
+    base: torch.Tensor,
+) -> np.ndarray:
     length = x.size(1)
     occluded = x.expand(length, -1, -1).clone()  # batch row s: piece s's embedding set to the baseline's
     occluded[torch.arange(length), torch.arange(length)] = base[0]

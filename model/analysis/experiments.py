@@ -16,8 +16,12 @@ from ..results import Beam, Trace, TranslationResult
 from ..traces import chosen_log_probs, decoder_input, decoding_steps, make_trace
 
 
-def empty_source(bundle: Bundle, sentence: str, interventions: Interventions = Interventions(),
-                 output_ids: Sequence[int] | None = None) -> tuple[Trace, Trace]:
+def empty_source(
+    bundle: Bundle,
+    sentence: str,
+    interventions: Interventions = Interventions(),
+    output_ids: Sequence[int] | None = None,
+) -> tuple[Trace, Trace]:
     """The sentence batched with a source that is all padding (length 0), its translation fed to
     the decoder for both (when the model translates; `output_ids` when given, else translated here):
     (the sentence's row, the empty row). With the padding mask on, every query of the empty row
@@ -29,13 +33,17 @@ def empty_source(bundle: Bundle, sentence: str, interventions: Interventions = I
         produced = list(output_ids or bundle.translate(sentence, interventions, trace=False).output_ids)
     _, src_ids, _ = bundle.encode_source(sentence)
     sentence_row, empty_row = bundle.teacher_forced_rows(
-        [src_ids, [bundle.specials.pad] * len(src_ids)], [produced, produced], interventions,
-        src_lengths=[len(src_ids), 0])
+        [src_ids, [bundle.specials.pad] * len(src_ids)],
+        [produced, produced],
+        interventions,
+        src_lengths=[len(src_ids), 0],
+    )
     return sentence_row, empty_row
 
 
-def translate_batch(bundle: Bundle, sentences: list[str], interventions: Interventions = Interventions(),
-                max_len: int | None = None) -> list[TranslationResult]:
+def translate_batch(
+    bundle: Bundle, sentences: list[str], interventions: Interventions = Interventions(), max_len: int | None = None
+) -> list[TranslationResult]:
     """Greedy-translate sentences together in one padded batch (the padding demo).
 
     Each result's trace is its row of the batch, padding included, so a short sentence
@@ -60,12 +68,14 @@ def translate_batch(bundle: Bundle, sentences: list[str], interventions: Interve
     results = []
     for row, ((source, _, warnings), (ids, finished)) in enumerate(zip(encoded, outputs, strict=True)):
         chosen = produced[row] + [specials.pad] * (tgt.size(1) - len(produced[row]))
-        trace = make_trace(bundle.tokenizer, src[row].tolist(), tgt[row].tolist(), chosen, recorder.tensors,
-                           interventions, row)
+        trace = make_trace(
+            bundle.tokenizer, src[row].tolist(), tgt[row].tolist(), chosen, recorder.tensors, interventions, row
+        )
         steps = decoding_steps(bundle.tokenizer, log_probs[row].exp(), produced[row], top_k=5)
         log_prob = float(chosen_log_probs(log_probs[row], produced[row]).sum())
         translation = bundle.tokenizer.decode(ids)
         beam = Beam(translation, bundle.tokenizer.pieces(ids), log_prob, log_prob, finished)
-        results.append(TranslationResult(source, translation, trace, steps, [beam], log_prob,
-                                         tuple(produced[row]), warnings))
+        results.append(
+            TranslationResult(source, translation, trace, steps, [beam], log_prob, tuple(produced[row]), warnings)
+        )
     return results

@@ -47,8 +47,9 @@ def embedding_stage(bundle: Bundle, stage: str = "scaled") -> str:
     return stages.embedding(stage, "source" if bundle.capabilities.encoder else "target")
 
 
-def log_probs(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, iv: Interventions,
-              patches: Mapping[str, Patch] | None = None) -> torch.Tensor:
+def log_probs(
+    bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, iv: Interventions, patches: Mapping[str, Patch] | None = None
+) -> torch.Tensor:
     """(B, T, vocab) log-probabilities of the output pieces in a teacher-forced pass (batch rows
     repeat src and tgt to the patches' batch size), with gradients when a patch value requires them."""
     batch = max([1, *(p.value.size(0) for p in (patches or {}).values())])
@@ -58,15 +59,23 @@ def log_probs(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, iv: Interven
         return bundle.model(src, tgt, iv)[:, first:].float().log_softmax(dim=-1)
 
 
-def decoder_rows(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, rows: Sequence[int],
-                 iv: Interventions) -> torch.Tensor:
+def decoder_rows(
+    bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, rows: Sequence[int], iv: Interventions
+) -> torch.Tensor:
     """The decoder input a pass needs for output pieces `rows`: with the causal mask on no position
     sees a later one, so the input past the last row asked changes nothing and is left out."""
-    return tgt[:, :first_row(bundle, src) + max(rows) + 1] if iv.causal_mask else tgt
+    return tgt[:, : first_row(bundle, src) + max(rows) + 1] if iv.causal_mask else tgt
 
 
-def chosen_at(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, produced: Sequence[int], rows: Sequence[int],
-              iv: Interventions, patches: Mapping[str, Patch] | None = None) -> torch.Tensor:
+def chosen_at(
+    bundle: Bundle,
+    src: torch.Tensor,
+    tgt: torch.Tensor,
+    produced: Sequence[int],
+    rows: Sequence[int],
+    iv: Interventions,
+    patches: Mapping[str, Patch] | None = None,
+) -> torch.Tensor:
     """(B,): batch row b's log-probability of output piece rows[b], one teacher-forced pass with the
     output projection applied at those positions only (the vocabulary may be large), with gradients
     when a patch value requires them."""
@@ -86,8 +95,7 @@ def _pass(patches: Mapping[str, Patch] | None) -> Iterator[None]:
     """A teacher-forced pass with `patches` active: gradients on when a patch value requires them,
     else inference mode."""
     grad = any(p.value.requires_grad for p in (patches or {}).values())
-    with (torch.enable_grad() if grad else torch.inference_mode()), \
-            (patching(patches) if patches else nullcontext()):
+    with torch.enable_grad() if grad else torch.inference_mode(), patching(patches) if patches else nullcontext():
         yield
 
 
@@ -97,8 +105,9 @@ def chosen(log_probs_: torch.Tensor, produced: Sequence[int]) -> torch.Tensor:
     return log_probs_.gather(-1, index).squeeze(-1)
 
 
-def recorded(bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, iv: Interventions,
-             trace: Trace | None = None) -> dict[str, torch.Tensor]:
+def recorded(
+    bundle: Bundle, src: torch.Tensor, tgt: torch.Tensor, iv: Interventions, trace: Trace | None = None
+) -> dict[str, torch.Tensor]:
     """Every hook point's tensor in one teacher-forced pass; read from `trace` instead when it is a
     recording of this very input under the same switches with the causal mask on (a translation's or
     continuation's own trace: its rows are then that pass's)."""

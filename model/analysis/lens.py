@@ -14,8 +14,13 @@ from ..results import Trace
 from . import forced
 
 
-def logit_lens(bundle: Bundle, sentence: str, output_ids: Sequence[int],
-               interventions: Interventions = Interventions(), trace: Trace | None = None) -> np.ndarray:
+def logit_lens(
+    bundle: Bundle,
+    sentence: str,
+    output_ids: Sequence[int],
+    interventions: Interventions = Interventions(),
+    trace: Trace | None = None,
+) -> np.ndarray:
     """(decoder layers, output pieces, vocabulary) log-probabilities under teacher forcing on
     `output_ids`: each decoder layer's output put through what the model applies after its last
     layer (its final norm, if any, and `Transformer.project`: T5's d_model^-0.5 rescale, the output
@@ -28,8 +33,10 @@ def logit_lens(bundle: Bundle, sentence: str, output_ids: Sequence[int],
     tensors = forced.recorded(bundle, src, tgt, interventions, trace)
     model, cfg = bundle.model, bundle.config
     first = forced.first_row(bundle, src)
-    layers = [tensors[stages.layer_output("decoder", layer, cfg.norm_first)][0, first:]
-              for layer in range(cfg.n_decoder_layers)]
+    layers = [
+        tensors[stages.layer_output("decoder", layer, cfg.norm_first)][0, first:]
+        for layer in range(cfg.n_decoder_layers)
+    ]
     with torch.inference_mode():
         logits = model.project(model.decoder.final_norm(torch.stack(layers)))  # (L, T, vocab)
         return logits.float().log_softmax(dim=-1).numpy()

@@ -24,12 +24,14 @@ def random_dot_variance(dims: list[int], samples: int = 4000, seed: int = 0) -> 
     """Variance of q·k for q, k with independent unit-variance entries, for each width in `dims`
     (the paper's footnote: it is d_k)."""
     rng = np.random.default_rng(seed)
-    return np.array([float((rng.standard_normal((samples, d)) * rng.standard_normal((samples, d))).sum(1).var())
-                     for d in dims])
+    return np.array(
+        [float((rng.standard_normal((samples, d)) * rng.standard_normal((samples, d))).sum(1).var()) for d in dims]
+    )
 
 
-def softmax_sharpness(dims: list[int], n_keys: int = 10, samples: int = 2000, scaled: bool = False,
-                      seed: int = 0) -> dict[str, np.ndarray]:
+def softmax_sharpness(
+    dims: list[int], n_keys: int = 10, samples: int = 2000, scaled: bool = False, seed: int = 0
+) -> dict[str, np.ndarray]:
     """For random unit-variance q, k of each width: the mean largest softmax weight, the mean
     entropy (nats) and the mean size of the softmax's gradient (Frobenius norm of its Jacobian
     diag(p) - p pᵀ), with the scores raw or divided by sqrt(d_k)."""
@@ -44,7 +46,7 @@ def softmax_sharpness(dims: list[int], n_keys: int = 10, samples: int = 2000, sc
         largest.append(p.max(axis=1).mean())
         entropy.append(float(-(p * np.log(np.clip(p, 1e-30, 1.0))).sum(axis=1).mean()))
         jacobian = p[:, :, None] * (np.eye(n_keys)[None] - p[:, None, :])
-        gradient.append(float(np.sqrt((jacobian ** 2).sum(axis=(1, 2))).mean()))
+        gradient.append(float(np.sqrt((jacobian**2).sum(axis=(1, 2))).mean()))
     return {"largest": np.array(largest), "entropy": np.array(entropy), "gradient": np.array(gradient)}
 
 
@@ -56,5 +58,7 @@ def mean_entropy(pattern: np.ndarray) -> float:
 
 def nan_share(trace: Trace) -> list[tuple[str, float]]:
     """Each recorded stage with the share of its entries that are NaN, in execution order."""
-    return [(name, float(np.isnan(array).mean()) if np.issubdtype(array.dtype, np.floating) else 0.0)
-            for name, array in trace.tensors.items()]
+    return [
+        (name, float(np.isnan(array).mean()) if np.issubdtype(array.dtype, np.floating) else 0.0)
+        for name, array in trace.tensors.items()
+    ]

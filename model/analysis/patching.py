@@ -22,8 +22,15 @@ from ..errors import InputError
 from . import forced
 
 
-def patch(bundle: Bundle, donor: str, receiver: str, output_ids: Sequence[int], hook: str,
-          positions: Sequence[int] | None = None, interventions: Interventions = Interventions()) -> np.ndarray:
+def patch(
+    bundle: Bundle,
+    donor: str,
+    receiver: str,
+    output_ids: Sequence[int],
+    hook: str,
+    positions: Sequence[int] | None = None,
+    interventions: Interventions = Interventions(),
+) -> np.ndarray:
     """(output pieces, vocabulary): the receiver sentence's log-probabilities, teacher-forced on
     `output_ids`, with the activation at hook point `hook` (a name from `trace.stages`) replaced by
     the donor sentence's at `positions` (along the positions axis; all of them when None, which
@@ -46,9 +53,16 @@ def patch(bundle: Bundle, donor: str, receiver: str, output_ids: Sequence[int], 
     return out[0].numpy()
 
 
-def patch_grid(bundle: Bundle, donor: str, receiver: str, output_ids: Sequence[int], piece: int,
-               hooks: Sequence[str], interventions: Interventions = Interventions(),
-               progress: Callable[[float], None] | None = None) -> np.ndarray:
+def patch_grid(
+    bundle: Bundle,
+    donor: str,
+    receiver: str,
+    output_ids: Sequence[int],
+    piece: int,
+    hooks: Sequence[str],
+    interventions: Interventions = Interventions(),
+    progress: Callable[[float], None] | None = None,
+) -> np.ndarray:
     """(hooks, source positions both sentences have): how much the receiver's log-probability of
     output piece `piece` (teacher-forced on `output_ids`) changes when the activation at one hook
     point, at one source position, is the donor's. Every hook must hold source positions
@@ -79,18 +93,26 @@ def patch_grid(bundle: Bundle, donor: str, receiver: str, output_ids: Sequence[i
             for position in range(both):
                 value[position].select(axis - 1, position).copy_(donated[0].select(axis - 1, position))
         except RuntimeError as exc:  # a per-head tensor whose keys are the two sentences' positions
-            raise InputError(f"{hook!r} of sentences of different lengths does not fit position by position: "
-                             f"{exc}") from None
-        moved = forced.chosen_at(bundle, receiver_src, receiver_tgt, produced, [piece] * both, interventions,
-                                 {hook: Patch(value)})
+            raise InputError(
+                f"{hook!r} of sentences of different lengths does not fit position by position: {exc}"
+            ) from None
+        moved = forced.chosen_at(
+            bundle, receiver_src, receiver_tgt, produced, [piece] * both, interventions, {hook: Patch(value)}
+        )
         grid[row] = (moved - base).numpy()
         if progress is not None:
             progress((row + 1) / len(hooks))
     return grid
 
 
-def patched_translation(bundle: Bundle, donor: str, receiver: str, hook: str, positions: Sequence[int],
-                        interventions: Interventions = Interventions()) -> list[int]:
+def patched_translation(
+    bundle: Bundle,
+    donor: str,
+    receiver: str,
+    hook: str,
+    positions: Sequence[int],
+    interventions: Interventions = Interventions(),
+) -> list[int]:
     """The receiver's greedy translation (output ids) with the activation at a source-side hook
     point taken from the donor at `positions`, at every decoding step. For a decoder-only model,
     the receiver prompt's greedy continuation (new ids, EOS included when it ended) with the
@@ -100,8 +122,9 @@ def patched_translation(bundle: Bundle, donor: str, receiver: str, hook: str, po
     donor_src, tgt, _ = forced.inputs(bundle, donor, [bundle.specials.eos])
     value = _activation(bundle, forced.recorded(bundle, donor_src, tgt, interventions), hook).clone()
     if not bundle.capabilities.encoder:
-        return _patched_continuation(bundle, donor_src.size(1), receiver, {hook: Patch(value, positions)},
-                                     interventions)
+        return _patched_continuation(
+            bundle, donor_src.size(1), receiver, {hook: Patch(value, positions)}, interventions
+        )
     try:
         with patching({hook: Patch(value, positions)}):
             return list(bundle.translate(receiver, interventions, trace=False).output_ids)
@@ -109,8 +132,9 @@ def patched_translation(bundle: Bundle, donor: str, receiver: str, hook: str, po
         raise InputError(str(exc)) from None
 
 
-def _patched_continuation(bundle: Bundle, donor_length: int, receiver: str, patches: dict[str, Patch],
-                          iv: Interventions) -> list[int]:
+def _patched_continuation(
+    bundle: Bundle, donor_length: int, receiver: str, patches: dict[str, Patch], iv: Interventions
+) -> list[int]:
     """Greedy decoding as `Bundle.generate` does it (as many new pieces at most) with `patches` at
     the prompt's positions. A patch's positions count from the start of each pass, so it is active
     in passes that start at position 0 only: with the causal mask on, the first (the prompt, whose
@@ -122,9 +146,16 @@ def _patched_continuation(bundle: Bundle, donor_length: int, receiver: str, patc
         raise InputError(f"Positions to patch must be among the {both} prompt positions both prompts have.")
     try:
         with torch.inference_mode(), nullcontext() if iv.causal_mask else patching(patches):
-            [(new, finished)] = greedy(bundle.model, None, None, iv, bundle.max_new(len(prompt), DecodeOptions()),
-                                       bundle.specials, prompt=torch.tensor([prompt]),
-                                       first_step=patching(patches) if iv.causal_mask else None)
+            [(new, finished)] = greedy(
+                bundle.model,
+                None,
+                None,
+                iv,
+                bundle.max_new(len(prompt), DecodeOptions()),
+                bundle.specials,
+                prompt=torch.tensor([prompt]),
+                first_step=patching(patches) if iv.causal_mask else None,
+            )
     except ValueError as exc:  # shapes that do not fit
         raise InputError(str(exc)) from None
     return new + [bundle.specials.eos] * finished
@@ -153,15 +184,22 @@ def _activation(bundle: Bundle, recorded: dict[str, torch.Tensor], hook: str) ->
     return recorded[hook]
 
 
-def unpatched(bundle: Bundle, sentence: str, output_ids: Sequence[int],
-              interventions: Interventions = Interventions()) -> np.ndarray:
+def unpatched(
+    bundle: Bundle, sentence: str, output_ids: Sequence[int], interventions: Interventions = Interventions()
+) -> np.ndarray:
     """(output pieces, vocabulary): the sentence's own teacher-forced log-probabilities."""
     src, tgt, _ = forced.inputs(bundle, sentence, output_ids)
     return forced.log_probs(bundle, src, tgt, interventions)[0].numpy()
 
 
-def patch_embedding(bundle: Bundle, donor: str, receiver: str, hook: str, positions: Sequence[int] | None = None,
-                    interventions: Interventions = Interventions()) -> np.ndarray:
+def patch_embedding(
+    bundle: Bundle,
+    donor: str,
+    receiver: str,
+    hook: str,
+    positions: Sequence[int] | None = None,
+    interventions: Interventions = Interventions(),
+) -> np.ndarray:
     """(d_model,): the receiver's sentence embedding with the activation at `hook` taken from the
     donor's encoding at `positions` (all when None), as `patch` does for a translation."""
     recorded = bundle.encode(donor, interventions).trace.tensors

@@ -67,12 +67,18 @@ def role(scores: dict[str, float]) -> str | None:
     return "broad" if not np.isnan(scores["broad"]) and scores["broad"] >= BROAD else None
 
 
-def block_roles(patterns: list[np.ndarray], stack: str, kind: str, causal_mask: bool = True) -> dict[tuple[int, int], str]:
+def block_roles(
+    patterns: list[np.ndarray], stack: str, kind: str, causal_mask: bool = True
+) -> dict[tuple[int, int], str]:
     """(layer, head) -> role of every tagged head of one attention block, from that block's patterns
     on one sentence (a list over layers of (heads, queries, keys)), scored as `head_roles` scores them."""
-    scored = {(layer, head): role(role_scores(pattern, kind == "self", _causal(stack, kind, causal_mask),
-                                             _keys_are_source(stack, kind)))
-              for layer, patterns_ in enumerate(patterns) for head, pattern in enumerate(patterns_)}
+    scored = {
+        (layer, head): role(
+            role_scores(pattern, kind == "self", _causal(stack, kind, causal_mask), _keys_are_source(stack, kind))
+        )
+        for layer, patterns_ in enumerate(patterns)
+        for head, pattern in enumerate(patterns_)
+    }
     return {cell: tag for cell, tag in scored.items() if tag is not None}
 
 
@@ -107,8 +113,12 @@ def _trace(bundle: Bundle, sentence: str, iv: Interventions, gold: AlignmentCase
     return bundle.encode(sentence, iv).trace
 
 
-def head_roles(bundle: Bundle, sentences: list[str], interventions: Interventions = Interventions(),
-               gold: list[AlignmentCase] | None = None) -> pd.DataFrame:
+def head_roles(
+    bundle: Bundle,
+    sentences: list[str],
+    interventions: Interventions = Interventions(),
+    gold: list[AlignmentCase] | None = None,
+) -> pd.DataFrame:
     """One row per head (stack, kind, layer, head): its scores averaged over the sentences (each
     teacher-forced on the model's own greedy output (a decoder-only model's: the prompt and its
     greedy continuation), or on its reference when `gold` gives the sentences' alignments, which
@@ -118,8 +128,10 @@ def head_roles(bundle: Bundle, sentences: list[str], interventions: Intervention
     if gold is not None and len(gold) != len(sentences):
         raise InputError("Give one gold alignment per sentence.")
     if gold is not None and not bundle.capabilities.cross_attention:
-        raise InputError(f"{bundle.name} has no cross-attention: a gold word alignment scores the heads that "
-                         "read a source sentence, and it has none.")
+        raise InputError(
+            f"{bundle.name} has no cross-attention: a gold word alignment scores the heads that "
+            "read a source sentence, and it has none."
+        )
     totals: dict[tuple[str, str, int, int], list[dict[str, float]]] = {}
     aligned: dict[tuple[str, str, int, int], list[float]] = {}
     words = 0
@@ -145,14 +157,22 @@ def trace_roles(trace: Trace, causal_mask: bool = True) -> pd.DataFrame:
 
 def _scores(trace: Trace, causal_mask: bool) -> dict[tuple[str, str, int, int], dict[str, float]]:
     """(stack, kind, layer, head) -> the role scores of every head in one trace."""
-    return {(stack, kind, layer, head): role_scores(pattern, kind == "self", _causal(stack, kind, causal_mask),
-                                                    _keys_are_source(stack, kind))
-            for stack, kind in stages.BLOCKS if stages.attention(stack, kind, 0, "pattern") in trace.tensors
-            for layer in range(trace.n_layers(stack)) for head, pattern in enumerate(trace.pattern(stack, kind, layer))}
+    return {
+        (stack, kind, layer, head): role_scores(
+            pattern, kind == "self", _causal(stack, kind, causal_mask), _keys_are_source(stack, kind)
+        )
+        for stack, kind in stages.BLOCKS
+        if stages.attention(stack, kind, 0, "pattern") in trace.tensors
+        for layer in range(trace.n_layers(stack))
+        for head, pattern in enumerate(trace.pattern(stack, kind, layer))
+    }
 
 
-def _table(totals: dict[tuple[str, str, int, int], list[dict[str, float]]],
-           aligned: dict[tuple[str, str, int, int], list[float]], words: int) -> pd.DataFrame:
+def _table(
+    totals: dict[tuple[str, str, int, int], list[dict[str, float]]],
+    aligned: dict[tuple[str, str, int, int], list[float]],
+    words: int,
+) -> pd.DataFrame:
     rows = []
     for key, per_sentence in totals.items():
         scores = {name: _mean([s[name] for s in per_sentence]) for name in SCORES}

@@ -30,15 +30,18 @@ class KVCache:
         """A cache of the first `length` positions only (self-attention's keys and values cut there;
         cross-attention's, the memory's, whole)."""
         cut = KVCache()
-        cut.store = {block: (k, v) if block in self.static else (k[:, :, :length], v[:, :, :length])
-                     for block, (k, v) in self.store.items()}
+        cut.store = {
+            block: (k, v) if block in self.static else (k[:, :, :length], v[:, :, :length])
+            for block, (k, v) in self.store.items()
+        }
         cut.static, cut.length = set(self.static), length
         return cut
 
     def reorder(self, index: torch.Tensor) -> None:
         """Keep the batch rows `index` (beam search follows its surviving hypotheses)."""
-        self.store = {block: (k.index_select(0, index), v.index_select(0, index))
-                      for block, (k, v) in self.store.items()}
+        self.store = {
+            block: (k.index_select(0, index), v.index_select(0, index)) for block, (k, v) in self.store.items()
+        }
 
 
 class MultiHeadAttention(nn.Module):
@@ -54,15 +57,15 @@ class MultiHeadAttention(nn.Module):
         self.w_v = Linear(cfg.d_model, width, bias=bias)
         self.w_o = Linear(width, cfg.d_model, bias=bias)
         self.dropout = Dropout(cfg.dropout)
-        self.hook_q = HookPoint()              # (B, h, T, d_k)
-        self.hook_k = HookPoint()              # (B, h, S, d_k)
-        self.hook_v = HookPoint()              # (B, h, S, d_k)
+        self.hook_q = HookPoint()  # (B, h, T, d_k)
+        self.hook_k = HookPoint()  # (B, h, S, d_k)
+        self.hook_v = HookPoint()  # (B, h, S, d_k)
         self.hook_scores = HookPoint()  # (B, h, T, S) QK^T / sqrt(d_k) (raw with scaling off) + any relative bias
         self.hook_masked_scores = HookPoint()  # (B, h, T, S) -inf (or -1e9) where the mask forbids
-        self.hook_pattern = HookPoint()        # (B, h, T, S) softmax rows
-        self.hook_context = HookPoint()        # (B, h, T, d_k) after head ablation
-        self.hook_concat = HookPoint()         # (B, T, d_model)
-        self.hook_out = HookPoint()            # (B, T, d_model)
+        self.hook_pattern = HookPoint()  # (B, h, T, S) softmax rows
+        self.hook_context = HookPoint()  # (B, h, T, d_k) after head ablation
+        self.hook_concat = HookPoint()  # (B, T, d_model)
+        self.hook_out = HookPoint()  # (B, T, d_model)
         self._fused: tuple[torch.Tensor, torch.Tensor, tuple[int, ...]] | None = None
 
     def fuse_projections(self) -> None:
@@ -75,15 +78,16 @@ class MultiHeadAttention(nn.Module):
         bias = torch.cat([part.bias.detach() for part in parts]) if self.w_q.bias is not None else None
         width = self.n_heads * self.d_k
         for i, part in enumerate(parts):
-            part.weight.data = weight[i * width:(i + 1) * width]
+            part.weight.data = weight[i * width : (i + 1) * width]
             if bias is not None:
-                part.bias.data = bias[i * width:(i + 1) * width]
+                part.bias.data = bias[i * width : (i + 1) * width]
         self._fused = weight, bias, self._addresses()
 
     def _addresses(self) -> tuple[int, ...]:
         parts = (self.w_q, self.w_k, self.w_v)
         return tuple(part.weight.data_ptr() for part in parts) + tuple(
-            part.bias.data_ptr() for part in parts if part.bias is not None)
+            part.bias.data_ptr() for part in parts if part.bias is not None
+        )
 
     def _fused_projection(self) -> tuple[torch.Tensor, torch.Tensor | None] | None:
         """The fused weight and bias while the three projections are still views of them, and
@@ -101,13 +105,18 @@ class MultiHeadAttention(nn.Module):
         """Queries, keys and values, each (B, h, L, d_k)."""
         fused = self._fused_projection() if x_q is x_kv else None
         if fused is None:
-            return self._split_heads(self.w_q(x_q)), self._split_heads(self.w_k(x_kv)), self._split_heads(self.w_v(x_kv))
+            return (
+                self._split_heads(self.w_q(x_q)),
+                self._split_heads(self.w_k(x_kv)),
+                self._split_heads(self.w_v(x_kv)),
+            )
         batch, length, _ = x_q.shape
         qkv = F.linear(x_q, *fused).view(batch, length, 3, self.n_heads, self.d_k)
         return qkv.permute(2, 0, 3, 1, 4).unbind(0)
 
-    def scores(self, q: torch.Tensor, k: torch.Tensor, scale: bool = True,
-               bias: torch.Tensor | None = None) -> torch.Tensor:
+    def scores(
+        self, q: torch.Tensor, k: torch.Tensor, scale: bool = True, bias: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """QK^T of queries (B, h, T, d_k) and keys (B, h, S, d_k), divided by sqrt(d_k) when `scale`
         is on and the model scales at all, plus `bias` (a relative-position bias): (B, h, T, S)."""
         scores = q @ k.transpose(-2, -1)
@@ -115,10 +124,18 @@ class MultiHeadAttention(nn.Module):
             scores = scores / math.sqrt(self.d_k)
         return scores if bias is None else scores + bias
 
-    def forward(self, x_q: torch.Tensor, x_kv: torch.Tensor, mask: torch.Tensor | None = None,
-                ablate_heads: tuple[int, ...] = (), cache: KVCache | None = None,
-                static_kv: bool = False, scale: bool = True, fill: float = float("-inf"),
-                bias: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self,
+        x_q: torch.Tensor,
+        x_kv: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        ablate_heads: tuple[int, ...] = (),
+        cache: KVCache | None = None,
+        static_kv: bool = False,
+        scale: bool = True,
+        fill: float = float("-inf"),
+        bias: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """x_q (B, T, d_model) attends over x_kv (B, S, d_model); returns (B, T, d_model).
         `bias` (1, h, T, S), added to every score: a relative-position bias (T5).
 

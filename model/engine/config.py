@@ -19,40 +19,47 @@ class ModelConfig:
     layers read it (cross-attention), an encoder alone (n_decoder_layers 0, BERT) or a decoder alone
     (n_encoder_layers 0: its layers have no cross-attention, as in GPT-2)."""
 
-    vocab_size: int = 1000        # shared SentencePiece vocabulary of source and target
-    d_model: int = 256            # width of every residual-stream vector
-    n_heads: int = 4              # attention heads per block
-    d_head: int = 0               # width of one head's queries, keys and values; 0: d_model // n_heads
-    d_ff: int = 1024              # hidden width of the position-wise feed-forward network
-    n_encoder_layers: int = 3     # 0 for a decoder-only model
-    n_decoder_layers: int = 3     # 0 for an encoder-only model (BERT)
-    dropout: float = 0.1          # on sublayer outputs, attention weights and the FFN hidden layer
-    max_len: int = 128            # longest sequence, in pieces, that either side accepts
-    norm_first: bool = False      # False: Post-LN as in the paper; True: Pre-LN (+ a final LayerNorm)
-    activation: str = "relu"      # FFN non-linearity: "relu" (paper) or "gelu"
-    tie_embeddings: bool = True   # source and target embeddings and the output projection share one matrix
+    vocab_size: int = 1000  # shared SentencePiece vocabulary of source and target
+    d_model: int = 256  # width of every residual-stream vector
+    n_heads: int = 4  # attention heads per block
+    d_head: int = 0  # width of one head's queries, keys and values; 0: d_model // n_heads
+    d_ff: int = 1024  # hidden width of the position-wise feed-forward network
+    n_encoder_layers: int = 3  # 0 for a decoder-only model
+    n_decoder_layers: int = 3  # 0 for an encoder-only model (BERT)
+    dropout: float = 0.1  # on sublayer outputs, attention weights and the FFN hidden layer
+    max_len: int = 128  # longest sequence, in pieces, that either side accepts
+    norm_first: bool = False  # False: Post-LN as in the paper; True: Pre-LN (+ a final LayerNorm)
+    activation: str = "relu"  # FFN non-linearity: "relu" (paper) or "gelu"
+    tie_embeddings: bool = True  # source and target embeddings and the output projection share one matrix
     positional: str = "sinusoidal"  # one of POSITIONALS
     scale_embeddings: bool = True  # multiply token embeddings by sqrt(d_model) (the paper, Marian; not BERT)
-    embed_norm: bool = False       # LayerNorm over the embedding sum (BERT)
-    token_types: int = 0           # token-type (segment) embeddings added to the sum (BERT: 2); 0 = none
-    layer_norm_eps: float = 1e-5   # BERT uses 1e-12
-    logits_bias: bool = False      # a fixed bias added to the output logits (Marian's final_logits_bias)
-    pad_id: int = 0                # the padding piece: its embedding row, and where padding starts
-    norm: str = "layer"            # one of NORMS
-    linear_bias: bool = True       # projections and feed-forward layers add a bias (T5's add none)
-    gated_ffn: bool = False        # FFN(x) = (act(x W1) * x W3) W2 (T5 v1.1 and flan-t5's gated GELU)
-    scale_scores: bool = True      # divide QK^T by sqrt(d_k); T5 does not (it folds it into its initialisation)
+    embed_norm: bool = False  # LayerNorm over the embedding sum (BERT)
+    token_types: int = 0  # token-type (segment) embeddings added to the sum (BERT: 2); 0 = none
+    layer_norm_eps: float = 1e-5  # BERT uses 1e-12
+    logits_bias: bool = False  # a fixed bias added to the output logits (Marian's final_logits_bias)
+    pad_id: int = 0  # the padding piece: its embedding row, and where padding starts
+    norm: str = "layer"  # one of NORMS
+    linear_bias: bool = True  # projections and feed-forward layers add a bias (T5's add none)
+    gated_ffn: bool = False  # FFN(x) = (act(x W1) * x W3) W2 (T5 v1.1 and flan-t5's gated GELU)
+    scale_scores: bool = True  # divide QK^T by sqrt(d_k); T5 does not (it folds it into its initialisation)
     # with tie_embeddings, the output projection is the embedding matrix (False: one of its own, flan-t5)
     tie_output: bool = True
     # multiply the decoder's output by d_model^-0.5 before the output projection (T5 with a tied one)
     rescale_output: bool = False
-    relative_buckets: int = 32     # positional "relative": buckets of query-to-key distance
+    relative_buckets: int = 32  # positional "relative": buckets of query-to-key distance
     relative_max_distance: int = 128  # distances from here on share the last bucket
 
     def __post_init__(self) -> None:
         problems = []
-        for name in ("vocab_size", "d_model", "n_heads", "d_ff", "max_len", "relative_buckets",
-                     "relative_max_distance"):
+        for name in (
+            "vocab_size",
+            "d_model",
+            "n_heads",
+            "d_ff",
+            "max_len",
+            "relative_buckets",
+            "relative_max_distance",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 problems.append(f"{name} must be a positive integer, got {value!r}")
@@ -78,8 +85,18 @@ class ModelConfig:
             problems.append(f"norm must be one of {NORMS}, got {self.norm!r}")
         if not (isinstance(self.layer_norm_eps, float) and 0.0 < self.layer_norm_eps < 1.0):
             problems.append(f"layer_norm_eps must be a small positive number, got {self.layer_norm_eps!r}")
-        for name in ("norm_first", "tie_embeddings", "scale_embeddings", "embed_norm", "logits_bias",
-                     "linear_bias", "gated_ffn", "scale_scores", "tie_output", "rescale_output"):
+        for name in (
+            "norm_first",
+            "tie_embeddings",
+            "scale_embeddings",
+            "embed_norm",
+            "logits_bias",
+            "linear_bias",
+            "gated_ffn",
+            "scale_scores",
+            "tie_output",
+            "rescale_output",
+        ):
             if not isinstance(getattr(self, name), bool):
                 problems.append(f"{name} must be true or false, got {getattr(self, name)!r}")
         if problems:
@@ -92,7 +109,7 @@ class ModelConfig:
 
     @property
     def kind(self) -> str:
-        """"encoder-decoder", "encoder" (no decoder) or "decoder" (no encoder): for display."""
+        """ "encoder-decoder", "encoder" (no decoder) or "decoder" (no encoder): for display."""
         return "encoder-decoder" if self.cross_attention else ("encoder" if self.n_encoder_layers else "decoder")
 
     @property

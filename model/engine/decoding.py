@@ -25,14 +25,20 @@ from .transformer import Transformer
 class Hypothesis:
     """One finished (or cut-off) output of beam search."""
 
-    ids: tuple[int, ...]   # output pieces, without BOS and EOS
-    log_prob: float        # sum of the log-probabilities of the pieces and of EOS when finished
-    score: float           # log_prob / length**length_penalty, what beams are ranked by
-    finished: bool         # ended with EOS (False: cut at the maximum length)
+    ids: tuple[int, ...]  # output pieces, without BOS and EOS
+    log_prob: float  # sum of the log-probabilities of the pieces and of EOS when finished
+    score: float  # log_prob / length**length_penalty, what beams are ranked by
+    finished: bool  # ended with EOS (False: cut at the maximum length)
 
 
-def _step_logits(model: Transformer, tokens: torch.Tensor, memory: torch.Tensor | None,
-                 src_mask: torch.Tensor | None, iv: Interventions, cache: KVCache | None) -> torch.Tensor:
+def _step_logits(
+    model: Transformer,
+    tokens: torch.Tensor,
+    memory: torch.Tensor | None,
+    src_mask: torch.Tensor | None,
+    iv: Interventions,
+    cache: KVCache | None,
+) -> torch.Tensor:
     """Logits (B, vocab) for the next piece after `tokens` (B, t)."""
     if cache is not None:  # feed what the cache does not hold yet: the last piece, or at first a whole prompt
         start = cache.length
@@ -43,8 +49,9 @@ def _step_logits(model: Transformer, tokens: torch.Tensor, memory: torch.Tensor 
     return model.project(model.decode(tokens, memory, src_mask, iv, project=False)[:, -1])
 
 
-def start_tokens(specials: SpecialIds, batch: int, device: torch.device | str | None,
-                 prompt: torch.Tensor | None = None) -> torch.Tensor:
+def start_tokens(
+    specials: SpecialIds, batch: int, device: torch.device | str | None, prompt: torch.Tensor | None = None
+) -> torch.Tensor:
     """What decoding starts from: the decoder's start piece per row, or a prompt (B, P) to continue
     (a decoder-only model)."""
     if prompt is not None:
@@ -66,18 +73,26 @@ def allowed(scores: torch.Tensor, step: int, max_len: int, specials: SpecialIds)
     return scores
 
 
-def greedy(model: Transformer, memory: torch.Tensor | None, src_mask: torch.Tensor | None,
-           iv: Interventions, max_len: int, specials: SpecialIds = PROJECT_SPECIALS,
-           step_logits: list[torch.Tensor] | None = None,
-           prompt: torch.Tensor | None = None, cache: KVCache | None = None,
-           first_step: AbstractContextManager | None = None) -> list[tuple[list[int], bool]]:
+def greedy(
+    model: Transformer,
+    memory: torch.Tensor | None,
+    src_mask: torch.Tensor | None,
+    iv: Interventions,
+    max_len: int,
+    specials: SpecialIds = PROJECT_SPECIALS,
+    step_logits: list[torch.Tensor] | None = None,
+    prompt: torch.Tensor | None = None,
+    cache: KVCache | None = None,
+    first_step: AbstractContextManager | None = None,
+) -> list[tuple[list[int], bool]]:
     """Most likely piece at each step, for a batch (of encoded sources, or of one `prompt` (1, P)
     to continue when `memory` is None); returns (new ids without BOS/EOS, finished).
     With `step_logits`, each step's logits (B, vocab) are appended to it, as the model gave them.
     `cache`: the KV cache to fill (the caller's, to read afterwards; causal mask on). `first_step`:
     a context the first step runs in (a Recorder or a Patching of a prompt's pass)."""
-    tokens = start_tokens(specials, 1 if memory is None else memory.size(0),
-                          None if memory is None else memory.device, prompt)
+    tokens = start_tokens(
+        specials, 1 if memory is None else memory.size(0), None if memory is None else memory.device, prompt
+    )
     batch, first = tokens.shape
     if cache is None and iv.causal_mask:
         cache = KVCache()
@@ -95,14 +110,21 @@ def greedy(model: Transformer, memory: torch.Tensor | None, src_mask: torch.Tens
             break
     results = []
     for row, done in zip(tokens[:, first:].tolist(), finished.tolist(), strict=True):
-        ids = row[:row.index(specials.eos)] if done else row
+        ids = row[: row.index(specials.eos)] if done else row
         results.append((ids, done))  # a finished row's fill (pad) comes after its EOS, cut above
     return results
 
 
-def decoded_logits(model: Transformer, tgt: torch.Tensor, memory: torch.Tensor | None, src_mask: torch.Tensor | None,
-                   iv: Interventions, steps_seen: list[torch.Tensor] | None = None,
-                   recorded: dict[str, torch.Tensor] | None = None, first: int = 1) -> torch.Tensor:
+def decoded_logits(
+    model: Transformer,
+    tgt: torch.Tensor,
+    memory: torch.Tensor | None,
+    src_mask: torch.Tensor | None,
+    iv: Interventions,
+    steps_seen: list[torch.Tensor] | None = None,
+    recorded: dict[str, torch.Tensor] | None = None,
+    first: int = 1,
+) -> torch.Tensor:
     """Logits (B, T, vocab) each decoding step chose from, by a pass over the output `tgt` fed in
     (recorded by the active Recorder, whose tensors are `recorded`, rewritten as `as_decoded` says).
     `steps_seen`: the logits greedy search kept from its steps, used as they are, not recomputed:
@@ -120,9 +142,16 @@ def decoded_logits(model: Transformer, tgt: torch.Tensor, memory: torch.Tensor |
         return as_decoded(model, tgt, memory, src_mask, iv, logits, recorded, first)
 
 
-def as_decoded(model: Transformer, tgt: torch.Tensor, memory: torch.Tensor | None, src_mask: torch.Tensor | None,
-               iv: Interventions, one_pass: torch.Tensor, recorded: dict[str, torch.Tensor] | None = None,
-               first: int = 1) -> torch.Tensor:
+def as_decoded(
+    model: Transformer,
+    tgt: torch.Tensor,
+    memory: torch.Tensor | None,
+    src_mask: torch.Tensor | None,
+    iv: Interventions,
+    one_pass: torch.Tensor,
+    recorded: dict[str, torch.Tensor] | None = None,
+    first: int = 1,
+) -> torch.Tensor:
     """Logits (B, T, vocab) that each decoding step chose from, for the pieces `tgt` (B, T) fed in;
     with `recorded` (a Recorder's tensors from the same one pass), its decoder tensors are
     rewritten in place the same way, so that row t is what step t computed.
@@ -146,16 +175,20 @@ def as_decoded(model: Transformer, tgt: torch.Tensor, memory: torch.Tensor | Non
             recorded[name] = _row_by_row(name, recorded[name], [p[name] for p in passes] + [recorded[name]], first)
     if not passes:
         return one_pass
-    logits = torch.cat([model.project(passes[0][stages.DECODER_OUTPUT])]
-                       + [model.project(p[stages.DECODER_OUTPUT][:, -1:]) for p in passes[1:]] + [one_pass[:, -1:]],
-                       dim=1)
+    logits = torch.cat(
+        [model.project(passes[0][stages.DECODER_OUTPUT])]
+        + [model.project(p[stages.DECODER_OUTPUT][:, -1:]) for p in passes[1:]]
+        + [one_pass[:, -1:]],
+        dim=1,
+    )
     if recorded is not None:
         recorded[stages.LOGITS] = logits  # row t: what step t chose from
     return logits
 
 
-def continued_trace(model: Transformer, prompt_pass: dict[str, torch.Tensor], cache: KVCache, fed: torch.Tensor,
-                    iv: Interventions) -> dict[str, torch.Tensor]:
+def continued_trace(
+    model: Transformer, prompt_pass: dict[str, torch.Tensor], cache: KVCache, fed: torch.Tensor, iv: Interventions
+) -> dict[str, torch.Tensor]:
     """The one-pass recording over `fed` (1, T): a prompt then the pieces generated after it, with the
     causal mask on, put together from what generating already computed instead of a second pass over
     everything: `prompt_pass`, the first step's recording (the prompt's rows), and a recorded pass over
@@ -182,16 +215,25 @@ def continued_trace(model: Transformer, prompt_pass: dict[str, torch.Tensor], ca
     return whole
 
 
-def _with_later_keys(model: Transformer, stage: stages.Stage, first: torch.Tensor, prompt_pass: dict[str, torch.Tensor],
-                     rest: dict[str, torch.Tensor], iv: Interventions) -> torch.Tensor:
+def _with_later_keys(
+    model: Transformer,
+    stage: stages.Stage,
+    first: torch.Tensor,
+    prompt_pass: dict[str, torch.Tensor],
+    rest: dict[str, torch.Tensor],
+    iv: Interventions,
+) -> torch.Tensor:
     """A prompt row's scores, masked scores, weights or position bias (B, h, P, P) widened to every
     key (B, h, P, T)."""
     prompt, total = first.size(-1), rest[stage.name].size(-1)
     if stage.stage in ("pattern", "masked_scores"):  # the causal mask hides every later key
         later = first.new_full((*first.shape[:-1], total - prompt), 0.0 if stage.stage == "pattern" else iv.fill)
         return torch.cat([first, later], dim=-1)
-    bias = model.get_submodule(stage.stack).relative_bias(prompt, total)[..., prompt:] \
-        if stages.position_bias(stage.stack) in prompt_pass else None  # only while the positions are on
+    bias = (
+        model.get_submodule(stage.stack).relative_bias(prompt, total)[..., prompt:]
+        if stages.position_bias(stage.stack) in prompt_pass
+        else None
+    )  # only while the positions are on
     if stage.stage == stages.POSITION_BIAS:
         return torch.cat([first, bias], dim=-1)
     query = stages.attention(stage.stack, stage.kind, stage.layer, "q")
@@ -208,13 +250,16 @@ def _row_by_row(name: str, whole: torch.Tensor, passes: list[torch.Tensor], firs
         return whole  # projections of the encoder memory: the same in every pass
     query_axis = 2 if whole.dim() == 4 else 1
     keys_are_steps = stage.keys == "target"
-    rebuilt = torch.full_like(whole, 0.0 if stage.stage == "pattern" else float("nan")) if keys_are_steps \
+    rebuilt = (
+        torch.full_like(whole, 0.0 if stage.stage == "pattern" else float("nan"))
+        if keys_are_steps
         else torch.empty_like(whole)
+    )
     for t in range(whole.size(query_axis)):
         step = max(0, t + 1 - first)
         row, target = passes[step].select(query_axis, t), rebuilt.select(query_axis, t)
         if keys_are_steps:
-            target[..., :first + step] = row
+            target[..., : first + step] = row
         else:
             target.copy_(row)
     return rebuilt
@@ -224,10 +269,17 @@ def _normalized(log_prob: float, length: int, length_penalty: float) -> float:
     return log_prob / (max(length, 1) ** length_penalty)
 
 
-def beam_search(model: Transformer, memory: torch.Tensor | None, src_mask: torch.Tensor | None,
-                iv: Interventions, beam_size: int, max_len: int,
-                length_penalty: float = 1.0, specials: SpecialIds = PROJECT_SPECIALS,
-                prompt: torch.Tensor | None = None) -> list[Hypothesis]:
+def beam_search(
+    model: Transformer,
+    memory: torch.Tensor | None,
+    src_mask: torch.Tensor | None,
+    iv: Interventions,
+    beam_size: int,
+    max_len: int,
+    length_penalty: float = 1.0,
+    specials: SpecialIds = PROJECT_SPECIALS,
+    prompt: torch.Tensor | None = None,
+) -> list[Hypothesis]:
     """Keep the `beam_size` best partial outputs of one sentence (or continuations of one `prompt`
     (1, P), memory None); return up to `beam_size` hypotheses, best first.
 
@@ -244,8 +296,9 @@ def beam_search(model: Transformer, memory: torch.Tensor | None, src_mask: torch
     done: list[Hypothesis] = []
     for step in range(max_len):
         live = tokens.size(0)
-        logits = _step_logits(model, tokens, None if memory is None else memory.expand(live, -1, -1), src_mask,
-                              iv, cache)
+        logits = _step_logits(
+            model, tokens, None if memory is None else memory.expand(live, -1, -1), src_mask, iv, cache
+        )
         log_probs = allowed(logits.float().log_softmax(dim=-1), step, max_len, specials)  # (k, vocab)
         vocab = log_probs.size(-1)
         totals = (scores[:, None] + log_probs).view(-1)

@@ -75,13 +75,17 @@ class Patching:
         value = patch.value.to(device=x.device, dtype=x.dtype)
         if patch.positions is None:
             if value.shape != x.shape:
-                raise ValueError(f"patch for {name}: shape {tuple(value.shape)} is not the activation's {tuple(x.shape)}")
+                raise ValueError(
+                    f"patch for {name}: shape {tuple(value.shape)} is not the activation's {tuple(x.shape)}"
+                )
             patched = value
         else:
             axis = sequence_axis(x)
             if value.dim() != x.dim() or any(value.size(d) != x.size(d) for d in range(x.dim()) if d != axis):
-                raise ValueError(f"patch for {name}: shape {tuple(value.shape)} does not fit the activation's "
-                                 f"{tuple(x.shape)} outside axis {axis}")
+                raise ValueError(
+                    f"patch for {name}: shape {tuple(value.shape)} does not fit the activation's "
+                    f"{tuple(x.shape)} outside axis {axis}"
+                )
             limit = min(value.size(axis), x.size(axis))
             if any(not 0 <= p < limit for p in patch.positions):
                 raise ValueError(f"patch for {name}: positions must exist in both ({limit} do)")

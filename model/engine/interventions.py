@@ -17,13 +17,13 @@ Head = tuple[str, str, int, int]  # (stack, kind, layer, head)
 class Interventions:
     """Switches applied during one call; the default is the model as trained."""
 
-    causal_mask: bool = True           # decoder self-attention may not look at later positions
-    padding_mask: bool = True          # no query looks at padded source/target positions
-    positional_encoding: bool = True   # add position information to the embeddings
+    causal_mask: bool = True  # decoder self-attention may not look at later positions
+    padding_mask: bool = True  # no query looks at padded source/target positions
+    positional_encoding: bool = True  # add position information to the embeddings
     ablate: frozenset[Head] = field(default_factory=frozenset)  # heads whose context output is zeroed
-    scale_scores: bool = True          # divide QK^T by sqrt(d_k); off: the raw dot products
-    scale_embeddings: bool = True      # multiply token embeddings by sqrt(d_model) (models that scale at all)
-    mask_value: str = "-inf"           # what masked scores are set to: "-inf" or "-1e9"
+    scale_scores: bool = True  # divide QK^T by sqrt(d_k); off: the raw dot products
+    scale_embeddings: bool = True  # multiply token embeddings by sqrt(d_model) (models that scale at all)
+    mask_value: str = "-inf"  # what masked scores are set to: "-inf" or "-1e9"
 
     def __post_init__(self) -> None:
         for name in ("causal_mask", "padding_mask", "positional_encoding", "scale_scores", "scale_embeddings"):
@@ -37,8 +37,9 @@ class Interventions:
                 raise InputError(f"An ablated head is (stack, kind, layer, head), got {head!r}")
             stack, kind, layer, index = head
             if kind not in ATTENTION.get(stack, ()):
-                raise InputError(f"No {kind!r} attention in the {stack!r} stack: "
-                                 "use encoder/self, decoder/self or decoder/cross")
+                raise InputError(
+                    f"No {kind!r} attention in the {stack!r} stack: use encoder/self, decoder/self or decoder/cross"
+                )
             if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (layer, index)):
                 raise InputError(f"Layer and head must be non-negative integers, got {head!r}")
         object.__setattr__(self, "ablate", heads)
@@ -53,8 +54,10 @@ class Interventions:
         layers = {"encoder": cfg.n_encoder_layers, "decoder": cfg.n_decoder_layers}
         for stack, kind, layer, head in sorted(self.ablate):
             if layer >= layers[stack] or head >= cfg.n_heads:
-                raise InputError(f"This model has {layers[stack]} {stack} layers of {cfg.n_heads} heads: "
-                                 f"there is no {stack} {kind}-attention layer {layer} head {head}")
+                raise InputError(
+                    f"This model has {layers[stack]} {stack} layers of {cfg.n_heads} heads: "
+                    f"there is no {stack} {kind}-attention layer {layer} head {head}"
+                )
 
     def heads_off(self, stack: str, kind: str, layer: int) -> tuple[int, ...]:
         """Sorted heads ablated in one attention block."""
@@ -65,10 +68,10 @@ class Interventions:
 class DecodeOptions:
     """How to turn the model's distributions into a translation."""
 
-    beam_size: int = 1             # 1 is greedy decoding
-    length_penalty: float = 1.0    # beam score = log-prob / length**length_penalty (0 = raw sum)
-    max_len: int | None = None     # output pieces; None = 2 * source length + 10, capped by the model
-    top_k: int = 5                 # candidates reported per decoding step
+    beam_size: int = 1  # 1 is greedy decoding
+    length_penalty: float = 1.0  # beam score = log-prob / length**length_penalty (0 = raw sum)
+    max_len: int | None = None  # output pieces; None = 2 * source length + 10, capped by the model
+    top_k: int = 5  # candidates reported per decoding step
 
     def __post_init__(self) -> None:
         if not isinstance(self.beam_size, int) or not 1 <= self.beam_size <= 16:

@@ -32,7 +32,7 @@ class FeedForward(nn.Module):
         self.activation = ACTIVATION_MODULES[cfg.activation]()
         self.dropout = Dropout(cfg.dropout)
         self.hook_hidden = HookPoint()  # (B, L, d_ff) after the activation (and the gate)
-        self.hook_out = HookPoint()     # (B, L, d_model)
+        self.hook_out = HookPoint()  # (B, L, d_model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         hidden = self.activation(self.w_1(x))  # (B, L, d_ff)
@@ -54,7 +54,7 @@ class TransformerLayer(nn.Module):
         self.self_attn = MultiHeadAttention(cfg)
         self.norm_self = make_norm(cfg)
         self.hook_resid_self = HookPoint()  # (B, L, d_model) x + SelfAttn(...)
-        self.hook_norm_self = HookPoint()   # (B, L, d_model)
+        self.hook_norm_self = HookPoint()  # (B, L, d_model)
         if cross:
             self.cross_attn = MultiHeadAttention(cfg)
             self.norm_cross = make_norm(cfg)
@@ -65,27 +65,51 @@ class TransformerLayer(nn.Module):
         self.hook_resid_ffn = HookPoint()
         self.hook_norm_ffn = HookPoint()
 
-    def _sublayer(self, x: torch.Tensor, norm: nn.Module, hook_norm: HookPoint,
-                  hook_resid: HookPoint, fn: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+    def _sublayer(
+        self,
+        x: torch.Tensor,
+        norm: nn.Module,
+        hook_norm: HookPoint,
+        hook_resid: HookPoint,
+        fn: Callable[[torch.Tensor], torch.Tensor],
+    ) -> torch.Tensor:
         if self.norm_first:  # Pre-LN: x + f(LN(x))
             return hook_resid(x + self.dropout(fn(hook_norm(norm(x)))))
         return hook_norm(norm(hook_resid(x + self.dropout(fn(x)))))  # Post-LN: LN(x + f(x))
 
-    def forward(self, x: torch.Tensor, self_mask: torch.Tensor | None,
-                memory: torch.Tensor | None = None, memory_mask: torch.Tensor | None = None,
-                ablate_self: tuple[int, ...] = (), ablate_cross: tuple[int, ...] = (),
-                cache: KVCache | None = None, scale: bool = True, fill: float = float("-inf"),
-                position_bias: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,
+        self_mask: torch.Tensor | None,
+        memory: torch.Tensor | None = None,
+        memory_mask: torch.Tensor | None = None,
+        ablate_self: tuple[int, ...] = (),
+        ablate_cross: tuple[int, ...] = (),
+        cache: KVCache | None = None,
+        scale: bool = True,
+        fill: float = float("-inf"),
+        position_bias: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """x (B, L, d_model) -> (B, L, d_model); memory (B, S, d_model) only in the decoder.
         `scale` and `fill` reach every attention block (the what-if switches); `position_bias`
         (1, h, L, keys), the self-attention's only."""
-        x = self._sublayer(x, self.norm_self, self.hook_norm_self, self.hook_resid_self,
-                           lambda h: self.self_attn(h, h, self_mask, ablate_self, cache, scale=scale, fill=fill,
-                                                    bias=position_bias))
+        x = self._sublayer(
+            x,
+            self.norm_self,
+            self.hook_norm_self,
+            self.hook_resid_self,
+            lambda h: self.self_attn(h, h, self_mask, ablate_self, cache, scale=scale, fill=fill, bias=position_bias),
+        )
         if memory is not None:
-            x = self._sublayer(x, self.norm_cross, self.hook_norm_cross, self.hook_resid_cross,
-                               lambda h: self.cross_attn(h, memory, memory_mask, ablate_cross,
-                                                         cache, static_kv=True, scale=scale, fill=fill))
+            x = self._sublayer(
+                x,
+                self.norm_cross,
+                self.hook_norm_cross,
+                self.hook_resid_cross,
+                lambda h: self.cross_attn(
+                    h, memory, memory_mask, ablate_cross, cache, static_kv=True, scale=scale, fill=fill
+                ),
+            )
         return self._sublayer(x, self.norm_ffn, self.hook_norm_ffn, self.hook_resid_ffn, self.ffn)
 
     __call__ = forward  # see modules.py
@@ -94,7 +118,9 @@ class TransformerLayer(nn.Module):
         """The matrices a decoding step multiplies by its one new position, but self-attention's
         queries, keys and values (fused: `MultiHeadAttention.fuse_projections`) and
         cross-attention's keys and values (projections of the memory, once per sentence)."""
-        projections = [self.self_attn.w_o, self.ffn.w_1, self.ffn.w_2] + ([self.ffn.w_3] if hasattr(self.ffn, "w_3") else [])
+        projections = [self.self_attn.w_o, self.ffn.w_1, self.ffn.w_2] + (
+            [self.ffn.w_3] if hasattr(self.ffn, "w_3") else []
+        )
         if hasattr(self, "cross_attn"):
             projections += [self.cross_attn.w_q, self.cross_attn.w_o]
         return [projection.weight for projection in projections]

@@ -50,4 +50,8 @@ class SiLU(nn.SiLU):
 
 
 ACTIVATION_MODULES: dict[str, Callable[[], nn.Module]] = {
-    "relu": ReLU, "gelu": GELU, "gelu_tanh": lambda: GELU(approximate="tanh"), "silu": SiLU}
+    "relu": ReLU,
+    "gelu": GELU,
+    "gelu_tanh": lambda: GELU(approximate="tanh"),
+    "silu": SiLU,
+}

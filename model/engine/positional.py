@@ -34,7 +34,7 @@ class SinusoidalPositions(nn.Module):
         self.register_buffer("table", sinusoidal_encoding(max_len, d_model, halves), persistent=False)
 
     def forward(self, start: int, length: int) -> torch.Tensor:
-        return self.table[start:start + length]  # (S, d_model)
+        return self.table[start : start + length]  # (S, d_model)
 
 
 class LearnedPositions(nn.Module):
@@ -45,7 +45,7 @@ class LearnedPositions(nn.Module):
         self.table = nn.Parameter(torch.randn(max_len, d_model) * 0.02)
 
     def forward(self, start: int, length: int) -> torch.Tensor:
-        return self.table[start:start + length]  # (S, d_model)
+        return self.table[start : start + length]  # (S, d_model)
 
 
 def relative_buckets(relative: torch.Tensor, bidirectional: bool, n_buckets: int, max_distance: int) -> torch.Tensor:
@@ -62,8 +62,12 @@ def relative_buckets(relative: torch.Tensor, bidirectional: bool, n_buckets: int
     else:
         distance = (-relative).clamp(min=0)
     exact = n_buckets // 2
-    far = exact + (torch.log(distance.float().clamp(min=1) / exact) / math.log(max_distance / exact)
-                   * (n_buckets - exact)).long()
+    far = (
+        exact
+        + (
+            torch.log(distance.float().clamp(min=1) / exact) / math.log(max_distance / exact) * (n_buckets - exact)
+        ).long()
+    )
     far = far.clamp(max=n_buckets - 1)
     return bucket + torch.where(distance < exact, distance, far)
 

@@ -27,10 +27,10 @@ ATTENTION_STAGES = ("q", "k", "v", "scores", "masked_scores", "pattern", "contex
 EMBEDDING_STAGES = ("ids", "token", "scaled", "position", "token_type", "sum", "norm")
 SIDES = {"source": "src_embed", "target": "tgt_embed"}
 
-MEMORY = "encoder.hook_memory"        # the encoder's last output (after its final norm, if any)
+MEMORY = "encoder.hook_memory"  # the encoder's last output (after its final norm, if any)
 DECODER_OUTPUT = "decoder.hook_output"  # the decoder's last output, before the output projection
-LOGITS = "hook_logits"                # the output projection: one row of logits per decoder position
-POSITION_BIAS = "position_bias"       # a stack's relative-position bias (1, h, queries, keys), T5's only
+LOGITS = "hook_logits"  # the output projection: one row of logits per decoder position
+POSITION_BIAS = "position_bias"  # a stack's relative-position bias (1, h, queries, keys), T5's only
 
 
 def position_bias(stack: str) -> str:
@@ -67,8 +67,10 @@ def layer_output(stack: str, layer: int, norm_first: bool) -> str:
     return sublayer(stack, layer, "resid_ffn" if norm_first else "norm_ffn")
 
 
-_NAME = re.compile(r"^(?:(?P<embed>src_embed|tgt_embed)\.|(?P<stack>encoder|decoder)\."
-                   r"(?:layers\.(?P<layer>\d+)\.(?:(?P<kind>self|cross)_attn\.|(?P<ffn>ffn)\.)?)?)?hook_(?P<stage>\w+)$")
+_NAME = re.compile(
+    r"^(?:(?P<embed>src_embed|tgt_embed)\.|(?P<stack>encoder|decoder)\."
+    r"(?:layers\.(?P<layer>\d+)\.(?:(?P<kind>self|cross)_attn\.|(?P<ffn>ffn)\.)?)?)?hook_(?P<stage>\w+)$"
+)
 
 
 @dataclass(frozen=True)
@@ -76,11 +78,11 @@ class Stage:
     """What a hook point's name says: where it sits and which stage it is."""
 
     name: str
-    stage: str                   # "pattern", "token", "hidden", "resid_self", "memory", "logits", ...
-    stack: str | None = None     # "encoder" or "decoder"; None for the embeddings and the logits
+    stage: str  # "pattern", "token", "hidden", "resid_self", "memory", "logits", ...
+    stack: str | None = None  # "encoder" or "decoder"; None for the embeddings and the logits
     layer: int | None = None
-    kind: str | None = None      # "self" or "cross" inside an attention block
-    side: str | None = None      # "source" or "target" for an embedding stage
+    kind: str | None = None  # "self" or "cross" inside an attention block
+    side: str | None = None  # "source" or "target" for an embedding stage
     in_ffn: bool = False
 
     @property
@@ -93,8 +95,7 @@ class Stage:
     def source_rows(self) -> bool:
         """True when its positions are the source's: the source embeddings, the encoder, and the
         cross-attention keys and values (projections of the encoder's memory)."""
-        return (self.side == "source" or self.stack == "encoder"
-                or (self.kind == "cross" and self.stage in ("k", "v")))
+        return self.side == "source" or self.stack == "encoder" or (self.kind == "cross" and self.stage in ("k", "v"))
 
     @property
     def keys(self) -> str | None:
@@ -112,8 +113,15 @@ def parse(name: str) -> Stage:
     if match is None:
         raise ValueError(f"{name!r} is not the name of a hook point")
     embed, layer = match["embed"], match["layer"]
-    return Stage(name, match["stage"], match["stack"], int(layer) if layer is not None else None, match["kind"],
-                 next((side for side, prefix in SIDES.items() if prefix == embed), None), match["ffn"] is not None)
+    return Stage(
+        name,
+        match["stage"],
+        match["stack"],
+        int(layer) if layer is not None else None,
+        match["kind"],
+        next((side for side, prefix in SIDES.items() if prefix == embed), None),
+        match["ffn"] is not None,
+    )
 
 
 def build(stage: Stage) -> str:

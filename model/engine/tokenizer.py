@@ -39,8 +39,11 @@ def normalize_source(text: str, canonical: bool = True) -> Normalized:
         raise InputError(f"A sentence must be text, got {type(text).__name__}")
     warnings = []
     text = unicodedata.normalize("NFKC", text)
-    cleaned = "".join(" " if ch in "\t\n\r\v\f" else ch for ch in text
-                      if ch in "\t\n\r\v\f" or unicodedata.category(ch) not in _CONTROL_CATEGORIES)
+    cleaned = "".join(
+        " " if ch in "\t\n\r\v\f" else ch
+        for ch in text
+        if ch in "\t\n\r\v\f" or unicodedata.category(ch) not in _CONTROL_CATEGORIES
+    )
     removed = len(text) - len(cleaned)
     if removed:
         warnings.append(f"Removed {removed} invisible or control character{'s' * (removed > 1)}.")
@@ -72,13 +75,25 @@ class Tokenizer:
         """Train a unigram SentencePiece model with byte fallback (no character is ever unknown)."""
         buffer = io.BytesIO()
         spm.SentencePieceTrainer.train(
-            sentence_iterator=iter(lines), model_writer=buffer, vocab_size=vocab_size,
-            model_type="unigram", character_coverage=1.0, byte_fallback=True,
-            normalization_rule_name="identity", hard_vocab_limit=False, num_threads=2,
-            pad_id=PAD_ID, unk_id=UNK_ID, bos_id=BOS_ID, eos_id=EOS_ID,
-            pad_piece=SPECIAL_PIECES[PAD_ID], unk_piece=SPECIAL_PIECES[UNK_ID],
-            bos_piece=SPECIAL_PIECES[BOS_ID], eos_piece=SPECIAL_PIECES[EOS_ID],
-            minloglevel=2)
+            sentence_iterator=iter(lines),
+            model_writer=buffer,
+            vocab_size=vocab_size,
+            model_type="unigram",
+            character_coverage=1.0,
+            byte_fallback=True,
+            normalization_rule_name="identity",
+            hard_vocab_limit=False,
+            num_threads=2,
+            pad_id=PAD_ID,
+            unk_id=UNK_ID,
+            bos_id=BOS_ID,
+            eos_id=EOS_ID,
+            pad_piece=SPECIAL_PIECES[PAD_ID],
+            unk_piece=SPECIAL_PIECES[UNK_ID],
+            bos_piece=SPECIAL_PIECES[BOS_ID],
+            eos_piece=SPECIAL_PIECES[EOS_ID],
+            minloglevel=2,
+        )
         return cls(buffer.getvalue())
 
     @classmethod

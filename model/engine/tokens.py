@@ -19,9 +19,9 @@ class SpecialIds:
 
     pad: int = PAD_ID
     unk: int = UNK_ID
-    bos: int = BOS_ID               # the decoder's first input (Marian starts from its pad id)
+    bos: int = BOS_ID  # the decoder's first input (Marian starts from its pad id)
     eos: int = EOS_ID
-    banned: tuple[int, ...] = ()    # never produced (Marian's generation config bans <pad>)
+    banned: tuple[int, ...] = ()  # never produced (Marian's generation config bans <pad>)
     force_eos_at_end: bool = False  # the last step allowed must end the output (Marian's forced_eos_token_id)
 
 

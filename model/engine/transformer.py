@@ -33,7 +33,7 @@ def _positions(cfg: ModelConfig) -> nn.Module | None:
 
 
 class Embeddings(nn.Module):
-    """"We multiply those weights by sqrt(d_model)" and add the positional encoding (3.4, 3.5).
+    """ "We multiply those weights by sqrt(d_model)" and add the positional encoding (3.4, 3.5).
 
     BERT instead adds a token-type vector and normalizes the sum, without the scaling.
     """
@@ -47,21 +47,22 @@ class Embeddings(nn.Module):
         if positions is not None:
             self.positions = positions
         self.dropout = Dropout(cfg.dropout)
-        self.hook_ids = HookPoint()       # (B, L) token ids
-        self.hook_token = HookPoint()     # (B, L, d_model) embedding rows
-        self.hook_scaled = HookPoint()    # (B, L, d_model) times sqrt(d_model) (equal to token without scaling)
+        self.hook_ids = HookPoint()  # (B, L) token ids
+        self.hook_token = HookPoint()  # (B, L, d_model) embedding rows
+        self.hook_scaled = HookPoint()  # (B, L, d_model) times sqrt(d_model) (equal to token without scaling)
         if positions is not None:
             self.hook_position = HookPoint()  # (B, L, d_model) zeros when switched off
         if cfg.token_types:
             self.token_type = nn.Embedding(cfg.token_types, cfg.d_model)
             self.hook_token_type = HookPoint()  # (B, L, d_model) every piece is of type 0
-        self.hook_sum = HookPoint()       # (B, L, d_model)
+        self.hook_sum = HookPoint()  # (B, L, d_model)
         if cfg.embed_norm:
             self.norm = make_norm(cfg)
             self.hook_norm = HookPoint()  # (B, L, d_model) the normalized sum
 
-    def forward(self, ids: torch.Tensor, use_positions: bool = True, start: int = 0,
-                use_scale: bool = True) -> torch.Tensor:
+    def forward(
+        self, ids: torch.Tensor, use_positions: bool = True, start: int = 0, use_scale: bool = True
+    ) -> torch.Tensor:
         ids = self.hook_ids(ids)  # a patched hook point changes what the model reads, ids too
         batch, length = ids.shape
         if start + length > self.max_len:
@@ -85,8 +86,9 @@ def _relative_bias(stack: nn.Module, cfg: ModelConfig, bidirectional: bool) -> N
     """Give a stack of a model with relative positions its one bias table, and the hook point of
     the bias it adds: (1, h, queries, keys), shared by every layer's self-attention."""
     if cfg.positional == "relative":
-        stack.relative_bias = RelativePositionBias(cfg.relative_buckets, cfg.relative_max_distance, cfg.n_heads,
-                                                   bidirectional)
+        stack.relative_bias = RelativePositionBias(
+            cfg.relative_buckets, cfg.relative_max_distance, cfg.n_heads, bidirectional
+        )
         stack.hook_position_bias = HookPoint()
 
 
@@ -99,7 +101,7 @@ def _position_bias(stack: nn.Module, queries: int, keys: int, start: int, iv: In
 
 
 class Encoder(nn.Module):
-    """"The encoder is composed of a stack of N identical layers." (3.1)"""
+    """ "The encoder is composed of a stack of N identical layers." (3.1)"""
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
@@ -111,32 +113,55 @@ class Encoder(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None, iv: Interventions) -> torch.Tensor:
         bias = _position_bias(self, x.size(1), x.size(1), 0, iv)
         for i, layer in enumerate(self.layers):
-            x = layer(x, mask, ablate_self=iv.heads_off("encoder", "self", i), scale=iv.scale_scores, fill=iv.fill,
-                      position_bias=bias)
+            x = layer(
+                x,
+                mask,
+                ablate_self=iv.heads_off("encoder", "self", i),
+                scale=iv.scale_scores,
+                fill=iv.fill,
+                position_bias=bias,
+            )
         return self.hook_memory(self.final_norm(x))
 
 
 class Decoder(nn.Module):
-    """"The decoder is also composed of a stack of N identical layers" with a third sub-layer
+    """ "The decoder is also composed of a stack of N identical layers" with a third sub-layer
     attending over the encoder output (3.1)."""
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
-        self.layers = nn.ModuleList(TransformerLayer(cfg, cross=cfg.cross_attention) for _ in range(cfg.n_decoder_layers))
+        self.layers = nn.ModuleList(
+            TransformerLayer(cfg, cross=cfg.cross_attention) for _ in range(cfg.n_decoder_layers)
+        )
         self.final_norm = make_norm(cfg) if cfg.norm_first else nn.Identity()
         _relative_bias(self, cfg, bidirectional=False)
         self.hook_output = HookPoint()  # (B, T, d_model)
 
-    def forward(self, x: torch.Tensor, self_mask: torch.Tensor | None, memory: torch.Tensor | None,
-                memory_mask: torch.Tensor | None, iv: Interventions,
-                cache: KVCache | None = None, start: int = 0) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,
+        self_mask: torch.Tensor | None,
+        memory: torch.Tensor | None,
+        memory_mask: torch.Tensor | None,
+        iv: Interventions,
+        cache: KVCache | None = None,
+        start: int = 0,
+    ) -> torch.Tensor:
         """`start`: the position of x's first row (a cached decoding step's)."""
         bias = _position_bias(self, x.size(1), start + x.size(1), start, iv)
         for i, layer in enumerate(self.layers):
-            x = layer(x, self_mask, memory, memory_mask,
-                      ablate_self=iv.heads_off("decoder", "self", i),
-                      ablate_cross=iv.heads_off("decoder", "cross", i), cache=cache,
-                      scale=iv.scale_scores, fill=iv.fill, position_bias=bias)
+            x = layer(
+                x,
+                self_mask,
+                memory,
+                memory_mask,
+                ablate_self=iv.heads_off("decoder", "self", i),
+                ablate_cross=iv.heads_off("decoder", "cross", i),
+                cache=cache,
+                scale=iv.scale_scores,
+                fill=iv.fill,
+                position_bias=bias,
+            )
         return self.hook_output(self.final_norm(x))
 
 
@@ -155,8 +180,11 @@ class Transformer(nn.Module):
             self.src_embed = Embeddings(cfg, src_token)
             self.encoder = Encoder(cfg)
         if cfg.n_decoder_layers:
-            tgt_token = src_token if cfg.tie_embeddings and src_token is not None else \
-                nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
+            tgt_token = (
+                src_token
+                if cfg.tie_embeddings and src_token is not None
+                else nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
+            )
             self.tgt_embed = Embeddings(cfg, tgt_token)
             self.decoder = Decoder(cfg)
             self.generator = None if cfg.output_tied else Linear(cfg.d_model, cfg.vocab_size, bias=False)
@@ -171,23 +199,31 @@ class Transformer(nn.Module):
         for name, param in self.named_parameters():
             if name.endswith("token.weight"):
                 # N(0, d^-1/2): after the sqrt(d_model) scaling, embeddings have unit scale.
-                nn.init.normal_(param, std=self.cfg.d_model ** -0.5)
+                nn.init.normal_(param, std=self.cfg.d_model**-0.5)
                 with torch.no_grad():
                     param[self.cfg.pad_id].zero_()
             elif param.dim() > 1 and "positions" not in name:
                 nn.init.xavier_uniform_(param)
 
-    def encode(self, src: torch.Tensor, iv: Interventions,
-               src_lengths: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def encode(
+        self, src: torch.Tensor, iv: Interventions, src_lengths: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """src (B, S) ids -> memory (B, S, d_model) and the source padding mask it was built with
         (from `src_lengths` when given, else from where each row's padding starts)."""
         src_mask = padding_mask(src, self.cfg.pad_id, src_lengths) if iv.padding_mask else None  # (B, 1, 1, S)
         memory = self.encoder(self.src_embed(src, iv.positional_encoding, use_scale=iv.scale_embeddings), src_mask, iv)
         return memory, src_mask
 
-    def decode(self, tgt: torch.Tensor, memory: torch.Tensor | None, src_mask: torch.Tensor | None,
-               iv: Interventions, cache: KVCache | None = None, start: int = 0,
-               project: bool = True) -> torch.Tensor:
+    def decode(
+        self,
+        tgt: torch.Tensor,
+        memory: torch.Tensor | None,
+        src_mask: torch.Tensor | None,
+        iv: Interventions,
+        cache: KVCache | None = None,
+        start: int = 0,
+        project: bool = True,
+    ) -> torch.Tensor:
         """tgt (B, T) ids -> logits (B, T, vocab); memory None for a decoder-only model. With a
         cache, tgt holds only the new steps (after `start` cached positions).
         With project=False, the decoder's output states (B, T, d_model) instead of logits."""
@@ -207,7 +243,7 @@ class Transformer(nn.Module):
     def project(self, x: torch.Tensor) -> torch.Tensor:
         """Decoder output states (..., d_model) -> logits (..., vocab), without the hook."""
         if self.cfg.rescale_output:
-            x = x * self.cfg.d_model ** -0.5
+            x = x * self.cfg.d_model**-0.5
         return F.linear(x, self._output_matrix(), getattr(self, "logits_bias", None))
 
     def _output_matrix(self) -> nn.Parameter:

@@ -48,8 +48,14 @@ def snapshot_scores(checkpoint: Path, sources: list[str], references: list[str],
         bundle = load_bundle(checkpoint, snapshot=step)
         test = translation_scores(translate_many(bundle.model, bundle.tokenizer, sources), references)
         agreement, _ = alignment_agreement(bundle.model, bundle.tokenizer, examples, tokenize_fr)
-        scores.append({"step": step, "exact_match": test["exact_match"], "bleu": test["bleu"],
-                       "alignment": round(100 * float(agreement.max()), 1)})
+        scores.append(
+            {
+                "step": step,
+                "exact_match": test["exact_match"],
+                "bleu": test["bleu"],
+                "alignment": round(100 * float(agreement.max()), 1),
+            }
+        )
         print(f"snapshot at step {step}: {scores[-1]}", file=sys.stderr)
     return scores
 
@@ -67,25 +73,36 @@ def evaluate(checkpoint: Path, data: Path, n_alignment: int = 500, n_variants: i
     for en, _, _ in rows[:n_variants]:
         clean = bundle.translate(en, trace=False).translation
         same += all(bundle.translate(v, trace=False).translation == clean for v in typed_variants(en))
-    robustness = {"sentences": min(n_variants, len(rows)), "variants_each": 4,
-                  "identical_share": round(100 * same / min(n_variants, len(rows)), 2)}
+    robustness = {
+        "sentences": min(n_variants, len(rows)),
+        "variants_each": 4,
+        "identical_share": round(100 * same / min(n_variants, len(rows)), 2),
+    }
 
     examples = alignment_examples(rows[:n_alignment], sources[:n_alignment])
     agreement, scored = alignment_agreement(bundle.model, bundle.tokenizer, examples, tokenize_fr)
     layer, head = divmod(int(agreement.argmax()), agreement.shape[1])
     alignment_report = {
         "definition": "share of French words whose most-attended English word (cross-attention of the "
-                      "decoder row that predicts the word's first piece, summed over the word's pieces) "
-                      "is aligned to it by the corpus generator",
-        "sentences": len(examples), "french_words": scored,
+        "decoder row that predicts the word's first piece, summed over the word's pieces) "
+        "is aligned to it by the corpus generator",
+        "sentences": len(examples),
+        "french_words": scored,
         "per_layer_head": [[round(100 * float(x), 1) for x in row] for row in agreement],
         "best": {"layer": layer, "head": head, "agreement": round(100 * float(agreement[layer, head]), 1)},
     }
     card = json.loads((Path(checkpoint) / CARD).read_text(encoding="utf-8"))
-    card.update(test=test, typed_variations=robustness, alignment=alignment_report,
-                wrong_examples=[{"en": en, "expected": ref, "got": hyp}
-                                for (en, _, _), ref, hyp in zip(rows, references, hypotheses, strict=True) if ref != hyp][:10],
-                snapshots=snapshot_scores(checkpoint, sources, references, examples))
+    card.update(
+        test=test,
+        typed_variations=robustness,
+        alignment=alignment_report,
+        wrong_examples=[
+            {"en": en, "expected": ref, "got": hyp}
+            for (en, _, _), ref, hyp in zip(rows, references, hypotheses, strict=True)
+            if ref != hyp
+        ][:10],
+        snapshots=snapshot_scores(checkpoint, sources, references, examples),
+    )
     (Path(checkpoint) / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return card
 
@@ -104,8 +121,10 @@ def main(argv: list[str] | None = None) -> None:
         print("  " + "  ".join(f"{x:5.1f}" for x in row))
     print("best head:", card["alignment"]["best"])
     for row in card["snapshots"]:
-        print(f"snapshot step {row['step']:>6}: exact {row['exact_match']:5.1f}%  BLEU {row['bleu']:5.1f}  "
-              f"best head {row['alignment']:5.1f}%")
+        print(
+            f"snapshot step {row['step']:>6}: exact {row['exact_match']:5.1f}%  BLEU {row['bleu']:5.1f}  "
+            f"best head {row['alignment']:5.1f}%"
+        )
 
 
 if __name__ == "__main__":

@@ -18,8 +18,9 @@ from ..engine.tokens import BOS_ID, EOS_ID, pad_rows
 from ..engine.transformer import Transformer
 
 
-def translate_many(model: Transformer, tokenizer: Tokenizer, sources: Sequence[str],
-                   batch_size: int = 100) -> list[str]:
+def translate_many(
+    model: Transformer, tokenizer: Tokenizer, sources: Sequence[str], batch_size: int = 100
+) -> list[str]:
     """Greedy translations of canonical source strings, decoded in length-sorted batches."""
     encoded = [tokenizer.encode(s)[: model.cfg.max_len - 1] + [EOS_ID] for s in sources]
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
@@ -29,7 +30,7 @@ def translate_many(model: Transformer, tokenizer: Tokenizer, sources: Sequence[s
     model.eval()
     with torch.inference_mode():
         for start in range(0, len(order), batch_size):
-            chunk = order[start:start + batch_size]
+            chunk = order[start : start + batch_size]
             src = pad_rows([encoded[i] for i in chunk], next(model.parameters()).device)
             memory, mask = model.encode(src, iv)
             limit = min(2 * src.size(1) + 10, model.cfg.max_len - 1)
@@ -42,9 +43,12 @@ def translate_many(model: Transformer, tokenizer: Tokenizer, sources: Sequence[s
 def translation_scores(hypotheses: Sequence[str], references: Sequence[str]) -> dict[str, float]:
     """Corpus BLEU and chrF (sacrebleu) and the share of exactly right outputs, in percent."""
     exact = sum(h == r for h, r in zip(hypotheses, references, strict=True)) / max(len(references), 1)
-    return {"bleu": round(sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score, 2),
-            "chrf": round(sacrebleu.corpus_chrf(list(hypotheses), [list(references)]).score, 2),
-            "exact_match": round(100 * exact, 2), "n": len(references)}
+    return {
+        "bleu": round(sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score, 2),
+        "chrf": round(sacrebleu.corpus_chrf(list(hypotheses), [list(references)]).score, 2),
+        "exact_match": round(100 * exact, 2),
+        "n": len(references),
+    }
 
 
 def source_word_of_pieces(pieces: list[str]) -> list[int]:
@@ -107,8 +111,9 @@ def alignment_cases(tokenizer: Tokenizer, max_len: int, examples: Sequence[tuple
     return cases
 
 
-def alignment_agreement(model: Transformer, tokenizer: Tokenizer, examples: Sequence[tuple],
-                        tokenize_fr) -> tuple[np.ndarray, int]:
+def alignment_agreement(
+    model: Transformer, tokenizer: Tokenizer, examples: Sequence[tuple], tokenize_fr
+) -> tuple[np.ndarray, int]:
     """Per decoder layer and head, the share of French words whose most-attended English word is
     one the gold alignment links it to, and how many French words were scored.
 
@@ -124,8 +129,12 @@ def alignment_agreement(model: Transformer, tokenizer: Tokenizer, examples: Sequ
     for case in alignment_cases(tokenizer, cfg.max_len, examples, tokenize_fr):
         with torch.inference_mode(), recording() as recorder:
             model(torch.tensor([case.src_ids]), torch.tensor([[BOS_ID] + case.fr_ids[:-1]]), iv)
-        patterns = np.stack([recorder.tensors[stages.attention("decoder", "cross", layer, "pattern")][0].numpy()
-                             for layer in range(cfg.n_decoder_layers)])  # (L, h, T, S)
+        patterns = np.stack(
+            [
+                recorder.tensors[stages.attention("decoder", "cross", layer, "pattern")][0].numpy()
+                for layer in range(cfg.n_decoder_layers)
+            ]
+        )  # (L, h, T, S)
         hits += agreement_hits(case, patterns)
         scored += len(case.words)
     return hits / max(scored, 1), scored

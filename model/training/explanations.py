@@ -38,7 +38,9 @@ from .evaluation import alignment_cases
 def attribution_agreement(bundle: Bundle, sources: list[str], examples: list[tuple], method: str) -> tuple[float, int]:
     """(share of French words, how many) whose most-attributed English word is a gold one."""
     hits, scored = 0.0, 0
-    for source, case in zip(sources, alignment_cases(bundle.tokenizer, bundle.config.max_len, examples, tokenize_fr), strict=True):
+    for source, case in zip(
+        sources, alignment_cases(bundle.tokenizer, bundle.config.max_len, examples, tokenize_fr), strict=True
+    ):
         if list(bundle.encode_source(source)[1]) != case.src_ids:
             raise RuntimeError(f"the source {source!r} is not read as the alignment's pieces")
         hits += float(agreement_hits(case, attribute(bundle, source, case.fr_ids, method)))
@@ -62,9 +64,14 @@ def word_classes() -> dict[str, str]:
     (will, did, not, do, to, ...) are "function words"."""
     lex = load_lexicon()
     classes: dict[str, str] = {}
-    for name, words in (("determiner", [d for key in lex.dets for d in key.split("/")]), ("pronoun", lex.prons),
-                        ("number", [en for en, _ in lex.nums]), ("preposition", lex.preps),
-                        ("adverb", lex.advs), ("conjunction", lex.conjs)):
+    for name, words in (
+        ("determiner", [d for key in lex.dets for d in key.split("/")]),
+        ("pronoun", lex.prons),
+        ("number", [en for en, _ in lex.nums]),
+        ("preposition", lex.preps),
+        ("adverb", lex.advs),
+        ("conjunction", lex.conjs),
+    ):
         classes.update({w.lower(): name for w in words})
     for verb in lex.verbs.values():
         classes.update({form.lower(): "verb" for form in (verb.base, verb.s3, verb.past) if form})
@@ -75,8 +82,9 @@ def word_classes() -> dict[str, str]:
     return classes
 
 
-def lens_by_class(bundle: Bundle, rows: list[tuple[str, str, str]], sources: list[str],
-                  examples: list[tuple]) -> dict[str, dict]:
+def lens_by_class(
+    bundle: Bundle, rows: list[tuple[str, str, str]], sources: list[str], examples: list[tuple]
+) -> dict[str, dict]:
     """Per word class: how many French words, and per decoder layer the share whose first piece
     that layer's lens ranks first (teacher-forced on the reference)."""
     classes = word_classes()
@@ -90,9 +98,13 @@ def lens_by_class(bundle: Bundle, rows: list[tuple[str, str, str]], sources: lis
             name = classes.get(tokens[example[1][min(targets)]].lower(), "function word")
             counts[name] = counts.get(name, 0) + (top[:, row] == case.fr_ids[row])
             words[name] = words.get(name, 0) + 1
-    return {name: {"french_words": words[name],
-                   "top1_by_layer": [round(100 * float(x) / words[name], 1) for x in counts[name]]}
-            for name in sorted(words, key=words.get, reverse=True)}
+    return {
+        name: {
+            "french_words": words[name],
+            "top1_by_layer": [round(100 * float(x) / words[name], 1) for x in counts[name]],
+        }
+        for name in sorted(words, key=words.get, reverse=True)
+    }
 
 
 def explain(checkpoint: Path, data: Path, n_sentences: int = 500, n_roles: int = 100) -> dict:
@@ -106,22 +118,35 @@ def explain(checkpoint: Path, data: Path, n_sentences: int = 500, n_roles: int =
         started = time.perf_counter()
         share, scored = attribution_agreement(bundle, sources, examples, method)
         methods[method] = round(100 * share, 1)
-        print(f"{method}: {methods[method]}% of {scored} French words ({time.perf_counter() - started:.0f} s)",
-              file=sys.stderr)
+        print(
+            f"{method}: {methods[method]}% of {scored} French words ({time.perf_counter() - started:.0f} s)",
+            file=sys.stderr,
+        )
     cases = alignment_cases(bundle.tokenizer, bundle.config.max_len, examples[:n_roles], tokenize_fr)
     roles = head_roles(bundle, sources[:n_roles], gold=cases)
     tagged = roles[roles.role.notna()]
     card = json.loads((Path(checkpoint) / CARD).read_text(encoding="utf-8"))
     report = {
-        "sentences": len(rows), "french_words": scored,
+        "sentences": len(rows),
+        "french_words": scored,
         "attribution_agreement": methods,
         "best_single_head": card.get("alignment", {}).get("best"),
         "logit_lens_top1_by_layer": lens_top1(bundle, sources),
         "logit_lens_by_word_class": lens_by_class(bundle, rows, sources, examples),
-        "head_roles": {"sentences": min(n_roles, len(sources)),
-                       "tagged": [{"stack": r.stack, "kind": r.kind, "layer": int(r.layer), "head": int(r.head),
-                                   "role": r.role, "score": round(float(getattr(r, r.role)), 3)}
-                                  for r in tagged.itertuples()]},
+        "head_roles": {
+            "sentences": min(n_roles, len(sources)),
+            "tagged": [
+                {
+                    "stack": r.stack,
+                    "kind": r.kind,
+                    "layer": int(r.layer),
+                    "head": int(r.head),
+                    "role": r.role,
+                    "score": round(float(getattr(r, r.role)), 3),
+                }
+                for r in tagged.itertuples()
+            ],
+        },
     }
     card["explanations"] = report
     (Path(checkpoint) / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -15,15 +15,18 @@ class Recipe:
     """One training setup of the comparison."""
 
     name: str
-    norm_first: bool       # Pre-LN when True
-    warmup: bool           # the paper's linear warm-up, or none (the inverse square root from step 1)
+    norm_first: bool  # Pre-LN when True
+    warmup: bool  # the paper's linear warm-up, or none (the inverse square root from step 1)
     label_smoothing: float
 
 
 RECIPES = [
-    Recipe("post-ln-warmup", False, True, 0.1), Recipe("pre-ln-warmup", True, True, 0.1),
-    Recipe("post-ln-no-warmup", False, False, 0.1), Recipe("pre-ln-no-warmup", True, False, 0.1),
-    Recipe("post-ln-warmup-ls0", False, True, 0.0), Recipe("pre-ln-warmup-ls0", True, True, 0.0),
+    Recipe("post-ln-warmup", False, True, 0.1),
+    Recipe("pre-ln-warmup", True, True, 0.1),
+    Recipe("post-ln-no-warmup", False, False, 0.1),
+    Recipe("pre-ln-no-warmup", True, False, 0.1),
+    Recipe("post-ln-warmup-ls0", False, True, 0.0),
+    Recipe("pre-ln-warmup-ls0", True, True, 0.0),
 ]
 
 
@@ -66,18 +69,26 @@ def findings(summary: dict) -> list[str]:
         if a is None or b is None:
             continue
         warm, cold = runs.get(with_) or {}, runs.get(without) or {}
-        said.append(f"{norm.capitalize()}-LN: validation BLEU {a:.1f} with the warm-up, {b:.1f} without"
-                    + (" (its training loss blew up)" if cold.get("diverged") else
-                       f" (training loss {cold.get('final_train_loss', float('nan')):.2f} after {cold.get('steps')} "
-                       f"steps, against {warm.get('final_train_loss', float('nan')):.2f} after {warm.get('steps')} "
-                       "with it)") + ".")
+        said.append(
+            f"{norm.capitalize()}-LN: validation BLEU {a:.1f} with the warm-up, {b:.1f} without"
+            + (
+                " (its training loss blew up)"
+                if cold.get("diverged")
+                else f" (training loss {cold.get('final_train_loss', float('nan')):.2f} after {cold.get('steps')} "
+                f"steps, against {warm.get('final_train_loss', float('nan')):.2f} after {warm.get('steps')} "
+                "with it)"
+            )
+            + "."
+        )
     for norm in ("post", "pre"):
         smooth, plain = f"{norm}-ln-warmup", f"{norm}-ln-warmup-ls0"
         loss_s, loss_p = _last(summary, smooth, "valid_loss"), _last(summary, plain, "valid_loss")
         bleu_s, bleu_p = _last(summary, smooth, "valid_bleu"), _last(summary, plain, "valid_bleu")
         if None in (loss_s, loss_p, bleu_s, bleu_p):
             continue
-        said.append(f"{norm.capitalize()}-LN, label smoothing 0.1 against 0: validation cross-entropy {loss_s:.3f} "
-                    f"against {loss_p:.3f} nats per piece (perplexity {2.718281828 ** loss_s:.2f} against "
-                    f"{2.718281828 ** loss_p:.2f}), BLEU {bleu_s:.1f} against {bleu_p:.1f}.")
+        said.append(
+            f"{norm.capitalize()}-LN, label smoothing 0.1 against 0: validation cross-entropy {loss_s:.3f} "
+            f"against {loss_p:.3f} nats per piece (perplexity {2.718281828**loss_s:.2f} against "
+            f"{2.718281828**loss_p:.2f}), BLEU {bleu_s:.1f} against {bleu_p:.1f}."
+        )
     return said

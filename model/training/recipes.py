@@ -29,18 +29,32 @@ WARMUP_STEPS = 200  # a fifth of a run: the budget allows about 1,000 steps, the
 
 def preset_for(recipe: Recipe, budget_minutes: float, base: Preset = PRESETS["default"]) -> Preset:
     """The default preset with the recipe's choices and the comparison's budget."""
-    return replace(base, model=replace(base.model, norm_first=recipe.norm_first),
-                   warmup=WARMUP_STEPS if recipe.warmup else 1, label_smoothing=recipe.label_smoothing,
-                   budget_minutes=budget_minutes, valid_every=100, valid_sentences=300)
+    return replace(
+        base,
+        model=replace(base.model, norm_first=recipe.norm_first),
+        warmup=WARMUP_STEPS if recipe.warmup else 1,
+        label_smoothing=recipe.label_smoothing,
+        budget_minutes=budget_minutes,
+        valid_every=100,
+        valid_sentences=300,
+    )
 
 
 def run_one(name: str, out: Path, budget_minutes: float, seed: int, data: Path | None) -> None:
     """Train one recipe into a scratch directory and keep its log as out/<name>.jsonl."""
     from .train import train
+
     recipe = next(r for r in RECIPES if r.name == name)
     with tempfile.TemporaryDirectory() as scratch:
-        train("default", Path(scratch), data, seed, progress=False, preset=preset_for(recipe, budget_minutes),
-              command=f"python -m model.recipes (run {name})")
+        train(
+            "default",
+            Path(scratch),
+            data,
+            seed,
+            progress=False,
+            preset=preset_for(recipe, budget_minutes),
+            command=f"python -m model.recipes (run {name})",
+        )
         shutil.copyfile(Path(scratch) / TRAIN_LOG, out / f"{name}.jsonl")
 
 
@@ -54,14 +68,22 @@ def summarize(out: Path, budget_minutes: float) -> dict:
         records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
         trained = [r for r in records if "loss" in r]
         validated = [r for r in records if "valid_bleu" in r]
-        runs[recipe.name] = {"norm_first": recipe.norm_first, "warmup": recipe.warmup,
-                             "label_smoothing": recipe.label_smoothing,
-                             "steps": trained[-1]["step"] if trained else 0,
-                             "final_train_loss": trained[-1]["loss"] if trained else None,
-                             "diverged": any(r["loss"] != r["loss"] or r["loss"] > 20 for r in trained),
-                             "final_validation": validated[-1] if validated else None}
-    return {"budget_minutes_each": budget_minutes, "warmup_steps": WARMUP_STEPS, "threads_each": 1,
-            "runs_at_once": 2, "runs": runs}
+        runs[recipe.name] = {
+            "norm_first": recipe.norm_first,
+            "warmup": recipe.warmup,
+            "label_smoothing": recipe.label_smoothing,
+            "steps": trained[-1]["step"] if trained else 0,
+            "final_train_loss": trained[-1]["loss"] if trained else None,
+            "diverged": any(r["loss"] != r["loss"] or r["loss"] > 20 for r in trained),
+            "final_validation": validated[-1] if validated else None,
+        }
+    return {
+        "budget_minutes_each": budget_minutes,
+        "warmup_steps": WARMUP_STEPS,
+        "threads_each": 1,
+        "runs_at_once": 2,
+        "runs": runs,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,17 +98,21 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     if args.run:
         import torch
+
         torch.set_num_threads(1)
         run_one(args.run, args.out, args.budget_minutes, args.seed, args.data)
         return 0
     from .train import ensure_corpus
+
     ensure_corpus(args.data or Path("data") / f"corpus-default-seed{args.seed}", PRESETS["default"], args.seed)
     for first, second in zip(RECIPES[0::2], RECIPES[1::2], strict=True):
         print(f"training {first.name} and {second.name}, {args.budget_minutes} minutes each ...", flush=True)
         common = ["--out", str(args.out), "--budget-minutes", str(args.budget_minutes), "--seed", str(args.seed)]
         common += ["--data", str(args.data)] if args.data else []
-        pair = [subprocess.Popen([sys.executable, "-m", "model.recipes", "--run", recipe.name, *common])
-                for recipe in (first, second)]
+        pair = [
+            subprocess.Popen([sys.executable, "-m", "model.recipes", "--run", recipe.name, *common])
+            for recipe in (first, second)
+        ]
         codes = [process.wait() for process in pair]
         if any(codes):
             print(f"a run failed (exit codes {codes})", file=sys.stderr)

@@ -50,6 +50,7 @@ def ensure_corpus(data: Path, preset: Preset, seed: int) -> dict[str, Path]:
     paths = {split: data / f"{split}.tsv" for split in ("train", "valid", "test")}
     if not all(p.is_file() for p in paths.values()):
         from .corpus import write_splits
+
         print(f"Generating the corpus in {data} ...", file=sys.stderr)
         write_splits(data, preset.n_train, preset.n_valid, preset.n_test, seed)
     return paths
@@ -58,7 +59,7 @@ def ensure_corpus(data: Path, preset: Preset, seed: int) -> dict[str, Path]:
 def learning_rate(step: int, d_model: int, warmup: int, factor: float) -> float:
     """lrate = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)  (paper, 5.3)."""
     step = max(step, 1)
-    return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+    return factor * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
 
 
 def make_batches(lengths: list[int], max_tokens: int, rng: random.Random) -> list[list[int]]:
@@ -119,8 +120,9 @@ def target_ids(tokenizer: Tokenizer, french: str, max_len: int) -> list[int]:
     return [BOS_ID] + tokenizer.encode(french)[: max_len - 1] + [EOS_ID]
 
 
-def validation_loss(model: Transformer, tokenizer: Tokenizer, rows: list[tuple[str, str, str]],
-                    batch_size: int = 100) -> float:
+def validation_loss(
+    model: Transformer, tokenizer: Tokenizer, rows: list[tuple[str, str, str]], batch_size: int = 100
+) -> float:
     """Cross-entropy per target piece (nats, no label smoothing) of the validation pairs, teacher-forced."""
     was_training = model.training
     model.eval()
@@ -128,12 +130,18 @@ def validation_loss(model: Transformer, tokenizer: Tokenizer, rows: list[tuple[s
     total, count = 0.0, 0
     with torch.inference_mode():
         for start in range(0, len(rows), batch_size):
-            chunk = rows[start:start + batch_size]
+            chunk = rows[start : start + batch_size]
             src = pad_rows([source_ids(tokenizer, en, model.cfg.max_len) for en, _, _ in chunk], device)
             tgt = pad_rows([target_ids(tokenizer, fr, model.cfg.max_len) for _, fr, _ in chunk], device)
             logits = model(src, tgt[:, :-1])
-            total += float(F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), tgt[:, 1:].reshape(-1),
-                                           ignore_index=PAD_ID, reduction="sum"))
+            total += float(
+                F.cross_entropy(
+                    logits.reshape(-1, logits.size(-1)).float(),
+                    tgt[:, 1:].reshape(-1),
+                    ignore_index=PAD_ID,
+                    reduction="sum",
+                )
+            )
             count += int((tgt[:, 1:] != PAD_ID).sum())
     model.train(was_training)
     return total / max(count, 1)
@@ -145,17 +153,30 @@ def step_batches(batches: list[list[int]], world: World, accumulate: int) -> Ite
     epoch that do not fill a whole step are left out, so that every rank takes the same steps."""
     per_step = world.size * accumulate
     if len(batches) < per_step:
-        raise ValueError(f"an epoch has {len(batches)} batches, fewer than one step takes ({world.size} ranks x "
-                         f"{accumulate} accumulated): use fewer processes or a smaller --accumulate")
+        raise ValueError(
+            f"an epoch has {len(batches)} batches, fewer than one step takes ({world.size} ranks x "
+            f"{accumulate} accumulated): use fewer processes or a smaller --accumulate"
+        )
     for start in range(0, len(batches) - per_step + 1, per_step):
         first = start + world.rank * accumulate
-        yield batches[first:first + accumulate]
+        yield batches[first : first + accumulate]
 
 
-def train(preset_name: str, out: Path, data: Path | None = None, seed: int = 1,
-          budget_minutes: float | None = None, max_steps: int | None = None, resume: bool = False,
-          device_name: str = "auto", progress: bool = True, command: str = "", preset: Preset | None = None,
-          snapshots: int = 0, accumulate: int = 1) -> dict:
+def train(
+    preset_name: str,
+    out: Path,
+    data: Path | None = None,
+    seed: int = 1,
+    budget_minutes: float | None = None,
+    max_steps: int | None = None,
+    resume: bool = False,
+    device_name: str = "auto",
+    progress: bool = True,
+    command: str = "",
+    preset: Preset | None = None,
+    snapshots: int = 0,
+    accumulate: int = 1,
+) -> dict:
     """Train (or resume) a checkpoint in `out`; return its card. `preset` replaces the named one's
     settings (the recipe comparison varies them), the corpus stays the named preset's. `snapshots`
     keeps that many log-spaced weights of the run in `out`/snapshots; `accumulate` sums the gradients
@@ -184,15 +205,19 @@ def train(preset_name: str, out: Path, data: Path | None = None, seed: int = 1,
             shutil.rmtree(out / snapshot_files.FOLDER, ignore_errors=True)
             sources = [normalize_source(en).text for en, _, _ in train_rows]
             # staged under another name: the checkpoint's own files change together, at its first save
-            Tokenizer.train(sources[:100_000] + [fr for _, fr, _ in train_rows[:100_000]],
-                            preset.vocab_size).save(out / STAGED_TOKENIZER)
+            Tokenizer.train(sources[:100_000] + [fr for _, fr, _ in train_rows[:100_000]], preset.vocab_size).save(
+                out / STAGED_TOKENIZER
+            )
         world.barrier()
         tokenizer = Tokenizer.load(out / STAGED_TOKENIZER)
         config = ModelConfig.from_dict({**preset.model.to_dict(), "vocab_size": tokenizer.vocab_size})
         model = Transformer(config)
     model.to(device).train()
-    net = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None) \
-        if world.distributed else model
+    net = (
+        DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+        if world.distributed
+        else model
+    )
     if world.rank:
         torch.manual_seed(seed + world.rank)  # the same initial weights, but each rank its own dropout
     cfg = model.cfg
@@ -211,8 +236,14 @@ def train(preset_name: str, out: Path, data: Path | None = None, seed: int = 1,
     valid_refs = [fr for _, fr, _ in valid_rows[: preset.valid_sentences]]
 
     started = time.monotonic() - state["seconds"]
-    bar = tqdm(total=max_steps, initial=state["step"], disable=not (progress and world.leader), unit="step",
-               dynamic_ncols=True, mininterval=2.0)
+    bar = tqdm(
+        total=max_steps,
+        initial=state["step"],
+        disable=not (progress and world.leader),
+        unit="step",
+        dynamic_ncols=True,
+        mininterval=2.0,
+    )
     window_loss, window_tokens, window_start = 0.0, 0, time.monotonic()
     done = False
     while not done:
@@ -221,8 +252,10 @@ def train(preset_name: str, out: Path, data: Path | None = None, seed: int = 1,
             lr = learning_rate(step, cfg.d_model, preset.warmup, preset.lr_factor)
             for group in optimizer.param_groups:
                 group["lr"] = lr
-            pairs = [(pad_rows([src[i] for i in batch], device), pad_rows([tgt[i] for i in batch], device))
-                     for batch in micro_batches]
+            pairs = [
+                (pad_rows([src[i] for i in batch], device), pad_rows([tgt[i] for i in batch], device))
+                for batch in micro_batches
+            ]
             (step_tokens,) = world.sum(sum(int((target[:, 1:] != PAD_ID).sum()) for _, target in pairs))
             optimizer.zero_grad(set_to_none=True)
             loss_sum = 0.0
@@ -230,9 +263,13 @@ def train(preset_name: str, out: Path, data: Path | None = None, seed: int = 1,
                 # the gradients are synchronised once per step, with the last micro-batch
                 with net.no_sync() if world.distributed and k < len(pairs) - 1 else nullcontext():
                     logits = net(source, target[:, :-1])
-                    loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), target[:, 1:].reshape(-1),
-                                           ignore_index=PAD_ID, label_smoothing=preset.label_smoothing,
-                                           reduction="sum")
+                    loss = F.cross_entropy(
+                        logits.reshape(-1, logits.size(-1)).float(),
+                        target[:, 1:].reshape(-1),
+                        ignore_index=PAD_ID,
+                        label_smoothing=preset.label_smoothing,
+                        reduction="sum",
+                    )
                     # per target token of the global batch; DDP averages over ranks, so scale back to a sum
                     (loss * (world.size / step_tokens)).backward()
                 loss_sum += loss.item()
@@ -251,9 +288,14 @@ def train(preset_name: str, out: Path, data: Path | None = None, seed: int = 1,
                 snapshot_files.thin(out, snapshot_files.KEPT_WHILE_TRAINING * snapshots)  # bounded disk use
             if world.leader and (step % 25 == 0 or out_of_time):
                 elapsed = time.monotonic() - window_start
-                record = {"step": step, "epoch": state["epoch"], "loss": round(window_loss / window_tokens, 4),
-                          "lr": lr, "tokens_per_s": round(window_tokens / elapsed, 1),
-                          "elapsed_s": round(state["seconds"], 1)}
+                record = {
+                    "step": step,
+                    "epoch": state["epoch"],
+                    "loss": round(window_loss / window_tokens, 4),
+                    "lr": lr,
+                    "tokens_per_s": round(window_tokens / elapsed, 1),
+                    "elapsed_s": round(state["seconds"], 1),
+                }
                 _append_log(out, record)
                 bar.set_postfix(loss=f"{record['loss']:.3f}", lr=f"{lr:.2e}", tok_s=f"{record['tokens_per_s']:.0f}")
                 window_loss, window_tokens, window_start = 0.0, 0, time.monotonic()
@@ -261,14 +303,36 @@ def train(preset_name: str, out: Path, data: Path | None = None, seed: int = 1,
                 scores = translation_scores(translate_many(model, tokenizer, valid_sources), valid_refs)
                 valid_loss = validation_loss(model, tokenizer, valid_rows[: preset.valid_sentences])
                 model.train()
-                _append_log(out, {"step": step, "elapsed_s": round(state["seconds"], 1),
-                                  **{f"valid_{k}": v for k, v in scores.items() if k != "n"},
-                                  "valid_loss": round(valid_loss, 4)})
-                tqdm.write(f"step {step}: valid BLEU {scores['bleu']:.2f} chrF {scores['chrf']:.2f} "
-                           f"exact {scores['exact_match']:.1f}%", file=sys.stderr)
-                card = _card(command or f"python -m model.train --preset {preset_name} --seed {seed}",
-                             preset_name, preset, cfg, model, data, seed, state, device, scores,
-                             train_rows, len(valid_rows), world, accumulate)
+                _append_log(
+                    out,
+                    {
+                        "step": step,
+                        "elapsed_s": round(state["seconds"], 1),
+                        **{f"valid_{k}": v for k, v in scores.items() if k != "n"},
+                        "valid_loss": round(valid_loss, 4),
+                    },
+                )
+                tqdm.write(
+                    f"step {step}: valid BLEU {scores['bleu']:.2f} chrF {scores['chrf']:.2f} "
+                    f"exact {scores['exact_match']:.1f}%",
+                    file=sys.stderr,
+                )
+                card = _card(
+                    command or f"python -m model.train --preset {preset_name} --seed {seed}",
+                    preset_name,
+                    preset,
+                    cfg,
+                    model,
+                    data,
+                    seed,
+                    state,
+                    device,
+                    scores,
+                    train_rows,
+                    len(valid_rows),
+                    world,
+                    accumulate,
+                )
                 save_checkpoint(out, model, tokenizer, card)
                 _save_state(out, optimizer, state)
             if out_of_time:
@@ -290,9 +354,22 @@ def train(preset_name: str, out: Path, data: Path | None = None, seed: int = 1,
     return json.loads((out / "card.json").read_text())
 
 
-def _card(command: str, preset_name: str, preset: Preset, cfg: ModelConfig, model: Transformer, data: Path, seed: int,
-          state: dict, device: torch.device, valid: dict, train_rows: list, n_valid: int, world: World,
-          accumulate: int) -> dict:
+def _card(
+    command: str,
+    preset_name: str,
+    preset: Preset,
+    cfg: ModelConfig,
+    model: Transformer,
+    data: Path,
+    seed: int,
+    state: dict,
+    device: torch.device,
+    valid: dict,
+    train_rows: list,
+    n_valid: int,
+    world: World,
+    accumulate: int,
+) -> dict:
     known = sorted({w for en, _, _ in train_rows for w in normalize_source(en).text.split()})
     return {
         "name": f"Transformer Anatomy {preset_name} model",
@@ -302,15 +379,30 @@ def _card(command: str, preset_name: str, preset: Preset, cfg: ModelConfig, mode
         "preset": preset_name,
         "parameters": sum(p.numel() for p in model.parameters()),
         "config": cfg.to_dict(),
-        "corpus": {"generator": "model.corpus", "seed": seed, "data": str(data),
-                   "train_pairs": len(train_rows), "valid_pairs": n_valid, "test_pairs": preset.n_test},
-        "training": {"steps": state["step"], "epochs": state["epoch"], "seconds": round(state["seconds"], 1),
-                     "target_tokens": state["tokens"], "device": str(device), "optimizer": "Adam(0.9, 0.98, 1e-9)",
-                     "warmup": preset.warmup, "lr_factor": preset.lr_factor,
-                     "label_smoothing": preset.label_smoothing, "max_tokens_per_batch": preset.max_tokens,
-                     "world_size": world.size, "accumulate": accumulate,
-                     "global_batch_tokens": preset.max_tokens * world.size * accumulate,
-                     "gradient_clip": 1.0},
+        "corpus": {
+            "generator": "model.corpus",
+            "seed": seed,
+            "data": str(data),
+            "train_pairs": len(train_rows),
+            "valid_pairs": n_valid,
+            "test_pairs": preset.n_test,
+        },
+        "training": {
+            "steps": state["step"],
+            "epochs": state["epoch"],
+            "seconds": round(state["seconds"], 1),
+            "target_tokens": state["tokens"],
+            "device": str(device),
+            "optimizer": "Adam(0.9, 0.98, 1e-9)",
+            "warmup": preset.warmup,
+            "lr_factor": preset.lr_factor,
+            "label_smoothing": preset.label_smoothing,
+            "max_tokens_per_batch": preset.max_tokens,
+            "world_size": world.size,
+            "accumulate": accumulate,
+            "global_batch_tokens": preset.max_tokens * world.size * accumulate,
+            "gradient_clip": 1.0,
+        },
         "validation": valid,
         "known_words": known,
     }
@@ -323,31 +415,60 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, help="checkpoint directory (default: checkpoints/<preset>)")
     parser.add_argument("--data", type=Path, help="corpus directory (generated there when missing)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--budget-minutes", type=float,
-                        help="wall-clock budget in minutes, counted across resumes (default: the preset's)")
+    parser.add_argument(
+        "--budget-minutes",
+        type=float,
+        help="wall-clock budget in minutes, counted across resumes (default: the preset's)",
+    )
     parser.add_argument("--max-steps", type=int)
     parser.add_argument("--resume", action="store_true", help="continue the checkpoint in --out")
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
-    parser.add_argument("--threads", type=int, default=0,
-                        help="torch intra-op threads (0: torch's default). 1 was measured 2-7x faster "
-                             "than 2 while another process shares a 2-core machine")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="torch intra-op threads (0: torch's default). 1 was measured 2-7x faster "
+        "than 2 while another process shares a 2-core machine",
+    )
     parser.add_argument("--no-progress", action="store_true")
-    parser.add_argument("--snapshots", type=int, default=0,
-                        help="keep this many log-spaced snapshots of the weights in <out>/snapshots "
-                             "(the first at step 50, the last the final weights)")
-    parser.add_argument("--accumulate", type=int, default=1,
-                        help="buckets per step and rank, their gradients summed (a larger global batch)")
+    parser.add_argument(
+        "--snapshots",
+        type=int,
+        default=0,
+        help="keep this many log-spaced snapshots of the weights in <out>/snapshots "
+        "(the first at step 50, the last the final weights)",
+    )
+    parser.add_argument(
+        "--accumulate",
+        type=int,
+        default=1,
+        help="buckets per step and rank, their gradients summed (a larger global batch)",
+    )
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     out = args.out or Path("checkpoints") / args.preset
-    card = train(args.preset, out, args.data, args.seed, args.budget_minutes, args.max_steps, args.resume,
-                 args.device, not args.no_progress, "python -m model.train " + " ".join(argv or sys.argv[1:]),
-                 snapshots=args.snapshots, accumulate=args.accumulate)
+    card = train(
+        args.preset,
+        out,
+        args.data,
+        args.seed,
+        args.budget_minutes,
+        args.max_steps,
+        args.resume,
+        args.device,
+        not args.no_progress,
+        "python -m model.train " + " ".join(argv or sys.argv[1:]),
+        snapshots=args.snapshots,
+        accumulate=args.accumulate,
+    )
     if int(os.environ.get("RANK", "0")):
         return
-    print(json.dumps({"checkpoint": str(out), "validation": card["validation"],
-                      "steps": card["training"]["steps"]}, indent=2))
+    print(
+        json.dumps(
+            {"checkpoint": str(out), "validation": card["validation"], "steps": card["training"]["steps"]}, indent=2
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -40,11 +40,22 @@ Public API: :func:`generate`, :class:`Example`, :func:`tokenize_en`, :func:`toke
 :func:`write_splits`, :func:`random_sentence`, :func:`lexicon_by_category`, :func:`translate`.
 CLI: ``python -m model.corpus --out data/corpus --train 200000 --valid 2000 --test 2000 --seed 1``.
 """
+
 from .generator import Example, generate, random_sentence, read_pairs, write_splits
 from .grammar import parse, render, tokenize_en, tokenize_fr, translate
 from .lexicon import lexicon_by_category, load_lexicon
 
 __all__ = [
-    "Example", "generate", "random_sentence", "read_pairs", "write_splits", "tokenize_en", "tokenize_fr",
-    "translate", "parse", "render", "lexicon_by_category", "load_lexicon",
+    "Example",
+    "generate",
+    "random_sentence",
+    "read_pairs",
+    "write_splits",
+    "tokenize_en",
+    "tokenize_fr",
+    "translate",
+    "parse",
+    "render",
+    "lexicon_by_category",
+    "load_lexicon",
 ]

@@ -1,4 +1,5 @@
 """CLI: python -m model.corpus --out data/corpus --train 200000 --valid 2000 --test 2000 --seed 1"""
+
 from __future__ import annotations
 
 import argparse
@@ -8,8 +9,9 @@ from .generator import write_splits
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m model.corpus",
-                                 description="Write the synthetic English->French corpus splits.")
+    ap = argparse.ArgumentParser(
+        prog="python -m model.corpus", description="Write the synthetic English->French corpus splits."
+    )
     ap.add_argument("--out", default="data/corpus", help="output directory")
     ap.add_argument("--train", type=int, default=200_000)
     ap.add_argument("--valid", type=int, default=2_000)

@@ -4,6 +4,7 @@ Persons are indexed 0..5: je, tu, il/elle (and singular noun phrases), nous, vou
 ils/elles (and plural noun phrases). ``tu`` is never generated ("you" -> vous) but the
 tables are complete.
 """
+
 from __future__ import annotations
 
 _VOWELS = set("aeiouyàâäéèêëîïôöûùüœæ")
@@ -69,8 +70,19 @@ _FUTURE_STEMS: dict[str, str] = {
 _IMPARFAIT_ETRE = ("étais", "étais", "était", "étions", "étiez", "étaient")
 
 REGULAR_ER = (
-    "aimer", "manger", "fermer", "acheter", "trouver", "donner", "parler", "jouer",
-    "regarder", "chanter", "marcher", "travailler", "arriver",
+    "aimer",
+    "manger",
+    "fermer",
+    "acheter",
+    "trouver",
+    "donner",
+    "parler",
+    "jouer",
+    "regarder",
+    "chanter",
+    "marcher",
+    "travailler",
+    "arriver",
 )
 
 
@@ -101,8 +113,9 @@ def participle_agree(participle: str, gender: str, plural: bool) -> str:
     return participle + ("e" if gender == "f" else "") + ("s" if plural else "")
 
 
-def adj_form(forms: tuple[str, str, str, str], vowel: str | None, gender: str, plural: bool,
-             before_vowel_noun: bool = False) -> str:
+def adj_form(
+    forms: tuple[str, str, str, str], vowel: str | None, gender: str, plural: bool, before_vowel_noun: bool = False
+) -> str:
     """Agreeing adjective form; ``before_vowel_noun``: attributive, directly before a vowel noun."""
     if plural:
         return forms[3] if gender == "f" else forms[2]

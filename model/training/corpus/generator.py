@@ -1,4 +1,5 @@
 """Random sentence specs (with light selectional restrictions) and corpus files."""
+
 from __future__ import annotations
 
 import random
@@ -23,18 +24,48 @@ from .grammar import (
 MAX_EN_WORDS = 20
 
 # ----------------------------------------------------------------- noun classes (English lemmas)
-PEOPLE = ("teacher", "student", "child", "boy", "girl", "daughter", "son", "man", "woman",
-          "friend", "brother", "sister", "mother", "father", "doctor")
+PEOPLE = (
+    "teacher",
+    "student",
+    "child",
+    "boy",
+    "girl",
+    "daughter",
+    "son",
+    "man",
+    "woman",
+    "friend",
+    "brother",
+    "sister",
+    "mother",
+    "father",
+    "doctor",
+)
 ANIMALS = ("cat", "dog", "bird", "horse", "mouse")
 ANIMATE = PEOPLE + ANIMALS
-PLACES = ("house", "city", "school", "garden", "park", "street", "room", "kitchen", "library",
-          "hospital", "beach")
-OBJECTS = ("book", "table", "apple", "letter", "door", "window", "key", "chair", "phone",
-           "computer", "shirt", "hat", "newspaper", "picture", "flower", "bike", "car")
+PLACES = ("house", "city", "school", "garden", "park", "street", "room", "kitchen", "library", "hospital", "beach")
+OBJECTS = (
+    "book",
+    "table",
+    "apple",
+    "letter",
+    "door",
+    "window",
+    "key",
+    "chair",
+    "phone",
+    "computer",
+    "shirt",
+    "hat",
+    "newspaper",
+    "picture",
+    "flower",
+    "bike",
+    "car",
+)
 VEHICLES = ("car", "train", "bike")
 TEXTS = ("book", "letter", "newspaper", "sentence", "word", "question", "answer")
-ABSTRACT = ("language", "word", "sentence", "question", "answer", "model", "machine", "film",
-            "game", "song", "music")
+ABSTRACT = ("language", "word", "sentence", "question", "answer", "model", "machine", "film", "game", "song", "music")
 NATURE = ("tree", "river", "sea", "moon", "sun", "flower")
 FOOD = ("apple", "bread")
 DRINKS = ("water", "coffee")
@@ -42,9 +73,26 @@ ALL_NOUNS = tuple(n for n in LEX.nouns if n != "NLP")
 
 # direct objects per transitive verb; "NLP" marks the proper noun
 OBJECTS_OF: dict[str, tuple[str, ...]] = {
-    "love": ANIMATE + PLACES + NATURE + ("music", "coffee", "bread", "song", "film", "game", "book",
-                                         "language", "morning", "night", "picture", "car", "bike",
-                                         "train", "NLP"),
+    "love": ANIMATE
+    + PLACES
+    + NATURE
+    + (
+        "music",
+        "coffee",
+        "bread",
+        "song",
+        "film",
+        "game",
+        "book",
+        "language",
+        "morning",
+        "night",
+        "picture",
+        "car",
+        "bike",
+        "train",
+        "NLP",
+    ),
     "see": ANIMATE + PLACES + OBJECTS + NATURE + VEHICLES + ("film", "machine", "model"),
     "eat": FOOD,
     "drink": DRINKS,
@@ -55,26 +103,115 @@ OBJECTS_OF: dict[str, tuple[str, ...]] = {
     "buy": OBJECTS + FOOD + DRINKS + ("house", "horse", "game"),
     "sell": OBJECTS + ("bread", "house", "horse", "game"),
     "find": OBJECTS + ANIMALS + ("answer", "friend", "house", "school", "library"),
-    "give": ("book", "apple", "letter", "key", "flower", "picture", "phone", "hat", "shirt",
-             "newspaper", "answer", "bread", "water", "coffee"),
-    "take": ("book", "key", "phone", "train", "bike", "car", "picture", "apple", "hat", "newspaper",
-             "letter"),
+    "give": (
+        "book",
+        "apple",
+        "letter",
+        "key",
+        "flower",
+        "picture",
+        "phone",
+        "hat",
+        "shirt",
+        "newspaper",
+        "answer",
+        "bread",
+        "water",
+        "coffee",
+    ),
+    "take": ("book", "key", "phone", "train", "bike", "car", "picture", "apple", "hat", "newspaper", "letter"),
     "speak": ("language",),
-    "watch": ("film", "game", "sea", "moon", "sun", "train", "bird", "child", "dog", "cat", "horse",
-              "river", "street", "picture"),
+    "watch": (
+        "film",
+        "game",
+        "sea",
+        "moon",
+        "sun",
+        "train",
+        "bird",
+        "child",
+        "dog",
+        "cat",
+        "horse",
+        "river",
+        "street",
+        "picture",
+    ),
     "sing": ("song",),
     "learn": ("language", "song", "word", "sentence", "music", "answer", "NLP"),
-    "understand": ("question", "answer", "sentence", "word", "language", "teacher", "model",
-                   "machine", "film", "book", "letter", "music", "NLP"),
+    "understand": (
+        "question",
+        "answer",
+        "sentence",
+        "word",
+        "language",
+        "teacher",
+        "model",
+        "machine",
+        "film",
+        "book",
+        "letter",
+        "music",
+        "NLP",
+    ),
     "want": OBJECTS + FOOD + DRINKS + ("house", "dog", "cat", "horse", "game"),
-    "have": OBJECTS + FOOD + DRINKS + ("house", "dog", "cat", "horse", "brother", "sister", "son",
-                                       "daughter", "friend", "question", "answer", "room", "garden"),
+    "have": OBJECTS
+    + FOOD
+    + DRINKS
+    + (
+        "house",
+        "dog",
+        "cat",
+        "horse",
+        "brother",
+        "sister",
+        "son",
+        "daughter",
+        "friend",
+        "question",
+        "answer",
+        "room",
+        "garden",
+    ),
 }
-INTRANSITIVE = ("sleep", "run", "walk", "work", "play", "sing", "go", "come", "arrive", "leave",
-                "eat", "drink", "read", "write", "speak", "learn", "understand")
+INTRANSITIVE = (
+    "sleep",
+    "run",
+    "walk",
+    "work",
+    "play",
+    "sing",
+    "go",
+    "come",
+    "arrive",
+    "leave",
+    "eat",
+    "drink",
+    "read",
+    "write",
+    "speak",
+    "learn",
+    "understand",
+)
 IO_OF = {"give": ANIMATE, "sell": PEOPLE, "write": PEOPLE}
-ANIMAL_VERBS = ("sleep", "eat", "drink", "run", "walk", "play", "see", "love", "come", "go",
-                "leave", "arrive", "want", "find", "watch", "have")
+ANIMAL_VERBS = (
+    "sleep",
+    "eat",
+    "drink",
+    "run",
+    "walk",
+    "play",
+    "see",
+    "love",
+    "come",
+    "go",
+    "leave",
+    "arrive",
+    "want",
+    "find",
+    "watch",
+    "have",
+)
 VEHICLE_VERBS = ("go", "come", "arrive", "leave")
 
 # prepositional objects
@@ -86,25 +223,61 @@ PREP_NOUNS: dict[str, tuple[str, ...]] = {
     "near": PLACES + ("tree", "river", "sea", "window", "door", "table"),
     "with": ANIMATE,
     "for": PEOPLE,
-    "to": ("school", "city", "house", "park", "garden", "library", "hospital", "beach", "sea",
-           "river", "kitchen", "room", "street"),
+    "to": (
+        "school",
+        "city",
+        "house",
+        "park",
+        "garden",
+        "library",
+        "hospital",
+        "beach",
+        "sea",
+        "river",
+        "kitchen",
+        "room",
+        "street",
+    ),
     "from": ("city", "school", "house", "park", "hospital", "library", "beach", "garden"),
 }
 LOC_PREPS = ("in", "on", "under", "behind", "near")
 PREPS_OF: dict[str, tuple[str, ...]] = {
-    "sleep": LOC_PREPS, "run": ("in", "to", "with", "near", "from"), "walk": ("in", "to", "with", "near"),
-    "work": ("in", "with", "for", "on"), "play": ("in", "with", "near", "under"),
-    "sing": ("in", "for", "with"), "go": ("to", "with"), "come": ("to", "from", "with"),
-    "arrive": ("from", "with"), "leave": ("with", "from"), "eat": ("in", "with"),
-    "drink": ("in", "with"), "read": ("in", "for"), "write": ("in", "for"),
-    "speak": ("to", "with"), "learn": ("with", "in"), "understand": (),
-    "see": ("in", "near"), "buy": ("for", "in"), "sell": ("in",), "find": LOC_PREPS,
-    "give": (), "take": ("for",), "watch": ("in", "with"), "open": ("with",), "close": ("with",),
-    "want": ("for",), "have": (), "love": (),
+    "sleep": LOC_PREPS,
+    "run": ("in", "to", "with", "near", "from"),
+    "walk": ("in", "to", "with", "near"),
+    "work": ("in", "with", "for", "on"),
+    "play": ("in", "with", "near", "under"),
+    "sing": ("in", "for", "with"),
+    "go": ("to", "with"),
+    "come": ("to", "from", "with"),
+    "arrive": ("from", "with"),
+    "leave": ("with", "from"),
+    "eat": ("in", "with"),
+    "drink": ("in", "with"),
+    "read": ("in", "for"),
+    "write": ("in", "for"),
+    "speak": ("to", "with"),
+    "learn": ("with", "in"),
+    "understand": (),
+    "see": ("in", "near"),
+    "buy": ("for", "in"),
+    "sell": ("in",),
+    "find": LOC_PREPS,
+    "give": (),
+    "take": ("for",),
+    "watch": ("in", "with"),
+    "open": ("with",),
+    "close": ("with",),
+    "want": ("for",),
+    "have": (),
+    "love": (),
 }
 # (verb, prep) pairs with their own prepositional objects
-PREP_NOUNS_OF = {("speak", "to"): PEOPLE, ("work", "on"): ("NLP", "model", "machine", "computer"),
-                 ("open", "with"): ("key",)}
+PREP_NOUNS_OF = {
+    ("speak", "to"): PEOPLE,
+    ("work", "on"): ("NLP", "model", "machine", "computer"),
+    ("open", "with"): ("key",),
+}
 BE_PREPS = LOC_PREPS + ("with", "for")
 
 # adjectives: compatible nouns, and whether a pronoun subject may take them predicatively
@@ -112,34 +285,99 @@ _COLOUR_NOUNS = OBJECTS + VEHICLES + ("cat", "dog", "horse", "bird", "house", "f
 ADJ_NOUNS: dict[str, tuple[str, ...]] = {
     "big": ANIMATE + PLACES + OBJECTS + VEHICLES + ("tree", "river"),
     "small": ANIMATE + PLACES + OBJECTS + VEHICLES + ("tree", "river"),
-    "new": OBJECTS + PLACES + VEHICLES + ("model", "machine", "film", "game", "song", "teacher",
-                                         "student", "friend", "doctor", "word", "language", "week"),
+    "new": OBJECTS
+    + PLACES
+    + VEHICLES
+    + (
+        "model",
+        "machine",
+        "film",
+        "game",
+        "song",
+        "teacher",
+        "student",
+        "friend",
+        "doctor",
+        "word",
+        "language",
+        "week",
+    ),
     "old": ANIMATE + PLACES + OBJECTS + VEHICLES + ("tree", "song", "film", "machine"),
-    "good": ANIMATE + FOOD + DRINKS + ("book", "film", "game", "song", "music", "answer",
-                                       "question", "model", "machine", "day", "week", "night"),
-    "beautiful": ANIMATE + PLACES + NATURE + ("picture", "song", "music", "day", "night", "morning",
-                                             "shirt", "hat", "car", "house", "language"),
+    "good": ANIMATE
+    + FOOD
+    + DRINKS
+    + ("book", "film", "game", "song", "music", "answer", "question", "model", "machine", "day", "week", "night"),
+    "beautiful": ANIMATE
+    + PLACES
+    + NATURE
+    + ("picture", "song", "music", "day", "night", "morning", "shirt", "hat", "car", "house", "language"),
     "young": ANIMATE + ("tree",),
-    "long": ("river", "street", "letter", "book", "song", "film", "day", "night", "week",
-             "sentence", "question", "answer", "train", "table", "word"),
-    "red": _COLOUR_NOUNS, "blue": _COLOUR_NOUNS + ("sea",), "green": _COLOUR_NOUNS + ("tree",),
-    "black": _COLOUR_NOUNS + ("coffee",), "white": _COLOUR_NOUNS + ("bread", "moon"),
-    "happy": ANIMATE, "sad": ANIMATE + ("song", "film"), "tired": ANIMATE,
+    "long": (
+        "river",
+        "street",
+        "letter",
+        "book",
+        "song",
+        "film",
+        "day",
+        "night",
+        "week",
+        "sentence",
+        "question",
+        "answer",
+        "train",
+        "table",
+        "word",
+    ),
+    "red": _COLOUR_NOUNS,
+    "blue": _COLOUR_NOUNS + ("sea",),
+    "green": _COLOUR_NOUNS + ("tree",),
+    "black": _COLOUR_NOUNS + ("coffee",),
+    "white": _COLOUR_NOUNS + ("bread", "moon"),
+    "happy": ANIMATE,
+    "sad": ANIMATE + ("song", "film"),
+    "tired": ANIMATE,
     "fast": ANIMALS + PEOPLE + VEHICLES + ("computer", "machine", "model", "river"),
     "slow": ANIMALS + PEOPLE + VEHICLES + ("computer", "machine", "model", "river"),
     "hot": DRINKS + ("bread", "room", "house", "kitchen", "sea", "night", "day", "sun"),
     "cold": DRINKS + ("room", "house", "kitchen", "sea", "night", "day", "morning", "river"),
-    "interesting": ("book", "film", "game", "question", "answer", "language", "sentence",
-                    "newspaper", "letter", "model", "city", "teacher", "NLP"),
+    "interesting": (
+        "book",
+        "film",
+        "game",
+        "question",
+        "answer",
+        "language",
+        "sentence",
+        "newspaper",
+        "letter",
+        "model",
+        "city",
+        "teacher",
+        "NLP",
+    ),
     "difficult": ("question", "answer", "language", "game", "sentence", "word", "book", "NLP"),
     "easy": ("question", "answer", "language", "game", "sentence", "word", "book", "NLP"),
-    "French": PEOPLE + ("book", "film", "newspaper", "song", "music", "car", "bread", "city",
-                        "school", "word", "language"),
-    "English": PEOPLE + ("book", "film", "newspaper", "song", "music", "car", "city", "school",
-                         "word", "language"),
+    "French": PEOPLE
+    + ("book", "film", "newspaper", "song", "music", "car", "bread", "city", "school", "word", "language"),
+    "English": PEOPLE + ("book", "film", "newspaper", "song", "music", "car", "city", "school", "word", "language"),
 }
-PRONOUN_ADJS = ("big", "small", "old", "young", "good", "beautiful", "happy", "sad", "tired",
-                "fast", "slow", "French", "English", "new")
+PRONOUN_ADJS = (
+    "big",
+    "small",
+    "old",
+    "young",
+    "good",
+    "beautiful",
+    "happy",
+    "sad",
+    "tired",
+    "fast",
+    "slow",
+    "French",
+    "English",
+    "new",
+)
 _ADJS_OF_NOUN: dict[str, tuple[str, ...]] = {
     n: tuple(a for a, ns in ADJ_NOUNS.items() if n in ns) for n in ALL_NOUNS + ("NLP",)
 }
@@ -159,18 +397,26 @@ def _weighted(rng: random.Random, pairs):
     return pairs[-1][0]
 
 
-_DET_WEIGHTS = (("the", 30), ("a", 14), ("bare", 12), ("this", 4), ("these", 3), ("poss", 20),
-                ("every", 3), ("num", 10))
+_DET_WEIGHTS = (
+    ("the", 30),
+    ("a", 14),
+    ("bare", 12),
+    ("this", 4),
+    ("these", 3),
+    ("poss", 20),
+    ("every", 3),
+    ("num", 10),
+)
 
 
-def _gen_np(rng: random.Random, pool, role: str, verb: str | None = None, neg: bool = False,
-            allow_bare: bool = True) -> NP:
+def _gen_np(
+    rng: random.Random, pool, role: str, verb: str | None = None, neg: bool = False, allow_bare: bool = True
+) -> NP:
     noun = _pick(rng, pool)
     if noun == "NLP":
         return NP(noun="NLP")
     n = LEX.nouns[noun]
-    bare_ok = allow_bare and (not n.mass or (role == "obj" and verb in ("love", "eat", "drink",
-                                                                         "buy", "want", "have")))
+    bare_ok = allow_bare and (not n.mass or (role == "obj" and verb in ("love", "eat", "drink", "buy", "want", "have")))
     while True:
         kind = _weighted(rng, _DET_WEIGHTS)
         if kind == "bare" and not bare_ok:

@@ -4,6 +4,7 @@ The same :func:`render` is used by the random generator and by :func:`translate`
 (which parses a sentence of the English fragment back into a spec with :func:`parse`).
 See the package docstring for the alignment conventions.
 """
+
 from __future__ import annotations
 
 import re
@@ -87,6 +88,7 @@ class Sentence:
 
 # --------------------------------------------------------------------------- helpers
 
+
 def np_features(np: NP) -> tuple[int, str, bool]:
     """(French person index, gender, plural) of a subject noun phrase."""
     if np.pron:
@@ -132,6 +134,7 @@ class _Toks:
 
 
 # --------------------------------------------------------------------------- English
+
 
 def _en_np(np: NP, E: _Toks) -> dict:
     r: dict = {}
@@ -225,6 +228,7 @@ def _en_clause(c: Clause, E: _Toks, question: bool) -> dict:
 
 
 # --------------------------------------------------------------------------- French
+
 
 def _fr_np(np: NP, r: dict, T: _Toks, role: str, verb: str | None = None, neg: bool = False) -> None:
     if np.pron:
@@ -359,8 +363,17 @@ def _fr_clause(c: Clause, r: dict, T: _Toks, question: bool) -> None:
             T.add(LEX.nouns[ws[1]].fr, r["end"][1])
 
 
-_ELIDE = {"je": "j'", "le": "l'", "la": "l'", "ne": "n'", "de": "d'", "que": "qu'",
-          "ce": "cet", "ma": "mon", "sa": "son"}
+_ELIDE = {
+    "je": "j'",
+    "le": "l'",
+    "la": "l'",
+    "ne": "n'",
+    "de": "d'",
+    "que": "qu'",
+    "ce": "cet",
+    "ma": "mon",
+    "sa": "son",
+}
 _CONTRACT = {("à", "le"): "au", ("à", "les"): "aux", ("de", "le"): "du", ("de", "les"): "des"}
 
 
@@ -380,6 +393,7 @@ def _fr_postprocess(T: _Toks) -> None:
 
 
 # --------------------------------------------------------------------------- rendering
+
 
 @dataclass(frozen=True)
 class Rendered:
@@ -435,8 +449,11 @@ def render(s: Sentence) -> Rendered:
     T.words[0] = _cap(T.words[0])
     align = tuple(sorted((e, f) for f, src in enumerate(T.src) for e in src))
     return Rendered(
-        tuple(E.words), tuple(T.words), align,
-        _join(E.words, False), _join(T.words, True),
+        tuple(E.words),
+        tuple(T.words),
+        align,
+        _join(E.words, False),
+        _join(T.words, True),
     )
 
 
@@ -472,7 +489,7 @@ def tokenize_fr(s: str) -> list[tuple[str, int, int]]:
             if k <= 0 or k == len(w) - 1 or w[: k + 1].lower() not in _ELIDED_PREFIXES:
                 break
             out.append((w[: k + 1], a, a + k + 1))
-            w, a = w[k + 1:], a + k + 1
+            w, a = w[k + 1 :], a + k + 1
         out.append((w, a, b))
     return out
 
@@ -647,7 +664,7 @@ class _Parser:
         end = None
         k = self.end_adv_here()
         if k:
-            end = " ".join(self.w[self.i:self.i + k])
+            end = " ".join(self.w[self.i : self.i + k])
             self.i += k
         if not self.at_clause_end():
             raise ValueError(f"unexpected word {self.peek()!r}")

@@ -4,6 +4,7 @@ The TSV is the single source of the words and their fixed translations; the gram
 (articles, agreement, conjugation) live in :mod:`model.corpus.french` and
 :mod:`model.corpus.grammar`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
