@@ -1,4 +1,5 @@
-"""Transformer Anatomy: `streamlit run app.py` (or serve.py, which loads the model first). Only the page menu lives here.
+"""Transformer Anatomy: `streamlit run app.py` (or serve.py, which loads the model first).
+Only the page menu lives here.
 
 Every page file sets itself up through `ui.page.start` (model, sidebar controls, URL state),
 so the live server (app.py -> page) and AppTest (which runs page files directly) take the

@@ -7,7 +7,8 @@ Prints, per page, the median time of: the first run (model already loaded), a vi
 first time and comes from the cache afterwards; the padding mask for an encoder-only model; the
 switch goes back on, untimed), plus a new sentence each rerun (never cached, on any page) under
 the default switches. A page that fails on the model (an exception in the page, an error it
-shows instead of its content, or a control it does not have) is reported and the others are timed; the exit status then says which failed.
+shows instead of its content, or a control it does not have) is reported and the others are timed;
+the exit status then says which failed.
 --model picks a model of the app's picker
 (e.g. all-MiniLM-L6-v2, or a folder's name under models/ or in $ANATOMY_MODELS).
 """

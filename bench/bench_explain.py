@@ -79,9 +79,9 @@ def main() -> None:
         )
         for name, seconds in side.items():
             print(f"  {name:<55} {seconds:7.3f} s")
-        print(
-            f"  ratio rows asked / whole tables: {side['piece on show, all five methods (rows asked)'] / side['piece on show, all five methods (whole tables)']:.2f}"
-        )
+        asked = side["piece on show, all five methods (rows asked)"]
+        whole = side["piece on show, all five methods (whole tables)"]
+        print(f"  ratio rows asked / whole tables: {asked / whole:.2f}")
         timed = {
             f"piece on show, {method}": (lambda m=method: attribute(bundle, TWELVE_WORDS, out, m, pieces=[piece]))
             for method in METHODS

@@ -312,9 +312,9 @@ def bench_opus(path: Path, threads: int, repeats: int) -> dict[str, float]:
 def bench_family(
     family: str, path: Path, threads: int, repeats: int, beam: bool = True
 ) -> tuple[dict[str, tuple[float, float]], dict[str, int]]:
-    """Median seconds (wall clock, and CPU of this process) of our 20-piece greedy (and beam 4) translate (T5) or generate (GPT-2), with and
-    without a trace, and of transformers' generate with and without attentions; and the pieces
-    each produced, checked to be the same ids."""
+    """Median seconds (wall clock, and CPU of this process) of our 20-piece greedy (and beam 4)
+    translate (T5) or generate (GPT-2), with and without a trace, and of transformers' generate with
+    and without attentions; and the pieces each produced, checked to be the same ids."""
     from hf_fixtures import reference_gpt2, reference_t5
 
     from model import DecodeOptions, Interventions, load_bundle

@@ -76,9 +76,8 @@ def main() -> None:
     for name, seconds in timings.items():
         print(f"    {name:<40}{seconds * 1000:9.2f} ms")
     for what in MEASURES:
-        print(
-            f"this tree / {args.against}, {what}: {timings[f'this tree: {what}'] / timings[f'{args.against}: {what}']:.3f}"
-        )
+        ratio = timings[f"this tree: {what}"] / timings[f"{args.against}: {what}"]
+        print(f"this tree / {args.against}, {what}: {ratio:.3f}")
 
 
 if __name__ == "__main__":

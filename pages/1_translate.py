@@ -57,6 +57,7 @@ def sentence_page(page: Page) -> None:
         st.warning(md(warning))
     similarity = cosine(result.embedding, other.embedding)
     st.metric("Cosine similarity of the two sentence embeddings", f"{similarity:.3f}")
+    pooled = "the first piece, [CLS]" if page.bundle.pooling == "cls" else "the mean of its pieces’ final vectors"
     page.show(
         shared(
             embedding_strips,
@@ -65,7 +66,7 @@ def sentence_page(page: Page) -> None:
             page.style,
             f"Sentence embeddings ({result.embedding.shape[0]} dimensions)",
         ),
-        f"Each row is one sentence's embedding ({'the first piece, [CLS]' if page.bundle.pooling == 'cls' else 'the mean of its pieces’ final vectors'}, "
+        f"Each row is one sentence's embedding ({pooled}, "
         "scaled to length 1); red is positive, blue negative. The cosine similarity is the sum of the "
         "products of the two rows, column by column: 1 for the same direction, near 0 for unrelated "
         "sentences.",

@@ -65,7 +65,8 @@ if cfg.positional == "relative":
         f"There is no `{stages.embedding('position')}` stage: nothing positional is added to the embeddings. "
         f"Each stack records `{stages.position_bias('encoder')}` (and the decoder's) once instead, (1, h, S, S) "
         "in the encoder and (1, h, T, T) in the decoder: one bias for the whole batch, added to the scores of "
-        f"every self-attention layer of that stack (the recorded scores, `{stages.attention('encoder', 'self', 0, 'scores')}`"
+        "every self-attention layer of that stack (the recorded scores, "
+        f"`{stages.attention('encoder', 'self', 0, 'scores')}`"
         " and the others, include it)."
     )
 if cfg.norm == "rms":
@@ -148,7 +149,10 @@ if name == stages.LOGITS and matrix.shape[1] > LOGIT_COLUMNS:  # a real vocabula
     ids = top_columns(matrix, LOGIT_COLUMNS)
     matrix, keys = matrix[:, ids], bundle.tokenizer.pieces(ids.tolist())
     columns = f"the {LOGIT_COLUMNS} pieces with the highest logit at some step (of {array.shape[-1]:,})"
-    note = f" Only {LOGIT_COLUMNS} of the {array.shape[-1]:,} vocabulary columns are drawn: those some step ranked highest."
+    note = (
+        f" Only {LOGIT_COLUMNS} of the {array.shape[-1]:,} vocabulary columns are drawn:"
+        " those some step ranked highest."
+    )
 source = lengths.source_window(len(trace.src_pieces))
 output = around(ctl.step, len(trace.tgt_pieces))
 

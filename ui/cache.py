@@ -217,9 +217,9 @@ class ByteCache:
     A hit returns the stored object itself. A value larger than the whole budget is returned but
     not kept, unless the cache keeps its last value whatever its size (`keep_last`, the models
     cache: a model larger than the budget, gpt2-medium or t5-base at 512 MiB, is then kept alone
-    rather than loaded again at every page run). Threads asking at once for the same missing key compute it once (the others wait
-    for that result); different keys compute in parallel. Evicting only drops the cache's
-    reference: whoever holds a value keeps a valid one.
+    rather than loaded again at every page run). Threads asking at once for the same missing key
+    compute it once (the others wait for that result); different keys compute in parallel. Evicting
+    only drops the cache's reference: whoever holds a value keeps a valid one.
     """
 
     def __init__(
