@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+
 import torch
+
 from ...engine.config import ModelConfig
 from ...engine.tokens import SpecialIds
 from ...errors import CheckpointError

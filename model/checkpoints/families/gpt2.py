@@ -40,7 +40,8 @@ def model_config(hf: dict, path: Path) -> ModelConfig:
             raise _refuse(path, f"{setting} is not supported")
     activation = ACTIVATIONS.get(hf.get("activation_function", "gelu_new"))
     if activation is None:
-        raise _refuse(path, f"activation_function {hf.get('activation_function')!r} is not one of {sorted(ACTIVATIONS)}")
+        named = hf.get("activation_function")
+        raise _refuse(path, f"activation_function {named!r} is not one of {sorted(ACTIVATIONS)}")
     d_model = hf.get("n_embd", 768)
     end = hf.get("eos_token_id", 50256)
     try:
@@ -77,7 +78,7 @@ def rename(tensors: dict[str, torch.Tensor], path: Path) -> dict[str, torch.Tens
         prefix = f"decoder.layers.{layer}."
         weight = tensor.t() if kind == "weight" and tensor.dim() == 2 else tensor  # Conv1D: (in, out)
         if part == "attn.c_attn":
-            for projection, chunk in zip(("w_q", "w_k", "w_v"), weight.chunk(3, dim=0)):
+            for projection, chunk in zip(("w_q", "w_k", "w_v"), weight.chunk(3, dim=0), strict=True):
                 ours[f"{prefix}self_attn.{projection}.{kind}"] = chunk.contiguous()
         elif part in _LAYER_PARTS:
             ours[f"{prefix}{_LAYER_PARTS[part]}.{kind}"] = weight.contiguous()

@@ -3,8 +3,8 @@ what the BERT, T5 and GPT-2 vocabularies share."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 from tokenizers import Tokenizer
 
