@@ -13,8 +13,8 @@ from .record import OURS, Checkpoint
 class Capabilities:
     """The parts a model has and what it produces."""
 
-    encoder: bool          # reads a source sentence through an encoder stack
-    decoder: bool          # produces pieces one at a time through a decoder stack
+    encoder: bool  # reads a source sentence through an encoder stack
+    decoder: bool  # produces pieces one at a time through a decoder stack
     cross_attention: bool  # its decoder reads the encoder's output: it translates
     # this project's own model: a training log, snapshots, the recipe comparison, and the corpus (its lexicon, its
     # grammar's reference translation)
@@ -40,7 +40,7 @@ class Capabilities:
 
     @property
     def kind(self) -> str:
-        """"encoder-decoder", "encoder" or "decoder": what the pages print."""
+        """ "encoder-decoder", "encoder" or "decoder": what the pages print."""
         return "encoder-decoder" if self.cross_attention else ("encoder" if self.encoder else "decoder")
 
 
@@ -48,6 +48,10 @@ def capabilities(checkpoint: Checkpoint) -> Capabilities:
     """The capabilities of a loaded checkpoint, from its config's stacks and its family."""
     cfg = checkpoint.config
     family = FAMILIES.get(checkpoint.family)
-    return Capabilities(encoder=cfg.n_encoder_layers > 0, decoder=cfg.n_decoder_layers > 0,
-                        cross_attention=cfg.cross_attention, trained_here=checkpoint.family == OURS,
-                        task_prefix=family is not None and hasattr(family, "task_prefix"))
+    return Capabilities(
+        encoder=cfg.n_encoder_layers > 0,
+        decoder=cfg.n_decoder_layers > 0,
+        cross_attention=cfg.cross_attention,
+        trained_here=checkpoint.family == OURS,
+        task_prefix=family is not None and hasattr(family, "task_prefix"),
+    )

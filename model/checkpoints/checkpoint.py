@@ -19,7 +19,12 @@ from .record import Checkpoint
 from .weights import build_model, fingerprint, read_tensors, weight_files
 
 CONFIG, WEIGHTS, TOKENIZER, CARD, TRAIN_LOG = (
-    "config.json", "model.safetensors", "tokenizer.model", "card.json", "train_log.jsonl")
+    "config.json",
+    "model.safetensors",
+    "tokenizer.model",
+    "card.json",
+    "train_log.jsonl",
+)
 REQUIRED = (CONFIG, WEIGHTS, TOKENIZER, CARD)
 
 
@@ -29,8 +34,9 @@ def save_checkpoint(path: Path, model: Transformer, tokenizer: Tokenizer, card: 
     path.mkdir(parents=True, exist_ok=True)
     (path / CONFIG).write_text(json.dumps(model.cfg.to_dict(), indent=2) + "\n")
     # copies: a loaded model's parameters may be views of one block (Transformer.store_for_decoding)
-    tensors = {name: p.detach().cpu().clone(memory_format=torch.contiguous_format)
-               for name, p in model.named_parameters()}
+    tensors = {
+        name: p.detach().cpu().clone(memory_format=torch.contiguous_format) for name, p in model.named_parameters()
+    }
     save_file(tensors, str(path / WEIGHTS), metadata={"format": "pt"})
     tokenizer.save(path / TOKENIZER)
     (path / CARD).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
@@ -77,8 +83,9 @@ def load_checkpoint(path: Path, snapshot: int | None = None) -> Checkpoint:
     except Exception as exc:  # sentencepiece raises RuntimeError/ValueError/OSError on bad protos
         raise _fail(path, f"{TOKENIZER} is not a usable SentencePiece model ({exc})") from None
     if tokenizer.vocab_size != config.vocab_size:
-        raise _fail(path, f"the tokenizer has {tokenizer.vocab_size} pieces but the config says "
-                          f"vocab_size {config.vocab_size}")
+        raise _fail(
+            path, f"the tokenizer has {tokenizer.vocab_size} pieces but the config says vocab_size {config.vocab_size}"
+        )
     if snapshot is not None:
         tensors = snapshots.read(path, snapshot)  # its own error lists the steps there are
         weights = path / snapshots.FOLDER / snapshots.file_name(snapshot)

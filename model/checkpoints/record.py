@@ -22,8 +22,8 @@ class Checkpoint:
     tokenizer: Vocabulary
     card: dict
     checkpoint_id: str  # sha256 of config, tokenizer and weights: names this exact model in caches
-    family: str = OURS        # this project's own layout, or the Hugging Face model_type ("marian", "bert")
+    family: str = OURS  # this project's own layout, or the Hugging Face model_type ("marian", "bert")
     generation: dict = field(default_factory=dict)  # generation_config.json defaults (max_length, num_beams, ...)
-    pooling: str = "mean"     # how a sentence embedding is pooled from the encoder's final states
+    pooling: str = "mean"  # how a sentence embedding is pooled from the encoder's final states
     snapshot: int | None = None  # the training step whose snapshot this is; None: the final weights
-    task_prefix: str = ""     # put before every sentence to translate (T5's "translate English to French: ")
+    task_prefix: str = ""  # put before every sentence to translate (T5's "translate English to French: ")

@@ -38,7 +38,7 @@ def is_candidate(step: int) -> bool:
     if step < FIRST_STEP:
         return False
     k = round(math.log(step / FIRST_STEP, GRID_RATIO))
-    return step == round(FIRST_STEP * GRID_RATIO ** k)
+    return step == round(FIRST_STEP * GRID_RATIO**k)
 
 
 def steps(checkpoint: Path) -> list[int]:
@@ -96,6 +96,5 @@ def read(checkpoint: Path, step: int) -> dict[str, torch.Tensor]:
     if not path.is_file():
         available = steps(checkpoint)
         listed = ", ".join(map(str, available)) if available else "none"
-        raise CheckpointError(f"The checkpoint at {checkpoint} has no snapshot at step {step} "
-                              f"(snapshots: {listed}).")
+        raise CheckpointError(f"The checkpoint at {checkpoint} has no snapshot at step {step} (snapshots: {listed}).")
     return read_tensors([path])

@@ -35,16 +35,20 @@ def weight_files(path: Path) -> list[Path]:
             index = json.loads((path / INDEX).read_text(encoding="utf-8"))
             shards = sorted(set(index["weight_map"].values()))
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise CheckpointError(f"Cannot load the checkpoint at {path}: {INDEX} is not a valid shard index "
-                                  f"({exc}).") from None
+            raise CheckpointError(
+                f"Cannot load the checkpoint at {path}: {INDEX} is not a valid shard index ({exc})."
+            ) from None
         missing = [name for name in shards if not (path / name).is_file() or "/" in name or "\\" in name]
         if missing:
-            raise CheckpointError(f"Cannot load the checkpoint at {path}: shards named in {INDEX} are missing: "
-                                  f"{', '.join(missing[:3])}.")
+            raise CheckpointError(
+                f"Cannot load the checkpoint at {path}: shards named in {INDEX} are missing: {', '.join(missing[:3])}."
+            )
         return [path / name for name in shards]
     if (path / PICKLE).is_file():
-        raise CheckpointError(f"The checkpoint at {path} has only {PICKLE}, PyTorch's pickle format, which this app "
-                              f"never opens (a pickle can run code). Convert it once with: {CONVERT_COMMAND} {path}")
+        raise CheckpointError(
+            f"The checkpoint at {path} has only {PICKLE}, PyTorch's pickle format, which this app "
+            f"never opens (a pickle can run code). Convert it once with: {CONVERT_COMMAND} {path}"
+        )
     raise CheckpointError(f"Cannot load the checkpoint at {path}: it has no {WEIGHTS} (nor {INDEX}).")
 
 
@@ -61,8 +65,10 @@ def read_tensors(files: Iterable[Path]) -> dict[str, torch.Tensor]:
                     # running model if the file were overwritten (and fault if it were truncated)
                     tensors[name] = handle.get_tensor(name).clone()
         except Exception as exc:  # the library raises several types for corrupt files
-            raise CheckpointError(f"Cannot load the checkpoint at {file.parent}: {file.name} is not a valid "
-                                  f"safetensors file ({type(exc).__name__}: {exc}).") from None
+            raise CheckpointError(
+                f"Cannot load the checkpoint at {file.parent}: {file.name} is not a valid "
+                f"safetensors file ({type(exc).__name__}: {exc})."
+            ) from None
     return tensors
 
 
@@ -78,17 +84,22 @@ def build_model(cfg: ModelConfig, state: dict[str, torch.Tensor], where: Path) -
     canonical = {name: first_name[id(param)] for name, param in every.items()}
     absent, extra = sorted(set(expected) - set(state)), sorted(set(state) - set(expected))
     if absent or extra:
-        raise CheckpointError(f"Cannot load the checkpoint at {where}: the weights do not match the config "
-                              f"(missing {absent[:3]}, unexpected {extra[:3]}).")
+        raise CheckpointError(
+            f"Cannot load the checkpoint at {where}: the weights do not match the config "
+            f"(missing {absent[:3]}, unexpected {extra[:3]})."
+        )
     ready = {}
     for name, param in expected.items():
         tensor = state[name]
         if tuple(tensor.shape) != tuple(param.shape):
-            raise CheckpointError(f"Cannot load the checkpoint at {where}: weight {name} has shape "
-                                  f"{tuple(tensor.shape)}, the config needs {tuple(param.shape)}.")
+            raise CheckpointError(
+                f"Cannot load the checkpoint at {where}: weight {name} has shape "
+                f"{tuple(tensor.shape)}, the config needs {tuple(param.shape)}."
+            )
         if not tensor.dtype.is_floating_point or not torch.isfinite(tensor).all():
-            raise CheckpointError(f"Cannot load the checkpoint at {where}: weight {name} is not a finite "
-                                  "floating-point tensor.")
+            raise CheckpointError(
+                f"Cannot load the checkpoint at {where}: weight {name} is not a finite floating-point tensor."
+            )
         ready[name] = tensor.float()  # no copy when already float32
     model.load_state_dict({name: ready[canonical[name]] for name in every}, strict=True, assign=True)
     model.store_for_decoding()
@@ -101,8 +112,16 @@ def _no_initial_values() -> Iterator[None]:
     is never touched (so it costs neither time nor resident memory) until the loaded tensors replace
     them. (The meta device would do the same, but on this torch it imports torch._dynamo: +1.2 s.)"""
     _BUILDING.acquire()  # the patch is process-wide: one build at a time
-    names = ("uniform_", "normal_", "kaiming_uniform_", "xavier_uniform_", "zeros_", "ones_", "constant_",
-             "trunc_normal_")
+    names = (
+        "uniform_",
+        "normal_",
+        "kaiming_uniform_",
+        "xavier_uniform_",
+        "zeros_",
+        "ones_",
+        "constant_",
+        "trunc_normal_",
+    )
     saved = {name: getattr(init, name) for name in names}
     try:
         for name in names:

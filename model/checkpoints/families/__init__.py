@@ -18,8 +18,10 @@ from ..weights import build_model, fingerprint, read_tensors, weight_files
 from . import bert, gpt2, marian, t5
 
 FAMILIES: dict[str, ModuleType] = {"marian": marian, "bert": bert, "t5": t5, "gpt2": gpt2}
-SUPPORTED = ("marian (Marian MT, e.g. Helsinki-NLP/opus-mt-en-fr), t5 (T5 and flan-t5), gpt2 (GPT-2, distilgpt2) "
-             "and bert (BERT, MiniLM and other BERT encoders)")
+SUPPORTED = (
+    "marian (Marian MT, e.g. Helsinki-NLP/opus-mt-en-fr), t5 (T5 and flan-t5), gpt2 (GPT-2, distilgpt2) "
+    "and bert (BERT, MiniLM and other BERT encoders)"
+)
 GENERATION = "generation_config.json"
 
 
@@ -28,25 +30,39 @@ def load_family(path: Path, hf_config: dict) -> Checkpoint:
     model_type = hf_config.get("model_type")
     family = FAMILIES.get(model_type) if isinstance(model_type, str) else None
     if family is None:
-        raise CheckpointError(f"Cannot open the checkpoint at {path}: model_type {model_type!r} is not a "
-                              f"supported family. Supported: {SUPPORTED}.")
+        raise CheckpointError(
+            f"Cannot open the checkpoint at {path}: model_type {model_type!r} is not a "
+            f"supported family. Supported: {SUPPORTED}."
+        )
     generation = _optional_json(path / GENERATION)
     cfg = family.model_config(hf_config, path)
     vocab = family.vocabulary(path, hf_config, generation)
     if vocab.vocab_size > cfg.vocab_size:
-        raise CheckpointError(f"Cannot open the checkpoint at {path}: the tokenizer has {vocab.vocab_size} ids but "
-                              f"the model only {cfg.vocab_size}.")
+        raise CheckpointError(
+            f"Cannot open the checkpoint at {path}: the tokenizer has {vocab.vocab_size} ids but "
+            f"the model only {cfg.vocab_size}."
+        )
     files = weight_files(path)
     state = family.rename(read_tensors(files), path)
     if cfg.output_tied:
         state.pop("generator.weight", None)  # a saved copy of the tied head: the embedding is the head
     model = build_model(cfg, state, path)
-    card = _card(path, hf_config, model_type, sum(p.numel() for p in model.parameters()),
-                 sum(f.stat().st_size for f in files))
+    card = _card(
+        path, hf_config, model_type, sum(p.numel() for p in model.parameters()), sum(f.stat().st_size for f in files)
+    )
     identity = fingerprint([path / "config.json", *family.tokenizer_files(path), *files])
-    return Checkpoint(path, cfg, model, vocab, card, identity, model_type, generation,
-                      family.pooling(path) if hasattr(family, "pooling") else "mean",
-                      task_prefix=family.task_prefix(hf_config) if hasattr(family, "task_prefix") else "")
+    return Checkpoint(
+        path,
+        cfg,
+        model,
+        vocab,
+        card,
+        identity,
+        model_type,
+        generation,
+        family.pooling(path) if hasattr(family, "pooling") else "mean",
+        task_prefix=family.task_prefix(hf_config) if hasattr(family, "task_prefix") else "",
+    )
 
 
 def _optional_json(file: Path) -> dict:
@@ -55,8 +71,9 @@ def _optional_json(file: Path) -> dict:
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CheckpointError(f"Cannot open the checkpoint at {file.parent}: {file.name} is not readable JSON "
-                              f"({exc}).") from None
+        raise CheckpointError(
+            f"Cannot open the checkpoint at {file.parent}: {file.name} is not readable JSON ({exc})."
+        ) from None
     return data if isinstance(data, dict) else {}
 
 
@@ -78,8 +95,13 @@ def _readme_facts(path: Path) -> dict[str, str]:
 
 def _card(path: Path, hf_config: dict, model_type: str, n_params: int, weight_bytes: int) -> dict:
     facts = _readme_facts(path)
-    return {"name": facts.get("name") or path.name, "family": model_type,
-            "source": str(hf_config.get("_name_or_path") or path.name), "path": str(path),
-            "licence": facts.get("licence", "not stated in the checkpoint"),
-            "architectures": hf_config.get("architectures", []), "parameters": n_params,
-            "weights_bytes": weight_bytes}
+    return {
+        "name": facts.get("name") or path.name,
+        "family": model_type,
+        "source": str(hf_config.get("_name_or_path") or path.name),
+        "path": str(path),
+        "licence": facts.get("licence", "not stated in the checkpoint"),
+        "architectures": hf_config.get("architectures", []),
+        "parameters": n_params,
+        "weights_bytes": weight_bytes,
+    }

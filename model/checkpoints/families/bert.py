@@ -15,17 +15,31 @@ from ...engine.tokens import SpecialIds
 from ...errors import CheckpointError
 from .hf_tokenizer import TokenizersVocabulary, open_tokenizer
 
-ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu",
-               "silu": "silu", "swish": "silu"}
-_EMBEDDINGS = {"embeddings.word_embeddings.weight": "src_embed.token.weight",
-               "embeddings.position_embeddings.weight": "src_embed.positions.table",
-               "embeddings.token_type_embeddings.weight": "src_embed.token_type.weight",
-               "embeddings.LayerNorm.weight": "src_embed.norm.weight",
-               "embeddings.LayerNorm.bias": "src_embed.norm.bias"}
-_LAYER_PARTS = {"attention.self.query": "self_attn.w_q", "attention.self.key": "self_attn.w_k",
-                "attention.self.value": "self_attn.w_v", "attention.output.dense": "self_attn.w_o",
-                "attention.output.LayerNorm": "norm_self", "intermediate.dense": "ffn.w_1",
-                "output.dense": "ffn.w_2", "output.LayerNorm": "norm_ffn"}
+ACTIVATIONS = {
+    "gelu": "gelu",
+    "gelu_new": "gelu_tanh",
+    "gelu_pytorch_tanh": "gelu_tanh",
+    "relu": "relu",
+    "silu": "silu",
+    "swish": "silu",
+}
+_EMBEDDINGS = {
+    "embeddings.word_embeddings.weight": "src_embed.token.weight",
+    "embeddings.position_embeddings.weight": "src_embed.positions.table",
+    "embeddings.token_type_embeddings.weight": "src_embed.token_type.weight",
+    "embeddings.LayerNorm.weight": "src_embed.norm.weight",
+    "embeddings.LayerNorm.bias": "src_embed.norm.bias",
+}
+_LAYER_PARTS = {
+    "attention.self.query": "self_attn.w_q",
+    "attention.self.key": "self_attn.w_k",
+    "attention.self.value": "self_attn.w_v",
+    "attention.output.dense": "self_attn.w_o",
+    "attention.output.LayerNorm": "norm_self",
+    "intermediate.dense": "ffn.w_1",
+    "output.dense": "ffn.w_2",
+    "output.LayerNorm": "norm_ffn",
+}
 _LAYER = re.compile(r"^encoder\.layer\.(\d+)\.(.+)\.(weight|bias)$")
 _UNUSED = ("embeddings.position_ids", "pooler.", "cls.")  # an index buffer and heads the encoder view never runs
 
@@ -37,19 +51,33 @@ def _refuse(path: Path, problem: str) -> CheckpointError:
 def model_config(hf: dict, path: Path) -> ModelConfig:
     """Our (encoder-only) ModelConfig for a BERT config.json."""
     if hf.get("position_embedding_type", "absolute") != "absolute":
-        raise _refuse(path, f"position_embedding_type {hf.get('position_embedding_type')!r} is not supported "
-                            "(only absolute learned positions)")
+        raise _refuse(
+            path,
+            f"position_embedding_type {hf.get('position_embedding_type')!r} is not supported "
+            "(only absolute learned positions)",
+        )
     activation = ACTIVATIONS.get(hf.get("hidden_act", "gelu"))
     if activation is None:
         raise _refuse(path, f"hidden_act {hf.get('hidden_act')!r} is not one of {sorted(ACTIVATIONS)}")
     try:
-        return ModelConfig(vocab_size=hf.get("vocab_size"), d_model=hf.get("hidden_size", 768),
-                           n_heads=hf.get("num_attention_heads", 12), d_ff=hf.get("intermediate_size", 3072),
-                           n_encoder_layers=hf.get("num_hidden_layers", 12), n_decoder_layers=0, dropout=0.0,
-                           max_len=hf.get("max_position_embeddings", 512), norm_first=False, activation=activation,
-                           positional="learned", scale_embeddings=False, embed_norm=True,
-                           token_types=hf.get("type_vocab_size", 2), layer_norm_eps=float(hf.get("layer_norm_eps", 1e-12)),
-                           pad_id=hf.get("pad_token_id", 0) or 0)
+        return ModelConfig(
+            vocab_size=hf.get("vocab_size"),
+            d_model=hf.get("hidden_size", 768),
+            n_heads=hf.get("num_attention_heads", 12),
+            d_ff=hf.get("intermediate_size", 3072),
+            n_encoder_layers=hf.get("num_hidden_layers", 12),
+            n_decoder_layers=0,
+            dropout=0.0,
+            max_len=hf.get("max_position_embeddings", 512),
+            norm_first=False,
+            activation=activation,
+            positional="learned",
+            scale_embeddings=False,
+            embed_norm=True,
+            token_types=hf.get("type_vocab_size", 2),
+            layer_norm_eps=float(hf.get("layer_norm_eps", 1e-12)),
+            pad_id=hf.get("pad_token_id", 0) or 0,
+        )
     except (TypeError, ValueError) as exc:
         raise _refuse(path, f"config.json does not describe a usable model ({exc})") from None
 

@@ -18,13 +18,28 @@ from ...engine.tokens import SpecialIds
 from ...errors import CheckpointError
 from .hf_tokenizer import TokenizersVocabulary, open_tokenizer
 
-ACTIVATIONS = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu", "relu": "relu",
-               "silu": "silu", "swish": "silu"}
+ACTIVATIONS = {
+    "gelu_new": "gelu_tanh",
+    "gelu_pytorch_tanh": "gelu_tanh",
+    "gelu": "gelu",
+    "relu": "relu",
+    "silu": "silu",
+    "swish": "silu",
+}
 END = "<|endoftext|>"
-_TOP = {"wte.weight": "tgt_embed.token.weight", "wpe.weight": "tgt_embed.positions.table",
-        "ln_f.weight": "decoder.final_norm.weight", "ln_f.bias": "decoder.final_norm.bias"}
-_LAYER_PARTS = {"ln_1": "norm_self", "ln_2": "norm_ffn", "attn.c_proj": "self_attn.w_o", "mlp.c_fc": "ffn.w_1",
-                "mlp.c_proj": "ffn.w_2"}
+_TOP = {
+    "wte.weight": "tgt_embed.token.weight",
+    "wpe.weight": "tgt_embed.positions.table",
+    "ln_f.weight": "decoder.final_norm.weight",
+    "ln_f.bias": "decoder.final_norm.bias",
+}
+_LAYER_PARTS = {
+    "ln_1": "norm_self",
+    "ln_2": "norm_ffn",
+    "attn.c_proj": "self_attn.w_o",
+    "mlp.c_fc": "ffn.w_1",
+    "mlp.c_proj": "ffn.w_2",
+}
 _LAYER = re.compile(r"^h\.(\d+)\.(.+)\.(weight|bias)$")
 _BUFFERS = re.compile(r"^h\.\d+\.attn\.(bias|masked_bias)$")  # the causal-mask buffers of older exports
 
@@ -45,13 +60,24 @@ def model_config(hf: dict, path: Path) -> ModelConfig:
     d_model = hf.get("n_embd", 768)
     end = hf.get("eos_token_id", 50256)
     try:
-        return ModelConfig(vocab_size=hf.get("vocab_size", 50257), d_model=d_model, n_heads=hf.get("n_head", 12),
-                           d_ff=hf.get("n_inner") or 4 * d_model, n_encoder_layers=0,
-                           n_decoder_layers=hf.get("n_layer", 12), dropout=0.0, max_len=hf.get("n_positions", 1024),
-                           norm_first=True, activation=activation, tie_embeddings=True, positional="learned",
-                           scale_embeddings=False, scale_scores=bool(hf.get("scale_attn_weights", True)),
-                           layer_norm_eps=float(hf.get("layer_norm_epsilon", 1e-5)),
-                           pad_id=hf.get("pad_token_id") if hf.get("pad_token_id") is not None else end)
+        return ModelConfig(
+            vocab_size=hf.get("vocab_size", 50257),
+            d_model=d_model,
+            n_heads=hf.get("n_head", 12),
+            d_ff=hf.get("n_inner") or 4 * d_model,
+            n_encoder_layers=0,
+            n_decoder_layers=hf.get("n_layer", 12),
+            dropout=0.0,
+            max_len=hf.get("n_positions", 1024),
+            norm_first=True,
+            activation=activation,
+            tie_embeddings=True,
+            positional="learned",
+            scale_embeddings=False,
+            scale_scores=bool(hf.get("scale_attn_weights", True)),
+            layer_norm_eps=float(hf.get("layer_norm_epsilon", 1e-5)),
+            pad_id=hf.get("pad_token_id") if hf.get("pad_token_id") is not None else end,
+        )
     except (TypeError, ValueError) as exc:
         raise _refuse(path, f"config.json does not describe a usable model ({exc})") from None
 
@@ -111,8 +137,9 @@ class GPT2Vocabulary(TokenizersVocabulary):
         if not isinstance(eos, int):
             raise refuse(f"it names no {END} id")
         pad = hf.get("pad_token_id") if hf.get("pad_token_id") is not None else eos
-        self.specials = SpecialIds(pad=pad, unk=eos, bos=generation.get("bos_token_id", hf.get("bos_token_id", eos)),
-                                   eos=eos)
+        self.specials = SpecialIds(
+            pad=pad, unk=eos, bos=generation.get("bos_token_id", hf.get("bos_token_id", eos)), eos=eos
+        )
 
 
 def _from_vocab_and_merges(path: Path, refuse) -> Tokenizer:

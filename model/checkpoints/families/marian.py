@@ -18,12 +18,21 @@ from ...errors import CheckpointError
 
 ACTIVATIONS = {"swish": "silu", "silu": "silu", "relu": "relu", "gelu": "gelu", "gelu_new": "gelu_tanh"}
 FILES = ("source.spm", "target.spm", "vocab.json")
-_LAYER_PARTS = {"self_attn.q_proj": "self_attn.w_q", "self_attn.k_proj": "self_attn.w_k",
-                "self_attn.v_proj": "self_attn.w_v", "self_attn.out_proj": "self_attn.w_o",
-                "encoder_attn.q_proj": "cross_attn.w_q", "encoder_attn.k_proj": "cross_attn.w_k",
-                "encoder_attn.v_proj": "cross_attn.w_v", "encoder_attn.out_proj": "cross_attn.w_o",
-                "self_attn_layer_norm": "norm_self", "encoder_attn_layer_norm": "norm_cross",
-                "fc1": "ffn.w_1", "fc2": "ffn.w_2", "final_layer_norm": "norm_ffn"}
+_LAYER_PARTS = {
+    "self_attn.q_proj": "self_attn.w_q",
+    "self_attn.k_proj": "self_attn.w_k",
+    "self_attn.v_proj": "self_attn.w_v",
+    "self_attn.out_proj": "self_attn.w_o",
+    "encoder_attn.q_proj": "cross_attn.w_q",
+    "encoder_attn.k_proj": "cross_attn.w_k",
+    "encoder_attn.v_proj": "cross_attn.w_v",
+    "encoder_attn.out_proj": "cross_attn.w_o",
+    "self_attn_layer_norm": "norm_self",
+    "encoder_attn_layer_norm": "norm_cross",
+    "fc1": "ffn.w_1",
+    "fc2": "ffn.w_2",
+    "final_layer_norm": "norm_ffn",
+}
 _LAYER = re.compile(r"^(encoder|decoder)\.layers\.(\d+)\.(.+)\.(weight|bias)$")
 _EMBEDDINGS = ("shared.weight", "encoder.embed_tokens.weight", "decoder.embed_tokens.weight", "lm_head.weight")
 
@@ -47,12 +56,23 @@ def model_config(hf: dict, path: Path) -> ModelConfig:
     if activation is None:
         raise _refuse(path, f"activation {hf.get('activation_function')!r} is not one of {sorted(ACTIVATIONS)}")
     try:
-        return ModelConfig(vocab_size=vocab, d_model=hf.get("d_model", 512), n_heads=heads, d_ff=ffn,
-                           n_encoder_layers=hf.get("encoder_layers", 6), n_decoder_layers=hf.get("decoder_layers", 6),
-                           dropout=0.0, max_len=hf.get("max_position_embeddings", 512), norm_first=False,
-                           activation=activation, tie_embeddings=True, positional="sinusoidal_halves",
-                           scale_embeddings=bool(hf.get("scale_embedding", False)), logits_bias=True,
-                           pad_id=hf.get("pad_token_id", vocab - 1 if isinstance(vocab, int) else 0))
+        return ModelConfig(
+            vocab_size=vocab,
+            d_model=hf.get("d_model", 512),
+            n_heads=heads,
+            d_ff=ffn,
+            n_encoder_layers=hf.get("encoder_layers", 6),
+            n_decoder_layers=hf.get("decoder_layers", 6),
+            dropout=0.0,
+            max_len=hf.get("max_position_embeddings", 512),
+            norm_first=False,
+            activation=activation,
+            tie_embeddings=True,
+            positional="sinusoidal_halves",
+            scale_embeddings=bool(hf.get("scale_embedding", False)),
+            logits_bias=True,
+            pad_id=hf.get("pad_token_id", vocab - 1 if isinstance(vocab, int) else 0),
+        )
     except (TypeError, ValueError) as exc:
         raise _refuse(path, f"config.json does not describe a usable model ({exc})") from None
 
@@ -114,11 +134,24 @@ class MarianVocabulary:
                 raise _refuse(path, f"vocab.json has no {piece}")
         pad = hf.get("pad_token_id", ids.get("<pad>"))
         start = generation.get("decoder_start_token_id", hf.get("decoder_start_token_id", pad))
-        banned = tuple(sorted({row[0] for row in generation.get("bad_words_ids", hf.get("bad_words_ids")) or []
-                               if isinstance(row, list) and len(row) == 1}))
+        banned = tuple(
+            sorted(
+                {
+                    row[0]
+                    for row in generation.get("bad_words_ids", hf.get("bad_words_ids")) or []
+                    if isinstance(row, list) and len(row) == 1
+                }
+            )
+        )
         forced = generation.get("forced_eos_token_id", hf.get("forced_eos_token_id"))
-        self.specials = SpecialIds(pad=pad, unk=ids["<unk>"], bos=start, eos=ids["</s>"], banned=banned,
-                                   force_eos_at_end=forced is not None and forced == ids["</s>"])
+        self.specials = SpecialIds(
+            pad=pad,
+            unk=ids["<unk>"],
+            bos=start,
+            eos=ids["</s>"],
+            banned=banned,
+            force_eos_at_end=forced is not None and forced == ids["</s>"],
+        )
         self.special_ids = frozenset({self.specials.pad, self.specials.unk, self.specials.eos})
 
     @property
@@ -130,7 +163,7 @@ class MarianVocabulary:
         """Ids as MarianTokenizer gives them: a leading >>lang<< code kept whole, pieces, then EOS."""
         code = []
         if text.startswith(">>") and (end := text.find("<<")) != -1:
-            code, text = [text[:end + 2]], text[end + 2:]
+            code, text = [text[: end + 2]], text[end + 2 :]
         pieces = code + self.source.encode(text, out_type=str)
         return [self.ids.get(piece, self.specials.unk) for piece in pieces] + [self.specials.eos]
 

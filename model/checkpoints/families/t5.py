@@ -21,15 +21,23 @@ from ...engine.tokens import SpecialIds
 from ...errors import CheckpointError
 from .hf_tokenizer import TokenizersVocabulary, open_tokenizer
 
-ACTIVATIONS = {"relu": "relu", "gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh",
-               "silu": "silu", "swish": "silu"}
+ACTIVATIONS = {
+    "relu": "relu",
+    "gelu": "gelu",
+    "gelu_new": "gelu_tanh",
+    "gelu_pytorch_tanh": "gelu_tanh",
+    "silu": "silu",
+    "swish": "silu",
+}
 TRANSLATION_TASK = "translation_en_to_fr"
 DEFAULT_EXTRA_IDS = 100
 _EMBEDDINGS = ("shared.weight", "encoder.embed_tokens.weight", "decoder.embed_tokens.weight")
 _ATTENTION = {"q": "w_q", "k": "w_k", "v": "w_v", "o": "w_o"}
 _FFN = {"wi": "ffn.w_1", "wi_0": "ffn.w_1", "wi_1": "ffn.w_3", "wo": "ffn.w_2"}
-_LAYER = re.compile(r"^(encoder|decoder)\.block\.(\d+)\.layer\.(\d)\.(SelfAttention|EncDecAttention|DenseReluDense|"
-                    r"layer_norm)(?:\.(\w+))?\.weight$")
+_LAYER = re.compile(
+    r"^(encoder|decoder)\.block\.(\d+)\.layer\.(\d)\.(SelfAttention|EncDecAttention|DenseReluDense|"
+    r"layer_norm)(?:\.(\w+))?\.weight$"
+)
 _SENTINEL = re.compile(r"<extra_id_(\d+)>")
 _BIAS = re.compile(r"^(encoder|decoder)\.block\.0\.layer\.0\.SelfAttention\.relative_attention_bias\.weight$")
 
@@ -57,16 +65,32 @@ def model_config(hf: dict, path: Path) -> ModelConfig:
     tied = bool(hf.get("tie_word_embeddings", True)) and hf.get("scale_decoder_outputs", True) is not False
     layers = hf.get("num_layers", 6)
     try:
-        return ModelConfig(vocab_size=hf.get("vocab_size"), d_model=hf.get("d_model", 512),
-                           n_heads=hf.get("num_heads", 8), d_head=hf.get("d_kv", 64), d_ff=hf.get("d_ff", 2048),
-                           n_encoder_layers=layers, n_decoder_layers=hf.get("num_decoder_layers") or layers,
-                           dropout=0.0, max_len=hf.get("n_positions", 512), norm_first=True, activation=activation,
-                           tie_embeddings=True, tie_output=tied, rescale_output=tied, positional="relative",
-                           relative_buckets=hf.get("relative_attention_num_buckets", 32),
-                           relative_max_distance=hf.get("relative_attention_max_distance", 128),
-                           scale_embeddings=False, scale_scores=False, norm="rms", linear_bias=False,
-                           gated_ffn=gated, layer_norm_eps=float(hf.get("layer_norm_epsilon", 1e-6)),
-                           pad_id=hf.get("pad_token_id", 0))
+        return ModelConfig(
+            vocab_size=hf.get("vocab_size"),
+            d_model=hf.get("d_model", 512),
+            n_heads=hf.get("num_heads", 8),
+            d_head=hf.get("d_kv", 64),
+            d_ff=hf.get("d_ff", 2048),
+            n_encoder_layers=layers,
+            n_decoder_layers=hf.get("num_decoder_layers") or layers,
+            dropout=0.0,
+            max_len=hf.get("n_positions", 512),
+            norm_first=True,
+            activation=activation,
+            tie_embeddings=True,
+            tie_output=tied,
+            rescale_output=tied,
+            positional="relative",
+            relative_buckets=hf.get("relative_attention_num_buckets", 32),
+            relative_max_distance=hf.get("relative_attention_max_distance", 128),
+            scale_embeddings=False,
+            scale_scores=False,
+            norm="rms",
+            linear_bias=False,
+            gated_ffn=gated,
+            layer_norm_eps=float(hf.get("layer_norm_epsilon", 1e-6)),
+            pad_id=hf.get("pad_token_id", 0),
+        )
     except (TypeError, ValueError) as exc:
         raise _refuse(path, f"config.json does not describe a usable model ({exc})") from None
 
@@ -180,16 +204,21 @@ class T5SentencePieceVocabulary:
         for index, part in enumerate(_SENTINEL.split(text)):
             if index % 2:
                 number = int(part)
-                ids += [self.vocab_size - 1 - number] if number < self.extra_ids else \
-                    self.model.encode(f"<extra_id_{part}>")
+                ids += (
+                    [self.vocab_size - 1 - number]
+                    if number < self.extra_ids
+                    else self.model.encode(f"<extra_id_{part}>")
+                )
             elif part.strip():
                 ids += self.model.encode(part)
         return ids + [self.specials.eos]
 
     def pieces(self, ids: Iterable[int]) -> list[str]:
         """The piece of each id."""
-        return [self.model.id_to_piece(int(i)) if 0 <= int(i) < self.size
-                else f"<extra_id_{self.vocab_size - 1 - int(i)}>" for i in ids]
+        return [
+            self.model.id_to_piece(int(i)) if 0 <= int(i) < self.size else f"<extra_id_{self.vocab_size - 1 - int(i)}>"
+            for i in ids
+        ]
 
     def decode(self, ids: Iterable[int]) -> str:
         """Text of ids, the specials and sentinels left out."""
