@@ -154,7 +154,7 @@ class Bundle:
     def _search(
         self,
         memory: torch.Tensor,
-        src_mask: torch.Tensor,
+        src_mask: torch.Tensor | None,
         interventions: Interventions,
         options: DecodeOptions,
         max_len: int,
@@ -336,7 +336,7 @@ class Bundle:
             produced = list(best.ids) + ([specials.eos] if best.finished else [])
             fed = torch.tensor([self.decoder_input_ids(prompt_ids, produced)])
             tensors = None
-            if greedy_trace:
+            if greedy_trace and cache is not None:  # greedy_trace decodes with the causal mask, so a cache
                 logits = torch.stack(steps_seen, dim=1)
                 tensors = continued_trace(self.model, prompt_pass.tensors, cache, fed, interventions)
                 unprojected = logits.new_full((1, len(prompt_ids) - 1, logits.size(-1)), float("nan"))
@@ -428,14 +428,14 @@ class Bundle:
         if not self.capabilities.encoder:  # decoder-only: each prompt with its output, fed to the decoder
             outputs = outputs or [[] for _ in sources]
             fed = [self.decoder_input_ids(source, out) for source, out in zip(sources, outputs, strict=True)]
-            tgt = pad_rows(fed, pad_id=pad)
+            prompts = pad_rows(fed, pad_id=pad)
             with torch.inference_mode(), recording() as recorder:
-                self.model.decode(tgt, None, None, interventions)
+                self.model.decode(prompts, None, None, interventions)
             return [
                 make_trace(
                     self.tokenizer,
                     [],
-                    tgt[row].tolist(),
+                    prompts[row].tolist(),
                     [*sources[row][1:], *outputs[row]],
                     recorder.tensors,
                     interventions,

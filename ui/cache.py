@@ -255,7 +255,7 @@ class ByteCache:
                     return entry[0]
                 flight = self._flights.get(key)
                 leader = flight is None
-                if leader:
+                if flight is None:
                     flight = self._flights[key] = _Flight(threading.get_ident())
                     self._misses += 1
             if leader:

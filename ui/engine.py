@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Hashable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
-from typing import TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -35,7 +35,7 @@ THREADS_ENV = "ANATOMY_TORCH_THREADS"
 
 # Interventions as a plain hashable key, built from its fields, so a new switch can never be
 # left out of the key (a stale result) or dropped on the way back (a switch that never arrives).
-IvKey = tuple[tuple[str, object], ...]
+IvKey = tuple[tuple[str, Any], ...]  # (field, value): a value of whichever type its field has
 
 
 def checkpoint_path() -> str:
@@ -61,18 +61,27 @@ def _spinner(message: str) -> Callable[[], AbstractContextManager] | None:
     return (lambda: st.spinner(message)) if get_script_run_ctx(suppress_warning=True) is not None else None
 
 
-def _cached(compute: Callable[..., V]) -> Callable[..., V]:
+class _Cached(Generic[V]):
     """compute(bundle, checkpoint_id, ...) through the shared results cache, keyed on its name and
     every positional argument but the bundle itself (the checkpoint id names it); keyword arguments
     (a progress callback) reach a computation that runs but are not part of the key.
-    `cached.holds(checkpoint_id, ...)` says whether a result is stored."""
+    `holds(checkpoint_id, ...)` says whether a result is stored."""
 
-    @functools.wraps(compute)
-    def cached(bundle: Bundle, *key: Hashable, **passed: object) -> V:
-        return RESULTS.get((compute.__name__, *key), lambda: compute(bundle, *key, **passed))
+    def __init__(self, compute: Callable[..., V]) -> None:
+        self.compute = compute
+        functools.update_wrapper(self, compute)
 
-    cached.holds = lambda *key: (compute.__name__, *key) in RESULTS  # type: ignore[attr-defined]
-    return cached
+    def __call__(self, bundle: Bundle, *key: Hashable, **passed: object) -> V:
+        return RESULTS.get((self.compute.__name__, *key), lambda: self.compute(bundle, *key, **passed))
+
+    def holds(self, *key: Hashable) -> bool:
+        """True when the result for this key is stored."""
+        return (self.compute.__name__, *key) in RESULTS
+
+
+def _cached(compute: Callable[..., V]) -> _Cached[V]:
+    """`compute` through the shared results cache (see _Cached)."""
+    return _Cached(compute)
 
 
 def get_bundle(path: str) -> Bundle:
@@ -106,10 +115,8 @@ def iv_key(iv: Interventions) -> IvKey:
 
 
 def _iv(key: IvKey) -> Interventions:
-    values = dict(key)
-    return Interventions(
-        **{name: frozenset(value) if isinstance(value, tuple) else value for name, value in values.items()}
-    )
+    values: dict[str, Any] = {name: frozenset(value) if isinstance(value, tuple) else value for name, value in key}
+    return Interventions(**values)
 
 
 @_cached
@@ -269,7 +276,7 @@ def _attribution(
     method: str,
     key: IvKey,
     pieces: tuple[int, ...] | None,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
     trace: Trace | None = None,
 ) -> np.ndarray:
     return attribute(_bundle, sentence, output_ids, method, _iv(key), pieces=pieces, progress=progress, trace=trace)
@@ -282,7 +289,7 @@ def attribution(
     method: str,
     iv: Interventions,
     pieces: tuple[int, ...] | None = None,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
     trace: Trace | None = None,
 ) -> np.ndarray:
     """`model.analysis.attribute` (output pieces, or the rows of `pieces`, x source pieces), cached;
@@ -371,6 +378,8 @@ def _roles(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_
         if _bundle.capabilities.encoder_only
         else translate(_bundle, sentence, iv, beam_size)
     )  # a decoder-only model's continuation
+    if result.trace is None:
+        raise ValueError("head roles read the result's trace, and this one was made without")
     return trace_roles(result.trace, iv.causal_mask)
 
 
@@ -418,7 +427,7 @@ def _patch_grid(
     piece: int,
     hooks: tuple[str, ...],
     key: IvKey,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
 ) -> np.ndarray:
     return patch_grid(_bundle, donor, receiver, output_ids, piece, hooks, _iv(key), progress)
 
@@ -431,7 +440,7 @@ def patch_cells(
     piece: int,
     hooks: tuple[str, ...],
     iv: Interventions,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
 ) -> np.ndarray:
     """`model.analysis.patch_grid` (hook points x source positions -> change in one piece's
     log-probability), cached; `progress` hears how far a computation that is not cached has got."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -17,7 +17,14 @@ import plotly.graph_objects as go
 from .cache import FIGURES
 
 
-def _feed(hasher: hashlib._Hash, value: Any) -> None:
+class _Hasher(Protocol):
+    """What a key is fed to: any hashlib object (blake2b here)."""
+
+    def update(self, data: bytes, /) -> None:
+        """Add bytes to what is hashed."""
+
+
+def _feed(hasher: _Hasher, value: Any) -> None:
     """Everything a figure is drawn from, into the hash, each value behind a tag of its kind and its
     size (so no two different inputs make the same stream): arrays by their bytes, containers item by
     item, plain values by repr."""

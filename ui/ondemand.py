@@ -66,7 +66,7 @@ def second_continuation(page: Page, steps: int, label: str, key: str, **changes:
 
 
 @contextmanager
-def filling(asked: st.delta_generator.DeltaGenerator | bool) -> Iterator[Callable[[float], None] | None]:
+def filling(asked: st.delta_generator.DeltaGenerator | bool) -> Iterator[Callable[[float], object] | None]:
     """What to tell a computation's progress to: the progress bar `asked` gave (gone afterwards), if any."""
     if isinstance(asked, bool):
         yield None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from model import DecodeOptions, Interventions
@@ -268,7 +268,7 @@ class Controls:
 
     def interventions(self, **changes: Any) -> Interventions:
         """The engine switches these controls ask for (optionally changed)."""
-        base = dict(
+        chosen = Interventions(
             causal_mask=self.causal,
             padding_mask=self.padding,
             positional_encoding=self.positional,
@@ -277,8 +277,7 @@ class Controls:
             mask_value=self.mask_value,
             ablate=frozenset(self.ablate),
         )
-        base.update(changes)
-        return Interventions(**base)
+        return replace(chosen, **changes)
 
     def options(self) -> DecodeOptions:
         """Decoding options these controls ask for."""

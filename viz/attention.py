@@ -249,7 +249,8 @@ def model_view(
     weights = None if mode == "linear" else np.full_like(image, np.nan)
     all_q, all_k = axis_labels(queries), axis_labels(keys)
     qlabels, klabels = [bin_label(all_q, b) for b in qbins], [bin_label(all_k, b) for b in kbins]
-    xs, ys = [], []
+    xs: list[str] = []
+    ys: list[str] = []
     for head in range(heads):
         xs += [f"H{head + 1} · {k}" for k in klabels] + ["\u200b" * (len(xs) + i + 1) for i in range(gk)]
     for layer in range(layers):  # the gap above a tile belongs to its layer: its click dots sit there

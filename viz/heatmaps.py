@@ -16,7 +16,7 @@ from .style import Style
 class Scale:
     """A colour scale for one panel: name, range and colour-bar title."""
 
-    colorscale: str
+    colorscale: str | list[list]  # a plotly scale's name, or its [position, colour] stops
     zmin: float | None = None
     zmax: float | None = None
     label: str = ""

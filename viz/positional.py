@@ -125,7 +125,10 @@ def vector_sizes(
 
 def mean_norms(token: np.ndarray, scaled: np.ndarray, position: np.ndarray) -> tuple[float, float, float]:
     """Mean L2 norm over positions of the token embedding, the scaled embedding and the encoding."""
-    return tuple(float(np.linalg.norm(values, axis=-1).mean()) for values in (token, scaled, position))
+    token_norm, scaled_norm, position_norm = (
+        float(np.linalg.norm(values, axis=-1).mean()) for values in (token, scaled, position)
+    )
+    return token_norm, scaled_norm, position_norm
 
 
 def distance_profile(buckets: np.ndarray, bias: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

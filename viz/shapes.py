@@ -435,6 +435,6 @@ def weights_frame(shapes: dict[str, tuple[int, ...]], blueprint: Blueprint) -> p
             "role": _weight_role(name, blueprint),
         }
         for name, shape in shapes.items()
-        if LAYER.search(name) is None or LAYER.search(name)[1] == "0"
+        if (layer := LAYER.search(name)) is None or layer[1] == "0"
     ]
     return pd.DataFrame(rows, columns=["parameter", "shape", "numbers", "role"])

@@ -164,7 +164,7 @@ def recipe_curves(
     fig = style.figure(
         legend=RIGHT_LEGEND, xaxis=dict(title="step"), yaxis=dict(title=y_title, type="log" if log_y else "linear")
     )
-    colours = {}
+    colours: dict[str, str] = {}
     for name, records in logs.items():
         points = [(r["step"], r[column]) for r in records if isinstance(r.get(column), (int, float)) and "step" in r]
         if not points:

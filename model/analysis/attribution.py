@@ -62,7 +62,7 @@ def attribute(
     interventions: Interventions = Interventions(),
     steps: int = IG_STEPS,
     pieces: Sequence[int] | None = None,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
     trace: Trace | None = None,
 ) -> np.ndarray:
     """(output pieces, source pieces): how much each source piece contributed to each output piece's

@@ -28,20 +28,20 @@ def sweep(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int, head
     options = DecodeOptions(beam_size=beam_size)
     run = bundle.translate if bundle.capabilities.encoder else bundle.generate
     base = run(sentence, iv, options, trace=False)
-    rows = [
+    log_probs = {head: float(sum(bundle.score(sentence, base.output_ids, with_head_off(iv, head)))) for head in heads}
+    # one teacher-forced pass per head is cheap; a whole new translation is not (opus-mt has 144 heads)
+    lowest = sorted(log_probs, key=log_probs.__getitem__)[:RETRANSLATED]
+    translations = {head: run(sentence, with_head_off(iv, head), options, trace=False).translation for head in lowest}
+    return [
         {
             "head": head,
-            "log_prob": sum(bundle.score(sentence, base.output_ids, with_head_off(iv, head))),
-            "translation": None,
+            "log_prob": log_probs[head],
+            "translation": translations.get(head),
             "base_translation": base.translation,
             "base_log_prob": base.log_prob,
         }
         for head in heads
     ]
-    # one teacher-forced pass per head is cheap; a whole new translation is not (opus-mt has 144 heads)
-    for row in sorted(rows, key=lambda r: r["log_prob"])[:RETRANSLATED]:
-        row["translation"] = run(sentence, with_head_off(iv, row["head"]), options, trace=False).translation
-    return rows
 
 
 def embedding_sweep(bundle: Bundle, sentence: str, iv: Interventions, heads: list[Head]) -> list[dict]:

@@ -61,7 +61,7 @@ def patch_grid(
     piece: int,
     hooks: Sequence[str],
     interventions: Interventions = Interventions(),
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
 ) -> np.ndarray:
     """(hooks, source positions both sentences have): how much the receiver's log-probability of
     output piece `piece` (teacher-forced on `output_ids`) changes when the activation at one hook

@@ -61,7 +61,7 @@ def role_scores(pattern: np.ndarray, self_attention: bool, causal: bool, keys_ar
 def role(scores: dict[str, float]) -> str | None:
     """The tag of a head from its scores (see the module's docstring)."""
     candidates = {name: scores[name] for name in POINTED if not np.isnan(scores.get(name, np.nan))}
-    best = max(candidates, key=candidates.get, default=None)
+    best = max(candidates, key=candidates.__getitem__, default=None)
     if best is not None and candidates[best] >= TAGGED:
         return best
     return "broad" if not np.isnan(scores["broad"]) and scores["broad"] >= BROAD else None

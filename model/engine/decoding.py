@@ -18,7 +18,7 @@ from .attention import KVCache
 from .hooks import not_recording, recording, sequence_axis
 from .interventions import Interventions
 from .tokens import PROJECT_SPECIALS, SpecialIds
-from .transformer import Transformer
+from .transformer import Transformer, layers_of
 
 
 @dataclass(frozen=True)
@@ -229,16 +229,19 @@ def _with_later_keys(
     if stage.stage in ("pattern", "masked_scores"):  # the causal mask hides every later key
         later = first.new_full((*first.shape[:-1], total - prompt), 0.0 if stage.stage == "pattern" else iv.fill)
         return torch.cat([first, later], dim=-1)
+    stack = model.decoder  # keys at target positions: the decoder's self-attention or its position bias
     bias = (
-        model.get_submodule(stage.stack).relative_bias(prompt, total)[..., prompt:]
-        if stages.position_bias(stage.stack) in prompt_pass
-        else None
+        stack.relative_bias(prompt, total)[..., prompt:] if stages.position_bias("decoder") in prompt_pass else None
     )  # only while the positions are on
     if stage.stage == stages.POSITION_BIAS:
+        if bias is None:
+            raise ValueError(f"{stage.name} was recorded without the positions on")
         return torch.cat([first, bias], dim=-1)
-    query = stages.attention(stage.stack, stage.kind, stage.layer, "q")
-    keys = rest[stages.attention(stage.stack, stage.kind, stage.layer, "k")][:, :, prompt:]
-    block = model.get_submodule(query.rpartition(".")[0])
+    if stage.layer is None:
+        raise ValueError(f"{stage.name} is not an attention stage")
+    query = stages.attention("decoder", "self", stage.layer, "q")
+    keys = rest[stages.attention("decoder", "self", stage.layer, "k")][:, :, prompt:]
+    block = layers_of(stack)[stage.layer].self_attn
     return torch.cat([first, block.scores(prompt_pass[query], keys, iv.scale_scores, bias)], dim=-1)
 
 
@@ -303,7 +306,9 @@ def beam_search(
         vocab = log_probs.size(-1)
         totals = (scores[:, None] + log_probs).view(-1)
         best, flat = totals.topk(min(2 * beam_size, totals.numel()))
-        keep_origin, keep_piece, keep_score = [], [], []
+        keep_origin: list[int] = []
+        keep_piece: list[int] = []
+        keep_score: list[float] = []
         for rank, (total, index) in enumerate(zip(best.tolist(), flat.tolist(), strict=True)):
             origin, piece = divmod(index, vocab)
             if piece == specials.eos:

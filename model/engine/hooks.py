@@ -96,7 +96,7 @@ class Patching:
 
 
 @contextmanager
-def _set(variable: ContextVar[V], value: V) -> Iterator[V]:
+def _set(variable: ContextVar[V | None], value: V | None) -> Iterator[V | None]:
     """`variable` holds `value` for the duration of the `with` block in this thread only."""
     token = variable.set(value)
     try:
@@ -105,19 +105,25 @@ def _set(variable: ContextVar[V], value: V) -> Iterator[V]:
         variable.reset(token)
 
 
-def patching(patches: Mapping[str, Patch]) -> AbstractContextManager[Patching]:
+@contextmanager
+def patching(patches: Mapping[str, Patch]) -> Iterator[Patching]:
     """Activate these patches for the duration of the `with` block in this thread only."""
-    return _set(_PATCHING, Patching(patches))
+    patcher = Patching(patches)
+    with _set(_PATCHING, patcher):
+        yield patcher
 
 
-def recording(keep_grad: bool = False, recorder: Recorder | None = None) -> AbstractContextManager[Recorder]:
+@contextmanager
+def recording(keep_grad: bool = False, recorder: Recorder | None = None) -> Iterator[Recorder]:
     """Activate a fresh Recorder (or `recorder`, to read after the block) for the duration of the
     `with` block in this thread only; with `keep_grad`, recorded tensors stay in the autograd graph
     (for gradients with respect to them)."""
-    return _set(_ACTIVE, recorder if recorder is not None else Recorder(keep_grad))
+    active = recorder if recorder is not None else Recorder(keep_grad)
+    with _set(_ACTIVE, active):
+        yield active
 
 
-def not_recording() -> AbstractContextManager[None]:
+def not_recording() -> AbstractContextManager[Recorder | None]:
     """Suspend any active Recorder (decoding steps are not part of the trace)."""
     return _set(_ACTIVE, None)
 

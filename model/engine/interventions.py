@@ -36,7 +36,7 @@ class Interventions:
             if len(head) != 4:
                 raise InputError(f"An ablated head is (stack, kind, layer, head), got {head!r}")
             stack, kind, layer, index = head
-            if kind not in ATTENTION.get(stack, ()):
+            if not isinstance(stack, str) or kind not in ATTENTION.get(stack, ()):
                 raise InputError(
                     f"No {kind!r} attention in the {stack!r} stack: use encoder/self, decoder/self or decoder/cross"
                 )

@@ -114,7 +114,7 @@ class TransformerLayer(nn.Module):
 
     __call__ = forward  # see modules.py
 
-    def step_matrices(self) -> list[nn.Parameter]:
+    def step_matrices(self) -> list[torch.Tensor]:
         """The matrices a decoding step multiplies by its one new position, but self-attention's
         queries, keys and values (fused: `MultiHeadAttention.fuse_projections`) and
         cross-attention's keys and values (projections of the memory, once per sentence)."""

@@ -28,6 +28,8 @@ def sinusoidal_encoding(max_len: int, d_model: int, halves: bool = False) -> tor
 class SinusoidalPositions(nn.Module):
     """A fixed sinusoidal encoding, kept as a non-persistent buffer (it is a formula, not a weight)."""
 
+    table: torch.Tensor  # (max_len, d_model)
+
     def __init__(self, max_len: int, d_model: int, halves: bool = False) -> None:
         super().__init__()
         self.halves = halves

@@ -128,12 +128,13 @@ def build(stage: Stage) -> str:
     """The name of a parsed Stage again (parse's inverse)."""
     if stage.side is not None:
         return embedding(stage.stage, stage.side)
-    if stage.kind is not None:
-        return attention(stage.stack, stage.kind, stage.layer, stage.stage)  # type: ignore[arg-type]
-    if stage.in_ffn:
-        return ffn(stage.stack, stage.layer, stage.stage)  # type: ignore[arg-type]
-    if stage.layer is not None:
-        return sublayer(stage.stack, stage.layer, stage.stage)  # type: ignore[arg-type]
+    stack, layer = stage.stack, stage.layer
+    if stack is not None and layer is not None:  # inside a numbered layer
+        if stage.kind is not None:
+            return attention(stack, stage.kind, layer, stage.stage)
+        if stage.in_ffn:
+            return ffn(stack, layer, stage.stage)
+        return sublayer(stack, layer, stage.stage)
     return f"{stage.stack}.hook_{stage.stage}" if stage.stack else f"hook_{stage.stage}"
 
 

@@ -11,10 +11,10 @@ so loading, saving and training see the same weights.
 
 from __future__ import annotations
 
-from torch import nn
+import torch
 
 
-def store_for_one_row(weight: nn.Parameter) -> None:
+def store_for_one_row(weight: torch.Tensor) -> None:
     """Lay out `weight` (out, in) for products with one row at a time: its transpose contiguous
     when out >= in, else left as it is."""
     rows, columns = weight.shape

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from ..errors import InputError
+from ..errors import CheckpointError, InputError
 from .tokens import BOS_ID, EOS_ID, PAD_ID, PROJECT_SPECIALS, SPECIAL_PIECES, UNK_ID
+from .vocabulary import Vocabulary
 
 MAX_CHARS = 2000
 _CONTROL_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn"}
@@ -125,3 +126,14 @@ class Tokenizer:
     def decode(self, ids: Iterable[int]) -> str:
         """Detokenized text of `ids`; special ids are dropped."""
         return self.sp.decode([int(i) for i in ids if int(i) not in SPECIAL_PIECES])
+
+
+def project_tokenizer(vocabulary: Vocabulary) -> Tokenizer:
+    """`vocabulary` as this project's own SentencePiece tokenizer, which training and the model card's
+    measures read (ids without EOS, a piece's character span); another family's is refused."""
+    if not isinstance(vocabulary, Tokenizer):
+        raise CheckpointError(
+            "Training and the model card's measures read this project's own SentencePiece tokenizer; "
+            f"this checkpoint's is a {type(vocabulary).__name__}."
+        )
+    return vocabulary

@@ -82,7 +82,7 @@ class Embeddings(nn.Module):
         return self.dropout(total)
 
 
-def _relative_bias(stack: nn.Module, cfg: ModelConfig, bidirectional: bool) -> None:
+def _relative_bias(stack: Encoder | Decoder, cfg: ModelConfig, bidirectional: bool) -> None:
     """Give a stack of a model with relative positions its one bias table, and the hook point of
     the bias it adds: (1, h, queries, keys), shared by every layer's self-attention."""
     if cfg.positional == "relative":
@@ -92,7 +92,9 @@ def _relative_bias(stack: nn.Module, cfg: ModelConfig, bidirectional: bool) -> N
         stack.hook_position_bias = HookPoint()
 
 
-def _position_bias(stack: nn.Module, queries: int, keys: int, start: int, iv: Interventions) -> torch.Tensor | None:
+def _position_bias(
+    stack: Encoder | Decoder, queries: int, keys: int, start: int, iv: Interventions
+) -> torch.Tensor | None:
     """The stack's relative-position bias for these positions; None without one, or with the
     positions switched off."""
     if not hasattr(stack, "relative_bias") or not iv.positional_encoding:
@@ -100,8 +102,21 @@ def _position_bias(stack: nn.Module, queries: int, keys: int, start: int, iv: In
     return stack.hook_position_bias(stack.relative_bias(queries, keys, start))
 
 
+def layers_of(stack: Encoder | Decoder) -> list[TransformerLayer]:
+    """A stack's layers as what they are (an nn.ModuleList only says it holds modules)."""
+    layers = []
+    for layer in stack.layers:
+        if not isinstance(layer, TransformerLayer):
+            raise TypeError(f"a stack holds TransformerLayers only, not {type(layer).__name__}")
+        layers.append(layer)
+    return layers
+
+
 class Encoder(nn.Module):
     """ "The encoder is composed of a stack of N identical layers." (3.1)"""
+
+    relative_bias: RelativePositionBias  # positional "relative" only (T5): one bias shared by every layer
+    hook_position_bias: HookPoint
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
@@ -127,6 +142,9 @@ class Encoder(nn.Module):
 class Decoder(nn.Module):
     """ "The decoder is also composed of a stack of N identical layers" with a third sub-layer
     attending over the encoder output (3.1)."""
+
+    relative_bias: RelativePositionBias  # positional "relative" only (T5): one bias shared by every layer
+    hook_position_bias: HookPoint
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
@@ -246,7 +264,7 @@ class Transformer(nn.Module):
             x = x * self.cfg.d_model**-0.5
         return F.linear(x, self._output_matrix(), getattr(self, "logits_bias", None))
 
-    def _output_matrix(self) -> nn.Parameter:
+    def _output_matrix(self) -> torch.Tensor:
         return self.tgt_embed.token.weight if self.generator is None else self.generator.weight
 
     def store_for_decoding(self) -> None:
@@ -255,7 +273,7 @@ class Transformer(nn.Module):
         parameters and values, read in about half the time on the CPU."""
         if not self.cfg.n_decoder_layers:
             return
-        for layer in self.decoder.layers:
+        for layer in layers_of(self.decoder):
             layer.self_attn.fuse_projections()
             for weight in layer.step_matrices():
                 store_for_one_row(weight)
@@ -264,5 +282,9 @@ class Transformer(nn.Module):
     def forward(self, src: torch.Tensor | None, tgt: torch.Tensor, iv: Interventions = Interventions()) -> torch.Tensor:
         """Teacher-forced pass: logits (B, T, vocab) for target inputs `tgt` given source `src` (None,
         and not read, for a decoder-only model)."""
-        memory, src_mask = self.encode(src, iv) if self.cfg.n_encoder_layers else (None, None)
+        if not self.cfg.n_encoder_layers:
+            return self.decode(tgt, None, None, iv)
+        if src is None:
+            raise ValueError("an encoder-decoder model needs a source")
+        memory, src_mask = self.encode(src, iv)
         return self.decode(tgt, memory, src_mask, iv)

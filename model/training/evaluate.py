@@ -18,7 +18,7 @@ from pathlib import Path
 from ..bundle import load_bundle
 from ..checkpoints.checkpoint import CARD
 from ..checkpoints.snapshots import steps as snapshot_steps
-from ..engine.tokenizer import normalize_source
+from ..engine.tokenizer import normalize_source, project_tokenizer
 from .corpus import read_pairs, tokenize_en, tokenize_fr
 from .evaluation import alignment_agreement, translate_many, translation_scores
 
@@ -46,8 +46,9 @@ def snapshot_scores(checkpoint: Path, sources: list[str], references: list[str],
     scores = []
     for step in snapshot_steps(checkpoint):
         bundle = load_bundle(checkpoint, snapshot=step)
-        test = translation_scores(translate_many(bundle.model, bundle.tokenizer, sources), references)
-        agreement, _ = alignment_agreement(bundle.model, bundle.tokenizer, examples, tokenize_fr)
+        tokenizer = project_tokenizer(bundle.tokenizer)
+        test = translation_scores(translate_many(bundle.model, tokenizer, sources), references)
+        agreement, _ = alignment_agreement(bundle.model, tokenizer, examples, tokenize_fr)
         scores.append(
             {
                 "step": step,
@@ -63,10 +64,11 @@ def snapshot_scores(checkpoint: Path, sources: list[str], references: list[str],
 def evaluate(checkpoint: Path, data: Path, n_alignment: int = 500, n_variants: int = 200) -> dict:
     """Scores of `checkpoint` (and of its snapshots) on `data`/test.tsv, also saved into its card.json."""
     bundle = load_bundle(checkpoint)
+    tokenizer = project_tokenizer(bundle.tokenizer)
     rows = read_pairs(Path(data) / "test.tsv")
     sources = [normalize_source(en).text for en, _, _ in rows]
     references = [fr for _, fr, _ in rows]
-    hypotheses = translate_many(bundle.model, bundle.tokenizer, sources)
+    hypotheses = translate_many(bundle.model, tokenizer, sources)
     test = translation_scores(hypotheses, references)
 
     same = 0
@@ -80,7 +82,7 @@ def evaluate(checkpoint: Path, data: Path, n_alignment: int = 500, n_variants: i
     }
 
     examples = alignment_examples(rows[:n_alignment], sources[:n_alignment])
-    agreement, scored = alignment_agreement(bundle.model, bundle.tokenizer, examples, tokenize_fr)
+    agreement, scored = alignment_agreement(bundle.model, tokenizer, examples, tokenize_fr)
     layer, head = divmod(int(agreement.argmax()), agreement.shape[1])
     alignment_report = {
         "definition": "share of French words whose most-attended English word (cross-attention of the "

@@ -29,7 +29,7 @@ from ..analysis import METHODS, attribute, head_roles, logit_lens
 from ..analysis.alignment import agreement_hits
 from ..bundle import Bundle, load_bundle
 from ..checkpoints.checkpoint import CARD
-from ..engine.tokenizer import normalize_source
+from ..engine.tokenizer import normalize_source, project_tokenizer
 from .corpus import load_lexicon, read_pairs, tokenize_en, tokenize_fr
 from .evaluate import alignment_examples
 from .evaluation import alignment_cases
@@ -39,7 +39,9 @@ def attribution_agreement(bundle: Bundle, sources: list[str], examples: list[tup
     """(share of French words, how many) whose most-attributed English word is a gold one."""
     hits, scored = 0.0, 0
     for source, case in zip(
-        sources, alignment_cases(bundle.tokenizer, bundle.config.max_len, examples, tokenize_fr), strict=True
+        sources,
+        alignment_cases(project_tokenizer(bundle.tokenizer), bundle.config.max_len, examples, tokenize_fr),
+        strict=True,
     ):
         if list(bundle.encode_source(source)[1]) != case.src_ids:
             raise RuntimeError(f"the source {source!r} is not read as the alignment's pieces")
@@ -90,7 +92,7 @@ def lens_by_class(
     classes = word_classes()
     counts: dict[str, np.ndarray] = {}
     words: dict[str, int] = {}
-    cases = alignment_cases(bundle.tokenizer, bundle.config.max_len, examples, tokenize_fr)
+    cases = alignment_cases(project_tokenizer(bundle.tokenizer), bundle.config.max_len, examples, tokenize_fr)
     for (en, _, _), source, example, case in zip(rows, sources, examples, cases, strict=True):
         tokens = [token for token, _, _ in tokenize_en(en)]
         top = logit_lens(bundle, source, case.fr_ids).argmax(-1)  # (L, T)
@@ -103,7 +105,7 @@ def lens_by_class(
             "french_words": words[name],
             "top1_by_layer": [round(100 * float(x) / words[name], 1) for x in counts[name]],
         }
-        for name in sorted(words, key=words.get, reverse=True)
+        for name in sorted(words, key=words.__getitem__, reverse=True)
     }
 
 
@@ -122,7 +124,7 @@ def explain(checkpoint: Path, data: Path, n_sentences: int = 500, n_roles: int =
             f"{method}: {methods[method]}% of {scored} French words ({time.perf_counter() - started:.0f} s)",
             file=sys.stderr,
         )
-    cases = alignment_cases(bundle.tokenizer, bundle.config.max_len, examples[:n_roles], tokenize_fr)
+    cases = alignment_cases(project_tokenizer(bundle.tokenizer), bundle.config.max_len, examples[:n_roles], tokenize_fr)
     roles = head_roles(bundle, sources[:n_roles], gold=cases)
     tagged = roles[roles.role.notna()]
     card = json.loads((Path(checkpoint) / CARD).read_text(encoding="utf-8"))
@@ -137,14 +139,14 @@ def explain(checkpoint: Path, data: Path, n_sentences: int = 500, n_roles: int =
             "sentences": min(n_roles, len(sources)),
             "tagged": [
                 {
-                    "stack": r.stack,
-                    "kind": r.kind,
-                    "layer": int(r.layer),
-                    "head": int(r.head),
-                    "role": r.role,
-                    "score": round(float(getattr(r, r.role)), 3),
+                    "stack": r["stack"],
+                    "kind": r["kind"],
+                    "layer": int(r["layer"]),
+                    "head": int(r["head"]),
+                    "role": r["role"],
+                    "score": round(float(r[r["role"]]), 3),
                 }
-                for r in tagged.itertuples()
+                for r in tagged.to_dict("records")
             ],
         },
     }

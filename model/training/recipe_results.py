@@ -84,7 +84,7 @@ def findings(summary: dict) -> list[str]:
         smooth, plain = f"{norm}-ln-warmup", f"{norm}-ln-warmup-ls0"
         loss_s, loss_p = _last(summary, smooth, "valid_loss"), _last(summary, plain, "valid_loss")
         bleu_s, bleu_p = _last(summary, smooth, "valid_bleu"), _last(summary, plain, "valid_bleu")
-        if None in (loss_s, loss_p, bleu_s, bleu_p):
+        if loss_s is None or loss_p is None or bleu_s is None or bleu_p is None:
             continue
         said.append(
             f"{norm.capitalize()}-LN, label smoothing 0.1 against 0: validation cross-entropy {loss_s:.3f} "

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypedDict
 
 import torch
 import torch.nn.functional as F
@@ -33,7 +34,7 @@ from tqdm import tqdm
 from ..checkpoints import snapshots as snapshot_files
 from ..checkpoints.checkpoint import TRAIN_LOG, load_checkpoint, save_checkpoint
 from ..engine.config import ModelConfig
-from ..engine.tokenizer import Tokenizer, normalize_source
+from ..engine.tokenizer import Tokenizer, normalize_source, project_tokenizer
 from ..engine.tokens import BOS_ID, EOS_ID, PAD_ID, pad_rows
 from ..engine.transformer import Transformer
 from .corpus import read_pairs
@@ -65,7 +66,9 @@ def learning_rate(step: int, d_model: int, warmup: int, factor: float) -> float:
 def make_batches(lengths: list[int], max_tokens: int, rng: random.Random) -> list[list[int]]:
     """Group examples of similar length so that padded batches hold about max_tokens tokens."""
     order = sorted(range(len(lengths)), key=lambda i: (lengths[i], rng.random()))
-    batches, current, width = [], [], 0
+    batches: list[list[int]] = []
+    current: list[int] = []
+    width = 0
     for i in order:
         wider = max(width, lengths[i])
         if current and wider * (len(current) + 1) > max_tokens:
@@ -91,7 +94,16 @@ def _append_log(out: Path, record: dict) -> None:
         handle.write(json.dumps(record) + "\n")
 
 
-def _save_state(out: Path, optimizer: torch.optim.Optimizer, state: dict) -> None:
+class TrainState(TypedDict):
+    """Where a run stands: what train_state.json keeps for a resumed run."""
+
+    step: int
+    epoch: int
+    seconds: float  # of training, over every resumed part
+    tokens: int  # target tokens seen
+
+
+def _save_state(out: Path, optimizer: torch.optim.Optimizer, state: TrainState) -> None:
     tensors = {}
     for index, param_state in optimizer.state_dict()["state"].items():
         for key, value in param_state.items():
@@ -100,7 +112,7 @@ def _save_state(out: Path, optimizer: torch.optim.Optimizer, state: dict) -> Non
     (out / TRAIN_STATE).write_text(json.dumps(state, indent=2) + "\n")
 
 
-def _load_state(out: Path, optimizer: torch.optim.Optimizer) -> dict:
+def _load_state(out: Path, optimizer: torch.optim.Optimizer) -> TrainState:
     tensors = load_file(str(out / OPTIMIZER_STATE))
     state_dict = optimizer.state_dict()
     for name, value in tensors.items():
@@ -197,7 +209,7 @@ def train(
 
     if resume:
         checkpoint = load_checkpoint(out)
-        model, tokenizer = checkpoint.model, checkpoint.tokenizer
+        model, tokenizer = checkpoint.model, project_tokenizer(checkpoint.tokenizer)
     else:
         if world.leader:
             out.mkdir(parents=True, exist_ok=True)
@@ -225,7 +237,7 @@ def train(
     tgt = [target_ids(tokenizer, fr, cfg.max_len) for _, fr, _ in train_rows]
     lengths = [max(len(s), len(t) - 1) for s, t in zip(src, tgt, strict=True)]
     optimizer = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
-    state = {"step": 0, "epoch": 0, "seconds": 0.0, "tokens": 0}
+    state: TrainState = {"step": 0, "epoch": 0, "seconds": 0.0, "tokens": 0}
     if resume:
         state = _load_state(out, optimizer)
         rng = random.Random(seed + state["step"])  # a resumed run does not replay the first batches
@@ -261,7 +273,8 @@ def train(
             loss_sum = 0.0
             for k, (source, target) in enumerate(pairs):
                 # the gradients are synchronised once per step, with the last micro-batch
-                with net.no_sync() if world.distributed and k < len(pairs) - 1 else nullcontext():
+                last = k == len(pairs) - 1
+                with net.no_sync() if isinstance(net, DistributedDataParallel) and not last else nullcontext():
                     logits = net(source, target[:, :-1])
                     loss = F.cross_entropy(
                         logits.reshape(-1, logits.size(-1)).float(),
@@ -278,7 +291,7 @@ def train(
             seconds = time.monotonic() - started
             leader_out_of_time = world.leader and seconds >= budget
             global_loss, stop = world.sum(loss_sum, float(leader_out_of_time))
-            state.update(step=step, tokens=state["tokens"] + int(step_tokens), seconds=seconds)
+            state.update({"step": step, "tokens": state["tokens"] + int(step_tokens), "seconds": seconds})
             window_loss += global_loss
             window_tokens += int(step_tokens)
             bar.update(1)
@@ -362,7 +375,7 @@ def _card(
     model: Transformer,
     data: Path,
     seed: int,
-    state: dict,
+    state: TrainState,
     device: torch.device,
     valid: dict,
     train_rows: list,

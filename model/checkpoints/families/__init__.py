@@ -28,12 +28,12 @@ GENERATION = "generation_config.json"
 def load_family(path: Path, hf_config: dict) -> Checkpoint:
     """Load a Hugging Face directory whose config.json names its model_type."""
     model_type = hf_config.get("model_type")
-    family = FAMILIES.get(model_type) if isinstance(model_type, str) else None
-    if family is None:
+    if not isinstance(model_type, str) or model_type not in FAMILIES:
         raise CheckpointError(
             f"Cannot open the checkpoint at {path}: model_type {model_type!r} is not a "
             f"supported family. Supported: {SUPPORTED}."
         )
+    family = FAMILIES[model_type]
     generation = _optional_json(path / GENERATION)
     cfg = family.model_config(hf_config, path)
     vocab = family.vocabulary(path, hf_config, generation)

@@ -61,7 +61,7 @@ def model_config(hf: dict, path: Path) -> ModelConfig:
         raise _refuse(path, f"hidden_act {hf.get('hidden_act')!r} is not one of {sorted(ACTIVATIONS)}")
     try:
         return ModelConfig(
-            vocab_size=hf.get("vocab_size"),
+            vocab_size=hf["vocab_size"],
             d_model=hf.get("hidden_size", 768),
             n_heads=hf.get("num_attention_heads", 12),
             d_ff=hf.get("intermediate_size", 3072),
@@ -78,7 +78,7 @@ def model_config(hf: dict, path: Path) -> ModelConfig:
             layer_norm_eps=float(hf.get("layer_norm_eps", 1e-12)),
             pad_id=hf.get("pad_token_id", 0) or 0,
         )
-    except (TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError) as exc:  # a missing key, or a value of the wrong kind
         raise _refuse(path, f"config.json does not describe a usable model ({exc})") from None
 
 
@@ -98,7 +98,7 @@ def rename(tensors: dict[str, torch.Tensor], path: Path) -> dict[str, torch.Tens
             continue
         match = _LAYER.match(name)
         part = _LAYER_PARTS.get(match.group(2)) if match else None
-        if part is None:
+        if match is None or part is None:
             ours[name] = tensor  # left under its own name: reported as unexpected
             continue
         layer, _, kind = match.groups()
@@ -127,9 +127,12 @@ class BertVocabulary(TokenizersVocabulary):
 
     def __init__(self, path: Path, hf: dict) -> None:
         self.tokenizer = open_tokenizer(path / "tokenizer.json", lambda problem: _refuse(path, problem))
-        found = {name: self.tokenizer.token_to_id(name) for name in ("[PAD]", "[UNK]", "[CLS]", "[SEP]")}
-        if None in found.values():
-            raise _refuse(path, "tokenizer.json lacks one of [PAD], [UNK], [CLS], [SEP]")
+        found: dict[str, int] = {}
+        for name in ("[PAD]", "[UNK]", "[CLS]", "[SEP]"):
+            index = self.tokenizer.token_to_id(name)
+            if index is None:
+                raise _refuse(path, "tokenizer.json lacks one of [PAD], [UNK], [CLS], [SEP]")
+            found[name] = index
         self.specials = SpecialIds(pad=found["[PAD]"], unk=found["[UNK]"], bos=found["[CLS]"], eos=found["[SEP]"])
 
 

@@ -76,7 +76,7 @@ def model_config(hf: dict, path: Path) -> ModelConfig:
             scale_embeddings=False,
             scale_scores=bool(hf.get("scale_attn_weights", True)),
             layer_norm_eps=float(hf.get("layer_norm_epsilon", 1e-5)),
-            pad_id=hf.get("pad_token_id") if hf.get("pad_token_id") is not None else end,
+            pad_id=end if hf.get("pad_token_id") is None else hf["pad_token_id"],
         )
     except (TypeError, ValueError) as exc:
         raise _refuse(path, f"config.json does not describe a usable model ({exc})") from None
@@ -137,9 +137,10 @@ class GPT2Vocabulary(TokenizersVocabulary):
         if not isinstance(eos, int):
             raise refuse(f"it names no {END} id")
         pad = hf.get("pad_token_id") if hf.get("pad_token_id") is not None else eos
-        self.specials = SpecialIds(
-            pad=pad, unk=eos, bos=generation.get("bos_token_id", hf.get("bos_token_id", eos)), eos=eos
-        )
+        bos = generation.get("bos_token_id", hf.get("bos_token_id", eos))
+        if not isinstance(pad, int) or not isinstance(bos, int):
+            raise refuse("its pad_token_id and bos_token_id must be ids")
+        self.specials = SpecialIds(pad=pad, unk=eos, bos=bos, eos=eos)
 
 
 def _from_vocab_and_merges(path: Path, refuse) -> Tokenizer:

@@ -57,7 +57,7 @@ def model_config(hf: dict, path: Path) -> ModelConfig:
         raise _refuse(path, f"activation {hf.get('activation_function')!r} is not one of {sorted(ACTIVATIONS)}")
     try:
         return ModelConfig(
-            vocab_size=vocab,
+            vocab_size=hf["vocab_size"],
             d_model=hf.get("d_model", 512),
             n_heads=heads,
             d_ff=ffn,
@@ -73,7 +73,7 @@ def model_config(hf: dict, path: Path) -> ModelConfig:
             logits_bias=True,
             pad_id=hf.get("pad_token_id", vocab - 1 if isinstance(vocab, int) else 0),
         )
-    except (TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError) as exc:  # a missing key, or a value of the wrong kind
         raise _refuse(path, f"config.json does not describe a usable model ({exc})") from None
 
 
@@ -92,7 +92,7 @@ def rename(tensors: dict[str, torch.Tensor], path: Path) -> dict[str, torch.Tens
             continue
         match = _LAYER.match(name)
         part = _LAYER_PARTS.get(match.group(3)) if match else None
-        if part is None:
+        if match is None or part is None:
             ours[name] = tensor  # left under its own name: reported as unexpected
             continue
         stack, layer, _, kind = match.groups()
@@ -134,6 +134,8 @@ class MarianVocabulary:
                 raise _refuse(path, f"vocab.json has no {piece}")
         pad = hf.get("pad_token_id", ids.get("<pad>"))
         start = generation.get("decoder_start_token_id", hf.get("decoder_start_token_id", pad))
+        if not isinstance(pad, int) or not isinstance(start, int):
+            raise _refuse(path, "it names no pad id (pad_token_id, or <pad> in vocab.json) to start decoding from")
         banned = tuple(
             sorted(
                 {

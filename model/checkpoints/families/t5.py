@@ -66,7 +66,7 @@ def model_config(hf: dict, path: Path) -> ModelConfig:
     layers = hf.get("num_layers", 6)
     try:
         return ModelConfig(
-            vocab_size=hf.get("vocab_size"),
+            vocab_size=hf["vocab_size"],
             d_model=hf.get("d_model", 512),
             n_heads=hf.get("num_heads", 8),
             d_head=hf.get("d_kv", 64),
@@ -91,7 +91,7 @@ def model_config(hf: dict, path: Path) -> ModelConfig:
             layer_norm_eps=float(hf.get("layer_norm_epsilon", 1e-6)),
             pad_id=hf.get("pad_token_id", 0),
         )
-    except (TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError) as exc:  # a missing key, or a value of the wrong kind
         raise _refuse(path, f"config.json does not describe a usable model ({exc})") from None
 
 
@@ -130,7 +130,7 @@ def rename(tensors: dict[str, torch.Tensor], path: Path) -> dict[str, torch.Tens
             continue
         match = _LAYER.match(name)
         part = _part(match.group(1), int(match.group(3)), match.group(4), match.group(5)) if match else None
-        if part is None:
+        if match is None or part is None:
             ours[name] = tensor  # left under its own name: reported as unexpected
             continue
         ours[f"{match.group(1)}.layers.{match.group(2)}.{part}.weight"] = tensor

@@ -456,7 +456,7 @@ def _gen_np(
 def _subject(rng: random.Random, verb: str) -> NP:
     if rng.random() < 0.3:
         return NP(pron=_pick(rng, PRONOUNS))
-    pool = PEOPLE
+    pool: tuple[str, ...] = PEOPLE
     r = rng.random()
     if verb in ANIMAL_VERBS and r < 0.35:
         pool = ANIMALS
@@ -466,7 +466,7 @@ def _subject(rng: random.Random, verb: str) -> NP:
 
 
 def _pp(rng: random.Random, prep: str, verb: str | None) -> PP:
-    pool = PREP_NOUNS_OF.get((verb, prep), PREP_NOUNS[prep])
+    pool = PREP_NOUNS[prep] if verb is None else PREP_NOUNS_OF.get((verb, prep), PREP_NOUNS[prep])
     return PP(prep, _gen_np(rng, pool, "pp", allow_bare=False))
 
 

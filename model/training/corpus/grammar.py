@@ -57,6 +57,13 @@ class NP:
     adj: str | None = None
     very: bool = False
 
+    @property
+    def lemma(self) -> str:
+        """The English lemma of a noun phrase headed by a noun (a pronoun has none)."""
+        if self.noun is None:
+            raise ValueError(f"{self} is a pronoun, not a noun phrase")
+        return self.noun
+
 
 @dataclass(frozen=True)
 class PP:
@@ -95,7 +102,7 @@ def np_features(np: NP) -> tuple[int, str, bool]:
         return _PRON_INFO[np.pron]
     if np.noun == "NLP":
         return 2, "m", False
-    return (5 if np.plural else 2), LEX.nouns[np.noun].gender, np.plural
+    return (5 if np.plural else 2), LEX.nouns[np.lemma].gender, np.plural
 
 
 def _en_3sg(np: NP) -> bool:
@@ -144,7 +151,7 @@ def _en_np(np: NP, E: _Toks) -> dict:
     if np.noun == "NLP":
         r["noun"] = E.add("NLP")
         return r
-    n = LEX.nouns[np.noun]
+    n = LEX.nouns[np.lemma]
     nform = n.en_plural if np.plural else n.en
     adj_en = LEX.adjs[np.adj].en if np.adj else None
     nxt = "very" if np.very else (adj_en or nform)
@@ -238,7 +245,7 @@ def _fr_np(np: NP, r: dict, T: _Toks, role: str, verb: str | None = None, neg: b
         T.add("le", r["noun"])
         T.add("TAL", r["noun"])
         return
-    n = LEX.nouns[np.noun]
+    n = LEX.nouns[np.lemma]
     g, pl = n.gender, np.plural
     a = LEX.adjs[np.adj] if np.adj else None
     before = a is not None and a.position == "before"
@@ -321,6 +328,7 @@ def _fr_clause(c: Clause, r: dict, T: _Toks, question: bool) -> None:
             T.add(_FREQ_FR[c.freq], r["freq"])
 
     if c.verb == "be" or c.tense != "past":
+        src: tuple[int | None, ...]  # the English words the finite verb translates
         if c.tense == "fut":
             form, src = F.future(V.inf, person), (r["will"], r["verb"])
         elif c.verb == "be" and c.tense == "past":
@@ -430,19 +438,23 @@ def render(s: Sentence) -> Rendered:
         _fr_clause(s.clauses[0], r, T, True)
         T.add("?", q)
     else:
-        rs = [_en_clause(s.clauses[0], E, False)]
-        conj = None
-        if len(s.clauses) == 2:
-            conj = E.add(s.conj)
-            rs.append(_en_clause(s.clauses[1], E, False))
-        elif len(s.clauses) != 1:
+        first, *rest = s.clauses
+        if len(rest) > 1:
             raise ValueError("one or two clauses")
+        r = _en_clause(first, E, False)
+        joined = None
+        for second in rest:
+            if s.conj is None:
+                raise ValueError("two clauses are joined by a conjunction")
+            conj = E.add(s.conj)
+            joined = (s.conj, conj, second, _en_clause(second, E, False))
         dot = E.add(".")
-        _fr_clause(s.clauses[0], rs[0], T, False)
-        if conj is not None:
-            for w in LEX.conjs[s.conj].split():
+        _fr_clause(first, r, T, False)
+        if joined is not None:
+            word, conj, second, r_second = joined
+            for w in LEX.conjs[word].split():
                 T.add(w, conj)
-            _fr_clause(s.clauses[1], rs[1], T, False)
+            _fr_clause(second, r_second, T, False)
         T.add(".", dot)
     _fr_postprocess(T)
     E.words[0] = _cap(E.words[0])

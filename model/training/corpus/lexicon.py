@@ -102,7 +102,7 @@ def load_lexicon(path: str | None = None) -> Lexicon:
             )
         elif pos == "adj":
             kv = _kv(ex)
-            adjs[en] = Adj(en=en, fr=fr, position=ex[0], forms=tuple(ex[1:5]), vowel=kv.get("vowel"))
+            adjs[en] = Adj(en=en, fr=fr, position=ex[0], forms=(ex[1], ex[2], ex[3], ex[4]), vowel=kv.get("vowel"))
         elif pos == "verb":
             base, s3, past = en.split("/")
             verbs[base] = Verb(
