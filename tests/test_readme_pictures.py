@@ -1,0 +1,159 @@
+"""The README's pictures, made from the real app in a real browser so that every test run keeps them current."""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from test_browser import ROOT, _load, _settle, _visit, browser, server  # noqa: F401
+
+if TYPE_CHECKING:  # imported by the fixtures when the tests run, as in test_browser.py
+    from playwright.sync_api import Browser, Locator, Page
+
+pytestmark = pytest.mark.e2e
+
+PICTURES = ROOT / "docs" / "pictures"
+URL = "/attention?sentence=The+small+girl+sees+a+white+bird."
+PLAY_URL = f"{URL}&layer=3"  # the last layer's cross-attention: each step looks at the word it translates
+SCREEN = {"width": 1440, "height": 900}
+CHARTS = 11  # the Attention page of the shipped model: 3 blocks x 3 charts, the model view and its head large
+FRAMES = 4
+MAX_BYTES = 2_000_000
+STEP = re.compile(r"Step t = (\d+) of (\d+)")
+# Pressed from the page itself the moment a new step shows (a round trip from the test could let the next
+# step in): the player is playing (its button says Pause) and the step line shows a step after `after`.
+PAUSE_AFTER = """after => {
+    const step = /Step t = (\\d+) of/.exec(document.body.innerText);
+    const pause = [...document.querySelectorAll('button')].find(b => b.innerText.trim().endsWith('Pause'));
+    if (!step || +step[1] <= after || !pause) return false;
+    pause.click();
+    return true;
+}"""
+CELL = 482  # px: the width of a half-page chart at this viewport, so a frame's step line wraps to it
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One paused step of the player: its number and the screenshots of its step line and chart."""
+
+    step: int
+    line: Path
+    chart: Path
+
+
+def _all_charts_drawn(page: Page) -> None:
+    """Wait until every chart on the page has drawn its heatmap, after the script has finished."""
+    _settle(page)
+    page.wait_for_function(
+        "() => { const plots = [...document.querySelectorAll('.js-plotly-plot')];"
+        " return plots.length > 0 && plots.every(p => p.querySelector('.main-svg g.hm image')); }",
+        timeout=60000,
+    )
+    page.wait_for_timeout(500)  # plotly finishes laying out its axes
+
+
+def _step_line(page: Page) -> Locator:
+    """The line under the step slider: "Step t = N of M read ... Output so far: ..."."""
+    return page.locator("[data-testid='stMarkdownContainer']", has_text="Step t =").first
+
+
+def _step(page: Page) -> int:
+    """The decoding step the page shows, read from its text "Step t = N of M"."""
+    return int(STEP.search(_step_line(page).inner_text()).group(1))
+
+
+def _cross_attention_average(page: Page) -> Locator:
+    """The head average of the decoder cross-attention, the last of the page's three "Average of ..." charts."""
+    averages = page.locator(".js-plotly-plot", has=page.locator("text.gtitle", has_text="Average of the"))
+    assert averages.count() == 3, "encoder self-, decoder self- and cross-attention each have a head average"
+    return averages.last
+
+
+def _shoot_paused(page: Page, folder: Path, index: int) -> Frame:
+    """Once paused, shoot the step line and the cross-attention average with its outlined row."""
+    page.get_by_role("button", name="Resume").wait_for(timeout=30000)
+    _all_charts_drawn(page)
+    step = _step(page)
+    line = _step_line(page)
+    line.evaluate(f"element => {{ element.style.width = '{CELL}px'; }}")  # wrap it to the chart's width
+    frame = Frame(step, folder / f"line-{index}.png", folder / f"chart-{index}.png")
+    line.screenshot(path=str(frame.line))
+    _cross_attention_average(page).screenshot(path=str(frame.chart))
+    return frame
+
+
+def _strip(frames: list[Frame], chart: str) -> str:
+    """A page (beside the frames' files) laying the frames out two by two, each under its caption."""
+    cells = "".join(
+        f'<figure><figcaption>t = {f.step}</figcaption><img src="{f.line.name}"><img src="{f.chart.name}"></figure>'
+        for f in frames
+    )
+    title = html.escape(f"Play decoding on the Attention page ({chart}): the outlined row is the step being produced")
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><style>"
+        "body { margin: 0; background: white; font-family: sans-serif; }"
+        f"#strip {{ display: inline-block; width: {2 * (CELL + 22) + 16}px; padding: 12px 16px; }}"
+        "h1 { font-size: 18px; font-weight: 600; margin: 0 0 8px; color: #31333f; }"
+        f"#grid {{ display: grid; grid-template-columns: repeat(2, {CELL + 22}px); gap: 12px 16px; }}"
+        "figure { margin: 0; padding: 8px 10px; border: 1px solid #d6d6d9; border-radius: 6px; }"  # 22 px across
+        "figcaption { font-size: 20px; font-weight: 700; color: #31333f; margin-bottom: 4px; }"
+        "img { display: block; max-width: 100%; }"
+        f"</style></head><body><div id='strip'><h1>{title}</h1><div id='grid'>{cells}</div></div></body></html>"
+    )
+
+
+def test_readme_picture_of_the_attention_page(server: tuple[str, float], browser: Browser) -> None:  # noqa: F811
+    """The Attention page of the shipped model at 1440 px, all its charts drawn: docs/pictures/attention.png."""
+    url, _ = server
+    PICTURES.mkdir(parents=True, exist_ok=True)
+    path = PICTURES / "attention.png"
+    with _visit(browser) as page:
+        page.set_viewport_size(SCREEN)
+        _load(page, f"{url}{URL}", minimum=CHARTS)
+        _all_charts_drawn(page)
+        assert page.locator(".js-plotly-plot").count() == CHARTS
+        assert page.locator("[data-testid='stException']").count() == 0
+        first = page.locator(".js-plotly-plot").first.bounding_box()
+        assert first["y"] + first["height"] < SCREEN["height"], "the first chart is on the first screen"
+        page.screenshot(path=str(path), full_page=False)
+    assert 0 < path.stat().st_size < MAX_BYTES, path.stat().st_size
+
+
+def test_readme_picture_of_play_decoding(server: tuple[str, float], browser: Browser, tmp_path: Path) -> None:  # noqa: F811
+    """Play decoding paused at successive steps, tiled by the browser into docs/pictures/play_decoding.png."""
+    url, _ = server
+    PICTURES.mkdir(parents=True, exist_ok=True)
+    path = PICTURES / "play_decoding.png"
+    frames: list[Frame] = []
+    with _visit(browser) as page:
+        page.set_viewport_size(SCREEN)
+        _load(page, f"{url}{PLAY_URL}", minimum=CHARTS)
+        chart = page.locator("h3", has_text="Decoder cross-attention ·").inner_text().strip()
+        assert chart.endswith("layer L3"), chart
+        n_steps = int(STEP.search(_step_line(page).inner_text()).group(2))
+        assert n_steps > FRAMES, n_steps
+        page.get_by_role("button", name="Play decoding").click()
+        for index in range(FRAMES):
+            if index:
+                page.get_by_role("button", name="Resume").click()  # plays on: at once one step further
+            page.wait_for_function(PAUSE_AFTER, arg=frames[-1].step if frames else 0, timeout=30000)
+            frames.append(_shoot_paused(page, tmp_path, index))
+    steps = [frame.step for frame in frames]
+    assert steps == sorted(set(steps)) and steps[-1] < n_steps, steps  # every frame a later step, none the last
+    charts = {frame.chart.read_bytes() for frame in frames}
+    assert len(charts) == FRAMES, "every step outlines another row: no two frames show the same chart"
+    (tmp_path / "strip.html").write_text(_strip(frames, f"{chart}, average of the heads"), encoding="utf-8")
+    context = browser.new_context(viewport={"width": 1200, "height": 900}, device_scale_factor=1)
+    try:
+        strip = context.new_page()
+        strip.goto((tmp_path / "strip.html").as_uri())
+        strip.wait_for_function("() => [...document.images].every(i => i.complete && i.naturalWidth > 0)")
+        assert strip.locator("figcaption").all_inner_texts() == [f"t = {step}" for step in steps]
+        strip.locator("#strip").screenshot(path=str(path))
+    finally:
+        context.close()
+    assert 0 < path.stat().st_size < MAX_BYTES, path.stat().st_size
