@@ -7,7 +7,7 @@ import streamlit as st
 from model import cosine
 from ui import player
 from ui.figures import shared
-from ui.page import Page, big_text, bind, md, page_value, start, typed_prefix
+from ui.page import Page, big_text, bind, md, page_value, start, table_height, typed_prefix, vocabulary
 from ui.urlstate import MAX_PREFIX, SUGGESTED_PREFIX, Field
 from viz.embedding import embedding_strips
 from viz.labels import marker_note
@@ -48,7 +48,9 @@ def sentence_page(page: Page) -> None:
         "The tokenizer splits the text into word pieces (## marks a piece that continues a word) between "
         "[CLS] and [SEP]; the encoder reads their ids."
     )
-    st.dataframe(pieces_frame(trace.src_pieces, list(trace.src_ids)), hide_index=True, height=280)
+    st.dataframe(
+        pieces_frame(trace.src_pieces, list(trace.src_ids)), hide_index=True, height=table_height(len(trace.src_ids))
+    )
     st.subheader("Sentence embedding and similarity")
     page_value(Field("compare", "A little girl is looking at a bird.", _second_sentence))
     other_text = bind("compare", st.text_input, label="A second sentence to compare with", max_chars=2000)
@@ -169,29 +171,7 @@ if result.unknown_words:
     st.markdown("Flagged, never seen in training: " + ", ".join(f"**{md(w)}**" for w in result.unknown_words))
 if page.bundle.capabilities.trained_here:  # the corpus lexicon is this project's own models' vocabulary
     with st.expander("What vocabulary does the model know?"):
-        try:
-            from model.training.corpus import lexicon_by_category
-
-            categories = lexicon_by_category()
-        except ImportError:
-            categories = {}
-        if categories:
-            st.write("The corpus the model was trained on uses these English words (with their French):")
-            cols = st.columns(3)
-            for index, (category, pairs) in enumerate(categories.items()):
-                with cols[index % 3]:
-                    st.markdown(f"**{category.capitalize()}** ({len(pairs)})")
-                    st.dataframe(
-                        {"English": [en for en, _ in pairs], "French": [fr for _, fr in pairs]},
-                        hide_index=True,
-                        height=200,
-                    )
-        known = sorted(page.bundle.known_words)
-        if known:
-            st.write(f"Words seen in the training sentences ({len(known)}):")
-            st.text(", ".join(known))
-        elif not categories:
-            st.write("This checkpoint does not list its vocabulary.")
+        vocabulary(page.bundle)
 
 st.subheader("Pieces")
 out_ids = list(result.output_ids)
@@ -205,10 +185,14 @@ if continues:
     left, right = st.columns(2)
     with left:
         st.markdown("**Prompt pieces** (read first)")
-        st.dataframe(pieces_frame(prompt_pieces, prompt_ids), hide_index=True, height=280)
+        st.dataframe(pieces_frame(prompt_pieces, prompt_ids), hide_index=True, height=table_height(len(prompt_ids)))
     with right:
         st.markdown("**New pieces** (one per decoding step)")
-        st.dataframe(pieces_frame(page.bundle.tokenizer.pieces(out_ids), out_ids), hide_index=True, height=280)
+        st.dataframe(
+            pieces_frame(page.bundle.tokenizer.pieces(out_ids), out_ids),
+            hide_index=True,
+            height=table_height(len(out_ids)),
+        )
 else:
     st.caption(
         "SentencePiece splits text into pieces; ▁ marks the start of a word. The encoder reads the source "
@@ -217,10 +201,14 @@ else:
     left, right = st.columns(2)
     with left:
         st.markdown("**Source pieces** (encoder input)")
-        st.dataframe(pieces_frame(trace.src_pieces, list(trace.src_ids)), hide_index=True, height=280)
+        st.dataframe(
+            pieces_frame(trace.src_pieces, list(trace.src_ids)),
+            hide_index=True,
+            height=table_height(len(trace.src_ids)),
+        )
     with right:
         st.markdown("**Output pieces** (one per decoding step)")
-        st.dataframe(pieces_frame(trace.out_pieces, out_ids), hide_index=True, height=280)
+        st.dataframe(pieces_frame(trace.out_pieces, out_ids), hide_index=True, height=table_height(len(out_ids)))
 
 with st.expander("Every step's candidates as a table"):
     st.dataframe(

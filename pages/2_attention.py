@@ -8,7 +8,7 @@ from ui import lengths, player
 from ui.figures import shared
 from ui.page import bind, md, page_value, set_value, start, stored
 from ui.urlstate import BLOCK_NAMES, BLOCKS, FOCUS, Field
-from viz.attention import attention_heads, attention_map, model_view, model_view_cell
+from viz.attention import attention_heads, attention_map, model_view, model_view_cell, model_view_legend
 from viz.focus import shaded_text
 from viz.labels import display_piece
 from viz.lengths import around, colour_mode, pooled
@@ -136,10 +136,54 @@ def _text_view(view: str, pattern, queries: list[str], keys: list[str], layer: i
     )
 
 
+def _step_view(step: int, source, output, colour: str) -> None:
+    """The moving picture under the step control: the chosen head's decoder self-attention and
+    cross-attention, the step's row outlined."""
+    decoding = [block for block in blocks if block != "enc-self"]
+    for column, block in zip(st.columns(len(decoding)), decoding, strict=True):
+        stack, kind = blocks[block]
+        layer = min(ctl.layer, page.limits.layers_of(stack) - 1)
+        off = ctl.interventions().heads_off(stack, kind, layer)
+        with column:
+            page.show(
+                shared(
+                    attention_map,
+                    trace.pattern(stack, kind, layer)[ctl.head],
+                    _queries(block),
+                    _keys(block),
+                    style,
+                    f"{BLOCK_NAMES[block].capitalize()} · L{layer + 1} H{ctl.head + 1}"
+                    + (" (knocked out)" if ctl.head in off else ""),
+                    step,
+                    colour=colour,
+                    **lengths.block_windows(block, source, output),
+                ),
+                key=f"step-{block}",
+            )
+    st.caption(
+        "The outlined row is step t: "
+        + (
+            "what the piece fed in looks back at (left), and where in the English sentence it looks (right). "
+            if len(decoding) > 1
+            else "what the piece fed in looks back at. "
+        )
+        + "The layer and head are the sidebar's; every layer and head follow below."
+    )
+
+
 def body(step: int) -> None:
     """Everything that follows the decoding step: drawn again at every step while playing."""
+    picture = st.container()  # the step's picture first; the controls that shape it sit below it
     if not page.encoder_only:
-        step = first + _step_header(step)  # from here on: the decoder row of the step
+        with picture:
+            step = first + _step_header(step)  # from here on: the decoder row of the step
+            moving = st.container()
+    source = lengths.source_window(len(trace.src_pieces))
+    output = around(step, len(trace.tgt_pieces))
+    colour = lengths.colour()
+    if not page.encoder_only:
+        with moving:
+            _step_view(step, source, output, colour)
     if not ctl.causal and page.decoder_only:
         st.info(
             "The causal mask is off. The prompt is read in one pass, so its pieces now also look at the pieces "
@@ -156,9 +200,6 @@ def body(step: int) -> None:
             "other both ways, so from decoder layer 2 on their keys and values differ from the masked run. The "
             "Masks and heads lab shows the whole output read in one pass, where the future lights up."
         )
-    source = lengths.source_window(len(trace.src_pieces))
-    output = around(step, len(trace.tgt_pieces))
-    colour = lengths.colour()
 
     for block, (stack, kind) in blocks.items():
         n_layers = page.limits.layers_of(stack)
@@ -263,8 +304,8 @@ def body(step: int) -> None:
             colour,
             roles,
         ),
-        "Each tile is one head (rows: layers, columns: heads). Click the dot above a tile, or use the sidebar "
-        "pickers, to open that head large below. Beside the dot, the head's role on this sentence when it has "
+        "Each tile is one head (rows: layers, columns: heads). Click a tile, or use the sidebar pickers, to "
+        "open that head large below. Inside the top of a tile, the head's role on this sentence when it has "
         "one (previous, same, first or last piece, or broad; defined on the Why this word? page), else its "
         "role over the test sentences of the model's card (corpus), where the gold alignment can tag it."
         + (
@@ -279,6 +320,10 @@ def body(step: int) -> None:
         on_select=_open_clicked,
         selection_mode="points",
     )
+    legend = model_view_legend(roles, knocked, len(patterns), page.limits.n_heads)
+    if legend:
+        with st.container(key="model-view-legend"):
+            st.caption(md(legend))
     page.show(
         shared(
             attention_map,

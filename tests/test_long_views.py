@@ -97,17 +97,21 @@ def test_model_view_of_a_paragraph_costs_what_a_short_one_costs():
     assert any("–" in label and "…" in label for label in fig.data[0].x)  # a pooled bin names its positions
 
 
-def test_model_view_click_dots_sit_in_the_gaps_and_open_their_head():
+def test_model_view_tiles_are_clicked_anywhere_and_open_their_head():
     n = 60
     patterns = [softmax_rows((4, n, n), seed) for seed in range(3)]
     fig = model_view(patterns, pieces(n), pieces(n), Style(), "view", knocked_out={(2, 3)})
-    image, ys = np.asarray(fig.data[0].z, dtype=float), list(fig.data[0].y)
-    dots = fig.data[1]
-    assert len(dots.x) == 3 * 4
-    for i, (x, y) in enumerate(zip(dots.x, dots.y, strict=True)):
-        assert np.isnan(image[ys.index(y)]).all(), "a dot covers data"
+    image, xs, ys = np.asarray(fig.data[0].z, dtype=float), list(fig.data[0].x), list(fig.data[0].y)
+    tiles = fig.data[1]
+    assert len(tiles.x) == 3 * 4
+    for i, (x, y) in enumerate(zip(tiles.x, tiles.y, strict=True)):
+        assert np.isfinite(image[ys.index(y), xs.index(x)]), "a tile's marker sits on its own data"
         assert model_view_cell(x, y) == divmod(i, 4)
-    assert dots.marker.symbol[-1] == "x" and "knocked out" in dots.hovertext[-1]
+    assert tiles.marker.color == "rgba(0,0,0,0)" and tiles.marker.size > 100  # unseen, and as large as a tile
+    assert fig.layout.hoverdistance >= tiles.marker.size / 2  # a click near a tile's edge still finds its head
+    assert tiles.marker.symbol[-1] == "x" and "knocked out" in tiles.hovertext[-1]
+    [caption] = fig.layout.annotations
+    assert "knocked out" in caption.text and model_view_cell(caption.x, caption.y) == (2, 3)
 
 
 def test_detailed_heatmaps_show_a_window_numbered_in_the_whole_sentence():

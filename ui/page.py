@@ -12,6 +12,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
+import streamlit.components.v1 as components
 
 from model import AnatomyError, Bundle, CheckpointError, EncodeResult, TranslationResult
 from model.checkpoints.catalog import DEFAULT
@@ -28,9 +29,11 @@ from .urlstate import (
     Field,
     Limits,
     all_heads,
+    changed_switches,
     head_label,
     read_fields,
     shared_fields,
+    trained_switches,
     write_fields,
 )
 
@@ -40,6 +43,9 @@ __all__ = [
     "bind",
     "big_text",
     "md",
+    "switches_banner",
+    "table_height",
+    "vocabulary",
     "not_applicable",
     "page_value",
     "release",
@@ -62,10 +68,47 @@ VALUES, RAW, NOTES, FIELDS = "_anatomy_values", "_anatomy_url", "_anatomy_notes"
 # fragment reads the page's names, so the page keeps them (see Page.finish).
 LIVE_FRAGMENT = "_anatomy_live_fragment"
 
+APP_CSS = """<style>
+/* the first screen is for the page: less empty header above the title */
+[data-testid="stMainBlockContainer"] { padding-top: 3.5rem; }
+/* a player's arrow-key buttons work through their keyboard shortcuts alone (ui/player.py) */
+[class*="st-key-arrows-"] { display: none; }
+/* the sentence box at the top of the page is for phones, where the sidebar is hidden; so is the model
+   view's legend, which replaces the captions written on its tiles there */
+[class*="st-key-top-sentence"], .st-key-model-view-legend { display: none; }
+@media (max-width: 640px) {
+  [class*="st-key-top-sentence"], .st-key-model-view-legend { display: block; }
+  .st-key-model-view g.annotation { display: none; }
+  /* a number written in every cell cannot fit a phone's narrow cells */
+  .js-plotly-plot .heatmaplayer text, .js-plotly-plot g.textpoint text { display: none; }
+}
+</style>"""
+
 PRESENTATION_CSS = """<style>
 html { font-size: 20px; }
 [data-testid="stCaptionContainer"] { color: #222 !important; }
+/* a projector's first screen is for the picture: a small header, the page as wide as the window */
+[data-testid="stHeader"] { height: 2.6rem; min-height: 2.6rem; background: transparent; }
+[data-testid="stMainBlockContainer"] { padding: 2.7rem 1.2rem 3rem 1.2rem; max-width: 100%; }
+h1 { font-size: 1.8rem !important; padding: 0 0 0.3rem 0 !important; }
 </style>"""
+
+
+# On a phone the sidebar covers the page: after Enter in one of its boxes, close it so the result shows.
+# The listener is put in the page itself (not in this component's frame, which each run replaces), once.
+CLOSE_SIDEBAR_JS = """<script>
+const doc = window.parent.document;
+if (!doc.getElementById("anatomy-sidebar-closer")) {
+  const script = doc.createElement("script");
+  script.id = "anatomy-sidebar-closer";
+  script.textContent = `document.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" || window.innerWidth > 640) return;
+    if (!event.target.closest || !event.target.closest('[data-testid="stSidebar"] input')) return;
+    setTimeout(() => document.querySelector('[data-testid="stSidebarCollapseButton"] button')?.click(), 300);
+  }, true);`;
+  doc.head.appendChild(script);
+}
+</script>"""
 
 
 def _random_sentence() -> str:
@@ -100,8 +143,8 @@ def _write_url() -> None:
             st.query_params[key] = value
 
 
-def _copy_from_widget(key: str, from_widget: Callable[[Any], Any]) -> None:
-    _values()[key] = from_widget(st.session_state[f"w_{key}"])
+def _copy_from_widget(key: str, from_widget: Callable[[Any], Any], wkey: str) -> None:
+    _values()[key] = from_widget(st.session_state[wkey])
 
 
 def bind(
@@ -109,15 +152,17 @@ def bind(
     render: Callable[..., Any],
     to_widget: Callable[[Any], Any] = lambda v: v,
     from_widget: Callable[[Any], Any] = lambda v: v,
+    widget: str | None = None,
     **kwargs: Any,
 ) -> Any:
-    """Render a widget whose value lives in the session store (so every page shares it) and the URL."""
-    wkey = f"w_{key}"
+    """Render a widget whose value lives in the session store (so every page shares it) and the URL;
+    `widget` names a second widget of the same control (its own widget key)."""
+    wkey = f"w_{widget or key}"
     # Always seed the widget from the store: a widget on another page (or a page reached
     # through the menu) is a new widget for Streamlit, and its on_change has already copied
     # any change the person made into the store before this run started.
     st.session_state[wkey] = to_widget(_values()[key])
-    render(key=wkey, on_change=_copy_from_widget, args=(key, from_widget), **kwargs)
+    render(key=wkey, on_change=_copy_from_widget, args=(key, from_widget, wkey), **kwargs)
     _values()[key] = from_widget(st.session_state[wkey])
     _write_url()
     return _values()[key]
@@ -392,6 +437,7 @@ def _sidebar(limits: Limits, bundle: Bundle, prefix: str | None) -> None:
             f"Model {md(bundle.name)} ({md(bundle.family)}) · id {bundle.checkpoint_id} · "
             f"{shape} × {limits.n_heads} heads"
         )
+        components.html(CLOSE_SIDEBAR_JS, height=0)
 
 
 _POSITIONAL_NOTES = {
@@ -527,7 +573,11 @@ def start(
     encoder-only model, the encoding, and `encoder_title` replaces the heading; for a decoder-only
     model, the continuation, and `decoder_title` replaces it)."""
     # No page icon: a material icon would be fetched from a font CDN as the favicon (breaks offline).
-    st.set_page_config(page_title=f"{title} · Transformer Anatomy", layout="wide")
+    st.set_page_config(
+        page_title=f"{title} · Transformer Anatomy",
+        layout="wide",
+        initial_sidebar_state="collapsed" if _presenting() else "auto",
+    )
     st.session_state[LIVE_FRAGMENT] = False
     with st.sidebar:
         nav = st.container()  # the menu, first in the sidebar: titled once the model is known
@@ -555,8 +605,7 @@ def start(
     controls = Controls.from_values(_values(), prefix=prefix if prefix and _values()["sentence"].strip() else "")
     _take_turn(bundle, controls.sentence if needs_result else "")
     style = Style(presentation=controls.presentation)
-    if controls.presentation:
-        st.markdown(PRESENTATION_CSS, unsafe_allow_html=True)
+    st.html(APP_CSS + (PRESENTATION_CSS if controls.presentation else ""))
     renamed = (
         encoder_title
         if bundle.capabilities.encoder_only
@@ -568,6 +617,8 @@ def start(
         title = renamed
         st.set_page_config(page_title=f"{title} · Transformer Anatomy")  # the browser tab says it too
     st.title(title)
+    _top_sentence(bundle)
+    switches_banner(bundle)
     for note in st.session_state[NOTES]:
         st.warning(md(note))
     st.session_state[NOTES] = []
@@ -576,7 +627,110 @@ def start(
         page.result = page.run()
         for warning in page.result.warnings:
             st.warning(md(warning))
+        if bundle.capabilities.trained_here:
+            _offer_sentences(bundle, _values()["sentence"], page.result.unknown_words)
     return page
+
+
+def _applies(bundle: Bundle) -> Callable[[str], bool]:
+    """Which switches change this model (T5 never scales its scores, BERT has no causal mask, ...)."""
+    cfg = bundle.config
+    missing = {
+        "causal": bundle.capabilities.encoder_only,
+        "scale": not cfg.scale_scores,
+        "embscale": not cfg.scale_embeddings,
+    }
+    return lambda key: not missing.get(key, False)
+
+
+def _reset_switches() -> None:
+    _values().update(trained_switches())
+
+
+def switches_banner(bundle: Bundle) -> None:
+    """Under the title of every page: what is switched away from the model as trained, and one button back."""
+    said = changed_switches(_values(), _applies(bundle))
+    if not said:
+        return
+    text = "; ".join(said)
+    with st.container(horizontal=True, vertical_alignment="center", wrap=False, key="switches-banner"):
+        st.warning(
+            f"**Not the model as trained:** {md(text[0].upper() + text[1:])}. Every page shows the model this way "
+            "until the switches are reset.",
+            icon=":material/tune:",
+        )
+        st.button("Reset switches", icon=":material/restart_alt:", key="reset-switches", on_click=_reset_switches)
+
+
+def _offer_sentences(bundle: Bundle, sentence: str, unknown: list[str]) -> None:
+    """For a sentence outside this project's model's language: sentences it reads well, one click away, and
+    its vocabulary."""
+    try:
+        from model.training.corpus.suggestions import reads, similar_sentences
+    except ImportError:
+        return
+    if not unknown and reads(sentence):
+        return
+    offers = similar_sentences(sentence, bundle.known_words)
+    with st.container(horizontal=True, vertical_alignment="center", key="offers"):
+        st.markdown("**Try one it reads:**")
+        for index, offer in enumerate(offers):
+            st.button(offer, key=f"offer-{index}", on_click=_set_sentence, args=(offer,))
+        with st.popover("Its vocabulary", icon=":material/menu_book:"):
+            vocabulary(bundle)
+
+
+def vocabulary(bundle: Bundle) -> None:
+    """The words this project's model knows: the corpus lexicon by category, and the words of its training."""
+    try:
+        from model.training.corpus import lexicon_by_category
+
+        categories = lexicon_by_category()
+    except ImportError:
+        categories = {}
+    if categories:
+        st.write("The corpus the model was trained on uses these English words (with their French):")
+        cols = st.columns(3)
+        for index, (category, pairs) in enumerate(categories.items()):
+            with cols[index % 3]:
+                st.markdown(f"**{category.capitalize()}** ({len(pairs)})")
+                st.dataframe(
+                    {"English": [en for en, _ in pairs], "French": [fr for _, fr in pairs]},
+                    hide_index=True,
+                    height=200,
+                )
+    known = sorted(bundle.known_words)
+    if known:
+        st.write(f"Words seen in the training sentences ({len(known)}):")
+        st.text(", ".join(known))
+    elif not categories:
+        st.write("This checkpoint does not list its vocabulary.")
+
+
+def table_height(rows: int, most: int = 600) -> int:
+    """Pixels for a dataframe to show `rows` rows whole, below a header (and scroll past `most`)."""
+    return min(38 + 35 * rows + 2, most)
+
+
+def _top_sentence(bundle: Bundle) -> None:
+    """The sentence box again at the top of the page, shown on phones only (APP_CSS), where the sidebar
+    that holds it is hidden behind an icon."""
+    with st.container(key="top-sentence"):
+        bind(
+            "sentence",
+            st.text_input,
+            widget="top_sentence",
+            label="Text to continue" if bundle.capabilities.decoder_only else "English sentence",
+            max_chars=2000,
+        )
+
+
+def _presenting() -> bool:
+    """Presentation mode, before the controls are read: the stored switch, or on a first visit the URL's."""
+    values = st.session_state.get(VALUES)
+    if values is not None and "present" in values:
+        return bool(values["present"])
+    return st.query_params.get("present", "").strip().lower() in ("on", "1", "true", "yes")
 
 
 def _take_turn(bundle: Bundle, sentence: str) -> None:

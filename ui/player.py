@@ -1,10 +1,16 @@
-"""Play buttons for talks: a stored control steps itself forward, about one step a second.
+"""Play buttons for talks: a stored control steps itself forward, about one step a second, and a
+lecturer's clicker steps it by hand.
 
-DECODING moves the decoding step (Attention and Translate pages); TIME_LAPSE moves the training
-snapshot (Training page). The button sits outside the animated part of the page; a click reruns
-the whole page, which registers the animated part as a fragment that reruns itself every PERIOD
-seconds while playing (paused, it is drawn as part of the page). Each run of that fragment moves the
-control one step on, so the sliders that show it follow; at the last step it pauses.
+DECODING moves the decoding step (Translate, Attention and Why this word?); TIME_LAPSE moves the
+training snapshot (Training page). The button sits outside the animated part of the page; a click
+reruns the whole page, which registers the animated part as a fragment that reruns itself every
+PERIOD seconds while playing (paused, it is drawn as part of the page). Each run of that fragment
+moves the control one step on, so the sliders that show it follow; at the last step it pauses.
+
+Beside it, a step back and a step on: buttons with Streamlit's keyboard shortcuts, PageUp and
+PageDown (what a presenter's clicker sends), and two hidden ones for the arrow keys that some
+clickers send. Streamlit leaves keys typed into a text box, and arrows on a focused slider, to
+them, and never binds "b" or "." (a clicker's blank-screen key).
 """
 
 from __future__ import annotations
@@ -25,7 +31,6 @@ class Player:
 
     control: str  # the stored control it moves
     label: str  # the button before the first play
-    help: str
 
     @property
     def _playing_key(self) -> str:
@@ -53,24 +58,53 @@ class Player:
         st.session_state[self._playing_key] = False
         st.session_state[self._engaged_key] = False
 
+    def _step_by(self, change: int, n_steps: int) -> None:
+        """A step back or on by hand: the play pauses there, and the page shows the output so far."""
+        st.session_state[self._playing_key] = False
+        st.session_state[self._engaged_key] = True
+        set_value(self.control, min(max(stored(self.control) + change, 1), n_steps))
+
     def controls(self, n_steps: int, key: str, finish_label: str | None = "Show the whole output") -> bool:
-        """The Play / Pause button (and, with a finish label, a way out of a paused play); True while playing."""
+        """The Play / Pause button, a step back and on (PageUp and PageDown, or the arrow keys) and, with a
+        finish label, a way out of a paused play; True while playing."""
         now = self.playing()
         label = "Pause" if now else ("Resume" if self.engaged() else self.label)
-        left, right = st.columns([1, 4])
-        with left:
+        disabled = n_steps < 2
+        # content-wide buttons in one row: a label is never cut to "Play dec…"; no tooltip over the title
+        with st.container(horizontal=True, vertical_alignment="center", key=f"player-{key}"):
             st.button(
                 label,
                 icon=":material/pause:" if now else ":material/play_arrow:",
                 key=f"play-{key}",
                 on_click=self._toggle,
                 args=(n_steps,),
-                disabled=n_steps < 2,
-                help=self.help,
+                disabled=disabled,
             )
-        with right:
+            for change, icon, shortcut in (
+                (-1, ":material/chevron_left:", "PageUp"),
+                (1, ":material/chevron_right:", "PageDown"),
+            ):
+                st.button(
+                    "",
+                    icon=icon,
+                    key=f"{shortcut.lower()}-{key}",
+                    on_click=self._step_by,
+                    args=(change, n_steps),
+                    disabled=disabled,
+                    shortcut=shortcut,
+                )
             if finish_label and self.engaged() and not now:
                 st.button(finish_label, key=f"stop-{key}", on_click=self._disengage)
+        with st.container(key=f"arrows-{key}"):  # hidden (CLICKER_CSS): the arrow keys some clickers send
+            for change, shortcut in ((-1, "Left"), (1, "Right")):
+                st.button(
+                    shortcut,
+                    key=f"{shortcut.lower()}-{key}",
+                    on_click=self._step_by,
+                    args=(change, n_steps),
+                    disabled=disabled,
+                    shortcut=shortcut,
+                )
         return now
 
     def run(self, body: Callable[[int], None], n_steps: int) -> None:
@@ -97,11 +131,5 @@ class Player:
             frame()
 
 
-DECODING = Player(
-    "step", "Play decoding", "Step through decoding by itself, about one step a second; press again to pause."
-)
-TIME_LAPSE = Player(
-    "snapshot",
-    "Play the time-lapse",
-    "Step through the training snapshots by themselves, about one a second; press again to pause.",
-)
+DECODING = Player("step", "Play decoding")
+TIME_LAPSE = Player("snapshot", "Play the time-lapse")

@@ -46,16 +46,17 @@ def show(page: Page) -> None:
     page_value(SNAPSHOT)
     set_value(SNAPSHOT.key, min(stored(SNAPSHOT.key), n))  # another checkpoint may keep fewer (0: play from the start)
     best = bundle.card.get("alignment", {}).get("best")
+    focus = _focus(page, best)
     st.markdown(
         f"This model kept its weights at {n} steps of its training, spaced evenly on a log scale from step "
         f"{steps[0]:,} to the end (step {steps[-1]:,}). Move the slider, or press play, to run the sentence in the "
         "sidebar through each of them: the translation, and the cross-attention of the final translation fed "
         "through that snapshot, so that every frame has the same rows and columns."
         + (
-            f" Watch decoder layer L{best['layer'] + 1} head H{best['head'] + 1}: the head that ends up agreeing most "
-            f"with the word alignment ({best['agreement']:.1f}%)."
-            if best
-            else ""
+            f" Watch decoder layer L{best['layer'] + 1} head H{best['head'] + 1}, enlarged on the right: the head "
+            f"that ends up agreeing most with the word alignment ({best['agreement']:.1f}%)."
+            if best and focus == (best["layer"], best["head"])
+            else f" Enlarged on the right: decoder layer L{focus[0] + 1} head H{focus[1] + 1}, picked in the sidebar."
         )
     )
     TIME_LAPSE.controls(n, "training", finish_label=None)  # paused, the slider is the way on
@@ -70,12 +71,21 @@ def show(page: Page) -> None:
             format_func=lambda k: f"{steps[k - 1]:,}",
             disabled=TIME_LAPSE.playing(),
         )
-        _draw(page, engine.get_snapshot(str(bundle.path), step), step, final)
+        _draw(page, engine.get_snapshot(str(bundle.path), step), step, final, focus)
 
     TIME_LAPSE.run(frame, n)
 
 
-def _draw(page: Page, snapshot: Bundle, step: int, final: TranslationResult) -> None:
+def _focus(page: Page, best: dict | None) -> tuple[int, int]:
+    """The decoder (layer, head) enlarged: the one the card names best, unless the sidebar picks another
+    than its first layer and head."""
+    cfg, ctl = page.bundle.config, page.controls
+    if best and (ctl.layer, ctl.head) == (0, 0) and best["layer"] < cfg.n_decoder_layers:
+        return best["layer"], best["head"]
+    return min(ctl.layer, cfg.n_decoder_layers - 1), ctl.head
+
+
+def _draw(page: Page, snapshot: Bundle, step: int, final: TranslationResult, focus: tuple[int, int]) -> None:
     ctl, style, cfg = page.controls, page.style, page.bundle.config
     iv = ctl.interventions()
     text = engine.translation_text(snapshot, ctl.sentence, iv, ctl.beam_size)
@@ -88,7 +98,7 @@ def _draw(page: Page, snapshot: Bundle, step: int, final: TranslationResult) -> 
             f"the word alignment {scores['alignment']:.1f}%."
         )
     trace = engine.teacher_forced(snapshot, ctl.sentence, final.output_ids, iv)
-    layer = min(ctl.layer, cfg.n_decoder_layers - 1)
+    layer, head = focus
     patterns = [trace.pattern("decoder", "cross", i) for i in range(cfg.n_decoder_layers)]
     left, right = st.columns([3, 2])
     with left:
@@ -100,7 +110,7 @@ def _draw(page: Page, snapshot: Bundle, step: int, final: TranslationResult) -> 
                 trace.src_pieces,
                 style,
                 f"Cross-attention at step {step:,}: layers × heads",
-                (layer, ctl.head),
+                (layer, head),
             ),
             "Every decoder layer (rows) and head (columns). Early in training the weights are spread out or "
             "all on one piece; a head that has learned the alignment shows a bright diagonal-like path from "
@@ -111,13 +121,13 @@ def _draw(page: Page, snapshot: Bundle, step: int, final: TranslationResult) -> 
         page.show(
             shared(
                 attention_map,
-                patterns[layer][ctl.head],
+                patterns[layer][head],
                 trace.tgt_pieces,
                 trace.src_pieces,
                 style,
-                f"L{layer + 1} H{ctl.head + 1} at step {step:,}",
+                f"L{layer + 1} H{head + 1} at step {step:,}",
             ),
-            "The head picked in the sidebar (layer and head), large.",
+            "The head named above, large (pick another layer and head in the sidebar).",
             key="snapshot-head",
         )
     curves = shared(snapshot_curves, page.bundle.card.get("snapshots", []), style, step)

@@ -182,6 +182,34 @@ def shared_fields(limits: Limits) -> list[Field]:
     ]
 
 
+# The switches that change the model itself, at their values as trained, and what the pages say of each
+# when it is not (ui.page's banner); `ablate` (knocked-out heads) is the last switch.
+SWITCHES: tuple[tuple[str, Any, str], ...] = (
+    ("causal", True, "the causal mask is off"),
+    ("padding", True, "the padding mask is off"),
+    ("pe", True, "positional encoding is off"),
+    ("scale", True, "scores are not scaled by 1/√d_k"),
+    ("embscale", True, "embeddings are not scaled by √d_model"),
+    ("fill", "-inf", "masked scores are set to −10⁹, not −∞"),
+)
+
+
+def changed_switches(values: Mapping[str, Any], applies: Callable[[str], bool] = lambda key: True) -> list[str]:
+    """What is switched away from the model as trained, one phrase each (only the switches that apply to
+    the model: `applies(key)`); knocked-out heads are named, the first four of them."""
+    said = [text for key, default, text in SWITCHES if applies(key) and values.get(key, default) != default]
+    heads = tuple(values.get("ablate", ()))
+    if heads:
+        names = ", ".join(head_label(h) for h in heads[:4]) + (", …" if len(heads) > 4 else "")
+        said.append(f"{len(heads)} head{'s are' if len(heads) > 1 else ' is'} knocked out ({names})")
+    return said
+
+
+def trained_switches() -> dict[str, Any]:
+    """Every switch at its value as trained (no head knocked out)."""
+    return {key: default for key, default, _ in SWITCHES} | {"ablate": ()}
+
+
 # A task prefix typed for a T5 checkpoint that has none of its own (flan-t5): the page puts it before the sentence.
 SUGGESTED_PREFIX = "translate English to French: "
 MAX_PREFIX = 200

@@ -227,10 +227,12 @@ def model_view(
 
     Past TILE_BINS pieces an axis is pooled (viz.lengths.pool), so a tile costs the same at any
     length; its labels then name each bin's positions and first and last pieces. Columns are
-    labelled "H2 · key" and rows "L1 · query", so the hover names the head, the query and the key,
-    and a click maps back to (layer, head). Above each tile, in the gap, sits the dot to click
-    (a cross for a knocked-out head), off the data, and beside it the head's role when `roles`
-    tags it ((layer, head) -> "previous", "first", ...).
+    labelled "H2 · key" and rows "L1 · query", so a point maps back to (layer, head).
+
+    Heatmaps cannot be selected in plotly.js, so a second trace holds one transparent marker per
+    tile, as large as the tile: hovering anywhere on a tile names its head, and a click selects it.
+    A head's role ((layer, head) -> "previous", "first", ... in `roles`) and a knock-out are written
+    inside the top of its own tile; a role every head shares is said once, in the title.
     """
     roles = roles or {}
     if not patterns:
@@ -256,6 +258,8 @@ def model_view(
     for layer in range(layers):  # the gap above a tile belongs to its layer: its click dots sit there
         ys += [f"L{layer + 1} · " + "\u200b" * (i + 1) for i in range(gq)] + [f"L{layer + 1} · {q}" for q in qlabels]
     xs = xs[: image.shape[1]]
+    shared_role = _shared_role(roles, layers, heads)
+    captions = {} if shared_role else dict(roles)
     for layer in range(layers):
         for head in range(heads):
             r0, c0 = layer * (gq + nq) + gq, head * (nk + gk)
@@ -264,7 +268,6 @@ def model_view(
                 weights[r0 : r0 + nq, c0 : c0 + nk] = cells[layer, head]
     centre_x = [xs[h * (nk + gk) + (nk - 1) // 2] for h in range(heads)]
     centre_y = [ys[layer * (gq + nq) + gq + (nq - 1) // 2] for layer in range(layers)]
-    dot_y = [ys[layer * (gq + nq) + (gq - 1) // 2] for layer in range(layers)]
     pooled_note = pooled(len(queries)) or pooled(len(keys))
     value = "pooled weight" if pooled_note else "weight"
     shown = "%{z:.3f}" if weights is None else "%{customdata:.3f}"
@@ -302,23 +305,21 @@ def model_view(
             hovertemplate=f"%{{y}}<br>%{{x}}<br>{value} {shown}<extra></extra>",
         )
     )
-    # Heatmaps cannot be selected in plotly.js: one marker per tile makes "click a head" work.
+    tile_px = 170 if not style.presentation else 220
+    tile_height = tile_px * max(0.5, min(1.5, nq / max(nk, 1))) * nq / (nq + gq)
     fig.add_trace(
         go.Scatter(
             x=[centre_x[h] for layer in range(layers) for h in range(heads)],
-            y=[dot_y[layer] for layer in range(layers) for h in range(heads)],
-            mode="markers+text",
+            y=[centre_y[layer] for layer in range(layers) for h in range(heads)],
+            mode="markers",
             showlegend=False,
-            textposition="middle right",
-            text=[roles.get((layer, h), "") for layer in range(layers) for h in range(heads)],
-            textfont=dict(size=style.tick, color="#333333"),
             marker=dict(
-                size=13 if style.presentation else 10,
-                color="#555555",
+                size=tile_height,
                 symbol=[
-                    "x" if (layer, h) in knocked_out else "circle" for layer in range(layers) for h in range(heads)
+                    "x" if (layer, h) in knocked_out else "square" for layer in range(layers) for h in range(heads)
                 ],
-                line=dict(color="white", width=1),
+                color="rgba(0,0,0,0)",
+                line=dict(width=0),
             ),
             hovertext=[
                 f"L{layer + 1} H{h + 1}"
@@ -331,6 +332,20 @@ def model_view(
             hoverinfo="text",
         )
     )
+    for (layer, head), caption in _tile_captions(captions, knocked_out, layers, heads).items():
+        fig.add_annotation(
+            x=xs[head * (nk + gk)],
+            y=ys[layer * (gq + nq) + gq],
+            xref="x",
+            yref="y",
+            xanchor="left",
+            yanchor="top",
+            text=caption,
+            showarrow=False,
+            font=dict(size=style.tick - 1, color="#222222"),
+            bgcolor="rgba(255,255,255,0.82)",
+            borderpad=2,
+        )
     if selected is not None:
         layer, head = selected
         if 0 <= layer < layers and 0 <= head < heads:
@@ -343,12 +358,44 @@ def model_view(
                 y1=r0 + nq - 0.5,
                 line=dict(color=style.highlight, width=style.line_width + 1),
             )
-    tile_px = 170 if not style.presentation else 220
     if pooled_note:
         title += f" · tiles pooled to {nq}×{nk} cells"
+    if shared_role:
+        title += f" · every head: {shared_role}"
     fig = style.apply(fig, title, height=int(80 + layers * tile_px * max(0.5, min(1.5, nq / max(nk, 1)))))
-    fig.update_layout(margin=dict(t=90))
+    # the tiles' markers are as large as the tiles: without fixed ranges, plotly would pad the axes for them
+    fig.update_layout(margin=dict(t=90), hoverdistance=tile_px // 2)
+    fig.update_xaxes(autorange=False, range=[-0.5, len(xs) - 0.5])
+    fig.update_yaxes(autorange=False, range=[len(ys) - 0.5, -0.5])
     return fig
+
+
+def _shared_role(roles: Mapping[tuple[int, int], str], layers: int, heads: int) -> str | None:
+    """The role every head of the view has, if one does (written once then, not on every tile)."""
+    tags = {roles.get((layer, head)) for layer in range(layers) for head in range(heads)}
+    return next(iter(tags)) if len(tags) == 1 and None not in tags and layers * heads > 1 else None
+
+
+def _tile_captions(
+    roles: Mapping[tuple[int, int], str], knocked_out: Collection[tuple[int, int]], layers: int, heads: int
+) -> dict[tuple[int, int], str]:
+    """What is written inside the top of each tile: its role and whether it is knocked out."""
+    captions = {}
+    for layer in range(layers):
+        for head in range(heads):
+            said = [roles[layer, head]] if (layer, head) in roles else []
+            said += ["✕ knocked out"] if (layer, head) in knocked_out else []
+            if said:
+                captions[layer, head] = " · ".join(said)
+    return captions
+
+
+def model_view_legend(
+    roles: Mapping[tuple[int, int], str], knocked_out: Collection[tuple[int, int]], layers: int, heads: int
+) -> str:
+    """The tiles' captions as one line of text, for a screen too narrow to write them on the tiles."""
+    captions = _tile_captions({} if _shared_role(roles, layers, heads) else roles, knocked_out, layers, heads)
+    return "; ".join(f"L{layer + 1} H{head + 1}: {caption}" for (layer, head), caption in captions.items())
 
 
 def model_view_cell(x: str, y: str) -> tuple[int, int] | None:

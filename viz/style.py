@@ -17,7 +17,9 @@ _AXIS = dict(
     tickcolor="#444444",
     showline=True,
     automargin=True,
+    exponentformat="power",  # 5×10⁻⁴, never plotly's SI prefixes ("500μ", which no student reads as 0.0005)
 )
+_COLOURBAR = dict(exponentformat="power")
 FONT_FAMILY = "Inter, Helvetica, Arial, sans-serif"
 RIGHT_LEGEND = dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left")
 
@@ -80,10 +82,13 @@ class Style:
 
     @property
     def template(self) -> dict:
-        """Plotly template: white background, this style's fonts and colours on every axis."""
+        """Plotly template: white background, this style's fonts and colours on every axis, and numbers
+        in plain or scientific notation on axes and colour bars."""
         axis = dict(_AXIS, tickfont=dict(size=self.tick))
         return dict(
+            data=dict(heatmap=[dict(colorbar=_COLOURBAR)], contour=[dict(colorbar=_COLOURBAR)]),
             layout=dict(
+                coloraxis=dict(colorbar=_COLOURBAR),
                 paper_bgcolor="white",
                 plot_bgcolor="white",
                 xaxis=axis,
