@@ -100,16 +100,6 @@ default_stage = first_attention if first_attention in stage_names else stage_nam
 STAGE = Field("stage", default_stage, _stage)
 page_value(STAGE)
 
-st.subheader("Every stage, in the order it runs")
-frame = stages_frame(trace.tensors)
-st.dataframe(
-    frame,
-    hide_index=True,
-    height=420,
-    column_config={c: st.column_config.NumberColumn(c, format="%.4f") for c in ("mean", "std", "min", "max")},
-)
-st.caption("Statistics are over the finite entries; 'masked' counts the −∞ that masks put into the scores.")
-
 st.subheader(
     "The flow through "
     + (
@@ -122,9 +112,28 @@ st.subheader(
 )
 page.show(
     shared(flow_diagram, dict(trace.stages), style, None, Blueprint.of(cfg)),
-    "Numbers on the arrows are the shapes of the tensors that flow along them for this sentence.",
+    "Numbers on the arrows are the shapes of the tensors that flow along them for this sentence. Green: the "
+    "residual (skip) path around each sublayer, which adds the sublayer's input to its output. Inside each "
+    f"attention box the {cfg.n_heads} heads work side by side on d_k = {cfg.d_k} numbers each, and their "
+    "outputs are concatenated back and projected by W_O.",
     key="flow",
 )
+
+st.subheader("Every stage, in the order it runs")
+frame = stages_frame(trace.tensors)
+st.dataframe(
+    frame,
+    hide_index=True,
+    height=420,
+    column_config={
+        "#": st.column_config.NumberColumn("#", width=40),
+        # wide enough for the longest hook name, whole (about 6 px a character at the table's font, measured)
+        "stage": st.column_config.TextColumn("stage", width=7 * max(map(len, stage_names)) + 24),
+        "masked": st.column_config.NumberColumn("masked", width=64),
+        **{c: st.column_config.NumberColumn(c, format="%.4f", width=76) for c in ("mean", "std", "min", "max")},
+    },
+)
+st.caption("Statistics are over the finite entries; 'masked' counts the −∞ that masks put into the scores.")
 
 st.subheader("Look inside one stage")
 if page_value(STAGE) not in stage_names:

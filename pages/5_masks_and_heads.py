@@ -7,6 +7,7 @@ from model import AnatomyError, Trace, cosine
 from model.analysis.forced import work
 from model.analysis.knockout import RETRANSLATED
 from model.engine import stages
+from model.engine.interventions import Head
 from ui import engine, lengths
 from ui.figures import shared
 from ui.ondemand import asked
@@ -14,14 +15,17 @@ from ui.page import bind, md, page_value, set_value, start, two_translations
 from ui.urlstate import BLOCK_NAMES, BLOCKS, Field, all_heads, head_label
 from viz.lengths import Span, around, whole
 from viz.masks import (
+    SMALL_DROP,
     embedding_knockout_chart,
     embedding_knockout_frame,
     fixed_output_probabilities,
     future_weight,
+    knockout_caption,
     knockout_chart,
     knockout_frame,
     largest_change,
     mask_comparison,
+    masked_cells,
     probability_comparison,
     score_pipeline,
 )
@@ -83,11 +87,13 @@ source = lengths.source_window(len(trace.src_pieces))  # long sentences: every h
 # the window of decoder positions around the step (a decoder-only model's step t is the row after its prompt's)
 first = len(trace.tgt_pieces) - len(page.result.output_ids) if page.decoder_only else 0
 output = around(min(first + ctl.step, max(len(trace.tgt_pieces) - 1, 0)), len(trace.tgt_pieces))
+raw_scores = trace.tensor(stages.attention(stack, kind, layer, "scores"))[0, ctl.head]
+masked_scores = trace.tensor(stages.attention(stack, kind, layer, "masked_scores"))[0, ctl.head]
 page.show(
     shared(
         score_pipeline,
-        trace.tensor(stages.attention(stack, kind, layer, "scores"))[0, ctl.head],
-        trace.tensor(stages.attention(stack, kind, layer, "masked_scores"))[0, ctl.head],
+        raw_scores,
+        masked_scores,
         trace.tensor(stages.attention(stack, kind, layer, "pattern"))[0, ctl.head],
         queries,
         keys,
@@ -96,7 +102,9 @@ page.show(
         **lengths.block_windows(block, source, output),
     ),
     "Left: how well each query matches each key (QKᵀ/√d_k). Middle: the mask sets forbidden pairs "
-    "to −∞ (blank). Right: softmax turns each row into weights that sum to 1; −∞ becomes exactly 0.",
+    "to −∞ (the grey “masked” cells"
+    + ("" if masked_cells(raw_scores, masked_scores).any() else ", none here: no mask forbids a pair in this block")
+    + "). Right: softmax turns each row into weights that sum to 1; −∞ becomes exactly 0.",
     key="pipeline",
 )
 
@@ -133,6 +141,7 @@ def _mask_effect(
 
 
 labels = {h: head_label(h) for h in all_heads(limits)}
+sweep_key = (page.bundle.checkpoint_id, ctl.sentence, ctl.interventions(), ctl.beam_size)  # the sweep's results
 EXPERIMENTS = {"causal": "The causal mask", "padding": "The padding mask", "knockout": "Knock out heads"}
 LAB = Field(
     "lab",
@@ -144,13 +153,90 @@ LAB = Field(
 
 
 def _knockout_heading() -> bool:
-    """The knock-out section's heading and the heads knocked out; False (with a hint) when there are none."""
+    """The knock-out section's heading and the heads knocked out; False (with a next step) when there are none."""
     st.subheader("Knock out heads")
     if not ctl.ablate:
-        st.info("Pick heads under “Knock out heads” in the sidebar to see what the model does without them.")
+        st.info(
+            "No head is knocked out. Pick heads under “Knock out heads” in the sidebar to see what the model "
+            "does without them" + ("." if page.encoder_only else ", or start from the knock-out that changes the most:")
+        )
+        if not page.encoder_only:
+            _suggestions("tab")
         return False
     st.markdown("Knocked out: " + ", ".join(f"`{labels[h]}`" for h in ctl.ablate))
     return True
+
+
+def _layer_groups() -> dict[str, tuple[Head, ...]]:
+    """Each layer of each attention block, all of its heads together, by name."""
+    return {
+        f"{BLOCK_NAMES[code]} L{layer + 1} (all {limits.n_heads} heads)": tuple(
+            (stack, kind, layer, head) for head in range(limits.n_heads)
+        )
+        for code, (stack, kind) in blocks.items()
+        for layer in range(limits.layers_of(stack))
+    }
+
+
+def _layer_drops() -> dict[str, float] | None:
+    """How far knocking out each layer's heads together lowers the log-probability of the output made
+    with every head on (one teacher-forced pass per layer, cached); None when not computed (too costly
+    unasked, and not asked)."""
+    output_ids = tuple(page.result.output_ids)
+    groups = _layer_groups()
+    cost = work(page.bundle, len(groups), len(trace.src_pieces) + len(trace.tgt_pieces))
+    if not asked(
+        cost,
+        False,
+        "Find the layer whose heads matter most",
+        "knockout-layers",
+        f"One pass per layer ({len(groups)}) takes seconds at this model's size: the button runs them.",
+    ):
+        return None
+    base = sum(engine.score(page.bundle, ctl.sentence, output_ids, ctl.interventions()))
+    return {
+        name: base
+        - sum(engine.score(page.bundle, ctl.sentence, output_ids, ctl.interventions(ablate=frozenset(heads))))
+        for name, heads in groups.items()
+    }
+
+
+def _suggestions(where: str) -> None:
+    """One-click knock-outs with the largest effect on the output made with every head on: the layer whose
+    heads matter most together, and the head the sweep found (when it ran)."""
+    if ctl.ablate or not page.result.output_ids:
+        return
+    drops = _layer_drops()
+    if drops:
+        name = max(drops, key=drops.__getitem__)
+        heads = _layer_groups()[name]
+        st.button(
+            f"Knock out {name}",
+            key=f"knockout-layer-{where}",
+            icon=":material/block:",
+            on_click=set_value,
+            args=("ablate", tuple(sorted(heads))),
+            help="Sets the sidebar's “Knock out heads” to these heads; clear it there to bring them back.",
+        )
+        st.caption(
+            f"Knocking out all the heads of one layer together, layer by layer: this one lowers the log-probability "
+            f"of the {output_word} made with every head by **{drops[name]:.2f}**, the most of the {len(drops)} "
+            f"layers (the next: {sorted(drops.values())[-2]:.2f})."
+            if len(drops) > 1
+            else f"It lowers the log-probability of the {output_word} by **{drops[name]:.2f}**."
+        )
+    stored = st.session_state.get("_anatomy_sweep")
+    if stored and stored[0] == sweep_key and stored[1]:
+        best = max(stored[1], key=lambda row: row["base_log_prob"] - row["log_prob"])
+        drop = best["base_log_prob"] - best["log_prob"]
+        st.button(
+            f"Knock out {labels[best['head']]} alone",
+            key=f"knockout-head-{where}",
+            on_click=set_value,
+            args=("ablate", (best["head"],)),
+            help="The head whose knock-out lowered the log-probability most in the sweep below.",
+        )
+        st.caption(f"The single head whose knock-out lowers it most in the sweep: by {drop:.2g}.")
 
 
 def _padding_demo(on: list[Trace], off: list[Trace]) -> int:
@@ -484,7 +570,6 @@ st.caption(
     )
     + (f" (for the {RETRANSLATED} heads with the largest drops)." if len(heads) > RETRANSLATED else ".")
 )
-sweep_key = (page.bundle.checkpoint_id, ctl.sentence, ctl.interventions(), ctl.beam_size)
 if st.button("Run the knock-out sweep", icon=":material/play_arrow:"):
     with st.spinner(f"Knocking out {len(heads)} heads ..."):
         try:
@@ -498,9 +583,11 @@ if stored and stored[0] == sweep_key and stored[1]:
     frame = knockout_frame(stored[1], labels, output_word)
     page.show(
         shared(knockout_chart, frame, style, output=output_word),
-        f"Red bars: knocking out that head changed the {output_word}.",
+        knockout_caption(frame, output=output_word),
         key="sweep-chart",
     )
+    if not ctl.ablate and not frame.empty and frame["log-prob drop"].max() < SMALL_DROP:
+        _suggestions("sweep")
     st.dataframe(
         frame,
         hide_index=True,

@@ -3,22 +3,24 @@ would already write (logit lens), what an activation from another sentence chang
 what each head mostly does (roles). For a decoder-only model (GPT-2) the source is the prompt and the
 output its continuation."""
 
+import numpy as np
 import streamlit as st
 
 from model import AnatomyError
 from model.analysis import METHODS
 from model.analysis.attribution import BATCH, IG_STEPS, padding_baseline
 from model.analysis.forced import work
+from model.analysis.patching import Mismatch, mismatch, moved_pieces
 from model.engine import stages
 from ui import engine, lengths, player
 from ui.figures import shared
 from ui.ondemand import EAGER_WORK, asked, filling
 from ui.page import _take_turn, bind, md, page_value, set_value, start
 from ui.urlstate import Field
-from viz.explain import lens_heatmap, lens_table, patch_effect, patch_grid_map, roles_frame
+from viz.explain import doubts, lens_heatmap, lens_table, patch_effect, patch_grid_map, roles_frame
 from viz.focus import shaded_text
 from viz.labels import display_piece
-from viz.lengths import around
+from viz.lengths import DETAIL, around
 from viz.shapes import tensor_heatmap
 
 
@@ -55,6 +57,7 @@ def definitions(decoder_only: bool, padding: bool) -> dict[str, str]:
     }
 
 
+NAMES = {"gradient": "input × gradient", "integrated-gradients": "integrated gradients"}  # the others as they are
 METHOD = Field(
     "method",
     "occlusion",
@@ -62,10 +65,14 @@ METHOD = Field(
         text if text in METHODS else (_ for _ in ()).throw(ValueError(f"expected one of {', '.join(METHODS)}"))
     ),
 )
-DONOR = Field("donor", "The small boy sees a white bird.", lambda text: text[:300])
+# Differs from the default sentence at four words, each translated into its own pieces (measured on the
+# shipped model: seven of its ten output pieces move by 7 to 12 in log-probability at their own word)
+DONOR = Field("donor", "The big boy sees a red car.", lambda text: text[:300])
 PIECE_WIDGET = "w_why_piece"
 # A grid cell below this is float rounding (an activation recorded in a pass of one row, the grid's passes have many)
 UNCHANGED = 1e-4
+SHOWN = 0.005  # the biggest change is written to two decimals: below this it would read 0.00
+MOVED = 0.1  # a piece whose log-probability a patch moves this much or more is offered to explain instead
 
 
 def _hook_points(n_layers: int, norm_first: bool) -> dict[str, str]:
@@ -103,7 +110,8 @@ def _piece_picked() -> None:
 def _pick_piece(out_pieces: list[str], step: int, playing: bool) -> int:
     """The output pieces around the step as buttons (a click explains that piece) and a slider over
     all of them (`step=` in the URL); returns the piece on show, from 0."""
-    if len(out_pieces) > 1:
+    # on a projector, the pieces' buttons (and the clicker) pick the piece while they show every one
+    if len(out_pieces) > 1 and not (ctl.presentation and len(out_pieces) <= DETAIL):
         step = bind("step", st.slider, label=PIECE, min_value=1, max_value=len(out_pieces), disabled=playing) - 1
     st.session_state[PIECE_WIDGET] = step
     st.pills(
@@ -148,7 +156,9 @@ def _methods_for(step: int) -> list[str]:
     return [name for name in METHODS if name not in costly]
 
 
-def _every_method(step: int) -> None:
+def _every_method(step: int, notes_below) -> None:
+    """Every method's line over the source for the piece on show; what they say, in `notes_below` (under
+    the table, so that the picture comes first)."""
     rows = {
         name: engine.attribution(bundle, ctl.sentence, out_ids, name, iv, pieces=(step,), trace=own_trace)[0]
         for name in _methods_for(step)
@@ -158,6 +168,11 @@ def _every_method(step: int) -> None:
     st.markdown(
         shared(shaded_text, list(rows.values()), src_pieces, list(rows), style, signed=True), unsafe_allow_html=True
     )
+    with notes_below:
+        _method_notes(rows, best, step)
+
+
+def _method_notes(rows: dict[str, np.ndarray], best: dict[str, int], step: int) -> None:
     agree = len(set(best.values())) == 1
     st.caption(
         f"Each line is one method, shaded by its value over the line's largest (the methods measure in "
@@ -171,6 +186,7 @@ def _every_method(step: int) -> None:
             + "."
         )
     )
+    _doubts(rows, step)
     notes = []
     if decoder_only:
         notes.append(
@@ -200,6 +216,50 @@ def _every_method(step: int) -> None:
         st.caption(note)
 
 
+def _count(value: object) -> str:
+    return f"{value:,}" if isinstance(value, int) else "its"
+
+
+def _doubts(rows: dict[str, np.ndarray], step: int) -> None:
+    """Beside the lines: each method the model's card finds unreliable, with the card's figure and what
+    it does on this piece against the other methods."""
+    card = bundle.card.get("explanations", {})
+    for doubt in doubts(card.get("attribution_agreement", {}), rows):
+        name = NAMES.get(doubt.method, doubt.method)
+        text = (
+            f"**{name.capitalize()} is known to disagree.** This model's card scores every method on "
+            f"{_count(card.get('french_words'))} French words of {_count(card.get('sentences'))} test sentences: "
+            f"{name}'s most-attributed word is the gold-aligned English word for **{doubt.agreement:g}%** of them ("
+            + ", ".join(
+                f"{NAMES.get(m, m)} {card['attribution_agreement'][m]:g}%"
+                for m in rows
+                if m != doubt.method and m in card["attribution_agreement"]
+            )
+            + ")."
+        )
+        word = lambda at: f"**{md(display_piece(src_pieces[at]))}**"  # noqa: E731
+        if doubt.others_top is not None and doubt.opposite:
+            text += (
+                f" Here it gives {word(doubt.others_top)} the opposite sign to "
+                + " and ".join(NAMES.get(m, m) for m in doubt.opposite)
+                + f": it says {word(doubt.others_top)} "
+                + ("lowers" if rows[doubt.method][doubt.others_top] < 0 else "raises")
+                + f" **{md(display_piece(out_pieces[step]))}**, they say it "
+                + ("raises" if rows[doubt.method][doubt.others_top] < 0 else "lowers")
+                + " it."
+            )
+        elif doubt.others_top is not None and doubt.top != doubt.others_top:
+            text += f" Here it points first to {word(doubt.top)}; the other methods, to {word(doubt.others_top)}."
+        elif doubt.others_top is not None:
+            text += f" Here it agrees with the others on {word(doubt.top)}."
+        text += (
+            f" It reads the slope at one point, and where a model is sure of a piece its log-probability is flat "
+            f"there. Its largest value for this piece is {doubt.peak:.2g}; like every line, it is shaded by its own "
+            "largest value, so a faint line looks as strong as the others."
+        )
+        st.caption(text)
+
+
 def _table_work(method: str) -> float:
     positions = len(src_pieces) + len(out_ids)
     rows = {
@@ -214,9 +274,15 @@ def _table_work(method: str) -> float:
 
 def _whole_table(output: tuple[int, int], source: tuple[int, int]) -> None:
     page_value(METHOD)
+    table = st.container()  # the picture first, its method picker under it
     method = bind(
         "method", st.radio, label=f"Every {PIECE.lower()} by one method", options=list(METHODS), horizontal=True
     )
+    with table:
+        _draw_table(method, output, source)
+
+
+def _draw_table(method: str, output: tuple[int, int], source: tuple[int, int]) -> None:
     passes = -(-IG_STEPS * len(out_ids) // BATCH) if method == "integrated-gradients" else 1
     wanted = asked(
         _table_work(method),
@@ -342,21 +408,38 @@ def _patching(step: int, source: tuple[int, int]) -> None:
         key="patch-grid",
     )
     row, position = divmod(int(abs(grid).argmax()), grid.shape[1])
-    if abs(grid[row, position]) < UNCHANGED:
-        st.caption(f"No single position changes the piece: the donor is the same as {yours} there.")
+    differ = mismatch(bundle, donor, ctl.sentence, out_ids)
+    biggest = float(grid[row, position])
+    if abs(biggest) < SHOWN:
+        _no_single_position(biggest, differ, donor, hooks[0], step)
         return
     where = list(points)[row]
     moved = engine.translation_patched(bundle, donor, ctl.sentence, points[where], (position,), iv)
     st.markdown(
-        f"The biggest change ({grid[row, position]:+.2f}): the **{md(where)}** at position {position + 1} "
-        f"(**{md(display_piece(src_pieces[position]))}**). "
+        f"The biggest change ({biggest:+.2f}): the **{md(where)}** at position {position + 1} "
+        f"(**{md(display_piece(src_pieces[position]))}**"
         + (
-            "Your prompt continued with that one activation from the donor (greedy, every step):"
-            if decoder_only
-            else "Your sentence translated with that one activation from the donor:"
+            f", the donor's **{md(display_piece(differ.donor[position]))}**)."
+            if position in differ.positions
+            else ", the same piece in the donor: the words that differ reach it through the layers before)."
         )
     )
-    st.markdown(f"> {md(moved)}")
+    unchanged_text = moved == bundle.tokenizer.decode(list(out_ids))
+    st.markdown(
+        (
+            "Your prompt continued with that one activation from the donor (greedy, every step)"
+            if decoder_only
+            else "Your sentence translated with that one activation from the donor"
+        )
+        + (
+            f": the {WHAT} stays the same (the change lowers or raises the piece's probability, but the model's "
+            "first choice is still the same piece)."
+            if unchanged_text
+            else ":"
+        )
+    )
+    if not unchanged_text:
+        st.markdown(f"> {md(moved)}")
     own = engine.score(bundle, ctl.sentence, out_ids, iv)
     with st.expander("Your own patch: any hook point, a span of positions"):
         where = st.selectbox("Hook point", list(points), index=row, key="w_patch_point")
@@ -396,14 +479,56 @@ def _patching(step: int, source: tuple[int, int]) -> None:
         )
 
 
+def _no_single_position(biggest: float, differ: Mismatch, donor: str, embeddings: str, step: int) -> None:
+    """The grid's biggest change rounds to 0.00: say so, name where the donor differs, and offer the
+    pieces that those differing words do move."""
+    piece = f"**{md(display_piece(out_pieces[step]))}**"
+    yours = "your prompt" if decoder_only else "your sentence"
+    size = (
+        "" if abs(biggest) < UNCHANGED else f" (the biggest change is {biggest:+.2g} in log-probability, shown as 0.00)"
+    )
+    if not differ.positions:
+        st.caption(
+            f"No single position changes the piece {piece}{size}: the donor is the same as {yours} at every "
+            f"position both have"
+            + ("." if len(differ.donor) == len(differ.receiver) else ", and only its length differs.")
+        )
+        return
+    words = ", ".join(
+        f"**{md(display_piece(differ.receiver[p]))}** (donor: **{md(display_piece(differ.donor[p]))}**)"
+        for p in differ.positions
+    )
+    st.caption(
+        f"No single position changes the piece {piece}{size}: the donor differs from {yours} only at {words}, "
+        f"and none of those alone moves {piece}."
+    )
+    own = engine.score(bundle, ctl.sentence, out_ids, iv)
+    swapped = engine.patched(bundle, donor, ctl.sentence, out_ids, embeddings, differ.positions, iv)
+    moved = [(t, change) for t, change in moved_pieces(own, swapped, MOVED) if t != step]
+    if not moved:
+        return
+    st.markdown(f"With all of those words from the donor, these {PIECE.lower()}s move: pick one to see where.")
+    with st.container(horizontal=True):
+        for t, change in moved:
+            st.button(
+                f"{display_piece(out_pieces[t])} ({change:+.1f})",
+                key=f"why-moved-{t}",
+                on_click=set_value,
+                args=("step", t + 1),
+                help=f"Explain {PIECE.lower()} {t + 1}: its log-probability changes by {change:+.2f}",
+            )
+
+
 def body(step: int) -> None:
     """Everything that explains the output piece at `step` (0-based)."""
     step = _pick_piece(out_pieces, step, player.DECODING.playing())
+    lines = st.container()  # every method's line for the piece, then the whole table; what they say below
     source = lengths.source_window(len(src_pieces))
     output = around(step, len(out_pieces))
-    st.subheader(f"Which {SOURCE} pieces made it")
-    _every_method(step)
     _whole_table(output, source)
+    notes_below = st.container()
+    with lines:
+        _every_method(step, notes_below)
     st.subheader("What each decoder layer would already write")
     _lens(step, output)
     st.subheader(f"Patching: activations from another {'prompt' if decoder_only else 'sentence'}")

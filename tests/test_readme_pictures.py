@@ -20,7 +20,7 @@ PICTURES = ROOT / "docs" / "pictures"
 URL = "/attention?sentence=The+small+girl+sees+a+white+bird."
 PLAY_URL = f"{URL}&layer=3"  # the last layer's cross-attention: each step looks at the word it translates
 SCREEN = {"width": 1440, "height": 900}
-CHARTS = 11  # the Attention page of the shipped model: 3 blocks x 3 charts, the model view and its head large
+CHARTS = 13  # the Attention page of the shipped model: the step's two, 3 blocks x 3, the model view, its head large
 FRAMES = 4
 MAX_BYTES = 2_000_000
 STEP = re.compile(r"Step t = (\d+) of (\d+)")

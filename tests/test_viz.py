@@ -10,7 +10,14 @@ import numpy as np
 import pytest
 
 from model import Interventions
-from viz.attention import attention_heads, attention_map, check_pattern, model_view, model_view_cell
+from viz.attention import (
+    attention_heads,
+    attention_map,
+    check_pattern,
+    model_view,
+    model_view_cell,
+    model_view_legend,
+)
 from viz.export import page_html, toolbar_config
 from viz.labels import axis_labels, display_piece, distinct_labels, escape_plotly, thin_ticks
 from viz.masks import (
@@ -207,7 +214,8 @@ def test_score_pipeline_and_mask_comparison(tiny_bundle, result):
         Style(),
         "p",
     )
-    assert len(fig.data) == 3 and "−∞" in np.asarray(fig.data[1].text).ravel()
+    # the three panels, then the masked cells as one grey area with a legend entry (no "−∞" in any cell)
+    assert [t.type for t in fig.data[:3]] == ["heatmap"] * 3 and fig.data[3].name == "masked (−∞)"
     off = tiny_bundle.teacher_forced(result.source, result.output_ids, Interventions(causal_mask=False))
     comparison = mask_comparison(
         trace.pattern("decoder", "self", 0)[0],
@@ -331,11 +339,229 @@ def test_model_view_marks_knocked_out_heads(result):
     assert "knocked out" in tiles.hovertext[1] and "knocked out" not in tiles.hovertext[heads]
 
 
-def test_model_view_writes_each_tagged_heads_role_beside_its_dot(result):
+def test_model_view_writes_each_tagged_heads_role_inside_its_own_tile(result):
     trace = result.trace
     patterns = [trace.pattern("decoder", "cross", layer) for layer in range(trace.n_layers("decoder"))]
     heads = patterns[0].shape[0]
     fig = model_view(patterns, trace.tgt_pieces, trace.src_pieces, Style(), "view", roles={(1, 0): "last"})
-    dots = fig.data[1]
-    assert dots.text[heads] == "last" and sum(bool(t) for t in dots.text) == 1
-    assert "role: last" in dots.hovertext[heads]
+    [caption] = fig.layout.annotations
+    assert caption.text == "last" and model_view_cell(caption.x, caption.y) == (1, 0)
+    assert caption.xanchor == "left" and caption.yanchor == "top"  # from the tile's own top-left corner, inwards
+    assert "role: last" in fig.data[1].hovertext[heads]
+    assert model_view_legend({(1, 0): "last"}, set(), len(patterns), heads) == "L2 H1: last"
+
+
+def test_model_view_says_a_role_every_head_shares_once_in_its_title(result):
+    trace = result.trace
+    patterns = [trace.pattern("decoder", "cross", layer) for layer in range(trace.n_layers("decoder"))]
+    heads = patterns[0].shape[0]
+    every = {(layer, head): "alignment (corpus)" for layer in range(len(patterns)) for head in range(heads)}
+    fig = model_view(patterns, trace.tgt_pieces, trace.src_pieces, Style(), "view", roles=every)
+    assert not fig.layout.annotations and "every head: alignment (corpus)" in fig.layout.title.text
+    assert model_view_legend(every, set(), len(patterns), heads) == ""
+    some = dict(list(every.items())[:-1])  # one head without: then each tagged tile says it
+    assert len(
+        model_view(patterns, trace.tgt_pieces, trace.src_pieces, Style(), "v", roles=some).layout.annotations
+    ) == (len(some))
+
+
+# ---- issue 32: honest small effects, readable numbers --------------------------------------------
+
+
+def _texts(fig) -> list[str]:
+    """Every text a figure writes: trace texts, text templates and annotations."""
+    found = []
+    for trace in fig.data:
+        for name in ("text", "texttemplate"):
+            value = getattr(trace, name, None)
+            if value is not None:
+                found += [str(v) for v in np.asarray(value, dtype=object).ravel()]
+    return found + [a.text or "" for a in fig.layout.annotations]
+
+
+@pytest.mark.parametrize("presentation", [False, True])
+def test_masked_cells_are_one_grey_area_with_a_legend_entry_and_no_cell_text(result, presentation):
+    trace = result.trace
+    prefix = "decoder.layers.0.self_attn."
+    scores = trace.tensor(prefix + "hook_scores")[0, 0]
+    masked = trace.tensor(prefix + "hook_masked_scores")[0, 0]
+    fig = score_pipeline(
+        scores,
+        masked,
+        trace.tensor(prefix + "hook_pattern")[0, 0],
+        trace.tgt_pieces,
+        trace.tgt_pieces,
+        Style(presentation=presentation),
+        "p",
+    )
+    assert not any("∞" in text for text in _texts(fig))  # no per-cell "−∞" labels, in either mode
+    overlay = next(t for t in fig.data if t.type == "heatmap" and t.name == "masked (−∞)")
+    grey = np.isfinite(np.asarray(overlay.z, dtype=float))
+    np.testing.assert_array_equal(grey, ~np.isfinite(masked))  # exactly the masked cells: the upper triangle
+    assert grey.sum() == len(trace.tgt_pieces) * (len(trace.tgt_pieces) - 1) // 2
+    assert overlay.xaxis == "x2" and overlay.showscale is False  # on the middle panel, no colour bar of its own
+    legend = [t for t in fig.data if t.showlegend]
+    assert [t.name for t in legend] == ["masked (−∞)"] and fig.layout.showlegend
+    # under the toolbar plotly shows at the top right on hover, in a top margin grown to hold it
+    assert fig.layout.legend.yref == "container" and fig.layout.legend.y * fig.layout.height <= fig.layout.height - 28
+    assert fig.layout.margin.t >= 88
+
+
+def test_a_block_without_a_mask_draws_no_masked_area(result):
+    trace = result.trace
+    prefix = "encoder.layers.0.self_attn."  # one sentence: no padding, no causal mask
+    scores = trace.tensor(prefix + "hook_scores")[0, 0]
+    fig = score_pipeline(
+        scores,
+        trace.tensor(prefix + "hook_masked_scores")[0, 0],
+        trace.tensor(prefix + "hook_pattern")[0, 0],
+        trace.src_pieces,
+        trace.src_pieces,
+        Style(),
+        "p",
+    )
+    assert len(fig.data) == 3 and not any(t.showlegend for t in fig.data)
+
+
+def test_a_minus_1e9_fill_is_named_as_such():
+    from viz.masks import masked_cells
+
+    scores = np.array([[1.0, 2.0], [0.5, -0.5]], dtype=np.float32)
+    masked = np.array([[1.0, -1e9], [0.5, -0.5]], dtype=np.float32)
+    assert masked_cells(scores, masked).tolist() == [[False, True], [False, False]]
+    fig = score_pipeline(scores, masked, np.array([[1.0, 0.0], [0.7, 0.3]]), ["a", "b"], ["a", "b"], Style(), "p")
+    assert [t.name for t in fig.data if t.showlegend] == ["masked (set to −10⁹)"]
+
+
+def test_probability_axes_stop_at_one(result):
+    for fig in (
+        probability_comparison(result.steps, result.steps, Style()),
+        fixed_output_probabilities(["▁le", "</s>"], [-0.1, -0.2], [-1.0, -0.2], Style()),
+    ):
+        assert tuple(fig.layout.yaxis.range) == (0, 1)
+
+
+def _sweep(drops: list[float], changed: list[bool]) -> list[dict]:
+    return [
+        {
+            "head": ("decoder", "cross", 0, h),
+            "translation": "other" if moved else "base",
+            "log_prob": -1.0 - drop,
+            "base_translation": "base",
+            "base_log_prob": -1.0,
+        }
+        for h, (drop, moved) in enumerate(zip(drops, changed, strict=True))
+    ]
+
+
+LABELS = {("decoder", "cross", 0, h): f"decoder cross L1 H{h + 1}" for h in range(4)}
+
+
+@pytest.mark.parametrize(
+    "drops, changed",
+    [
+        ([0.0088, 0.006, 0.004, -0.001], [False] * 4),  # the shipped model's sweep: nothing matters alone
+        ([2.5, 0.6, 0.01, 0.0], [True, False, False, False]),
+        ([3.0, 2.0, 1.0, 0.5], [True] * 4),
+    ],
+)
+def test_knockout_caption_says_red_only_when_a_bar_is_red(drops, changed):
+    from viz.masks import SMALL_DROP, knockout_caption, knockout_chart
+
+    frame = knockout_frame(_sweep(drops, changed), LABELS)
+    fig = knockout_chart(frame, Style())
+    bar_colours = list(fig.data[0].marker.color)
+    red = Style().palette[3]
+    caption = knockout_caption(frame)
+    assert ("red" in caption) == (red in bar_colours)
+    assert ("every bar is blue" in caption) == (red not in bar_colours)
+    within = max(drops) < SMALL_DROP and not any(changed)
+    assert ("No single head matters much" in caption) == within
+    if within:
+        assert f"{max(drops):.2g}" in caption and "0.9%" in caption  # 1 - exp(-0.0088)
+    assert fig.layout.xaxis.exponentformat not in (None, "SI", "B")  # 0.0004 is never written "400μ"
+
+
+def test_patch_grid_and_lens_colour_bars_write_no_si_prefix():
+    from viz.explain import lens_heatmap, patch_effect, patch_grid_map
+
+    grid = np.array([[0.0, -8.1e-4, 2e-4], [1e-4, -5e-4, 3e-4]])
+    fig = patch_grid_map(grid, ["source embeddings", "encoder layer 1"], ["▁a", "▁b", "</s>"], Style(), "t")
+    assert fig.data[0].colorbar.exponentformat == "power"
+    lens = lens_heatmap(np.full((2, 3), 0.5), [["▁a"] * 3] * 2, ["▁a", "▁b", "</s>"], Style())
+    assert lens.data[0].colorbar.exponentformat == "power"
+    effect = patch_effect(np.array([-0.1, -0.2]), np.array([-0.1, -0.2005]), ["▁a", "</s>"], Style(), "t")
+    assert effect.layout.yaxis.exponentformat == "power"
+
+
+def test_doubts_flag_methods_below_half_agreement_from_the_card_figures():
+    from viz.explain import doubts
+
+    agreement = {"attention": 92.2, "rollout": 70.1, "gradient": 20.2, "integrated-gradients": 85.7, "occlusion": 82.8}
+    rows = {  # the shipped model on "oiseau": gradient gives "bird" (position 2) the other sign
+        "attention": np.array([0.0, 0.1, 0.9]),
+        "rollout": np.array([0.2, 0.1, 0.7]),
+        "gradient": np.array([0.001, 0.002, -0.013]),
+        "integrated-gradients": np.array([0.1, 0.0, 3.6]),
+        "occlusion": np.array([0.0, 0.2, 6.7]),
+    }
+    [doubt] = doubts(agreement, rows)
+    assert doubt.method == "gradient" and doubt.agreement == 20.2 and doubt.others_top == 2 and doubt.top == 2
+    assert doubt.opposite == ("integrated-gradients", "occlusion") and doubt.peak == pytest.approx(0.013)
+    assert doubts({**agreement, "gradient": 60.0}, rows) == []  # the flag follows the card's figure
+    rows["gradient"] = np.array([0.02, 0.001, 0.013])
+    [doubt] = doubts(agreement, rows)
+    assert doubt.top == 0 and doubt.opposite == ()
+    assert doubts({}, rows) == []  # a card without explanations flags nothing
+
+
+def test_design_log_axes_have_plain_power_of_two_ticks():
+    from viz.design import softmax_against_width, variance_against_width
+
+    dims = [2, 4, 8, 16, 32, 64, 128, 256, 512]
+    for style in (Style(), Style(presentation=True)):
+        fig = variance_against_width(dims, np.array(dims, dtype=float) * 1.02, style, "t")
+        for axis in (fig.layout.xaxis, fig.layout.yaxis):
+            assert axis.type == "log" and axis.tickmode == "array"
+            values = list(axis.tickvals)
+            assert all(np.log2(v) == int(np.log2(v)) for v in values)  # powers of two
+            assert list(axis.ticktext) == [f"{v:g}" for v in values]  # plain numbers, no "5", "2" minor labels
+            assert len(values) <= (5 if style.presentation else 9)
+        curves = {"largest": np.ones(9), "entropy": np.ones(9), "gradient": np.ones(9)}
+        panels = softmax_against_width(dims, curves, curves, style, "t")
+        for name in ("xaxis", "xaxis2", "xaxis3"):
+            axis = panels.layout[name]
+            assert axis.tickmode == "array" and len(axis.tickvals) <= 4 and "2" in axis.ticktext
+
+
+def _flow_texts(fig) -> str:
+    return " ".join(a.text or "" for a in fig.layout.annotations)
+
+
+@pytest.mark.parametrize("presentation", [False, True])
+def test_the_flow_diagram_draws_residuals_and_the_head_split_in_readable_text(result, presentation):
+    style = Style(presentation=presentation)
+    shapes = dict(result.trace.stages)
+    fig = flow_diagram(shapes, style)
+    texts = _flow_texts(fig)
+    h, d_k = shapes["encoder.layers.0.self_attn.hook_q"][1], shapes["encoder.layers.0.self_attn.hook_q"][3]
+    # a split into the h heads and a concat back in each of the three attention boxes
+    assert texts.count(f"split into h = {h} heads of d_k = {d_k}") == 3
+    assert texts.count(f"concat {h} × {d_k} = {h * d_k} → W_O") == 3
+    heads = next(t for t in fig.data if t.name == "heads")
+    assert list(heads.x).count(None) == 3 * h  # one outline per head in every box
+    # a residual path around each of the five sublayers (2 encoder, 3 decoder), ending in an arrow
+    residual = next(t for t in fig.data if t.name == "residual paths")
+    assert list(residual.x).count(None) == 2 * 5 and texts.count("residual") == 5
+    # every label 14 px or more, larger in presentation mode
+    sizes = [a.font.size for a in fig.layout.annotations if a.text]
+    assert min(sizes) >= (19 if presentation else 14)
+
+
+def test_the_flow_diagram_of_a_pre_ln_model_adds_around_each_sublayer(result):
+    from viz.shapes import Blueprint
+
+    shapes = dict(result.trace.stages)
+    fig = flow_diagram(shapes, Style(), blueprint=Blueprint(norm_first=True, n_heads=4, d_k=8, d_model=32))
+    texts = _flow_texts(fig)
+    assert texts.count("add (residual)") == 5 and texts.count("residual") == 5 + 5

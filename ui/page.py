@@ -79,6 +79,9 @@ APP_CSS = """<style>
 @media (max-width: 640px) {
   [class*="st-key-top-sentence"], .st-key-model-view-legend { display: block; }
   .st-key-model-view g.annotation { display: none; }
+  /* a figure of panels side by side keeps the width its colour bars need, and scrolls sideways alone */
+  .stElementContainer:has(.js-plotly-plot .subplot.x2y2) { overflow-x: auto; }
+  .stElementContainer:has(.js-plotly-plot .subplot.x2y2) .stPlotlyChart { min-width: 760px; }
   /* a number written in every cell cannot fit a phone's narrow cells */
   .js-plotly-plot .heatmaplayer text, .js-plotly-plot g.textpoint text { display: none; }
 }
@@ -720,7 +723,9 @@ def _top_sentence(bundle: Bundle) -> None:
             "sentence",
             st.text_input,
             widget="top_sentence",
-            label="Text to continue" if bundle.capabilities.decoder_only else "English sentence",
+            label=("Text to continue" if bundle.capabilities.decoder_only else "English sentence") + ", on a phone",
+            label_visibility="collapsed",
+            placeholder="Text to continue" if bundle.capabilities.decoder_only else "English sentence",
             max_chars=2000,
         )
 

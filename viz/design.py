@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -39,10 +41,34 @@ def dot_variance_by_head(variances: np.ndarray, d_k: int, style: Style, title: s
     return style.apply(fig, title, height=380 if not style.presentation else 480)
 
 
+def log_axis(values: Sequence[float] | np.ndarray, most: int, **axis: object) -> dict:
+    """A log axis whose ticks are powers of two spanning `values`, at most `most` of them, written as
+    plain numbers (plotly's own log ticks label 2 and 5 between the decades, and they collide)."""
+    finite = np.asarray(values, dtype=np.float64)
+    finite = finite[np.isfinite(finite) & (finite > 0)]
+    if finite.size == 0:
+        return dict(type="log", **axis)
+    low, high = int(np.floor(np.log2(finite.min()))), int(np.ceil(np.log2(finite.max())))
+    powers = [2.0**p for p in range(low, high + 1)]
+    step = -(-len(powers) // max(1, most))
+    ticks = powers[::step]
+    return dict(
+        type="log",
+        tickmode="array",
+        tickvals=ticks,
+        ticktext=[f"{t:g}" for t in ticks],
+        minor=dict(showgrid=False),
+        **axis,
+    )
+
+
 def variance_against_width(dims: list[int], variances: np.ndarray, style: Style, title: str) -> go.Figure:
     """Measured variance of q·k of random unit-variance vectors against d_k, beside the line y = d_k."""
+    most = 5 if style.presentation else 9
     fig = style.figure(
-        legend=RIGHT_LEGEND, xaxis=dict(title="d_k", type="log"), yaxis=dict(title="variance of q·k", type="log")
+        legend=RIGHT_LEGEND,
+        xaxis=log_axis(dims, most, title="d_k"),
+        yaxis=log_axis([*dims, *np.asarray(variances).ravel()], most, title="variance of q·k"),
     )
     fig.add_trace(
         go.Scatter(
@@ -93,7 +119,7 @@ def softmax_against_width(
                 row=1,
                 col=col,
             )
-        fig.update_xaxes(type="log", title_text="d_k", row=1, col=col)
+        fig.update_xaxes(log_axis(dims, 3 if style.presentation else 4, title_text="d_k"), row=1, col=col)
     fig.update_layout(template=style.template, legend=RIGHT_LEGEND)
     return style.apply(fig, title, height=360 if not style.presentation else 460)
 

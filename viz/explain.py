@@ -3,6 +3,9 @@ for the whole table and viz.focus.shaded_text for one output piece)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -10,6 +13,12 @@ import plotly.graph_objects as go
 from .labels import CONTAINER_PX, axis_labels, display_piece, escape_plotly, token_axis
 from .lengths import Span, whole, window_note
 from .style import Style
+
+# Colour bars and value axes write 5×10⁻⁴, never plotly's SI prefixes (500μ reads as a unit, not a number)
+EXPONENTS = "power"
+# A method whose most-attributed word is the gold one for fewer than this share (%) of a card's words is flagged
+KNOWN_TO_DISAGREE = 50.0
+SIGNED = ("gradient", "integrated-gradients", "occlusion")  # methods that can say a word lowers the piece
 
 
 def lens_heatmap(
@@ -45,7 +54,7 @@ def lens_heatmap(
             zmax=1.0,
             text=text,
             texttemplate="%{text}" if z.size <= 400 else None,
-            colorbar=dict(title="p(final)", thickness=14),
+            colorbar=dict(title="p(final)", thickness=14, exponentformat=EXPONENTS),
             hovertemplate="%{y}, output %{x}<br>p(final piece) %{z:.3f}<br>its first choice: %{text}<extra></extra>",
         )
     )
@@ -64,7 +73,7 @@ def patch_effect(
     labels = axis_labels(out_pieces)
     fig = style.figure(
         xaxis=token_axis(labels, CONTAINER_PX - 200, style.tick, title=piece_axis, tickangle=-90),
-        yaxis=dict(title="log-probability"),
+        yaxis=dict(title="log-probability", exponentformat=EXPONENTS),
     )
     fig.add_trace(go.Bar(x=labels, y=own, name="as it is", marker_color=style.palette[0]))
     fig.add_trace(go.Bar(x=labels, y=patched, name="patched", marker_color=style.palette[1]))
@@ -132,7 +141,7 @@ def patch_grid_map(
             zmid=0.0,
             zmin=-reach,
             zmax=reach,
-            colorbar=dict(title="Δ log-prob", thickness=14),
+            colorbar=dict(title="Δ log-prob", thickness=14, exponentformat=EXPONENTS),
             hovertemplate="%{y}, position %{x}<br>Δ log-probability %{z:+.3f}<extra></extra>",
         )
     )
@@ -142,3 +151,45 @@ def patch_grid_map(
         + window_note(whole(grid.shape[0]), columns, grid.shape[0], grid.shape[1]).replace("keys", "source positions"),
         height=int(120 + 40 * len(hooks) + 80),
     )
+
+
+@dataclass(frozen=True)
+class Doubt:
+    """An attribution method a model card scores as unreliable, and what it does on the piece on show."""
+
+    method: str
+    agreement: float  # % of the card's French words whose most-attributed word is a gold one
+    top: int  # the source position it weighs most (by |value|) for this piece
+    others_top: int | None  # the position most of the other methods weigh most (None: none, or a tie)
+    opposite: tuple[str, ...]  # the other signed methods that give others_top the opposite sign
+    peak: float  # its largest |value| for this piece
+
+
+def doubts(agreement: Mapping[str, float], rows: Mapping[str, np.ndarray]) -> list[Doubt]:
+    """The methods on show (`rows`: method -> one piece's values over the source) whose card agreement
+    is below KNOWN_TO_DISAGREE, each with where it points against where the others point."""
+    flagged = [m for m in rows if m in agreement and float(agreement[m]) < KNOWN_TO_DISAGREE]
+    found = []
+    for method in flagged:
+        row = np.asarray(rows[method], dtype=np.float64)
+        others = [m for m in rows if m not in flagged]
+        tops = [int(np.abs(np.asarray(rows[m])).argmax()) for m in others]
+        counts = sorted(((tops.count(at), at) for at in set(tops)), reverse=True)
+        # the position most of them weigh most; None when no other method is on show or two positions tie
+        others_top = counts[0][1] if counts and (len(counts) == 1 or counts[0][0] > counts[1][0]) else None
+        opposite: tuple[str, ...] = ()
+        if others_top is not None and row[others_top] != 0:
+            opposite = tuple(
+                m for m in others if m in SIGNED and float(np.asarray(rows[m])[others_top]) * float(row[others_top]) < 0
+            )
+        found.append(
+            Doubt(
+                method,
+                float(agreement[method]),
+                int(np.abs(row).argmax()),
+                others_top,
+                opposite,
+                float(np.abs(row).max()),
+            )
+        )
+    return found

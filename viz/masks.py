@@ -10,7 +10,7 @@ from model.results import Step
 
 from .heatmaps import Scale, panels
 from .labels import axis_labels, display_piece, escape_plotly, thin_ticks
-from .lengths import Span
+from .lengths import Span, whole
 from .style import RIGHT_LEGEND, Style
 
 
@@ -31,7 +31,7 @@ def score_pipeline(
     finite = scores[np.isfinite(scores)]
     bound = float(np.abs(finite).max()) if finite.size else 1.0
     scale = Scale(style.diverging, -bound, bound, "score")
-    return panels(
+    fig = panels(
         [scores, masked, pattern],
         ["raw scores QKᵀ/√d_k", "masked scores", "softmax weights"],
         queries,
@@ -40,9 +40,92 @@ def score_pipeline(
         style,
         title,
         highlight_row=highlight_row,
-        masked_text="−∞",
         rows=rows,
         columns=columns,
+    )
+    rows, columns = rows or whole(len(queries)), columns or whole(len(keys))
+    # the cells the mask wrote into (-inf, or the -1e9 fill), inside the window the panels show
+    written = masked_cells(scores, masked)
+    blocked = written[rows[0] : rows[1], columns[0] : columns[1]]
+    if blocked.any():
+        name = MASKED_NAME if np.isneginf(masked[written]).all() else "masked (set to −10⁹)"
+        add_masked_overlay(
+            fig,
+            blocked,
+            axis_labels(queries)[rows[0] : rows[1]],
+            axis_labels(keys)[columns[0] : columns[1]],
+            "2",
+            name,
+            style,
+        )
+    return fig
+
+
+def masked_cells(scores: np.ndarray, masked: np.ndarray) -> np.ndarray:
+    """Where a mask wrote into the scores (−∞, or the −1e9 fill): a boolean array of their shape."""
+    if scores.shape != masked.shape:
+        raise ValueError(f"scores {scores.shape} and masked scores {masked.shape} differ in shape")
+    return ~np.isfinite(masked) | (masked != scores)
+
+
+MASKED_NAME = "masked (−∞)"
+MASKED_GREY = "#a8a8a8"
+
+
+def add_masked_overlay(
+    fig: go.Figure, blocked: np.ndarray, qlabels: list[str], klabels: list[str], suffix: str, name: str, style: Style
+) -> None:
+    """Draw the masked cells of one panel (axes x{suffix}, y{suffix}) as one grey area, with one legend
+    entry at the figure's top right; no text in the cells. `fig` is the figure being built."""
+    fig.add_trace(
+        go.Heatmap(
+            z=np.where(blocked, 1.0, np.nan),
+            x=klabels,
+            y=qlabels,
+            xaxis=f"x{suffix}",
+            yaxis=f"y{suffix}",
+            colorscale=[[0.0, MASKED_GREY], [1.0, MASKED_GREY]],
+            zmin=0.0,
+            zmax=1.0,
+            showscale=False,
+            hoverongaps=False,
+            name=name,
+            hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{name}: weight exactly 0<extra></extra>",
+        )
+    )
+    fig.add_trace(  # the legend entry: a grey square, no data
+        go.Scatter(
+            x=[None],
+            y=[None],
+            xaxis=f"x{suffix}",
+            yaxis=f"y{suffix}",
+            mode="markers",
+            marker=dict(symbol="square", size=style.font + 2, color=MASKED_GREY, line=dict(color="#666666", width=1)),
+            name=name,
+            showlegend=True,
+            hoverinfo="skip",
+        )
+    )
+    # the legend sits at the top right, under the toolbar plotly shows there on hover and above the panels'
+    # titles: the top margin grows by a line, and the figure with it, so the panels keep their size
+    toolbar = 28
+    margin = fig.layout.margin.t if fig.layout.margin.t is not None else 60
+    height = (fig.layout.height or 450) + toolbar
+    fig.update_layout(
+        height=height,
+        margin_t=margin + toolbar,
+        showlegend=True,
+        legend=dict(
+            orientation="h",
+            xref="container",
+            yref="container",
+            x=1.0,
+            y=1.0 - toolbar / height,
+            xanchor="right",
+            yanchor="top",
+            font=dict(size=style.font),
+            bgcolor="rgba(255,255,255,0)",
+        ),
     )
 
 
@@ -73,6 +156,12 @@ def mask_comparison(
     )
 
 
+# Probabilities stop at 1: the axis too
+PROBABILITY_AXIS = dict(title="probability", range=[0, 1], dtick=0.2, tickformat=".1f")
+# A knock-out that lowers the output's log-probability by less than this leaves its probability within 5%
+SMALL_DROP = 0.05
+
+
 def probability_comparison(
     before: list[Step],
     after: list[Step],
@@ -93,7 +182,7 @@ def probability_comparison(
     fig = style.figure(
         barmode="group",
         legend=RIGHT_LEGEND,
-        yaxis=dict(title="probability", range=[0, 1.25]),
+        yaxis=PROBABILITY_AXIS,
         xaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown),
     )
     fig.add_trace(
@@ -123,7 +212,12 @@ def probability_comparison(
             hovertemplate="%{x}<br>after: %{customdata}, p = %{y:.3f}<extra>after</extra>",
         )
     )
-    return style.apply(fig, title, height=440 if not style.presentation else 560)
+    fig = style.apply(fig, title, height=440 if not style.presentation else 560)
+    # a changed piece is written above its bar, over the axis' top (probabilities stop at 1): room for it
+    longest = max((len(text) for text in changed if text), default=0)
+    above = (longest * 0.62 if steps > 12 else 1.4) * (style.font if longest else 0)
+    fig.update_layout(margin_t=int(60 + above))
+    return fig
 
 
 def fixed_output_probabilities(
@@ -141,7 +235,7 @@ def fixed_output_probabilities(
     fig = style.figure(
         barmode="group",
         legend=RIGHT_LEGEND,
-        yaxis=dict(title="probability", range=[0, 1.05]),
+        yaxis=PROBABILITY_AXIS,
         xaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown),
     )
     for name, values, colour in (("before", before, style.palette[0]), ("after", after, style.palette[1])):
@@ -189,7 +283,7 @@ def _ranked_bars(
     """Horizontal bars of the `top` largest values of `column`, largest on top."""
     order = frame.sort_values(column, ascending=False).head(top).index[::-1]
     shown = frame.loc[order]
-    fig = style.figure(xaxis=dict(title=x_title), yaxis=dict(type="category"))
+    fig = style.figure(xaxis=dict(title=x_title, exponentformat="power"), yaxis=dict(type="category"))
     fig.add_trace(
         go.Bar(
             x=shown[column],
@@ -214,6 +308,33 @@ def knockout_chart(
     return _ranked_bars(
         frame, "log-prob drop", colours, style, title, "log-prob drop (higher = the head mattered more)", top
     )
+
+
+def knockout_caption(frame: pd.DataFrame, top: int = 20, output: str = "translation") -> str:
+    """What knockout_chart draws for `frame`, in words: the colours only as they appear among its `top`
+    bars, and, when no single head matters, that every drop is within a few percent."""
+    if frame.empty:
+        return "No head to knock out."
+    shown = frame.sort_values("log-prob drop", ascending=False).head(top)
+    red = int(shown[f"{output} changed"].sum())
+    most = float(shown["log-prob drop"].max())
+    bars = f"The {len(shown)} heads whose knock-out lowers the original {output}'s log-probability most"
+    if red == len(shown):
+        colours = f"; every bar is red: each of these knock-outs changes the {output}."
+    elif red:
+        colours = (
+            f"; red bars ({red}): knocking out that head changes the {output}; blue bars: the {output} stays the same."
+        )
+    else:
+        colours = f"; every bar is blue: no single knock-out changes the {output}."
+    text = bars + colours
+    if most < SMALL_DROP and not red:
+        text += (
+            f" No single head matters much here: the largest drop is {most:.2g} in log-probability, so the "
+            f"{output}'s probability falls by {1 - np.exp(-max(most, 0.0)):.1%} at most. The model spreads each "
+            "job over several heads; knock out a whole layer's heads to see an effect."
+        )
+    return text
 
 
 def embedding_knockout_frame(rows: list[dict], labels: dict[tuple, str]) -> pd.DataFrame:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -198,10 +199,9 @@ def _attention_box(name: str, stack: str, shapes: dict[str, tuple[int, ...]], bl
     return "<br>".join(lines)
 
 
-def _ffn_box(blueprint: Blueprint, then: str = "") -> str:
+def _ffn_box(blueprint: Blueprint) -> str:
     lines = [f"{blueprint.norm_name}, then"] if blueprint.norm_first else []
     lines += ["gated feed-forward", "act(x W₁) ⊙ x W₃, then W₂"] if blueprint.gated_ffn else ["feed-forward"]
-    lines[-1] += then
     return "<br>".join(lines)
 
 
@@ -267,20 +267,67 @@ def _decoder_boxes(shapes: dict[str, tuple[int, ...]], blueprint: Blueprint, cro
             ("dec_norm2", "add & norm", stages.attention("decoder", "cross", 0, "out")),
         ]
     return boxes + [
-        (
-            "dec_ffn",
-            _ffn_box(blueprint, " + add & norm"),
-            stages.sublayer(*layer, "norm_cross" if cross else "norm_self"),
-        ),
+        ("dec_ffn", _ffn_box(blueprint), stages.sublayer(*layer, "norm_cross" if cross else "norm_self")),
+        ("dec_norm3", "add & norm", stages.ffn(*layer, "out")),
         ("logits", "linear → logits", stages.DECODER_OUTPUT),
     ]
+
+
+ATTENTION_BOXES = {"enc_attn": ("encoder", "self"), "dec_attn": ("decoder", "self"), "dec_cross": ("decoder", "cross")}
+MOST_HEADS = 6  # head boxes drawn in a row; past this, the first ones, an ellipsis and the last
+WIDTH = 1100.0  # the diagram's x range, about a wide page's chart width in pixels
+
+
+@dataclass(frozen=True)
+class _Metrics:
+    """Sizes of the flow diagram in pixels (one unit of either axis is about one pixel at a wide page)."""
+
+    font: int  # box labels
+    shape_font: int  # the shapes on the arrows
+    box_width: float
+
+    @property
+    def line(self) -> float:
+        """Height of one line of box text."""
+        return self.font * 1.3
+
+    @property
+    def gap(self) -> float:
+        """Between two boxes: room for an arrow and its two-line shape label."""
+        return 2 * self.shape_font * 1.3 + 18
+
+    @property
+    def head_row(self) -> float:
+        """Height of the row of head boxes inside an attention box."""
+        return self.font * 1.3 + 10
+
+
+def _is_add(key: str) -> bool:
+    return "_add" in key or "_norm" in key  # "add & norm" (post-LN) or "add (residual)" (pre-LN)
+
+
+def _heads(shapes: dict[str, tuple[int, ...]], stack: str, kind: str, blueprint: Blueprint) -> tuple[int, int]:
+    """(h, d_k) of a block: from its recorded queries (B, h, T, d_k), else from the blueprint."""
+    query = shapes.get(stages.attention(stack, kind, 0, "q"))
+    if query is not None and len(query) == 4:
+        return int(query[1]), int(query[3])
+    return blueprint.n_heads, blueprint.d_k
+
+
+def _box_height(key: str, label: str, metrics: _Metrics, heads: int) -> float:
+    lines = label.count("<br>") + 1
+    if key in ATTENTION_BOXES and heads:  # its label, "split ...", the head row, "concat ..."
+        return (lines + 2) * metrics.line + metrics.head_row + 40
+    return lines * metrics.line + 18
 
 
 def flow_diagram(
     shapes: dict[str, tuple[int, ...]], style: Style, title: str | None = None, blueprint: Blueprint = Blueprint()
 ) -> go.Figure:
     """Boxes for the stages of layer 0 of each stack the model has (an encoder, a decoder or both),
-    labelled with its family's choices; each arrow carries the tensor's shape."""
+    labelled with its family's choices: each arrow carries the tensor's shape, a residual (skip)
+    arrow goes around every sublayer to its add, and each attention box splits into its h heads and
+    concatenates them back. Text is 14 px or more (more in presentation mode)."""
     has_encoder, has_decoder = stages.MEMORY in shapes, stages.DECODER_OUTPUT in shapes
     cross = stages.attention("decoder", "cross", 0, "out") in shapes
     if title is None:
@@ -300,86 +347,219 @@ def flow_diagram(
     columns = ([("Encoder layer", _encoder_boxes(shapes, blueprint))] if has_encoder else []) + (
         [("Decoder layer", _decoder_boxes(shapes, blueprint, cross))] if has_decoder else []
     )
-    lines = max(label.count("<br>") + 1 for _, boxes in columns for _, label, _ in boxes)
-    box_w, box_h = 0.6, (0.5 if lines <= 3 else 0.68) + (0.06 if style.presentation else 0.0)
-    step = 2 * box_h + 0.3
-    top = step * (max(len(boxes) for _, boxes in columns) - 1)
-    place = {}  # key: (x, y)
+    metrics = _Metrics(
+        font=max(14, style.font + 1),
+        shape_font=max(14, style.tick + 3),
+        box_width=420.0 if style.presentation else 330.0,
+    )
+    half = metrics.box_width / 2
+    two = len(columns) > 1
+    centres = [half + 60.0, WIDTH - half - 60.0] if two else [WIDTH / 2]
+    heads = {key: _heads(shapes, *block, blueprint) for key, block in ATTENTION_BOXES.items()}
+    # where each box sits: (x centre, y top, y bottom); y runs down from 0
+    place: dict[str, tuple[float, float, float]] = {}
+    heading_y = -metrics.font
     for column, (_, boxes) in enumerate(columns):
-        for row, (key, _, _) in enumerate(boxes):
-            place[key] = (2.0 * column, top - row * step)
+        y = heading_y - metrics.font * 1.6
+        for row, (key, label, _) in enumerate(boxes):
+            if row:
+                y -= metrics.gap
+            height = _box_height(key, label, metrics, heads.get(key, (0, 0))[0])
+            place[key] = (centres[column], y, y - height)
+            y -= height
+    bottom = min(b for _, _, b in place.values()) - (metrics.gap if stages.LOGITS in shapes else 20.0)
     rects, notes = [], []
-    shape_font = dict(size=max(9, style.tick - 1), color="#0b5394")
-    arrow = dict(xref="x", yref="y", axref="x", ayref="y", showarrow=True, arrowhead=2, arrowwidth=1.5, text="")
+    lines_x: list[float | None] = []  # residual paths, one trace of segments
+    lines_y: list[float | None] = []
+    fan_x: list[float | None] = []  # the lines into and out of the heads
+    fan_y: list[float | None] = []
+    head_x: list[float | None] = []  # head boxes as filled outlines
+    head_y: list[float | None] = []
+    shape_font = dict(size=metrics.shape_font, color="#0b5394")
+    box_font = dict(size=metrics.font, color="#111111")
+    arrow = dict(
+        xref="x", yref="y", axref="x", ayref="y", showarrow=True, arrowhead=2, arrowwidth=1.6, arrowcolor="#333333"
+    )
+    residual_colour = "#2e7d32"
+
+    def segment(x0: float, y0: float, x1: float, y1: float) -> None:
+        lines_x.extend([x0, x1, None])
+        lines_y.extend([y0, y1, None])
+
+    def fan(x0: float, y0: float, x1: float, y1: float) -> None:
+        fan_x.extend([x0, x1, None])
+        fan_y.extend([y0, y1, None])
+
     for column, (heading, boxes) in enumerate(columns):
-        x = 2.0 * column
-        # shapes on the outer side of the first of two columns, so the arrow into cross-attention crosses none
-        side = -1 if column == 0 and len(columns) > 1 else 1
+        x = centres[column]
+        # residual paths on the outer side; shape labels beside each arrow on the other side
+        side = -1.0 if two and column == 0 else 1.0
         colour = "#dbeafe" if heading.startswith("Encoder") else "#fde2c8"
-        notes.append(
-            dict(x=x, y=top + box_h + 0.45, text=f"<b>{heading}</b>", showarrow=False, font=dict(size=style.font))
-        )
+        notes.append(dict(x=x, y=heading_y, text=f"<b>{heading}</b>", showarrow=False, font=dict(size=style.font + 2)))
         for row, (key, label, hook) in enumerate(boxes):
-            _, y = place[key]
+            _, top, low = place[key]
             rects.append(
                 dict(
                     type="rect",
-                    x0=x - box_w,
-                    x1=x + box_w,
-                    y0=y - box_h,
-                    y1=y + box_h,
+                    x0=x - half,
+                    x1=x + half,
+                    y0=low,
+                    y1=top,
                     line=dict(color="#333333", width=1.5),
                     fillcolor=colour,
                     layer="below",
                 )
             )
-            notes.append(dict(x=x, y=y, text=label, showarrow=False, font=dict(size=style.tick)))
+            if key in ATTENTION_BOXES and heads[key][0]:
+                _attention_inside(label, x, top, heads[key], metrics, notes, fan, head_x, head_y)
+            else:
+                notes.append(dict(x=x, y=(top + low) / 2, text=label, showarrow=False, font=box_font))
             if row:
-                notes.append(dict(x=x, y=y + box_h, ax=x, ay=y + step - box_h, **arrow))
+                above = place[boxes[row - 1][0]][2]
+                notes.append(dict(x=x, y=top, ax=x, ay=above, **arrow))
                 notes.append(
                     dict(
-                        x=x + side * (box_w + 0.04),
-                        y=y + step / 2,
+                        x=x - side * 10,
+                        y=(top + above) / 2,
                         text=shape(hook),
                         showarrow=False,
-                        xanchor="right" if side < 0 else "left",
+                        xanchor="right" if side > 0 else "left",
                         font=shape_font,
                     )
                 )
+            if _is_add(key) and row >= 2:  # around the sublayer above: from the arrow into it to this add
+                sub_top = place[boxes[row - 1][0]][1]
+                fork = (place[boxes[row - 2][0]][2] + sub_top) / 2
+                out = x + side * (half + 40)
+                segment(x, fork, out, fork)
+                segment(out, fork, out, (top + low) / 2)
+                notes.append(
+                    dict(x=x + side * half, y=(top + low) / 2, ax=out, ay=(top + low) / 2, **arrow)
+                    | dict(arrowcolor=residual_colour, arrowwidth=2)
+                )
+                notes.append(
+                    dict(  # between the path and the boxes, where it cannot leave the figure
+                        x=out - side * 5,
+                        y=(fork + (top + low) / 2) / 2,
+                        text="residual",
+                        textangle=-90,
+                        showarrow=False,
+                        xanchor="right" if side > 0 else "left",
+                        font=dict(size=metrics.shape_font, color=residual_colour),
+                    )
+                )
     if cross and has_encoder:
-        (x0, y0), (x1, y1) = place["memory"], place["dec_cross"]
-        notes.append(dict(x=x1 - box_w, y=y1, ax=x0 + box_w, ay=y0, **arrow))
+        x0, _, low0 = place["memory"]
+        x1, top1, low1 = place["dec_cross"]
+        start, end = (x0 + half, low0 + 24), (x1 - half, (top1 + low1) / 2)
+        notes.append(dict(x=end[0], y=end[1], ax=start[0], ay=start[1], **arrow))
         notes.append(
             dict(
-                x=(x0 + x1) / 2 + 0.08,
-                y=(y0 + y1) / 2 - 0.3,
+                x=(start[0] + end[0]) / 2 + 8,
+                y=(start[1] + end[1]) / 2 - 8,
                 text=shape(stages.MEMORY),
                 showarrow=False,
                 xanchor="left",
+                yanchor="top",
                 font=shape_font,
             )
         )  # below and right of the rising arrow
     if stages.LOGITS in shapes and "logits" in place:
-        x, y = place["logits"]
+        x, _, low = place["logits"]
+        notes.append(dict(x=x, y=low - metrics.gap + 6, ax=x, ay=low, **arrow))
         notes.append(
             dict(
-                x=x + box_w + 0.04,
-                y=y - box_h - 0.1,
+                x=x - 10,
+                y=low - metrics.gap / 2,
                 text=shape(stages.LOGITS),
                 showarrow=False,
-                xanchor="left",
+                xanchor="right",
                 font=shape_font,
             )
         )
-    left, right = (-1.25, 3.25) if len(columns) > 1 else (-2.25, 2.25)  # one scale: boxes as wide either way
     fig = style.figure(
         shapes=rects,
         annotations=notes,
-        xaxis=dict(visible=False, range=[left, right]),
-        yaxis=dict(visible=False, range=[-1.0, top + 1.3]),
+        showlegend=False,
+        xaxis=dict(visible=False, range=[0, WIDTH], fixedrange=True),
+        yaxis=dict(visible=False, range=[bottom, 0], fixedrange=True),
     )
-    per_unit = 74 if style.presentation else 58  # pixels per unit of height: the same text size for any layout
-    return style.apply(fig, title, height=int(90 + per_unit * (top + 2.3)))
+    fig.add_trace(
+        go.Scatter(
+            x=lines_x,
+            y=lines_y,
+            mode="lines",
+            line=dict(color=residual_colour, width=2),
+            hoverinfo="skip",
+            name="residual paths",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=fan_x, y=fan_y, mode="lines", line=dict(color="#777777", width=1.2), hoverinfo="skip", name="head fans"
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=head_x,
+            y=head_y,
+            mode="lines",
+            fill="toself",
+            fillcolor="#ffffff",
+            line=dict(color="#555555", width=1.2),
+            hoverinfo="skip",
+            name="heads",
+        )
+    )
+    return style.apply(fig, title, height=int(-bottom + 80))
+
+
+def _attention_inside(
+    label: str,
+    x: float,
+    top: float,
+    heads: tuple[int, int],
+    metrics: _Metrics,
+    notes: list[dict],
+    fan: Callable[[float, float, float, float], None],
+    head_x: list[float | None],
+    head_y: list[float | None],
+) -> None:
+    """An attention box's inside, top down: its label, the split into h heads of d_k, a row of head
+    boxes with fans into and out of it, and the concatenation back through W_O."""
+    h, d_k = heads
+    lines = label.count("<br>") + 1
+    font = dict(size=metrics.font, color="#111111")
+    y = top - 9 - lines * metrics.line / 2
+    notes.append(dict(x=x, y=y, text=label, showarrow=False, font=font))
+    y -= lines * metrics.line / 2 + metrics.line / 2
+    notes.append(dict(x=x, y=y, text=f"split into h = {h} heads of d_k = {d_k}", showarrow=False, font=font))
+    fork = y - metrics.line / 2 - 2
+    row_top = fork - 14
+    row_low = row_top - metrics.head_row + 4
+    names = [f"H{i + 1}" for i in range(h)] if h <= MOST_HEADS else ["H1", "H2", "H3", "…", f"H{h}"]
+    width = metrics.box_width - 40
+    slot = width / len(names)
+    join = row_low - 12
+    for i, name in enumerate(names):
+        cx = x - width / 2 + slot * (i + 0.5)
+        notes.append(dict(x=cx, y=(row_top + row_low) / 2, text=name, showarrow=False, font=font))
+        if name == "…":
+            continue
+        w = min(slot - 8, metrics.font * 3.2) / 2
+        head_x.extend([cx - w, cx + w, cx + w, cx - w, cx - w, None])
+        head_y.extend([row_top, row_top, row_low, row_low, row_top, None])
+        fan(x, fork, cx, row_top)
+        fan(cx, row_low, x, join)
+    notes.append(
+        dict(
+            x=x,
+            y=join - metrics.line / 2,
+            text=f"concat {h} × {d_k} = {h * d_k} → W_O",
+            showarrow=False,
+            font=font,
+        )
+    )
 
 
 def _weight_role(name: str, blueprint: Blueprint) -> str:

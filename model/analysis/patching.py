@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -211,3 +212,29 @@ def patch_embedding(
             return bundle.encode(receiver, interventions).embedding
     except ValueError as exc:
         raise InputError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """Where a donor reads other pieces than the receiver, matched by index (what a one-position patch
+    can change: at every other position the two read the same piece)."""
+
+    receiver: tuple[str, ...]  # the receiver's source (or prompt) pieces
+    donor: tuple[str, ...]  # the donor's
+    positions: tuple[int, ...]  # the positions both have where the two pieces differ
+
+
+def mismatch(bundle: Bundle, donor: str, receiver: str, output_ids: Sequence[int]) -> Mismatch:
+    """The donor's and the receiver's source pieces (a decoder-only model's prompt pieces), as the
+    patching passes read them for `output_ids`, and the positions where they differ."""
+    new = len(list(output_ids)[: bundle.config.max_len])
+    ours = tuple(bundle.tokenizer.pieces(bundle.read_input(receiver, new)))
+    theirs = tuple(bundle.tokenizer.pieces(bundle.read_input(donor, new)))
+    return Mismatch(ours, theirs, tuple(p for p, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b))
+
+
+def moved_pieces(own: np.ndarray, patched_: np.ndarray, at_least: float) -> list[tuple[int, float]]:
+    """(output piece, change of its log-probability) for every piece a patch moves by `at_least` or
+    more, in output order: `own` and `patched_` are the pieces' log-probabilities without and with it."""
+    change = np.asarray(patched_, dtype=np.float64) - np.asarray(own, dtype=np.float64)
+    return [(int(t), float(change[t])) for t in np.flatnonzero(np.abs(change) >= at_least)]
