@@ -96,7 +96,7 @@ class Style:
                 font=dict(family=FONT_FAMILY, size=self.font, color="#111111"),
                 colorway=self.palette,
                 hoverlabel=dict(font_size=self.font),
-            )
+            ),
         )
 
     def figure(self, **layout: object) -> go.Figure:

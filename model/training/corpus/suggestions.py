@@ -12,6 +12,7 @@ POOL, POOL_SEED = 4000, 20261201  # a fixed pool: the same text always gets the 
 MOST_WORDS = 8  # an offer is read at a glance
 GOOD_LENGTH = 6  # words: long enough to show the model at work
 
+
 def reads(text: str) -> bool:
     """True when the corpus grammar reads `text` (the model's whole language)."""
     try:
