@@ -1,0 +1,57 @@
+"""Every page on the five families of today's decoders (tiny Llama, Qwen2, Qwen3, Gemma 3 and GPT-NeoX
+folders written by transformers, offered through $ANATOMY_MODELS), and the Why page's attribution, lens
+and patching on them, as on GPT-2 (tests/test_app_why_families.py)."""
+
+from __future__ import annotations
+
+import pytest
+from hf_fixtures import DECODER_FAMILIES, make_decoder_dir
+from test_app import assert_clean, chart_titled, charts, run
+from test_app_models import PAGE_FILES, texts
+from test_app_why_families import METHOD_LINES, _method_lines, _piece_on_show
+from test_families_t5_gpt2 import _sharpen
+
+SENTENCE = "The small girl sees a white bird."
+DONOR = "The small bird sees a white girl."
+
+
+def _name(family: str) -> str:
+    return f"tiny-{family.replace('_', '-')}"
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    root = tmp_path_factory.mktemp("decoders")
+    return {
+        family: _sharpen(make_decoder_dir(root / _name(family), family, seed=3), 4.0) for family in DECODER_FAMILIES
+    }
+
+
+@pytest.fixture(autouse=True)
+def models_env(folders, monkeypatch):
+    monkeypatch.setenv("ANATOMY_MODELS", ":".join(str(path) for path in folders.values()))
+
+
+@pytest.mark.parametrize("family", DECODER_FAMILIES)
+@pytest.mark.parametrize("page", PAGE_FILES)
+def test_every_page_opens_on_each_family(page, family):
+    at = run(page, {"model": _name(family), "sentence": SENTENCE, "layer": "2", "head": "2"})
+    assert_clean(at)
+    if page != "pages/7_training.py":
+        assert charts(at)
+    assert at.sidebar.selectbox(key="w_model").value == _name(family)
+
+
+@pytest.mark.parametrize("family", DECODER_FAMILIES)
+def test_why_explains_a_continuation_by_every_method(family):
+    at = run("pages/8_why.py", {"model": _name(family), "sentence": SENTENCE, "donor": DONOR})
+    assert_clean(at)
+    assert _piece_on_show(at).startswith("#### New piece 1,")
+    assert _method_lines(at) == METHOD_LINES
+    layers = 3 if family == "gemma3_text" else 2
+    lens = at.dataframe[0].value
+    assert list(lens.index) == [f"layer {i + 1}" for i in range(layers)] and lens.iloc[-1, 0].startswith("✓")
+    grid = chart_titled(at, "New piece 1")
+    assert list(grid["data"][0]["y"]) == ["prompt embeddings"] + [f"decoder layer {i + 1}" for i in range(layers)]
+    assert any(m.value.startswith("The biggest change") for m in at.markdown)
+    assert "decoder-only" in texts(at)
