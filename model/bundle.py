@@ -42,6 +42,7 @@ class Bundle(Generator):
         self.known_words = frozenset(checkpoint.card.get("known_words", ()))
         self.capabilities = capabilities(checkpoint)
         self.task_prefix = checkpoint.task_prefix
+        self.chat = checkpoint.chat
 
     @property
     def kind(self) -> str:

@@ -11,6 +11,7 @@ from contextlib import nullcontext
 import torch
 
 from .checkpoints.capabilities import Capabilities
+from .checkpoints.record import ChatTemplate
 from .engine import stages
 from .engine.attention import KVCache
 from .engine.config import ModelConfig
@@ -22,7 +23,7 @@ from .engine.tokens import SpecialIds
 from .engine.transformer import Transformer, layers_of
 from .engine.vocabulary import Vocabulary
 from .errors import InputError
-from .inputs import read_source, unknown_words
+from .inputs import read_source, render_chat, unknown_words
 from .results import Beam, CachedLayer, GenerationResult, KVCacheData, Trace, TranslationResult
 from .traces import chosen_log_probs, decoder_input, decoding_steps, make_trace
 
@@ -57,6 +58,7 @@ class Generator:
     family: str
     known_words: frozenset[str]
     task_prefix: str
+    chat: ChatTemplate | None  # an instruct checkpoint's chat template
 
     @property
     def name(self) -> str:
@@ -252,13 +254,15 @@ class Generator:
         interventions: Interventions = Interventions(),
         options: DecodeOptions = DecodeOptions(),
         trace: bool = True,
+        chat: bool = False,
     ) -> GenerationResult:
         """Continue `text` with a decoder-only model (greedy or beam search, `options.max_len` new
         pieces at most); record a Trace of the prompt and every new piece but the last unless
-        trace=False."""
+        trace=False. With `chat`, `text` is a user's message wrapped by the checkpoint's chat template
+        (`chat_prompt`): the result's prompt is the wrapped text, what the model really reads."""
         self.require_decoder_only()
         self.check_interventions(interventions)
-        prompt, prompt_ids, warnings = self._read_prompt(text, options)
+        prompt, prompt_ids, warnings = self._read_prompt(text, options, chat)
         max_new = self.max_new(len(prompt_ids), options)
         specials = self.specials
         # greedy keeps the logits each step chose from; with the causal mask on, what it computed also
@@ -340,11 +344,27 @@ class Generator:
             prompt_ids=tuple(prompt_ids),
         )
 
-    def _read_prompt(self, text: str, options: DecodeOptions) -> tuple[str, list[int], list[str]]:
-        """The text a decoder-only model continues, its ids (cut so that the continuation fits) and warnings."""
+    def _template(self) -> ChatTemplate:
+        if self.chat is None:
+            raise InputError(f"{self.name} has no chat template: continue the plain prompt instead.")
+        return self.chat
+
+    def chat_prompt(self, text: str) -> str:
+        """`text` as a user's message wrapped by this instruct checkpoint's chat template, ready for the
+        assistant's answer; InputError without a template, or when it does not render."""
+        template = self._template()
+        return render_chat(template.source, template.tokens, text)
+
+    def _read_prompt(self, text: str, options: DecodeOptions, chat: bool = False) -> tuple[str, list[int], list[str]]:
+        """The text a decoder-only model continues (with `chat`, wrapped by the chat template), its ids
+        (cut so that the continuation fits) and warnings."""
         normalized = normalize_source(text, canonical=self.tokenizer.canonical_input)
         warnings = list(normalized.warnings)
-        ids = self.tokenizer.encode_source(normalized.text)
+        if chat:  # the wrapped text is read as the template wrote it, its newlines and specials included
+            wrapped = self.chat_prompt(normalized.text)
+            normalized, ids = type(normalized)(wrapped, normalized.warnings), self._template().encode(wrapped)
+        else:
+            ids = self.tokenizer.encode_source(normalized.text)
         if not ids:
             raise InputError("The text has no pieces for the model to read: type a few words.")
         room = self.config.max_len - min(options.max_len or DEFAULT_NEW_PIECES, self.config.max_len - 1)

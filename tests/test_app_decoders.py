@@ -4,12 +4,17 @@ and patching on them, as on GPT-2 (tests/test_app_why_families.py)."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 from hf_fixtures import DECODER_FAMILIES, make_decoder_dir
-from test_app import assert_clean, chart_titled, charts, run
+from test_app import assert_clean, chart_titled, charts, run, translation
 from test_app_models import PAGE_FILES, texts
 from test_app_why_families import METHOD_LINES, _method_lines, _piece_on_show
 from test_families_t5_gpt2 import _sharpen
+
+from model import load_bundle
 
 SENTENCE = "The small girl sees a white bird."
 DONOR = "The small bird sees a white girl."
@@ -19,12 +24,18 @@ def _name(family: str) -> str:
     return f"tiny-{family.replace('_', '-')}"
 
 
+INSTRUCT = "tiny-qwen2-instruct"
+
+
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
+    """The five families (sharpened) and an instruct Qwen2 with a chat template."""
     root = tmp_path_factory.mktemp("decoders")
-    return {
+    made = {
         family: _sharpen(make_decoder_dir(root / _name(family), family, seed=3), 4.0) for family in DECODER_FAMILIES
     }
+    made["instruct"] = make_decoder_dir(root / INSTRUCT, "qwen2", seed=3, chat_template=True)
+    return made
 
 
 @pytest.fixture(autouse=True)
@@ -55,3 +66,30 @@ def test_why_explains_a_continuation_by_every_method(family):
     assert list(grid["data"][0]["y"]) == ["prompt embeddings"] + [f"decoder layer {i + 1}" for i in range(layers)]
     assert any(m.value.startswith("The biggest change") for m in at.markdown)
     assert "decoder-only" in texts(at)
+
+
+def test_continue_offers_a_chat_message_on_an_instruct_checkpoint_only(folders):
+    at = run("pages/1_translate.py", {"model": _name("qwen2"), "sentence": SENTENCE})
+    assert_clean(at)
+    assert not [box for box in at.checkbox if box.label == "As a chat message"]
+    at = run("pages/1_translate.py", {"model": INSTRUCT, "sentence": SENTENCE})
+    assert_clean(at)
+    plain_code = len(at.code)
+    at.checkbox(key="as-chat").check().run()
+    assert_clean(at)
+    expected = load_bundle(folders["instruct"]).generate(SENTENCE, chat=True, trace=False)
+    shown = [block.value for block in at.code]
+    assert len(shown) == plain_code + 1 and expected.prompt.rstrip("\n") in shown  # st.code drops the last newline
+    assert expected.prompt.startswith("<|im_start|>user\n" + SENTENCE) and expected.prompt.endswith("assistant\n")
+    assert "Wrapped by the chat template" in texts(at)
+
+
+def test_a_chat_template_that_fails_warns_and_the_plain_prompt_stays(folders, tmp_path, monkeypatch):
+    broken = Path(shutil.copytree(folders["instruct"], tmp_path / "tiny-broken-chat"))
+    (broken / "chat_template.jinja").write_text("{{ raise_exception('no user turns here') }}")
+    monkeypatch.setenv("ANATOMY_MODELS", str(broken))
+    at = run("pages/1_translate.py", {"model": "tiny-broken-chat", "sentence": SENTENCE})
+    at.checkbox(key="as-chat").check().run()
+    assert not at.exception and not at.error
+    assert any("could not wrap the text" in w.value and "no user turns here" in w.value for w in at.warning)
+    assert translation(at)  # the plain continuation is still on show

@@ -28,7 +28,7 @@ from hf_fixtures import (
 from test_families import _max_diff
 from test_families_t5_gpt2 import PROMPTS, _hf_new, _sharpen, one_thread  # noqa: F401
 
-from model import CheckpointError, DecodeOptions, Interventions, load_bundle
+from model import CheckpointError, DecodeOptions, InputError, Interventions, load_bundle
 
 PATTERN_ATOL, LOGITS_ATOL = 2e-4, 1e-3
 NEW = 8  # pieces of a greedy continuation
@@ -279,3 +279,32 @@ def test_ids_the_tokenizer_lacks_are_shown_as_such(decoder):
     assert bundle.tokenizer.decode([100, lacking]) == tokenizer.decode([100])
     trace = bundle.teacher_forced(PROMPTS[0], [lacking, lacking])
     assert trace.out_pieces[-1] == f"<id {lacking}: not in the tokenizer>"
+
+
+@pytest.mark.parametrize("family", ["qwen2", "gemma3_text", "llama"])
+def test_a_chat_message_is_wrapped_as_apply_chat_template_wraps_it(family, tmp_path):
+    path = make_decoder_dir(tmp_path / family, family, chat_template=True)
+    tokenizer, _ = reference_decoder(path)
+    bundle = load_bundle(path)
+    assert bundle.chat is not None
+    for text in ["The cat sleeps.", "Where is the train station?", 'Say "hi" in <b>bold</b> ✓']:
+        message = [{"role": "user", "content": text}]
+        wrapped = tokenizer.apply_chat_template(message, add_generation_prompt=True, tokenize=False)
+        ids = tokenizer.apply_chat_template(message, add_generation_prompt=True, tokenize=True, return_dict=True)
+        result = bundle.generate(text, options=DecodeOptions(max_len=3), chat=True)
+        assert bundle.chat_prompt(text) == wrapped == result.prompt
+        assert list(result.prompt_ids) == list(ids["input_ids"]), text
+        assert "\n" in result.prompt and list(result.trace.tgt_ids[: len(result.prompt_ids)]) == list(result.prompt_ids)
+
+
+def test_a_template_that_fails_says_so_and_the_plain_prompt_still_works(tmp_path):
+    path = make_decoder_dir(tmp_path / "qwen2", "qwen2", chat_template=True)
+    (path / "chat_template.jinja").write_text("{{ raise_exception('only system messages, please') }}")
+    bundle = load_bundle(path)
+    with pytest.raises(InputError, match=r"chat template could not wrap the text .*only system messages"):
+        bundle.generate("The cat sleeps.", chat=True)
+    assert bundle.generate("The cat sleeps.", options=DecodeOptions(max_len=2)).prompt == "The cat sleeps."
+    plain = load_bundle(make_decoder_dir(tmp_path / "plain", "qwen2"))
+    assert plain.chat is None
+    with pytest.raises(InputError, match="has no chat template"):
+        plain.generate("The cat sleeps.", chat=True)

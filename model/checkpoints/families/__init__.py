@@ -77,6 +77,7 @@ def load_family(path: Path, hf_config: dict) -> Checkpoint:
         generation,
         family.pooling(path) if hasattr(family, "pooling") else "mean",
         task_prefix=family.task_prefix(hf_config) if hasattr(family, "task_prefix") else "",
+        chat=family.chat_template(path, vocab) if hasattr(family, "chat_template") else None,
     )
 
 

@@ -21,6 +21,7 @@ NORMS = {
     "post_feedforward_layernorm": "post_norm_ffn",
 }
 tokenizer_files = shared.tokenizer_files
+chat_template = shared.chat_template
 
 
 def model_config(hf: dict, path: Path) -> ModelConfig:

@@ -17,6 +17,7 @@ from . import rotary_decoders as shared
 
 FAMILY = "GPT-NeoX"
 tokenizer_files = shared.tokenizer_files
+chat_template = shared.chat_template
 _TOP = {
     "gpt_neox.embed_in.weight": "tgt_embed.token.weight",
     "gpt_neox.final_layer_norm.weight": "decoder.final_norm.weight",

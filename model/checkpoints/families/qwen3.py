@@ -14,6 +14,7 @@ from . import rotary_decoders as shared
 FAMILY = "Qwen3"
 NORMS = {"input_layernorm": "norm_self", "post_attention_layernorm": "norm_ffn"}
 tokenizer_files = shared.tokenizer_files
+chat_template = shared.chat_template
 
 
 def model_config(hf: dict, path: Path) -> ModelConfig:

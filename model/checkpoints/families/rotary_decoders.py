@@ -7,6 +7,7 @@ where the file adds it). Each family's own file says what differs."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -17,6 +18,7 @@ import torch
 from ...engine.config import ModelConfig
 from ...engine.tokens import SpecialIds
 from ...errors import CheckpointError
+from ..record import ChatTemplate
 from .hf_tokenizer import TokenizersVocabulary, open_tokenizer
 
 ACTIVATIONS = {
@@ -256,3 +258,35 @@ class DecoderVocabulary(TokenizersVocabulary):
         """Text of ids, special tokens and ids the tokenizer lacks left out."""
         size = self.vocab_size
         return self.tokenizer.decode([int(i) for i in ids if 0 <= int(i) < size])
+
+    def encode_plain(self, text: str) -> list[int]:
+        """Ids of `text` with nothing added (a chat template's text writes its own BOS)."""
+        return self.tokenizer.encode(text, add_special_tokens=False).ids
+
+
+def _token_text(value: object) -> str | None:
+    """A special token as tokenizer_config.json gives it: a string, or {"content": ...}."""
+    if isinstance(value, dict):
+        value = value.get("content")
+    return value if isinstance(value, str) else None
+
+
+def chat_template(path: Path, vocabulary: DecoderVocabulary) -> ChatTemplate | None:
+    """The chat template of an instruct checkpoint: chat_template.jinja, else tokenizer_config.json's
+    chat_template (a string, or named templates of which "default" is used); None without one."""
+    try:
+        config = json.loads((path / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        config = {}
+    config = config if isinstance(config, dict) else {}
+    source = config.get("chat_template")
+    if (path / CHAT_TEMPLATE_FILE).is_file():
+        source = (path / CHAT_TEMPLATE_FILE).read_text(encoding="utf-8")
+    if isinstance(source, list):  # [{"name": "default", "template": ...}, {"name": "tool_use", ...}]
+        named = {t.get("name"): t.get("template") for t in source if isinstance(t, dict)}
+        source = named.get("default")
+    if not isinstance(source, str) or not source.strip():
+        return None
+    names = ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token", "mask_token")
+    tokens = {name: text for name in names if (text := _token_text(config.get(name))) is not None}
+    return ChatTemplate(source, tokens, vocabulary.encode_plain)
