@@ -763,59 +763,60 @@ def _decoder_tokenizer(family: str) -> PreTrainedTokenizerBase:
     return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=bos or eos, eos_token=eos, unk_token=eos)
 
 
-def _decoder_config(family: str, vocab: int, ids: dict[str, int]):
-    """The family's config at tiny sizes, with what makes it itself: grouped key/value heads, a head
-    width of its own (Qwen3, Gemma 3), sliding windows with their own rotary base (Gemma 3), partial
-    rotary and a parallel residual (GPT-NeoX), tied or separate heads."""
+def _decoder_config(family: str, vocab: int, ids: dict[str, int], shapes: dict | None = None):
+    """The family's config at tiny sizes (or `shapes` over them), with what makes it itself: grouped
+    key/value heads, a head width of its own (Qwen3, Gemma 3), sliding windows with their own rotary
+    base (Gemma 3), partial rotary and a parallel residual (GPT-NeoX), tied or separate heads."""
     from transformers import Gemma3TextConfig, GPTNeoXConfig, LlamaConfig, Qwen2Config, Qwen3Config
 
-    common = dict(
+    settings: dict = dict(
         vocab_size=vocab,
         hidden_size=32,
         intermediate_size=48,
         num_attention_heads=4,
+        num_hidden_layers=2,
         max_position_embeddings=128,
         bos_token_id=ids["bos"],
         eos_token_id=ids["eos"],
         pad_token_id=ids.get("pad"),
     )
     if family == "llama":
-        return LlamaConfig(
-            **common,
-            num_hidden_layers=2,
-            num_key_value_heads=2,
-            tie_word_embeddings=True,
-            rope_parameters={"rope_type": "default", "rope_theta": 1000.0},
+        classes, own = LlamaConfig, dict(num_key_value_heads=2, tie_word_embeddings=True)
+        own["rope_parameters"] = {"rope_type": "default", "rope_theta": 1000.0}
+    elif family == "qwen2":
+        classes, own = Qwen2Config, dict(num_key_value_heads=2, tie_word_embeddings=True)
+    elif family == "qwen3":
+        classes, own = Qwen3Config, dict(num_key_value_heads=1, head_dim=16, tie_word_embeddings=False)
+    elif family == "gemma3_text":
+        classes, own = (
+            Gemma3TextConfig,
+            dict(
+                num_hidden_layers=3,
+                num_key_value_heads=2,
+                head_dim=16,
+                query_pre_attn_scalar=12,
+                sliding_window=GEMMA_WINDOW,
+                layer_types=["sliding_attention", "sliding_attention", "full_attention"],
+                rope_parameters={
+                    "sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
+                    "full_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                },
+                tie_word_embeddings=True,
+            ),
         )
-    if family == "qwen2":
-        return Qwen2Config(**common, num_hidden_layers=2, num_key_value_heads=2, tie_word_embeddings=True)
-    if family == "qwen3":
-        return Qwen3Config(**common, num_hidden_layers=2, num_key_value_heads=1, head_dim=16, tie_word_embeddings=False)
-    if family == "gemma3_text":
-        return Gemma3TextConfig(
-            **common,
-            num_hidden_layers=3,
-            num_key_value_heads=2,
-            head_dim=16,
-            query_pre_attn_scalar=12,
-            sliding_window=GEMMA_WINDOW,
-            layer_types=["sliding_attention", "sliding_attention", "full_attention"],
-            rope_parameters={
-                "sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
-                "full_attention": {"rope_type": "default", "rope_theta": 10000.0},
-            },
-            tie_word_embeddings=True,
+    elif family == "gpt_neox":
+        classes, own = (
+            GPTNeoXConfig,
+            dict(
+                rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5},
+                use_parallel_residual=True,
+                hidden_act="gelu",
+                tie_word_embeddings=False,
+            ),
         )
-    if family == "gpt_neox":
-        return GPTNeoXConfig(
-            **common,
-            num_hidden_layers=2,
-            rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5},
-            use_parallel_residual=True,
-            hidden_act="gelu",
-            tie_word_embeddings=False,
-        )
-    raise ValueError(f"family must be one of {DECODER_FAMILIES}, not {family!r}")
+    else:
+        raise ValueError(f"family must be one of {DECODER_FAMILIES}, not {family!r}")
+    return classes(**{**settings, **own, **(shapes or {})})
 
 
 def make_decoder_dir(
@@ -826,12 +827,15 @@ def make_decoder_dir(
     dtype: torch.dtype | None = None,
     shard: str | None = None,
     chat_template: bool = False,
+    shapes: dict | None = None,
 ) -> Path:
     """A tiny random decoder of `family` (one of DECODER_FAMILIES) saved by transformers with
     tokenizer.json, tokenizer_config.json, config.json, generation_config.json and its weights, in
     `dtype` (default: float32; bfloat16 as SmolLM2, Qwen and Gemma ship) and in shards of at most `shard`
     (e.g. "30KB": model.safetensors.index.json). With `chat_template`, the tokenizer carries a chat
-    template (Qwen's ChatML, Gemma's turns; another family gets ChatML)."""
+    template (Qwen's ChatML, Gemma's turns; another family gets ChatML). `shapes`: config values over
+    the tiny ones (a real model's sizes, e.g. SmolLM2-135M's: hidden_size 576, 30 layers, ...; its
+    vocab_size may exceed the tokenizer's)."""
     _quiet_transformers()
     from transformers import AutoModelForCausalLM, GenerationConfig
 
@@ -846,7 +850,7 @@ def make_decoder_dir(
     ids = {"bos": tokenizer.convert_tokens_to_ids(bos or eos), "eos": tokenizer.convert_tokens_to_ids(eos)}
     if family == "gemma3_text":
         ids["pad"] = tokenizer.convert_tokens_to_ids("<pad>")
-    config = _decoder_config(family, len(tokenizer) + DECODER_EXTRA_ROWS.get(family, 0), ids)
+    config = _decoder_config(family, len(tokenizer) + DECODER_EXTRA_ROWS.get(family, 0), ids, shapes)
     torch.manual_seed(seed)
     model = AutoModelForCausalLM.from_config(config, attn_implementation="eager")
     _randomize_trivial(model, torch.Generator().manual_seed(seed + 1))
