@@ -308,3 +308,46 @@ def test_a_template_that_fails_says_so_and_the_plain_prompt_still_works(tmp_path
     assert plain.chat is None
     with pytest.raises(InputError, match="has no chat template"):
         plain.generate("The cat sleeps.", chat=True)
+
+
+def test_gemma_generation_trace_is_the_one_pass_window_included(decoder):
+    """Generating builds its trace from the cached steps (decoding.continued_trace): with sliding windows,
+    every pattern equals the one teacher-forced pass over the prompt and the continuation."""
+    family, bundle, _, _ = decoder
+    if family != "gemma3_text":
+        pytest.skip("Gemma 3 alone has sliding windows here")
+    result = bundle.generate(ENGLISH[11], options=DecodeOptions(max_len=NEW))
+    one_pass = bundle.teacher_forced(ENGLISH[11], result.output_ids)
+    for layer in range(bundle.config.n_decoder_layers):
+        diff = _max_diff(result.trace.pattern("decoder", "self", layer), one_pass.pattern("decoder", "self", layer))
+        assert diff < 1e-5, layer
+
+
+def test_an_encoder_decoders_cache_equals_past_key_values(tmp_path):
+    """The decoder of an encoder-decoder (T5) keeps its cache as data too: self-attention per layer over
+    the decoder input, cross-attention over the source, as transformers' EncoderDecoderCache."""
+    from hf_fixtures import make_t5_dir, reference_t5
+
+    path = make_t5_dir(tmp_path / "t5", variant="t5", seed=2)
+    tokenizer, model = reference_t5(path)
+    bundle = load_bundle(path)
+    result = bundle.translate(ENGLISH[3], options=DecodeOptions(max_len=6))
+    cache = result.cache
+    assert cache is not None and cache.first == 1 and len(cache.cross_attention) == model.config.num_layers
+    with torch.no_grad():
+        past = model(
+            input_ids=torch.tensor([list(result.trace.src_ids)]),
+            decoder_input_ids=torch.tensor([list(result.trace.tgt_ids)]),
+            use_cache=True,
+        ).past_key_values
+    for ours, theirs in zip(cache.self_attention, past.self_attention_cache.layers, strict=True):
+        assert (
+            _max_diff(ours.keys, theirs.keys[0].numpy()) < 1e-5
+            and _max_diff(ours.values, theirs.values[0].numpy()) < 1e-5
+        )
+    for ours, theirs in zip(cache.cross_attention, past.cross_attention_cache.layers, strict=True):
+        assert (
+            _max_diff(ours.keys, theirs.keys[0].numpy()) < 1e-5
+            and _max_diff(ours.values, theirs.values[0].numpy()) < 1e-5
+        )
+    assert bundle.translate(ENGLISH[3], options=DecodeOptions(max_len=6, beam_size=2)).cache is None  # beams reorder it
