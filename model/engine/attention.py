@@ -14,7 +14,7 @@ from torch import nn
 
 from .config import ModelConfig
 from .dropout import Dropout
-from .hooks import HookPoint
+from .hooks import HookPoint, watched
 from .modules import Linear, make_norm
 from .positional import rotate
 
@@ -144,8 +144,12 @@ class MultiHeadAttention(nn.Module):
         self, q: torch.Tensor, k: torch.Tensor, scale: bool = True, bias: torch.Tensor | None = None
     ) -> torch.Tensor:
         """QK^T of queries (B, h, T, d_k) and keys (B, h, S, d_k), divided by sqrt(d_k) when `scale`
-        is on and the model scales at all, plus `bias` (a relative-position bias): (B, h, T, S)."""
-        scores = q @ k.transpose(-2, -1)
+        is on and the model scales at all, plus `bias` (a relative-position bias): (B, h, T, S). Keys of
+        the key/value heads alone (B, kv heads, S, d_k) each meet their group of query heads."""
+        if k.size(1) != q.size(1):  # grouped: no copy of the keys per query head
+            scores = (q.unflatten(1, (k.size(1), -1)) @ k[:, :, None].transpose(-2, -1)).flatten(1, 2)
+        else:
+            scores = q @ k.transpose(-2, -1)
         if scale and self.scaled:
             scores = scores / math.sqrt(self.scale_width)
         return scores if bias is None else scores + bias
@@ -183,12 +187,18 @@ class MultiHeadAttention(nn.Module):
                 cache.store[self] = (k, v)
                 if static_kv:
                     cache.static.add(self)
-        q, k, v = self.hook_q(q), self.hook_k(self.per_query_head(k)), self.hook_v(self.per_query_head(v))
+        if self.n_kv_heads != self.n_heads and watched():  # what is recorded or patched is per query head
+            k, v = self.per_query_head(k), self.per_query_head(v)
+        q, k, v = self.hook_q(q), self.hook_k(k), self.hook_v(v)
         scores = self.hook_scores(self.scores(q, k, scale, bias))  # (B, h, T, S)
         if mask is not None:
             scores = torch.where(mask, scores, fill)
         pattern = self.hook_pattern(self.hook_masked_scores(scores).softmax(dim=-1))  # (B, h, T, S)
-        context = self.dropout(pattern) @ v  # (B, h, T, d_k)
+        weights = self.dropout(pattern)
+        if v.size(1) != self.n_heads:  # grouped: each value head read by its group of query heads
+            context = (weights.unflatten(1, (v.size(1), -1)) @ v[:, :, None]).flatten(1, 2)  # (B, h, T, d_k)
+        else:
+            context = weights @ v  # (B, h, T, d_k)
         if ablate_heads:
             keep = torch.ones(self.n_heads, dtype=context.dtype, device=context.device)
             keep[list(ablate_heads)] = 0.0
