@@ -37,14 +37,23 @@ SHARPEN = 4.0
 SAVED = {"llama": {"dtype": torch.bfloat16}, "gemma3_text": {"shard": "20KB"}, "qwen2": {"dtype": torch.bfloat16}}
 
 
-@pytest.fixture(scope="module", params=DECODER_FAMILIES)
-def decoder(request, tmp_path_factory):
-    """(family, bundle, transformers tokenizer, transformers model) of a sharpened tiny decoder."""
-    family = request.param
+def _built(family: str, tmp_path_factory):
     path = make_decoder_dir(tmp_path_factory.mktemp(family) / f"{family}-tiny", family, seed=3, **SAVED.get(family, {}))
     _sharpen(path, SHARPEN)
     tokenizer, model = reference_decoder(path)
     return family, load_bundle(path), tokenizer, model
+
+
+@pytest.fixture(scope="module", params=DECODER_FAMILIES)
+def decoder(request, tmp_path_factory):
+    """(family, bundle, transformers tokenizer, transformers model) of a sharpened tiny decoder."""
+    return _built(request.param, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def gemma(tmp_path_factory):
+    """The same for Gemma 3 alone (the family with sliding windows)."""
+    return _built("gemma3_text", tmp_path_factory)
 
 
 def _layers(model) -> list:
@@ -122,10 +131,8 @@ def test_patterns_per_query_head_and_logits_equal_transformers(decoder, index):
     assert trace.pattern("decoder", "self", 1).max() > 0.5  # sharpened: not near-uniform
 
 
-def test_gemma_sliding_window_over_a_prompt_longer_than_it(decoder):
-    family, bundle, tokenizer, model = decoder
-    if family != "gemma3_text":
-        pytest.skip("Gemma 3 alone has sliding windows here")
+def test_gemma_sliding_window_over_a_prompt_longer_than_it(gemma):
+    family, bundle, tokenizer, model = gemma
     trace, fed = _teacher_forced(bundle, tokenizer, ENGLISH[10], 4)
     assert len(fed) > 3 * GEMMA_WINDOW
     _assert_equal(trace, model, fed, "longer than the window")
@@ -310,12 +317,10 @@ def test_a_template_that_fails_says_so_and_the_plain_prompt_still_works(tmp_path
         plain.generate("The cat sleeps.", chat=True)
 
 
-def test_gemma_generation_trace_is_the_one_pass_window_included(decoder):
+def test_gemma_generation_trace_is_the_one_pass_window_included(gemma):
     """Generating builds its trace from the cached steps (decoding.continued_trace): with sliding windows,
     every pattern equals the one teacher-forced pass over the prompt and the continuation."""
-    family, bundle, _, _ = decoder
-    if family != "gemma3_text":
-        pytest.skip("Gemma 3 alone has sliding windows here")
+    family, bundle, _, _ = gemma
     result = bundle.generate(ENGLISH[11], options=DecodeOptions(max_len=NEW))
     one_pass = bundle.teacher_forced(ENGLISH[11], result.output_ids)
     for layer in range(bundle.config.n_decoder_layers):
