@@ -31,14 +31,23 @@
   (f) resident memory of a fresh process as (c) for the T5 and GPT-2 folders: the growth at
       load_bundle against the bytes of the weights (GPT-2: its parameters, without the 12 causal-
       mask buffers h.N.attn.bias of 4 MiB that its model.safetensors also holds, as gpt2's does).
+  (g) SmolLM2-135M's shapes (llama: 30 layers, 576 wide, 9 query heads over 3 key/value heads, SwiGLU
+      1,536, vocabulary 49,152, tied, rope θ 100,000) with random float32 weights saved by transformers
+      (tests/hf_fixtures.make_decoder_dir, its tiny tokenizer; the end-of-text row of the embedding
+      zeroed so that all 20 steps run): a 20-piece greedy generate + trace against
+      generate(max_new_tokens=20, output_attentions=True, return_dict_in_generate=True), without
+      capture, and the resident memory of a fresh process as (f).
+  (h) the same at Qwen2.5-0.5B's shapes (qwen2: 24 layers, 896 wide, 14 query heads over 2, SwiGLU
+      4,864, vocabulary 151,936, q/k/v biases, tied, rope θ 1,000,000).
 
 Timings are medians of interleaved rounds (common.interleaved_medians) at 1 and 2 torch threads;
 (d) and (e) also give the CPU seconds of the process during the same calls (interleaved_times),
 which waiting for a core on a shared machine does not inflate.
 
-    python bench/bench_real.py [--repeats 15] [--threads 1 2] [--parts a b c d e f]
+    python bench/bench_real.py [--repeats 15] [--threads 1 2] [--parts a b c d e f g h]
                                [--keep models/opus-size-random] [--keep-t5 models/t5-small-random]
-                               [--keep-gpt2 models/gpt2-random] [--no-beam]
+                               [--keep-gpt2 models/gpt2-random] [--keep-smollm2 models/smollm2-random]
+                               [--keep-qwen models/qwen2.5-random] [--no-beam]
 
 --keep, --keep-t5 and --keep-gpt2 write the opus-size, t5-small-size and gpt2-size folders there
 (and reuse them next time), e.g. for
@@ -74,6 +83,26 @@ STEPS = 20
 BEAMS = 4
 T5_SHAPES = dict(d_model=512, layers=6, heads=8, d_kv=64, ffn=2048, num_buckets=32, max_distance=128, vocab_size=32128)
 GPT2_SHAPES = dict(d_model=768, layers=12, heads=12, max_positions=1024, vocab_size=50257)
+SMOLLM2_SHAPES = dict(
+    hidden_size=576,
+    num_hidden_layers=30,
+    num_attention_heads=9,
+    num_key_value_heads=3,
+    intermediate_size=1536,
+    vocab_size=49152,
+    max_position_embeddings=8192,
+    rope_parameters={"rope_type": "default", "rope_theta": 100000.0},
+)
+QWEN25_SHAPES = dict(
+    hidden_size=896,
+    num_hidden_layers=24,
+    num_attention_heads=14,
+    num_key_value_heads=2,
+    intermediate_size=4864,
+    vocab_size=151936,
+    max_position_embeddings=32768,
+    rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+)
 GPT2_BUFFERS = re.compile(r"^(transformer\.)?h\.\d+\.attn\.(bias|masked_bias)$")  # causal masks, not weights
 _DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16, "F64": torch.float64}
 
@@ -176,6 +205,21 @@ def build_gpt2_size(path: Path, seed: int = 0) -> Path:
     return path
 
 
+def build_decoder_size(family: str, shapes: dict):
+    """A builder of a random decoder of `family` at a real model's `shapes` (make_decoder_dir), float32,
+    with its end-of-text embedding row zeroed, so that it is never chosen."""
+
+    def build(path: Path) -> Path:
+        from hf_fixtures import make_decoder_dir
+
+        make_decoder_dir(path, family, shapes=shapes)
+        eos = json.loads((path / "config.json").read_text(encoding="utf-8"))["eos_token_id"]
+        _zero_rows(path, "model.embed_tokens.weight", [eos])
+        return path
+
+    return build
+
+
 def _built(path: Path, build) -> Path:
     if not (path / "model.safetensors").is_file():
         build(path)
@@ -239,10 +283,20 @@ _ENGINES = {  # (imports, load, one run) of each engine in a fresh process, per 
         "pad_token_id=m.generation_config.eos_token_id)",
     ),
 }
+for _family in ("llama", "qwen2"):
+    _ENGINES[_family, "ours"] = _ENGINES["gpt2", "ours"]
+    _ENGINES[_family, "hf"] = (
+        "import torch, transformers\nfrom transformers import AutoTokenizer, AutoModelForCausalLM",
+        "m = AutoModelForCausalLM.from_pretrained({path!r}, dtype=torch.float32).eval(); "
+        "t = AutoTokenizer.from_pretrained({path!r})",
+        _ENGINES["gpt2", "hf"][2],
+    )
 _LOADERS = {
     "marian": "MarianMTModel.from_pretrained",
     "t5": "T5ForConditionalGeneration.from_pretrained",
     "gpt2": "GPT2LMHeadModel.from_pretrained",
+    "llama": "AutoModelForCausalLM.from_pretrained",
+    "qwen2": "AutoModelForCausalLM.from_pretrained",
 }
 
 
@@ -313,15 +367,15 @@ def bench_family(
     family: str, path: Path, threads: int, repeats: int, beam: bool = True
 ) -> tuple[dict[str, tuple[float, float]], dict[str, int]]:
     """Median seconds (wall clock, and CPU of this process) of our 20-piece greedy (and beam 4)
-    translate (T5) or generate (GPT-2), with and without a trace, and of transformers' generate with
-    and without attentions; and the pieces each produced, checked to be the same ids."""
-    from hf_fixtures import reference_gpt2, reference_t5
+    translate (T5) or generate (GPT-2, Llama, Qwen2), with and without a trace, and of transformers'
+    generate with and without attentions; and the pieces each produced, checked to be the same ids."""
+    from hf_fixtures import reference_decoder, reference_gpt2, reference_t5
 
     from model import DecodeOptions, Interventions, load_bundle
 
     torch.set_num_threads(threads)
     bundle = load_bundle(path)
-    tokenizer, model = (reference_t5 if family == "t5" else reference_gpt2)(path)
+    tokenizer, model = {"t5": reference_t5, "gpt2": reference_gpt2}.get(family, reference_decoder)(path)
     greedy, beams = DecodeOptions(beam_size=1, max_len=STEPS), DecodeOptions(beam_size=BEAMS, max_len=STEPS)
     if family == "t5":
         text = bundle.task_prefix + TWELVE_WORDS  # what transformers' users write; translate adds it itself
@@ -434,12 +488,14 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="build the opus-size folder here and keep it")
     parser.add_argument("--keep-t5", type=Path, help="build the t5-small-size folder here and keep it")
     parser.add_argument("--keep-gpt2", type=Path, help="build the gpt2-size folder here and keep it")
+    parser.add_argument("--keep-smollm2", type=Path, help="build the SmolLM2-135M-size folder here and keep it")
+    parser.add_argument("--keep-qwen", type=Path, help="build the Qwen2.5-0.5B-size folder here and keep it")
     parser.add_argument(
         "--parts",
         nargs="+",
-        choices=("a", "b", "c", "d", "e", "f"),
-        default=list("abcdef"),
-        help="measure only these parts (default: all six)",
+        choices=("a", "b", "c", "d", "e", "f", "g", "h"),
+        default=list("abcdefgh"),
+        help="measure only these parts (default: all eight)",
     )
     parser.add_argument("--no-beam", action="store_true", help="(d), (e): greedy only, no beam 4")
     args = parser.parse_args()
@@ -495,9 +551,12 @@ def main() -> None:
         families = [
             ("d", "t5", "t5-small", args.keep_t5, build_t5_size, None),
             ("e", "gpt2", "gpt2", args.keep_gpt2, build_gpt2_size, GPT2_BUFFERS),
+            ("g", "llama", "SmolLM2-135M", args.keep_smollm2, build_decoder_size("llama", SMOLLM2_SHAPES), None),
+            ("h", "qwen2", "Qwen2.5-0.5B", args.keep_qwen, build_decoder_size("qwen2", QWEN25_SHAPES), None),
         ]
         for tag, family, shapes, keep, build, skip in families:
-            if not {tag, "f"} & set(args.parts):
+            memory = "f" in args.parts if tag in "de" else tag in args.parts  # (g), (h): memory with the timings
+            if not ({tag} & set(args.parts) or memory):
                 continue
             begun = time.perf_counter()
             folder = _built(keep or Path(scratch) / f"{shapes}-random", build)
@@ -545,15 +604,15 @@ def main() -> None:
                             ),
                         )
                     )
-            if "f" in args.parts:
+            if memory:
                 print(
-                    f"(f) resident memory of a fresh process, {shapes}-size checkpoint "
+                    f"({'f' if tag in 'de' else tag}) resident memory of a fresh process, {shapes}-size checkpoint "
                     "(MiB: RSS = anonymous + file-backed):"
                 )
                 for engine, label in (("ours", "load_bundle"), ("hf", _LOADERS[family])):
                     stages = rss_stages(folder, engine, family)
                     _mib_stages(label, *stages)
-                    _memory_rows(rows, f"f {family}", engine, weights, stages)
+                    _memory_rows(rows, f"{'f' if tag in 'de' else tag} {family}", engine, weights, stages)
     print("\nratios (ours / transformers; for (c) and (f), growth / weight bytes; (d), (e): wall clock, then CPU):")
     for name, ratio, *cpu in rows:
         print(f"    {name:<62}{ratio:7.3f}" + (f"  {cpu[0]:7.3f}" if cpu else ""))

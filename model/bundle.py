@@ -1,9 +1,9 @@
-"""A loaded checkpoint ready to translate: sentence in, translation and Trace out."""
+"""A loaded checkpoint ready to translate or continue (generation.py), to trace a fixed output, to score
+it, and to encode a sentence: text in, results and Traces out."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -12,23 +12,20 @@ import torch
 from .checkpoints.capabilities import capabilities
 from .checkpoints.checkpoint import Checkpoint, load_checkpoint
 from .checkpoints.snapshots import steps as snapshot_steps
-from .engine import stages
-from .engine.attention import KVCache
-from .engine.decoding import Hypothesis, beam_search, continued_trace, decoded_logits, greedy
-from .engine.hooks import Recorder, not_recording, recording
+from .engine.decoding import decoded_logits
+from .engine.hooks import recording
 from .engine.interventions import DecodeOptions, Interventions
-from .engine.tokenizer import normalize_source
 from .engine.tokens import pad_rows
 from .errors import REBUILD_HINT, CheckpointError, InputError
-from .inputs import read_source, unknown_words
-from .results import Beam, EncodeResult, GenerationResult, Trace, TranslationResult
-from .traces import chosen_log_probs, decoder_input, decoding_steps, make_trace, sentence_embedding
+from .generation import Generator
+from .inputs import unknown_words
+from .results import EncodeResult, Trace
+from .traces import chosen_log_probs, make_trace, sentence_embedding
 
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
-DEFAULT_NEW_PIECES = 20  # a continuation's length when neither the caller nor the checkpoint says
 
 
-class Bundle:
+class Bundle(Generator):
     """The model, its tokenizer and its card; one instance can serve many threads at once."""
 
     def __init__(self, checkpoint: Checkpoint) -> None:
@@ -45,6 +42,7 @@ class Bundle:
         self.known_words = frozenset(checkpoint.card.get("known_words", ()))
         self.capabilities = capabilities(checkpoint)
         self.task_prefix = checkpoint.task_prefix
+        self.chat = checkpoint.chat
 
     @property
     def kind(self) -> str:
@@ -89,38 +87,6 @@ class Bundle:
         with torch.inference_mode():
             return module.buckets(queries, keys).numpy(), module(queries, keys)[0].float().numpy()
 
-    def check_interventions(self, iv: Interventions) -> None:
-        """Refuse ablated heads or layers this model does not have."""
-        iv.check_against(self.config)
-
-    def encode_source(self, sentence: str) -> tuple[str, list[int], list[str]]:
-        """The text the model reads (the checkpoint's task prefix, then the sentence), its source
-        ids (cut to the model's length) and warnings."""
-        if self.task_prefix:
-            normalize_source(sentence, canonical=self.tokenizer.canonical_input)  # an empty sentence is refused
-        return read_source(self.tokenizer, self.config, self.task_prefix + sentence if self.task_prefix else sentence)
-
-    def require_decoder(self) -> None:
-        """Refuse to translate with a model that cannot (InputError naming it)."""
-        if self.capabilities.translates:
-            return
-        if self.capabilities.decoder:
-            raise InputError(
-                f"{self.name} is a decoder-only model ({self.family}): it continues a text but has "
-                "no encoder to read a sentence to translate. Use generate() instead."
-            )
-        raise InputError(
-            f"{self.name} is an encoder-only model ({self.family}): it reads a sentence "
-            "but has no decoder, so it cannot translate. Use encode() instead."
-        )
-
-    def require_decoder_only(self) -> None:
-        """Refuse to continue a text with a model that is not decoder-only (InputError naming it)."""
-        if self.capabilities.decoder_only:
-            return
-        what = "translates: use translate()" if self.capabilities.translates else "has no decoder: use encode()"
-        raise InputError(f"{self.name} is not a decoder-only model ({self.kind}); it {what} instead.")
-
     def _memory(
         self, src: torch.Tensor, interventions: Interventions, lengths: torch.Tensor | None = None
     ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
@@ -136,260 +102,6 @@ class Bundle:
         if self.capabilities.encoder:
             return self.encode_source(sentence)[1]
         return self._read_prompt(sentence, DecodeOptions(max_len=new_pieces))[1]
-
-    def decoder_input_ids(self, src_ids: Sequence[int], produced: Sequence[int]) -> list[int]:
-        """What the decoder is fed to produce `produced`: the start piece (or, decoder-only, the
-        prompt), then every piece produced but the last."""
-        if self.capabilities.encoder:
-            return decoder_input(self.specials.bos, produced)
-        return [*src_ids, *produced[:-1]]
-
-    def max_output(self, src_len: int, options: DecodeOptions) -> int:
-        """How many pieces decoding may produce: the option, else 2 x source + 10, within the model."""
-        cap = self.config.max_len - 1
-        if self.generation.get("max_length"):
-            cap = min(cap, int(self.generation["max_length"]) - 1)
-        return min(options.max_len or 2 * src_len + 10, cap)
-
-    def _search(
-        self,
-        memory: torch.Tensor,
-        src_mask: torch.Tensor | None,
-        interventions: Interventions,
-        options: DecodeOptions,
-        max_len: int,
-        steps_seen: list | None = None,
-    ) -> list[Hypothesis]:
-        """Greedy or beam search from the encoded source, best first (nothing recorded)."""
-        with not_recording():
-            if options.beam_size == 1:
-                [(ids, finished)] = greedy(
-                    self.model, memory, src_mask, interventions, max_len, self.specials, steps_seen
-                )
-                return [Hypothesis(tuple(ids), 0.0, 0.0, finished)]
-            return beam_search(
-                self.model,
-                memory,
-                src_mask,
-                interventions,
-                options.beam_size,
-                max_len,
-                options.length_penalty,
-                self.specials,
-            )
-
-    def translation(
-        self, sentence: str, interventions: Interventions = Interventions(), options: DecodeOptions = DecodeOptions()
-    ) -> str:
-        """The translation alone, decoded as `translate` decodes it, without what `translate` adds
-        afterwards: the candidates of every step and, with the causal mask off, a second pass over
-        every prefix (which more than doubles the time of an output that runs to its length limit)."""
-        self.require_decoder()
-        self.check_interventions(interventions)
-        _, src_ids, _ = self.encode_source(sentence)
-        with torch.inference_mode():
-            memory, src_mask = self.model.encode(torch.tensor([src_ids]), interventions)
-            best = self._search(memory, src_mask, interventions, options, self.max_output(len(src_ids), options))[0]
-        return self.tokenizer.decode(best.ids)
-
-    def translate(
-        self,
-        sentence: str,
-        interventions: Interventions = Interventions(),
-        options: DecodeOptions = DecodeOptions(),
-        trace: bool = True,
-    ) -> TranslationResult:
-        """Translate one sentence under the given switches; record a Trace unless trace=False."""
-        self.require_decoder()
-        self.check_interventions(interventions)
-        source, src_ids, warnings = self.encode_source(sentence)
-        unknown = unknown_words(self.known_words, source, warnings)
-        max_len = self.max_output(len(src_ids), options)
-        specials = self.specials
-        src = torch.tensor([src_ids])
-        # greedy keeps the logits each step chose from. With the causal mask on they are the ones the pass
-        # over the whole output gives (no position sees a later one); with it off and no trace to record,
-        # they are all that is wanted: either way they are kept, not recomputed
-        reuse = options.beam_size == 1 and (interventions.causal_mask or not trace)
-        steps_seen: list[torch.Tensor] = []
-        with torch.inference_mode(), recording() if trace else nullcontext() as recorder:
-            memory, src_mask = self.model.encode(src, interventions)
-            hypotheses = self._search(memory, src_mask, interventions, options, max_len, steps_seen if reuse else None)
-            best = hypotheses[0]
-            produced = list(best.ids) + ([specials.eos] if best.finished else [])
-            if not produced:  # a maximum length of 0 pieces cannot happen; keep one row anyway
-                produced = [specials.eos]
-            logits = decoded_logits(
-                self.model,
-                torch.tensor([self.decoder_input_ids(src_ids, produced)]),
-                memory,
-                src_mask,
-                interventions,
-                steps_seen if reuse else None,
-                recorder.tensors if recorder is not None else None,
-            )
-        log_probs = logits[0].float().log_softmax(dim=-1)  # (T, vocab)
-        steps = decoding_steps(self.tokenizer, log_probs.exp(), produced, options.top_k)
-        log_prob = float(chosen_log_probs(log_probs, produced).sum())
-        if not best.finished:
-            warnings.append(f"The output was cut at {max_len} pieces before the model ended it.")
-        elif specials.force_eos_at_end and len(produced) == max_len:
-            warnings.append(
-                f"The output reached its limit of {max_len} pieces, where this checkpoint's generation "
-                "config makes the last piece end it."
-            )
-        beams = self._beams(hypotheses, log_prob, options)
-        recorded = None if recorder is None else self._trace(src_ids, produced, recorder.tensors, interventions)
-        return TranslationResult(
-            source,
-            self.tokenizer.decode(best.ids),
-            recorded,
-            steps,
-            beams,
-            log_prob,
-            tuple(produced),
-            warnings,
-            unknown,
-        )
-
-    def _beams(self, hypotheses: list[Hypothesis], log_prob: float, options: DecodeOptions) -> list[Beam]:
-        """The hypotheses as Beams; greedy's one carries the output's log-probability as its score."""
-        greedy_ = options.beam_size == 1
-        return [
-            Beam(
-                self.tokenizer.decode(h.ids),
-                self.tokenizer.pieces(h.ids),
-                log_prob if greedy_ else h.log_prob,
-                log_prob if greedy_ else h.score,
-                h.finished,
-            )
-            for h in hypotheses
-        ]
-
-    def _trace(
-        self, src_ids: list[int], produced: list[int], tensors: dict[str, torch.Tensor], interventions: Interventions
-    ) -> Trace:
-        """A decoder-only model's source is its prompt, fed to the decoder: its rows produce the
-        prompt's next pieces, then the output."""
-        fed = self.decoder_input_ids(src_ids, produced)
-        if self.capabilities.encoder:
-            return make_trace(self.tokenizer, src_ids, fed, produced, tensors, interventions)
-        return make_trace(self.tokenizer, [], fed, [*src_ids[1:], *produced], tensors, interventions)
-
-    def max_new(self, prompt_len: int, options: DecodeOptions) -> int:
-        """How many pieces a continuation may add: the option (else the checkpoint's max_new_tokens,
-        else 20), within the positions the model has left after the prompt."""
-        wanted = options.max_len or int(self.generation.get("max_new_tokens") or DEFAULT_NEW_PIECES)
-        return max(1, min(wanted, self.config.max_len - prompt_len))
-
-    def generate(
-        self,
-        text: str,
-        interventions: Interventions = Interventions(),
-        options: DecodeOptions = DecodeOptions(),
-        trace: bool = True,
-    ) -> GenerationResult:
-        """Continue `text` with a decoder-only model (greedy or beam search, `options.max_len` new
-        pieces at most); record a Trace of the prompt and every new piece but the last unless
-        trace=False."""
-        self.require_decoder_only()
-        self.check_interventions(interventions)
-        prompt, prompt_ids, warnings = self._read_prompt(text, options)
-        max_new = self.max_new(len(prompt_ids), options)
-        specials = self.specials
-        # greedy keeps the logits each step chose from; with the causal mask on, what it computed also
-        # makes the trace: its first step's pass over the prompt and its cache of the prompt's keys and
-        # values (decoding.continued_trace), so only the new pieces are read again
-        greedy_trace = trace and options.beam_size == 1 and interventions.causal_mask
-        steps_seen: list[torch.Tensor] = []
-        prompt_pass = Recorder()
-        cache = KVCache() if interventions.causal_mask else None
-        with torch.inference_mode():
-            start = torch.tensor([prompt_ids])
-            if options.beam_size == 1:
-                [(ids, finished)] = greedy(
-                    self.model,
-                    None,
-                    None,
-                    interventions,
-                    max_new,
-                    specials,
-                    steps_seen,
-                    prompt=start,
-                    cache=cache,
-                    first_step=recording(recorder=prompt_pass) if greedy_trace else None,
-                )
-                hypotheses = [Hypothesis(tuple(ids), 0.0, 0.0, finished)]
-            else:
-                hypotheses = beam_search(
-                    self.model,
-                    None,
-                    None,
-                    interventions,
-                    options.beam_size,
-                    max_new,
-                    options.length_penalty,
-                    specials,
-                    prompt=start,
-                )
-            best = hypotheses[0]
-            produced = list(best.ids) + ([specials.eos] if best.finished else [])
-            fed = torch.tensor([self.decoder_input_ids(prompt_ids, produced)])
-            tensors = None
-            if greedy_trace and cache is not None:  # greedy_trace decodes with the causal mask, so a cache
-                logits = torch.stack(steps_seen, dim=1)
-                tensors = continued_trace(self.model, prompt_pass.tensors, cache, fed, interventions)
-                unprojected = logits.new_full((1, len(prompt_ids) - 1, logits.size(-1)), float("nan"))
-                tensors[stages.LOGITS] = torch.cat([unprojected, logits], dim=1)
-            elif trace:
-                with recording() as recorder:
-                    logits = decoded_logits(
-                        self.model, fed, None, None, interventions, None, recorder.tensors, first=len(prompt_ids)
-                    )[:, len(prompt_ids) - 1 :]
-                tensors = recorder.tensors
-            else:
-                logits = (
-                    torch.stack(steps_seen, dim=1)
-                    if options.beam_size == 1
-                    else decoded_logits(self.model, fed, None, None, interventions, first=len(prompt_ids))[
-                        :, len(prompt_ids) - 1 :
-                    ]
-                )
-        log_probs = logits[0].float().log_softmax(dim=-1)  # (new pieces, vocab)
-        steps = decoding_steps(self.tokenizer, log_probs.exp(), produced, options.top_k)
-        log_prob = float(chosen_log_probs(log_probs, produced).sum())
-        if not best.finished:
-            warnings.append(f"The continuation stopped at its limit of {max_new} new pieces.")
-        beams = self._beams(hypotheses, log_prob, options)
-        recorded = None if tensors is None else self._trace(prompt_ids, produced, tensors, interventions)
-        return GenerationResult(
-            prompt,
-            self.tokenizer.decode(best.ids),
-            recorded,
-            steps,
-            beams,
-            log_prob,
-            tuple(produced),
-            warnings,
-            [],
-            tuple(prompt_ids),
-        )
-
-    def _read_prompt(self, text: str, options: DecodeOptions) -> tuple[str, list[int], list[str]]:
-        """The text a decoder-only model continues, its ids (cut so that the continuation fits) and warnings."""
-        normalized = normalize_source(text, canonical=self.tokenizer.canonical_input)
-        warnings = list(normalized.warnings)
-        ids = self.tokenizer.encode_source(normalized.text)
-        if not ids:
-            raise InputError("The text has no pieces for the model to read: type a few words.")
-        room = self.config.max_len - min(options.max_len or DEFAULT_NEW_PIECES, self.config.max_len - 1)
-        if len(ids) > room:
-            warnings.append(
-                f"The text was cut to its first {room} of {len(ids)} pieces, to leave room for the "
-                f"continuation (the model reads at most {self.config.max_len} positions)."
-            )
-            ids = ids[:room]
-        return normalized.text, ids, warnings
 
     def _fixed_output(
         self, sentence: str, output_ids: Sequence[int], interventions: Interventions

@@ -3,11 +3,14 @@ and the warnings a person should see (a cut, pieces the vocabulary lacks, words 
 
 from __future__ import annotations
 
+import json
 import unicodedata
+from datetime import datetime
 
 from .engine.config import ModelConfig
 from .engine.tokenizer import normalize_source
 from .engine.vocabulary import Vocabulary
+from .errors import InputError
 
 
 def read_source(tokenizer: Vocabulary, config: ModelConfig, sentence: str) -> tuple[str, list[int], list[str]]:
@@ -55,3 +58,34 @@ def _words(text: str) -> list[str]:
         if start < end:
             words.append(token[start:end])
     return words
+
+
+def render_chat(source: str, tokens: dict[str, str], text: str) -> str:
+    """`text` as one user message wrapped by a chat template (Jinja), rendered as transformers'
+    apply_chat_template renders it: a sandbox with trim_blocks and lstrip_blocks, loop controls,
+    raise_exception, strftime_now and a tojson that keeps non-ASCII, the special tokens as variables,
+    and the prompt for the assistant's turn after the message (add_generation_prompt). InputError
+    when the template does not render."""
+    import jinja2
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def raise_exception(message: str) -> None:
+        raise jinja2.exceptions.TemplateError(message)
+
+    environment = ImmutableSandboxedEnvironment(
+        trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"]
+    )
+    environment.filters["tojson"] = lambda x, ensure_ascii=False, indent=None, separators=None, sort_keys=False: (
+        json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+    )
+    environment.globals["raise_exception"] = raise_exception
+    environment.globals["strftime_now"] = lambda format: datetime.now().strftime(format)
+    try:
+        return environment.from_string(source).render(
+            messages=[{"role": "user", "content": text}], add_generation_prompt=True, **tokens
+        )
+    except Exception as exc:  # a template can fail in many ways (its own raise_exception, a missing variable)
+        raise InputError(
+            f"This checkpoint's chat template could not wrap the text ({type(exc).__name__}: {exc}); "
+            "the plain prompt still works."
+        ) from None

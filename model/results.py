@@ -74,6 +74,42 @@ class Beam:
 
 
 @dataclass(frozen=True)
+class CachedLayer:
+    """One attention block's keys and values as decoding cached them: (n_kv_heads, positions, d_head)
+    each, the keys after any norm and rotation (what transformers' past_key_values holds)."""
+
+    keys: np.ndarray
+    values: np.ndarray
+
+
+@dataclass(frozen=True)
+class KVCacheData:
+    """The KV cache after greedy decoding, layer by layer: what each step read instead of recomputing.
+    Position p's keys and values never change once cached (the causal mask), so the cache as step t
+    found it is the first `first + t` positions (`at(t)`)."""
+
+    self_attention: tuple[CachedLayer, ...]  # one per decoder layer: the decoder input's positions
+    cross_attention: tuple[CachedLayer, ...] = ()  # an encoder-decoder's: the source's, the same at every step
+    first: int = 1  # positions the first step read at once (a prompt; 1: the start piece)
+
+    @property
+    def positions(self) -> int:
+        """Positions held at the end (the decoder input's)."""
+        return self.self_attention[0].keys.shape[1] if self.self_attention else 0
+
+    def at(self, step: int) -> tuple[CachedLayer, ...]:
+        """Each layer's self-attention keys and values as step `step` left them (step 0: the first)."""
+        end = min(self.first + step, self.positions)
+        return tuple(CachedLayer(layer.keys[:, :end], layer.values[:, :end]) for layer in self.self_attention)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the arrays hold."""
+        layers = self.self_attention + self.cross_attention
+        return sum(layer.keys.nbytes + layer.values.nbytes for layer in layers)
+
+
+@dataclass(frozen=True)
 class TranslationResult:
     """Everything one call to `Bundle.translate` found out."""
 
@@ -86,6 +122,7 @@ class TranslationResult:
     output_ids: tuple[int, ...] = ()  # the pieces scored by log_prob, EOS included when finished
     warnings: list[str] = field(default_factory=list)
     unknown_words: list[str] = field(default_factory=list)
+    cache: KVCacheData | None = field(default=None, repr=False)  # greedy decoding's KV cache, layer by layer
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ For an encoder-only model: the sentence, its pieces, its embedding and its simil
 
 import streamlit as st
 
-from model import cosine
-from ui import player
+from model import InputError, cosine
+from ui import engine, player
 from ui.figures import shared
 from ui.page import Page, big_text, bind, md, page_value, start, table_height, typed_prefix, vocabulary
 from ui.urlstate import MAX_PREFIX, SUGGESTED_PREFIX, Field
@@ -166,6 +166,25 @@ if page.bundle.capabilities.trained_here:  # this project's models learn the cor
         )
 st.caption("The model read (its prompt):" if continues else "The model read:")
 st.text(result.source)
+if (
+    continues
+    and page.bundle.chat is not None
+    and st.checkbox(
+        "As a chat message",
+        key="as-chat",
+        help="This instruct checkpoint has a chat template: your text becomes a user's message, wrapped as the model "
+        "was tuned to read it, and the model writes the assistant's answer.",
+    )
+):
+    try:
+        answer = engine.chat(page.bundle, ctl.sentence, ctl.interventions(), ctl.beam_size)
+    except InputError as exc:
+        st.warning(str(exc))
+    else:
+        st.caption("Wrapped by the chat template, the model reads (special pieces and line breaks included):")
+        st.code(answer.prompt, language=None)
+        st.caption(f"Its answer ({len(answer.output_ids)} new pieces):")
+        big_text(answer.continuation or "(empty output)")
 
 if result.unknown_words:
     st.markdown("Flagged, never seen in training: " + ", ".join(f"**{md(w)}**" for w in result.unknown_words))

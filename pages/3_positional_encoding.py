@@ -35,6 +35,7 @@ side = "target" if decoder_only else "source"
 pieces = trace.tgt_pieces if decoder_only else trace.src_pieces
 relative = cfg.positional == "relative"
 learned = cfg.positional == "learned"
+rotary = cfg.positional == "rotary"
 SHOWN = 128  # positions drawn: a sentence uses few, and 512 rows would only slow the page down
 BEYOND = 1.25  # the distance chart runs this far past max_distance, to show the last bucket's flat stretch
 
@@ -137,6 +138,18 @@ if relative:
             f"{10 * max_distance} away. The dotted lines mark the farthest pair in your text.",
             key=f"distance-{name}",
         )
+elif rotary:
+    turned = (
+        f"the first {cfg.rotary_dims} of each head's {cfg.d_k} dimensions"
+        if cfg.rotary_dims < cfg.d_k
+        else (f"all {cfg.d_k} dimensions of each head")
+    )
+    st.info(
+        f"{md(bundle.name)} adds **nothing** to its embeddings either: it turns every query and key instead (rotary "
+        f"positions). After the projections, {turned} are taken in pairs and each pair is rotated by an angle "
+        f"position × θᵢ, with θᵢ = {cfg.rotary_base:g}^(−2i/{cfg.rotary_dims}), so that a query and a key meet at an "
+        "angle that depends only on how far apart they stand. The experiment below switches the rotation off."
+    )
 else:
 
     def _dims(text: str) -> tuple[int, int]:
@@ -260,7 +273,7 @@ else:
         key="pe-sizes",
     )
 
-what = "the bias" if relative else "the learned positions" if learned else "the encoding"
+what = "the bias" if relative else "the learned positions" if learned else "the rotation" if rotary else "the encoding"
 st.subheader(f"Experiment: switch {what} off")
 with_pe = page.run(positional_encoding=True)
 if page.encoder_only:

@@ -184,6 +184,13 @@ if not cfg.scale_embeddings:
             else "."
         )
     )
+elif cfg.positional in ("relative", "rotary"):  # scaled, with no position vector to outweigh (Gemma 3)
+    st.info(
+        f"{md(bundle.name)} multiplies its token embeddings by √{cfg.d_model} though it adds no position vector "
+        "(its positions turn the queries and keys): here the factor sets how loud the embedding stands in the "
+        "residual stream against what every layer adds to it, which its normalized sublayers keep small."
+    )
+    _compare_outputs(dict(scale_embeddings=True), dict(scale_embeddings=False), "with the scaling", "without it")
 else:
     sized = _first_stack_trace(scale_embeddings=True)
     side = "target" if decoder_only else "source"

@@ -87,6 +87,11 @@ if not bundle.capabilities.trained_here:
         f"Source: {md(card.get('source', '?'))} · Licence: {md(card.get('licence', '?'))} · "
         f"Weights: {card.get('weights_bytes', 0) / 1e6:,.1f} MB · Folder: {md(card.get('path', bundle.path))}"
     )
+    if card.get("stored_as", "float32") != "float32":
+        st.caption(
+            f"Stored as {md(card['stored_as'])}, run here as float32 on the CPU: "
+            f"{card.get('memory_bytes', 0) / 1e6:,.0f} MB of weights in memory."
+        )
 cols = st.columns(4)
 cols[0].metric("Parameters", f"{n_params:,}")
 cols[1].metric(

@@ -691,3 +691,181 @@ def reference_gpt2(path: Path) -> tuple[PreTrainedTokenizerBase, GPT2LMHeadModel
     tokenizer = AutoTokenizer.from_pretrained(str(path))
     model = GPT2LMHeadModel.from_pretrained(str(path), attn_implementation="eager").eval()
     return tokenizer, model
+
+
+# ---------------------------------------------------------------------------------------------
+# Today's decoders: Llama (SmolLM2), Qwen2 (Qwen2.5), Qwen3, Gemma 3 (270M) and GPT-NeoX (Pythia)
+
+DECODER_FAMILIES = ("llama", "qwen2", "qwen3", "gemma3_text", "gpt_neox")
+DECODER_BPE_VOCAB = 300
+# each family's special tokens (first ids), the one its tokenizer puts first (None: nothing added), its
+# end of text, and the tokenizer class its tokenizer_config.json names (as the hub's files do)
+DECODER_TOKENS = {
+    "llama": (["<s>", "</s>", "<|im_start|>", "<|im_end|>"], "<s>", "</s>", "GPT2Tokenizer"),
+    "qwen2": (["<|endoftext|>", "<|im_start|>", "<|im_end|>"], None, "<|endoftext|>", "Qwen2Tokenizer"),
+    "qwen3": (["<|endoftext|>", "<|im_start|>", "<|im_end|>"], None, "<|endoftext|>", "Qwen2Tokenizer"),
+    "gemma3_text": (
+        ["<pad>", "<eos>", "<bos>", "<unk>", "<mask>", "<start_of_turn>", "<end_of_turn>"],
+        "<bos>",
+        "<eos>",
+        "GemmaTokenizer",
+    ),
+    "gpt_neox": (["<|endoftext|>", "<|padding|>"], None, "<|endoftext|>", "GPTNeoXTokenizer"),
+}
+DECODER_EXTRA_ROWS = {"qwen2": 13}  # the model's vocabulary is larger than the tokenizer's (Qwen's 151,936)
+GEMMA_WINDOW = 4
+CHAT_TEMPLATES = {  # a plain ChatML (Qwen's) and Gemma's turn markers, in the hub's Jinja
+    "qwen2": (
+        "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+        "'<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+    ),
+    "gemma3_text": (
+        "{{ bos_token }}{% for message in messages %}{% set role = 'model' if message['role'] == 'assistant' "
+        "else message['role'] %}{{ '<start_of_turn>' + role + '\\n' + message['content'] | trim + "
+        "'<end_of_turn>\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<start_of_turn>model\\n' }}{% endif %}"
+    ),
+}
+
+
+def _decoder_tokenizer(family: str) -> PreTrainedTokenizerBase:
+    """A tokenizer trained on ENGLISH the way the family's hub files are built: byte-level BPE (Llama,
+    Qwen, GPT-NeoX) or Gemma's SentencePiece-style BPE ("▁" for spaces); its specials first; for Llama
+    and Gemma a post-processor that puts BOS first."""
+    from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors, trainers
+    from tokenizers.models import BPE
+    from transformers import GemmaTokenizer, PreTrainedTokenizerFast
+
+    specials, bos, eos, _ = DECODER_TOKENS[family]
+    gemma = family == "gemma3_text"
+    tok = Tokenizer(BPE(unk_token="<unk>" if gemma else None))
+    if gemma:
+        tok.normalizer = normalizers.Replace(" ", "▁")
+    else:
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+    alphabet = (
+        sorted({c for s in ENGLISH for c in s.replace(" ", "▁")}) if gemma else pre_tokenizers.ByteLevel.alphabet()
+    )
+    trainer = trainers.BpeTrainer(
+        vocab_size=DECODER_BPE_VOCAB, show_progress=False, special_tokens=specials, initial_alphabet=alphabet
+    )
+    tok.train_from_iterator(ENGLISH, trainer)
+    if gemma:
+        model = json.loads(tok.to_str())["model"]
+        merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]]
+        built = GemmaTokenizer(vocab=model["vocab"], merges=merges, add_bos_token=True)
+        built.add_special_tokens({"additional_special_tokens": ["<start_of_turn>", "<end_of_turn>"]})
+        return built
+    if bos is not None:
+        tok.post_processor = processors.TemplateProcessing(
+            single=f"{bos} $A", pair=f"{bos} $A $B", special_tokens=[(bos, tok.token_to_id(bos))]
+        )
+    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=bos or eos, eos_token=eos, unk_token=eos)
+
+
+def _decoder_config(family: str, vocab: int, ids: dict[str, int], shapes: dict | None = None):
+    """The family's config at tiny sizes (or `shapes` over them), with what makes it itself: grouped
+    key/value heads, a head width of its own (Qwen3, Gemma 3), sliding windows with their own rotary
+    base (Gemma 3), partial rotary and a parallel residual (GPT-NeoX), tied or separate heads."""
+    from transformers import Gemma3TextConfig, GPTNeoXConfig, LlamaConfig, Qwen2Config, Qwen3Config
+
+    settings: dict = dict(
+        vocab_size=vocab,
+        hidden_size=32,
+        intermediate_size=48,
+        num_attention_heads=4,
+        num_hidden_layers=2,
+        max_position_embeddings=128,
+        bos_token_id=ids["bos"],
+        eos_token_id=ids["eos"],
+        pad_token_id=ids.get("pad"),
+    )
+    if family == "llama":
+        classes, own = LlamaConfig, dict(num_key_value_heads=2, tie_word_embeddings=True)
+        own["rope_parameters"] = {"rope_type": "default", "rope_theta": 1000.0}
+    elif family == "qwen2":
+        classes, own = Qwen2Config, dict(num_key_value_heads=2, tie_word_embeddings=True)
+    elif family == "qwen3":
+        classes, own = Qwen3Config, dict(num_key_value_heads=1, head_dim=16, tie_word_embeddings=False)
+    elif family == "gemma3_text":
+        classes, own = (
+            Gemma3TextConfig,
+            dict(
+                num_hidden_layers=3,
+                num_key_value_heads=2,
+                head_dim=16,
+                query_pre_attn_scalar=12,
+                sliding_window=GEMMA_WINDOW,
+                layer_types=["sliding_attention", "sliding_attention", "full_attention"],
+                rope_parameters={
+                    "sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
+                    "full_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                },
+                tie_word_embeddings=True,
+            ),
+        )
+    elif family == "gpt_neox":
+        classes, own = (
+            GPTNeoXConfig,
+            dict(
+                rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5},
+                use_parallel_residual=True,
+                hidden_act="gelu",
+                tie_word_embeddings=False,
+            ),
+        )
+    else:
+        raise ValueError(f"family must be one of {DECODER_FAMILIES}, not {family!r}")
+    return classes(**{**settings, **own, **(shapes or {})})
+
+
+def make_decoder_dir(
+    path: Path,
+    family: str,
+    *,
+    seed: int = 0,
+    dtype: torch.dtype | None = None,
+    shard: str | None = None,
+    chat_template: bool = False,
+    shapes: dict | None = None,
+) -> Path:
+    """A tiny random decoder of `family` (one of DECODER_FAMILIES) saved by transformers with
+    tokenizer.json, tokenizer_config.json, config.json, generation_config.json and its weights, in
+    `dtype` (default: float32; bfloat16 as SmolLM2, Qwen and Gemma ship) and in shards of at most `shard`
+    (e.g. "30KB": model.safetensors.index.json). With `chat_template`, the tokenizer carries a chat
+    template (Qwen's ChatML, Gemma's turns; another family gets ChatML). `shapes`: config values over
+    the tiny ones (a real model's sizes, e.g. SmolLM2-135M's: hidden_size 576, 30 layers, ...; its
+    vocab_size may exceed the tokenizer's)."""
+    _quiet_transformers()
+    from transformers import AutoModelForCausalLM, GenerationConfig
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    tokenizer = _decoder_tokenizer(family)
+    _, bos, eos, tokenizer_class = DECODER_TOKENS[family]
+    if chat_template:
+        tokenizer.chat_template = CHAT_TEMPLATES.get(family, CHAT_TEMPLATES["qwen2"])
+    tokenizer.save_pretrained(str(path))
+    _rewrite_json(path / "tokenizer_config.json", {"tokenizer_class": tokenizer_class})
+    ids = {"bos": tokenizer.convert_tokens_to_ids(bos or eos), "eos": tokenizer.convert_tokens_to_ids(eos)}
+    if family == "gemma3_text":
+        ids["pad"] = tokenizer.convert_tokens_to_ids("<pad>")
+    config = _decoder_config(family, len(tokenizer) + DECODER_EXTRA_ROWS.get(family, 0), ids, shapes)
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_config(config, attn_implementation="eager")
+    _randomize_trivial(model, torch.Generator().manual_seed(seed + 1))
+    model.generation_config = GenerationConfig(bos_token_id=ids["bos"], eos_token_id=ids["eos"])
+    if dtype is not None:
+        model = model.to(dtype)
+    model.save_pretrained(str(path), **({"max_shard_size": shard} if shard else {}))
+    return path
+
+
+def reference_decoder(path: Path) -> tuple[PreTrainedTokenizerBase, torch.nn.Module]:
+    """transformers' own tokenizer (AutoTokenizer) and causal LM (eager attention, float32, eval mode)."""
+    _quiet_transformers()
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(path))
+    model = AutoModelForCausalLM.from_pretrained(str(path), attn_implementation="eager", dtype=torch.float32)
+    return tokenizer, model.eval()

@@ -28,16 +28,28 @@ NEW = 12  # pieces a GPT-2 continuation runs to in the generation tests
 T5_VARIANTS = ("t5", "flan")
 
 
+EMBEDDINGS = (
+    "shared.weight",
+    "lm_head.weight",
+    "wte.weight",
+    "wpe.weight",
+    "embed_tokens.weight",  # Llama, Qwen, Gemma
+    "embed_in.weight",  # GPT-NeoX
+    "embed_out.weight",
+)
+
+
 def _sharpen(path: Path, scale: float = 4.0) -> Path:
-    """Rewrite path/model.safetensors with every weight matrix of the layers scaled by `scale`, so that
-    patterns are peaked and outputs follow the input; the embeddings and output head are left as they
-    are, which keeps the logits in a range where 1e-4 is a fair bound for float32."""
-    file = path / "model.safetensors"
-    tensors = load_file(str(file))
-    for name, tensor in tensors.items():
-        if tensor.dim() == 2 and not name.endswith(("shared.weight", "lm_head.weight", "wte.weight", "wpe.weight")):
-            tensors[name] = tensor * scale
-    save_file(tensors, str(file), metadata={"format": "pt"})
+    """Rewrite the weights (model.safetensors, or each shard) with every weight matrix of the layers
+    scaled by `scale`, in their own dtype, so that patterns are peaked and outputs follow the input;
+    the embeddings and output head are left as they are, which keeps the logits in a range where 1e-4
+    is a fair bound for float32."""
+    for file in sorted(path.glob("*.safetensors")):
+        tensors = load_file(str(file))
+        for name, tensor in tensors.items():
+            if tensor.dim() == 2 and not name.endswith(EMBEDDINGS):
+                tensors[name] = (tensor.float() * scale).to(tensor.dtype)
+        save_file(tensors, str(file), metadata={"format": "pt"})
     return path
 
 

@@ -17,9 +17,10 @@ ALLOWED = {
     "checkpoints": {"engine"},
     "inputs": {"engine"},
     "traces": {"engine", "results"},
-    "bundle": {"engine", "checkpoints", "results", "inputs", "traces"},
-    "analysis": {"engine", "results", "bundle", "traces"},
-    "training": {"engine", "checkpoints", "results", "bundle", "analysis"},
+    "generation": {"engine", "checkpoints", "results", "inputs", "traces"},
+    "bundle": {"engine", "checkpoints", "results", "inputs", "traces", "generation"},
+    "analysis": {"engine", "results", "bundle", "traces", "generation"},
+    "training": {"engine", "checkpoints", "results", "bundle", "analysis", "generation"},
 }
 
 

@@ -155,6 +155,17 @@ def generated(bundle: Bundle, text: str, iv: Interventions, beam_size: int = 1, 
 
 
 @_cached
+def _chat(_bundle: Bundle, checkpoint_id: str, text: str, key: IvKey, beam_size: int) -> GenerationResult:
+    return _bundle.generate(text, _iv(key), DecodeOptions(beam_size=beam_size), trace=False, chat=True)
+
+
+def chat(bundle: Bundle, text: str, iv: Interventions, beam_size: int = 1) -> GenerationResult:
+    """An instruct checkpoint's answer to `text` as a user's chat message (wrapped by its chat template:
+    the result's prompt), without a trace; cached by (checkpoint id, text, switches, beam size)."""
+    return _chat(bundle, bundle.checkpoint_id, text, iv_key(iv), beam_size)
+
+
+@_cached
 def _translation_text(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int) -> str:
     return _bundle.translation(sentence, _iv(key), DecodeOptions(beam_size=beam_size))
 

@@ -14,8 +14,9 @@ from torch import nn
 
 from .config import ModelConfig
 from .dropout import Dropout
-from .hooks import HookPoint
-from .modules import Linear
+from .hooks import HookPoint, watched
+from .modules import Linear, make_norm
+from .positional import rotate
 
 
 class KVCache:
@@ -45,20 +46,29 @@ class KVCache:
 
 
 class MultiHeadAttention(nn.Module):
-    """h heads of scaled dot-product attention over learned projections, then one output projection."""
+    """h heads of scaled dot-product attention over learned projections, then one output projection.
+
+    With fewer key/value heads than query heads (grouped-query attention, `n_kv_heads`), each key and
+    value head serves n_heads / n_kv_heads query heads side by side: the cache holds the key/value
+    heads, and the scores, patterns and hook points hold one per query head. With rotary positions,
+    queries and keys are turned after their projections (and their norms) and cached turned."""
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
-        self.n_heads, self.d_k = cfg.n_heads, cfg.d_k
+        self.n_heads, self.d_k, self.n_kv_heads = cfg.n_heads, cfg.d_k, cfg.kv_heads
         self.scaled = cfg.scale_scores
-        width, bias = cfg.d_attention, cfg.linear_bias
-        self.w_q = Linear(cfg.d_model, width, bias=bias)
-        self.w_k = Linear(cfg.d_model, width, bias=bias)
-        self.w_v = Linear(cfg.d_model, width, bias=bias)
+        self.scale_width = cfg.score_scale_width or cfg.d_k
+        width, kv_width, bias = cfg.d_attention, cfg.kv_heads * cfg.d_k, cfg.linear_bias
+        self.w_q = Linear(cfg.d_model, width, bias=bias or cfg.qkv_bias)
+        self.w_k = Linear(cfg.d_model, kv_width, bias=bias or cfg.qkv_bias)
+        self.w_v = Linear(cfg.d_model, kv_width, bias=bias or cfg.qkv_bias)
         self.w_o = Linear(width, cfg.d_model, bias=bias)
+        if cfg.qk_norm:  # over each head's d_k (Qwen3, Gemma 3), before the rotation
+            self.q_norm = make_norm(cfg, cfg.d_k)
+            self.k_norm = make_norm(cfg, cfg.d_k)
         self.dropout = Dropout(cfg.dropout)
-        self.hook_q = HookPoint()  # (B, h, T, d_k)
-        self.hook_k = HookPoint()  # (B, h, S, d_k)
+        self.hook_q = HookPoint()  # (B, h, T, d_k) after any norm and rotation
+        self.hook_k = HookPoint()  # (B, h, S, d_k) one per query head (a shared key/value head repeated)
         self.hook_v = HookPoint()  # (B, h, S, d_k)
         self.hook_scores = HookPoint()  # (B, h, T, S) QK^T / sqrt(d_k) (raw with scaling off) + any relative bias
         self.hook_masked_scores = HookPoint()  # (B, h, T, S) -inf (or -1e9) where the mask forbids
@@ -66,7 +76,12 @@ class MultiHeadAttention(nn.Module):
         self.hook_context = HookPoint()  # (B, h, T, d_k) after head ablation
         self.hook_concat = HookPoint()  # (B, T, d_model)
         self.hook_out = HookPoint()  # (B, T, d_model)
-        self._fused: tuple[torch.Tensor, torch.Tensor, tuple[int, ...]] | None = None
+        self._fused: tuple[torch.Tensor, torch.Tensor | None, tuple[int, ...]] | None = None
+
+    @property
+    def widths(self) -> tuple[int, int, int]:
+        """Output widths of the query, key and value projections."""
+        return self.n_heads * self.d_k, self.n_kv_heads * self.d_k, self.n_kv_heads * self.d_k
 
     def fuse_projections(self) -> None:
         """Lay the query, key and value projections out in one block of memory, their parameters
@@ -74,13 +89,14 @@ class MultiHeadAttention(nn.Module):
         one matrix product instead of three: one long read of the block (a decoding step's
         position at opus-mt size: 0.17 ms against 0.3 ms)."""
         parts = (self.w_q, self.w_k, self.w_v)
-        weight = torch.cat([part.weight.detach() for part in parts]).t().contiguous().t()  # (3 width, d_model)
+        weight = torch.cat([part.weight.detach() for part in parts]).t().contiguous().t()  # (q + k + v, d_model)
         bias = torch.cat([part.bias.detach() for part in parts]) if self.w_q.bias is not None else None
-        width = self.n_heads * self.d_k
-        for i, part in enumerate(parts):
-            part.weight.data = weight[i * width : (i + 1) * width]
+        start = 0
+        for part, width in zip(parts, self.widths, strict=True):
+            part.weight.data = weight[start : start + width]
             if bias is not None:
-                part.bias.data = bias[i * width : (i + 1) * width]
+                part.bias.data = bias[start : start + width]
+            start += width
         self._fused = weight, bias, self._addresses()
 
     def _addresses(self) -> tuple[int, ...]:
@@ -97,31 +113,45 @@ class MultiHeadAttention(nn.Module):
         weight, bias, addresses = self._fused
         return (weight, bias) if self._addresses() == addresses else None
 
-    def _split_heads(self, x: torch.Tensor) -> torch.Tensor:
+    def _split_heads(self, x: torch.Tensor, heads: int = 0) -> torch.Tensor:
         batch, length, _ = x.shape
-        return x.view(batch, length, self.n_heads, self.d_k).transpose(1, 2)  # (B, h, L, d_k)
+        return x.view(batch, length, heads or self.n_heads, self.d_k).transpose(1, 2)  # (B, h, L, d_k)
 
-    def _project(self, x_q: torch.Tensor, x_kv: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """Queries, keys and values, each (B, h, L, d_k)."""
+    def _project(self, x_q: torch.Tensor, x_kv: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Queries (B, h, T, d_k), keys and values (B, kv heads, S, d_k), the queries and keys normed
+        per head when the model does so."""
         fused = self._fused_projection() if x_q is x_kv else None
         if fused is None:
-            return (
-                self._split_heads(self.w_q(x_q)),
-                self._split_heads(self.w_k(x_kv)),
-                self._split_heads(self.w_v(x_kv)),
-            )
-        batch, length, _ = x_q.shape
-        qkv = F.linear(x_q, *fused).view(batch, length, 3, self.n_heads, self.d_k)
-        return qkv.permute(2, 0, 3, 1, 4).unbind(0)
+            q, k = self._split_heads(self.w_q(x_q)), self._split_heads(self.w_k(x_kv), self.n_kv_heads)
+            v = self._split_heads(self.w_v(x_kv), self.n_kv_heads)
+        else:
+            q, k, v = F.linear(x_q, *fused).split(self.widths, dim=-1)
+            q, k, v = self._split_heads(q), self._split_heads(k, self.n_kv_heads), self._split_heads(v, self.n_kv_heads)
+        if hasattr(self, "q_norm"):
+            q, k = self.q_norm(q), self.k_norm(k)
+        return q, k, v
+
+    def per_query_head(self, x: torch.Tensor) -> torch.Tensor:
+        """Keys or values (B, kv heads, S, d_k) -> (B, h, S, d_k): each key/value head repeated for the
+        query heads of its group (heads g * n_heads / n_kv_heads ... side by side)."""
+        if self.n_kv_heads == self.n_heads:
+            return x
+        batch, kv_heads, length, d_k = x.shape
+        group = self.n_heads // kv_heads
+        return x[:, :, None].expand(batch, kv_heads, group, length, d_k).reshape(batch, self.n_heads, length, d_k)
 
     def scores(
         self, q: torch.Tensor, k: torch.Tensor, scale: bool = True, bias: torch.Tensor | None = None
     ) -> torch.Tensor:
         """QK^T of queries (B, h, T, d_k) and keys (B, h, S, d_k), divided by sqrt(d_k) when `scale`
-        is on and the model scales at all, plus `bias` (a relative-position bias): (B, h, T, S)."""
-        scores = q @ k.transpose(-2, -1)
+        is on and the model scales at all, plus `bias` (a relative-position bias): (B, h, T, S). Keys of
+        the key/value heads alone (B, kv heads, S, d_k) each meet their group of query heads."""
+        if k.size(1) != q.size(1):  # grouped: no copy of the keys per query head
+            scores = (q.unflatten(1, (k.size(1), -1)) @ k[:, :, None].transpose(-2, -1)).flatten(1, 2)
+        else:
+            scores = q @ k.transpose(-2, -1)
         if scale and self.scaled:
-            scores = scores / math.sqrt(self.d_k)
+            scores = scores / math.sqrt(self.scale_width)
         return scores if bias is None else scores + bias
 
     def forward(
@@ -135,9 +165,11 @@ class MultiHeadAttention(nn.Module):
         scale: bool = True,
         fill: float = float("-inf"),
         bias: torch.Tensor | None = None,
+        rotary: tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> torch.Tensor:
         """x_q (B, T, d_model) attends over x_kv (B, S, d_model); returns (B, T, d_model).
-        `bias` (1, h, T, S), added to every score: a relative-position bias (T5).
+        `bias` (1, h, T, S), added to every score: a relative-position bias (T5). `rotary`: cos and
+        sin (T, dims) of the new positions' angles, turning their queries and keys (self-attention).
 
         With a cache, self-attention appends this step's keys and values to the earlier
         ones; cross-attention (static_kv) projects the encoder memory once and reuses it.
@@ -145,7 +177,9 @@ class MultiHeadAttention(nn.Module):
         if cache is not None and static_kv and self in cache.store:
             q, (k, v) = self._split_heads(self.w_q(x_q)), cache.store[self]
         else:
-            q, k, v = self._project(x_q, x_kv)  # (B, h, T, d_k), (B, h, S, d_k) twice
+            q, k, v = self._project(x_q, x_kv)  # (B, h, T, d_k), (B, kv heads, S, d_k) twice
+            if rotary is not None:
+                q, k = rotate(q, *rotary), rotate(k, *rotary)
             if cache is not None:
                 if not static_kv and self in cache.store:
                     past_k, past_v = cache.store[self]
@@ -153,12 +187,18 @@ class MultiHeadAttention(nn.Module):
                 cache.store[self] = (k, v)
                 if static_kv:
                     cache.static.add(self)
+        if self.n_kv_heads != self.n_heads and watched():  # what is recorded or patched is per query head
+            k, v = self.per_query_head(k), self.per_query_head(v)
         q, k, v = self.hook_q(q), self.hook_k(k), self.hook_v(v)
         scores = self.hook_scores(self.scores(q, k, scale, bias))  # (B, h, T, S)
         if mask is not None:
             scores = torch.where(mask, scores, fill)
         pattern = self.hook_pattern(self.hook_masked_scores(scores).softmax(dim=-1))  # (B, h, T, S)
-        context = self.dropout(pattern) @ v  # (B, h, T, d_k)
+        weights = self.dropout(pattern)
+        if v.size(1) != self.n_heads:  # grouped: each value head read by its group of query heads
+            context = (weights.unflatten(1, (v.size(1), -1)) @ v[:, :, None]).flatten(1, 2)  # (B, h, T, d_k)
+        else:
+            context = weights @ v  # (B, h, T, d_k)
         if ablate_heads:
             keep = torch.ones(self.n_heads, dtype=context.dtype, device=context.device)
             keep[list(ablate_heads)] = 0.0

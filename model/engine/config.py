@@ -8,9 +8,13 @@ ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
 # "sinusoidal": the paper's table, sin and cos interleaved; "sinusoidal_halves": Marian's, the same
 # frequencies with every sin in the first half of the dimensions and every cos in the second;
 # "relative": nothing added to the embeddings, a learned bias per head on every attention score of
-# the self-attention blocks, by bucketed distance from query to key (T5)
-POSITIONALS = ("sinusoidal", "sinusoidal_halves", "learned", "relative")
-NORMS = ("layer", "rms")  # LayerNorm; or RMSNorm, which neither centres nor adds a bias (T5)
+# the self-attention blocks, by bucketed distance from query to key (T5); "rotary": nothing added to
+# the embeddings, every query and key turned by an angle that grows with its position (Llama, Qwen,
+# Gemma, GPT-NeoX), in the rotate-half layout
+POSITIONALS = ("sinusoidal", "sinusoidal_halves", "learned", "relative", "rotary")
+# LayerNorm; RMSNorm, which neither centres nor adds a bias (T5, Llama, Qwen); or Gemma's RMSNorm, whose
+# weight starts at 0 and scales by (1 + w), computed in float32
+NORMS = ("layer", "rms", "rms_plus_one")
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,24 @@ class ModelConfig:
     rescale_output: bool = False
     relative_buckets: int = 32  # positional "relative": buckets of query-to-key distance
     relative_max_distance: int = 128  # distances from here on share the last bucket
+    # key and value heads, each shared by n_heads / n_kv_heads query heads (grouped-query attention; 1:
+    # multi-query); 0: n_heads. Patterns, knock-outs and roles stay per query head
+    n_kv_heads: int = 0
+    rotary_fraction: float = 1.0  # positional "rotary": the share of each head's dims turned (GPT-NeoX: 0.25)
+    rotary_base: float = 10000.0  # positional "rotary": the base θ of the angles' frequencies
+    rotary_base_local: float = 0.0  # the base of the layers with a sliding window (Gemma 3); 0: rotary_base
+    # per decoder layer, how many positions back a query sees (a sliding window, Gemma 3); 0: every
+    # position; empty: every layer sees every position
+    windows: tuple[int, ...] = ()
+    qk_norm: bool = False  # an RMS norm over each head's queries and keys before the rotation (Qwen3, Gemma 3)
+    qkv_bias: bool = False  # the query, key and value projections add a bias even without linear_bias (Qwen2)
+    # a norm on each sublayer's output too, before the residual sum: four norms per layer (Gemma 3)
+    sandwich_norm: bool = False
+    # scores divided by sqrt(this) instead of sqrt(d_k) (Gemma 3's query_pre_attn_scalar); 0: d_k
+    score_scale_width: float = 0.0
+    # x + attn(norm_self(x)) + ffn(norm_ffn(x)): the feed-forward reads the layer's input, not the
+    # attention's sum (GPT-NeoX's use_parallel_residual; pre-norm only)
+    parallel_residual: bool = False
 
     def __post_init__(self) -> None:
         problems = []
@@ -63,7 +85,7 @@ class ModelConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 problems.append(f"{name} must be a positive integer, got {value!r}")
-        for name in ("n_encoder_layers", "n_decoder_layers", "token_types", "pad_id", "d_head"):
+        for name in ("n_encoder_layers", "n_decoder_layers", "token_types", "pad_id", "d_head", "n_kv_heads"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 problems.append(f"{name} must be a non-negative integer, got {value!r}")
@@ -75,6 +97,20 @@ class ModelConfig:
             problems.append(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
         if not problems and self.positional.startswith("sinusoidal") and self.d_model % 2:
             problems.append(f"sinusoidal positions need an even d_model, got {self.d_model}")
+        if not problems and self.n_kv_heads and self.n_heads % self.n_kv_heads:
+            problems.append(f"n_heads ({self.n_heads}) must be a multiple of n_kv_heads ({self.n_kv_heads})")
+        problems += self._rotary_problems() if not problems else []
+        windows = self.windows
+        if not isinstance(windows, tuple) or not all(isinstance(w, int) and w >= 0 for w in windows):
+            problems.append(f"windows must be non-negative integers, one per decoder layer, got {windows!r}")
+        elif windows and (len(windows) != self.n_decoder_layers or self.n_encoder_layers):
+            problems.append(f"windows are one per layer of a decoder alone: {len(windows)} for {self.n_decoder_layers}")
+        if self.parallel_residual and not self.norm_first:
+            problems.append("parallel_residual needs norm_first (the norms come before the sublayers)")
+        if self.parallel_residual and self.cross_attention:
+            problems.append("parallel_residual is for a decoder alone or an encoder alone, not cross-attention")
+        if not (isinstance(self.score_scale_width, (int, float)) and self.score_scale_width >= 0):
+            problems.append(f"score_scale_width must be a non-negative number, got {self.score_scale_width!r}")
         if not (isinstance(self.dropout, (int, float)) and 0.0 <= self.dropout < 1.0):
             problems.append(f"dropout must be in [0, 1), got {self.dropout!r}")
         if self.activation not in ACTIVATIONS:
@@ -96,11 +132,49 @@ class ModelConfig:
             "scale_scores",
             "tie_output",
             "rescale_output",
+            "qk_norm",
+            "qkv_bias",
+            "sandwich_norm",
+            "parallel_residual",
         ):
             if not isinstance(getattr(self, name), bool):
                 problems.append(f"{name} must be true or false, got {getattr(self, name)!r}")
         if problems:
             raise ValueError("Invalid model config: " + "; ".join(problems))
+
+    def _rotary_problems(self) -> list[str]:
+        """What is wrong with the rotary settings (nothing when the positions are not rotary)."""
+        if self.positional != "rotary":
+            return []
+        problems = []
+        fraction, bases = self.rotary_fraction, (self.rotary_base, self.rotary_base_local)
+        if not (isinstance(fraction, (int, float)) and 0.0 < fraction <= 1.0):
+            problems.append(f"rotary_fraction must be in (0, 1], got {fraction!r}")
+        elif int(self.d_k * fraction) % 2 or int(self.d_k * fraction) < 2:
+            problems.append(f"rotary_fraction {fraction} of a head of {self.d_k} must turn an even number of dims")
+        if not all(isinstance(b, (int, float)) and b >= 0 for b in bases) or self.rotary_base <= 1:
+            problems.append(f"rotary_base must be above 1 (and rotary_base_local 0 or above 1), got {bases}")
+        elif 0 < self.rotary_base_local <= 1:
+            problems.append(f"rotary_base_local must be 0 or above 1, got {self.rotary_base_local}")
+        return problems
+
+    @property
+    def kv_heads(self) -> int:
+        """Key and value heads per attention block (n_heads unless grouped)."""
+        return self.n_kv_heads or self.n_heads
+
+    @property
+    def rotary_dims(self) -> int:
+        """How many of each head's dims the rotation turns (0 without rotary positions)."""
+        return int(self.d_k * self.rotary_fraction) if self.positional == "rotary" else 0
+
+    def window(self, layer: int) -> int:
+        """How many positions back decoder layer `layer` sees; 0: all of them."""
+        return self.windows[layer] if self.windows else 0
+
+    def rotary_base_of(self, layer: int) -> float:
+        """The base θ of decoder layer `layer`'s rotation: the local one for a windowed layer."""
+        return self.rotary_base_local if self.window(layer) and self.rotary_base_local else self.rotary_base
 
     @property
     def cross_attention(self) -> bool:
@@ -138,4 +212,6 @@ class ModelConfig:
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"Invalid model config: unknown keys {unknown}")
+        if isinstance(data.get("windows"), list):  # JSON has no tuples
+            data = {**data, "windows": tuple(data["windows"])}
         return cls(**data)

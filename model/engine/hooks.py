@@ -155,6 +155,11 @@ class HookPoint(nn.Module):
     __call__ = forward
 
 
+def watched() -> bool:
+    """True while a Recorder or a Patching is active in this context: hook points then see their tensors."""
+    return _ACTIVE.get() is not None or _PATCHING.get() is not None
+
+
 def name_hook_points(model: nn.Module) -> list[str]:
     """Give every HookPoint its module path as name; return the names in definition order."""
     names = []

@@ -45,11 +45,18 @@ class FeedForward(nn.Module):
 
 
 class TransformerLayer(nn.Module):
-    """Self-attention [+ cross-attention] + feed-forward, each wrapped in residual + LayerNorm."""
+    """Self-attention [+ cross-attention] + feed-forward, each wrapped in residual + LayerNorm.
+
+    Gemma 3 norms each sublayer's output too (`sandwich_norm`: four norms per layer); GPT-NeoX runs
+    the two sublayers side by side on the layer's input (`parallel_residual`)."""
 
     def __init__(self, cfg: ModelConfig, cross: bool) -> None:
         super().__init__()
         self.norm_first = cfg.norm_first
+        self.parallel = cfg.parallel_residual
+        if cfg.sandwich_norm:  # the output norms: after the sublayer, before the residual sum
+            self.post_norm_self = make_norm(cfg)
+            self.post_norm_ffn = make_norm(cfg)
         self.dropout = Dropout(cfg.dropout)
         self.self_attn = MultiHeadAttention(cfg)
         self.norm_self = make_norm(cfg)
@@ -72,9 +79,11 @@ class TransformerLayer(nn.Module):
         hook_norm: HookPoint,
         hook_resid: HookPoint,
         fn: Callable[[torch.Tensor], torch.Tensor],
+        post_norm: nn.Module | None = None,
     ) -> torch.Tensor:
-        if self.norm_first:  # Pre-LN: x + f(LN(x))
-            return hook_resid(x + self.dropout(fn(hook_norm(norm(x)))))
+        if self.norm_first:  # Pre-LN: x + f(LN(x)), with a sandwich x + LN'(f(LN(x)))
+            out = fn(hook_norm(norm(x)))
+            return hook_resid(x + self.dropout(out if post_norm is None else post_norm(out)))
         return hook_norm(norm(hook_resid(x + self.dropout(fn(x)))))  # Post-LN: LN(x + f(x))
 
     def forward(
@@ -89,17 +98,24 @@ class TransformerLayer(nn.Module):
         scale: bool = True,
         fill: float = float("-inf"),
         position_bias: torch.Tensor | None = None,
+        rotary: tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> torch.Tensor:
         """x (B, L, d_model) -> (B, L, d_model); memory (B, S, d_model) only in the decoder.
         `scale` and `fill` reach every attention block (the what-if switches); `position_bias`
-        (1, h, L, keys), the self-attention's only."""
+        (1, h, L, keys) and `rotary` (the angles' cos and sin, (L, dims) each), the self-attention's only."""
+        layer_input = x
         x = self._sublayer(
             x,
             self.norm_self,
             self.hook_norm_self,
             self.hook_resid_self,
-            lambda h: self.self_attn(h, h, self_mask, ablate_self, cache, scale=scale, fill=fill, bias=position_bias),
+            lambda h: self.self_attn(
+                h, h, self_mask, ablate_self, cache, scale=scale, fill=fill, bias=position_bias, rotary=rotary
+            ),
+            getattr(self, "post_norm_self", None),
         )
+        if self.parallel:  # the feed-forward reads the layer's input, and its output joins the same sum
+            return self.hook_resid_ffn(x + self.dropout(self.ffn(self.hook_norm_ffn(self.norm_ffn(layer_input)))))
         if memory is not None:
             x = self._sublayer(
                 x,
@@ -110,7 +126,9 @@ class TransformerLayer(nn.Module):
                     h, memory, memory_mask, ablate_cross, cache, static_kv=True, scale=scale, fill=fill
                 ),
             )
-        return self._sublayer(x, self.norm_ffn, self.hook_norm_ffn, self.hook_resid_ffn, self.ffn)
+        return self._sublayer(
+            x, self.norm_ffn, self.hook_norm_ffn, self.hook_resid_ffn, self.ffn, getattr(self, "post_norm_ffn", None)
+        )
 
     __call__ = forward  # see modules.py
 

@@ -38,3 +38,15 @@ def combine(*masks: torch.Tensor | None) -> torch.Tensor | None:
     for mask in present[1:]:
         out = out & mask
     return out
+
+
+def window_mask(
+    queries: int, keys: int, window: int, start: int = 0, causal: bool = True, device: torch.device | None = None
+) -> torch.Tensor:
+    """(queries, keys) sliding-window mask (Gemma 3): the query at position start + i sees the keys
+    less than `window` positions back (key > query - window); without the causal mask, also less
+    than `window` positions ahead (as Gemma's bidirectional form)."""
+    query = torch.arange(start, start + queries, device=device)[:, None]
+    key = torch.arange(keys, device=device)[None, :]
+    near = key > query - window
+    return near if causal else near & (key < query + window)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import torch
 from torch import nn
 
 if TYPE_CHECKING:
@@ -29,12 +30,32 @@ class RMSNorm(nn.RMSNorm):
     __call__ = nn.RMSNorm.forward
 
 
-def make_norm(cfg: ModelConfig) -> nn.Module:
-    """The model's normalization over d_model: LayerNorm, or RMSNorm (T5: x / rms(x) * weight,
-    neither centred nor biased)."""
+class OffsetRMSNorm(nn.Module):
+    """Gemma's RMSNorm: x / rms(x) * (1 + weight), the weight starting at 0, computed in float32
+    whatever the input's dtype."""
+
+    def __init__(self, width: int, eps: float) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.zeros(width))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        wide = x.float()
+        normed = wide * torch.rsqrt(wide.pow(2).mean(-1, keepdim=True) + self.eps)
+        return (normed * (1.0 + self.weight.float())).to(x.dtype)
+
+    __call__ = forward
+
+
+def make_norm(cfg: ModelConfig, width: int = 0) -> nn.Module:
+    """The model's normalization over d_model (or `width`: a head's queries and keys): LayerNorm,
+    RMSNorm (T5, Llama: x / rms(x) * weight, neither centred nor biased) or Gemma's (1 + weight) form."""
+    width = width or cfg.d_model
     if cfg.norm == "rms":
-        return RMSNorm(cfg.d_model, eps=cfg.layer_norm_eps)
-    return LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps)
+        return RMSNorm(width, eps=cfg.layer_norm_eps)
+    if cfg.norm == "rms_plus_one":
+        return OffsetRMSNorm(width, eps=cfg.layer_norm_eps)
+    return LayerNorm(width, eps=cfg.layer_norm_eps)
 
 
 class ReLU(nn.ReLU):

@@ -92,3 +92,43 @@ class RelativePositionBias(nn.Module):
     def forward(self, queries: int, keys: int, start: int = 0) -> torch.Tensor:
         """(1, heads, queries, keys) bias."""
         return self.weight[self.buckets(queries, keys, start)].permute(2, 0, 1)[None]
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    """(..., d) -> (..., d): the second half of the dims, negated, then the first half. With it, turning
+    each pair (x_i, x_{i + d/2}) by an angle is x cos + rotate_half(x) sin (the layout transformers uses)."""
+    half = x.size(-1) // 2
+    return torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+
+
+class RotaryPositions(nn.Module):
+    """Rotary position embedding (Su et al., RoFormer): nothing is added to the embeddings; each
+    query and key is turned, pair of dims by pair, by an angle position x θ_i, where
+    θ_i = base^(-2i / dims). A query and a key then meet at an angle that depends only on how far
+    apart they are. Only the first `dims` of each head turn (all of them but in GPT-NeoX)."""
+
+    inv_freq: torch.Tensor  # (dims / 2,) the θ_i
+
+    def __init__(self, dims: int, base: float) -> None:
+        super().__init__()
+        self.dims, self.base = dims, base
+        inv_freq = 1.0 / (base ** (torch.arange(0, dims, 2, dtype=torch.int64).float() / dims))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    def forward(self, start: int, length: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """cos and sin (length, dims) of the angles at positions start..start+length-1, each angle
+        twice (once for each half of the dims it turns)."""
+        position = torch.arange(start, start + length, device=self.inv_freq.device).float()
+        angles = position[:, None] * self.inv_freq[None, :]  # (L, dims/2)
+        angles = torch.cat([angles, angles], dim=-1)  # (L, dims)
+        return angles.cos(), angles.sin()
+
+
+def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Queries or keys (B, h, L, d_k) turned by the angles (L, dims): their first `dims` dims, the rest
+    passed through as they are."""
+    dims = cos.size(-1)
+    if dims == x.size(-1):
+        return x * cos + rotate_half(x) * sin
+    turned, kept = x[..., :dims], x[..., dims:]
+    return torch.cat([turned * cos + rotate_half(turned) * sin, kept], dim=-1)

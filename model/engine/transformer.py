@@ -18,15 +18,15 @@ from .dropout import Dropout
 from .hooks import HookPoint, name_hook_points
 from .interventions import Interventions
 from .layers import TransformerLayer
-from .masks import combine, padding_mask, subsequent_mask
+from .masks import combine, padding_mask, subsequent_mask, window_mask
 from .modules import Linear, make_norm
-from .positional import LearnedPositions, RelativePositionBias, SinusoidalPositions
+from .positional import LearnedPositions, RelativePositionBias, RotaryPositions, SinusoidalPositions
 from .storage import store_for_one_row
 
 
 def _positions(cfg: ModelConfig) -> nn.Module | None:
-    if cfg.positional == "relative":
-        return None  # nothing added here: a bias on the attention scores instead
+    if cfg.positional in ("relative", "rotary"):
+        return None  # nothing added here: a bias on the attention scores, or queries and keys turned, instead
     if cfg.positional == "learned":
         return LearnedPositions(cfg.max_len, cfg.d_model)
     return SinusoidalPositions(cfg.max_len, cfg.d_model, halves=cfg.positional == "sinusoidal_halves")
@@ -102,6 +102,26 @@ def _position_bias(
     return stack.hook_position_bias(stack.relative_bias(queries, keys, start))
 
 
+def _rotary(stack: Encoder | Decoder, cfg: ModelConfig) -> None:
+    """Give a stack of a model with rotary positions its angles: one table per base θ (Gemma 3's
+    windowed layers turn by a base of their own)."""
+    if cfg.positional == "rotary":
+        stack.rotary = RotaryPositions(cfg.rotary_dims, cfg.rotary_base)
+        if cfg.rotary_base_local and cfg.rotary_base_local != cfg.rotary_base:
+            stack.rotary_local = RotaryPositions(cfg.rotary_dims, cfg.rotary_base_local)
+
+
+def _angles(
+    stack: Encoder | Decoder, start: int, length: int, iv: Interventions
+) -> dict[float, tuple[torch.Tensor, torch.Tensor]]:
+    """cos and sin of the rotary angles of positions start.., by base; empty without rotary positions,
+    or with the positions switched off (then nothing turns)."""
+    if not hasattr(stack, "rotary") or not iv.positional_encoding:
+        return {}
+    tables = [stack.rotary] + ([stack.rotary_local] if hasattr(stack, "rotary_local") else [])
+    return {table.base: table(start, length) for table in tables}
+
+
 def layers_of(stack: Encoder | Decoder) -> list[TransformerLayer]:
     """A stack's layers as what they are (an nn.ModuleList only says it holds modules)."""
     layers = []
@@ -117,16 +137,21 @@ class Encoder(nn.Module):
 
     relative_bias: RelativePositionBias  # positional "relative" only (T5): one bias shared by every layer
     hook_position_bias: HookPoint
+    rotary: RotaryPositions  # positional "rotary" only
+    rotary_local: RotaryPositions  # and a second base for windowed layers (Gemma 3)
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
+        self.cfg = cfg
         self.layers = nn.ModuleList(TransformerLayer(cfg, cross=False) for _ in range(cfg.n_encoder_layers))
         self.final_norm = make_norm(cfg) if cfg.norm_first else nn.Identity()
         _relative_bias(self, cfg, bidirectional=True)
+        _rotary(self, cfg)
         self.hook_memory = HookPoint()  # (B, S, d_model) what the decoder's cross-attention reads
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None, iv: Interventions) -> torch.Tensor:
         bias = _position_bias(self, x.size(1), x.size(1), 0, iv)
+        angles = _angles(self, 0, x.size(1), iv).get(self.cfg.rotary_base)
         for i, layer in enumerate(self.layers):
             x = layer(
                 x,
@@ -135,6 +160,7 @@ class Encoder(nn.Module):
                 scale=iv.scale_scores,
                 fill=iv.fill,
                 position_bias=bias,
+                rotary=angles,
             )
         return self.hook_memory(self.final_norm(x))
 
@@ -145,15 +171,31 @@ class Decoder(nn.Module):
 
     relative_bias: RelativePositionBias  # positional "relative" only (T5): one bias shared by every layer
     hook_position_bias: HookPoint
+    rotary: RotaryPositions  # positional "rotary" only
+    rotary_local: RotaryPositions  # and a second base for windowed layers (Gemma 3)
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
+        self.cfg = cfg
         self.layers = nn.ModuleList(
             TransformerLayer(cfg, cross=cfg.cross_attention) for _ in range(cfg.n_decoder_layers)
         )
         self.final_norm = make_norm(cfg) if cfg.norm_first else nn.Identity()
         _relative_bias(self, cfg, bidirectional=False)
+        _rotary(self, cfg)
         self.hook_output = HookPoint()  # (B, T, d_model)
+
+    def layer_masks(
+        self, self_mask: torch.Tensor | None, queries: int, start: int, causal: bool, device: torch.device
+    ) -> list[torch.Tensor | None]:
+        """Each layer's self-attention mask: `self_mask`, narrowed to its sliding window when it has one."""
+        windows = {
+            w: window_mask(queries, start + queries, w, start, causal, device) for w in set(self.cfg.windows) if w
+        }
+        return [
+            combine(self_mask, windows[self.cfg.window(i)]) if self.cfg.window(i) else self_mask
+            for i in range(len(self.layers))
+        ]
 
     def forward(
         self,
@@ -167,10 +209,12 @@ class Decoder(nn.Module):
     ) -> torch.Tensor:
         """`start`: the position of x's first row (a cached decoding step's)."""
         bias = _position_bias(self, x.size(1), start + x.size(1), start, iv)
+        angles = _angles(self, start, x.size(1), iv)
+        masks = self.layer_masks(self_mask, x.size(1), start, iv.causal_mask, x.device)
         for i, layer in enumerate(self.layers):
             x = layer(
                 x,
-                self_mask,
+                masks[i],
                 memory,
                 memory_mask,
                 ablate_self=iv.heads_off("decoder", "self", i),
@@ -179,6 +223,7 @@ class Decoder(nn.Module):
                 scale=iv.scale_scores,
                 fill=iv.fill,
                 position_bias=bias,
+                rotary=angles.get(self.cfg.rotary_base_of(i)),
             )
         return self.hook_output(self.final_norm(x))
 

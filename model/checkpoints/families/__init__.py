@@ -15,12 +15,23 @@ from types import ModuleType
 from ...errors import CheckpointError
 from ..record import Checkpoint
 from ..weights import build_model, fingerprint, read_tensors, weight_files
-from . import bert, gpt2, marian, t5
+from . import bert, gemma3_text, gpt2, gpt_neox, llama, marian, qwen2, qwen3, t5
 
-FAMILIES: dict[str, ModuleType] = {"marian": marian, "bert": bert, "t5": t5, "gpt2": gpt2}
+FAMILIES: dict[str, ModuleType] = {
+    "marian": marian,
+    "bert": bert,
+    "t5": t5,
+    "gpt2": gpt2,
+    "llama": llama,
+    "qwen2": qwen2,
+    "qwen3": qwen3,
+    "gemma3_text": gemma3_text,
+    "gpt_neox": gpt_neox,
+}
 SUPPORTED = (
-    "marian (Marian MT, e.g. Helsinki-NLP/opus-mt-en-fr), t5 (T5 and flan-t5), gpt2 (GPT-2, distilgpt2) "
-    "and bert (BERT, MiniLM and other BERT encoders)"
+    "marian (Marian MT, e.g. Helsinki-NLP/opus-mt-en-fr), t5 (T5 and flan-t5), gpt2 (GPT-2, distilgpt2), "
+    "llama (SmolLM2, TinyLlama), qwen2 (Qwen2.5), qwen3 (Qwen3), gemma3_text (Gemma 3 270M), "
+    "gpt_neox (Pythia) and bert (BERT, MiniLM and other BERT encoders)"
 )
 GENERATION = "generation_config.json"
 
@@ -44,12 +55,16 @@ def load_family(path: Path, hf_config: dict) -> Checkpoint:
         )
     files = weight_files(path)
     state = family.rename(read_tensors(files), path)
+    stored = sorted({str(t.dtype).removeprefix("torch.") for t in state.values() if t.dtype.is_floating_point})
     if cfg.output_tied:
         state.pop("generator.weight", None)  # a saved copy of the tied head: the embedding is the head
-    model = build_model(cfg, state, path)
+    model = build_model(cfg, state, path)  # float32 whatever the files hold (bfloat16: twice their bytes)
+    del state
     card = _card(
         path, hf_config, model_type, sum(p.numel() for p in model.parameters()), sum(f.stat().st_size for f in files)
     )
+    card["stored_as"] = " and ".join(stored) or "float32"
+    card["memory_bytes"] = sum(p.numel() * p.element_size() for p in model.parameters())
     identity = fingerprint([path / "config.json", *family.tokenizer_files(path), *files])
     return Checkpoint(
         path,
@@ -62,6 +77,7 @@ def load_family(path: Path, hf_config: dict) -> Checkpoint:
         generation,
         family.pooling(path) if hasattr(family, "pooling") else "mean",
         task_prefix=family.task_prefix(hf_config) if hasattr(family, "task_prefix") else "",
+        chat=family.chat_template(path, vocab) if hasattr(family, "chat_template") else None,
     )
 
 
