@@ -12,7 +12,6 @@ from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
-import streamlit.components.v1 as components
 
 from model import AnatomyError, Bundle, CheckpointError, EncodeResult, TranslationResult
 from model.checkpoints.catalog import DEFAULT
@@ -440,7 +439,7 @@ def _sidebar(limits: Limits, bundle: Bundle, prefix: str | None) -> None:
             f"Model {md(bundle.name)} ({md(bundle.family)}) · id {bundle.checkpoint_id} · "
             f"{shape} × {limits.n_heads} heads"
         )
-        components.html(CLOSE_SIDEBAR_JS, height=0)
+        st.iframe(CLOSE_SIDEBAR_JS, height=1)
 
 
 _POSITIONAL_NOTES = {
