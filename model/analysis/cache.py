@@ -96,3 +96,21 @@ def without_cache(bundle: Bundle, prompt: list[int], steps: int, iv: Interventio
     fed_with = np.array([len(prompt)] + [1] * (steps - 1))
     fed_without = np.array([len(prompt) + step for step in range(steps)])
     return WithoutCache(fed_with, fed_without, with_s, without_s, with_ids == without_ids)
+
+
+def window_masks(cfg: ModelConfig, length: int) -> list[tuple[int, int, np.ndarray]]:
+    """(layer, window, (length, length) mask) for the first sliding-window layer and the first full one
+    of a decoder with windows (Gemma 3), as the engine's own masks build them (causal and window combined);
+    empty without windows."""
+    from ..engine.masks import combine, subsequent_mask, window_mask
+
+    out = []
+    for wanted in (True, False):
+        layer = next((i for i in range(cfg.n_decoder_layers) if bool(cfg.window(i)) == wanted), None)
+        if layer is None or not cfg.windows:
+            continue
+        window = cfg.window(layer)
+        causal = subsequent_mask(length)
+        mask = combine(causal, window_mask(length, length, window)) if window else causal
+        out.append((layer, window, (causal if mask is None else mask).numpy()))
+    return out

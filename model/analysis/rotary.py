@@ -97,21 +97,24 @@ def relative_demo(
     factor: float = 1.0,
     reach: int = 24,
     grid: int = 24,
+    what_if: float | None = None,
 ) -> RelativeDemo:
     """The query of `query_position` and the key of `key_position` (self-attention of `layer`, `head`, as
     recorded in `trace`, a run with the rotation on at base × `factor`), their rotation undone, then turned
-    to every offset from −reach to reach (the key at 0, then at `shift`), and on a grid of positions."""
+    to every offset from −reach to reach (the key at 0, then at `shift`), and on a grid of positions, by
+    base × `what_if` (default: `factor`)."""
     stack = _stack(cfg)
     base = cfg.rotary_base_of(layer) if stack == "decoder" else cfg.rotary_base
     table = _table(cfg, base)
-    q_rec = torch.from_numpy(np.ascontiguousarray(trace.tensor(stages.attention(stack, "self", layer, "q"))[0, head]))
-    k_rec = torch.from_numpy(np.ascontiguousarray(trace.tensor(stages.attention(stack, "self", layer, "k"))[0, head]))
+    q_rec = torch.tensor(np.array(trace.tensor(stages.attention(stack, "self", layer, "q"))[0, head]))
+    k_rec = torch.tensor(np.array(trace.tensor(stages.attention(stack, "self", layer, "k"))[0, head]))
     q_rec, k_rec = q_rec.float(), k_rec.float()
     cos_q, sin_q = table(query_position, 1, factor)
     cos_k, sin_k = table(key_position, 1, factor)
     # the rotation is orthogonal: turning back by the same angle (sin negated) gives the raw projection
     q = rotate(q_rec[query_position][None, None, None, :], cos_q, -sin_q)[0, 0, 0]
     k = rotate(k_rec[key_position][None, None, None, :], cos_k, -sin_k)[0, 0, 0]
+    factor = factor if what_if is None else what_if  # from here on: the turns shown
     scale = 1.0 / float(np.sqrt(cfg.score_scale_width or cfg.d_k)) if cfg.scale_scores else 1.0
 
     def score(m: torch.Tensor, n: torch.Tensor) -> np.ndarray:
