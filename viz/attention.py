@@ -382,31 +382,38 @@ def _group_frames(
     """A frame around each group of query heads sharing one key/value head, in every layer, and the
     group's name above the first layer's frames."""
     nq, nk, gq, gk = sizes
+    frames, names = [], []
     for kv in range(heads // group):
         c0 = kv * group * (nk + gk)
         c1 = c0 + group * (nk + gk) - gk
         for layer in range(layers):
             r0 = layer * (gq + nq) + gq
-            fig.add_shape(
-                type="rect",
-                x0=c0 - 0.5 - gk / 2,
-                x1=c1 - 0.5 + gk / 2,
-                y0=r0 - 0.5 - gq / 2,
-                y1=r0 + nq - 0.5 + gq / 4,
-                line=dict(color="#444444", width=1.5, dash="dot"),
-                fillcolor="rgba(0,0,0,0)",
+            frames.append(
+                dict(
+                    type="rect",
+                    x0=c0 - 0.5 - gk / 2,
+                    x1=c1 - 0.5 + gk / 2,
+                    y0=r0 - 0.5 - gq / 2,
+                    y1=r0 + nq - 0.5 + gq / 4,
+                    line=dict(color="#444444", width=1.5, dash="dot"),
+                    fillcolor="rgba(0,0,0,0)",
+                )
             )
-        fig.add_annotation(
-            x=xs[min((c0 + c1) // 2, len(xs) - 1)],
-            y=1.0,
-            xref="x",
-            yref="paper",
-            yanchor="bottom",
-            text=f"K/V {kv + 1} (H{kv * group + 1}-H{(kv + 1) * group})",
-            showarrow=False,
-            font=dict(size=style.tick, color="#222222"),
-            yshift=30 if not style.presentation else 38,
+        names.append(
+            dict(
+                x=xs[min((c0 + c1) // 2, len(xs) - 1)],
+                y=1.0,
+                xref="x",
+                yref="paper",
+                yanchor="bottom",
+                text=f"K/V {kv + 1} (H{kv * group + 1}-H{(kv + 1) * group})",
+                showarrow=False,
+                font=dict(size=style.tick, color="#222222"),
+                yshift=30 if not style.presentation else 38,
+            )
         )
+    # one layout update: plotly's add_shape costs milliseconds each (30 layers x 3 groups: 1.8 s)
+    fig.update_layout(shapes=list(fig.layout.shapes) + frames, annotations=list(fig.layout.annotations) + names)
 
 
 def _shared_role(roles: Mapping[tuple[int, int], str], layers: int, heads: int) -> str | None:
