@@ -141,7 +141,9 @@ if relative:
             key=f"distance-{name}",
         )
 elif rotary:
-    rope_factor = rotary_section(page, page.run(positional_encoding=True).trace, pieces)
+    # the typed text's pieces: a continuation's own pieces come after the prompt's
+    typed = len(getattr(page.result, "prompt_ids", ())) or len(pieces)
+    rope_factor = rotary_section(page, page.run(positional_encoding=True).trace, pieces[:typed])
 else:
 
     def _dims(text: str) -> tuple[int, int]:

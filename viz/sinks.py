@@ -30,7 +30,7 @@ def sink_shares(shares: np.ndarray, style: Style, title: str, threshold: float) 
             hovertemplate="%{y} %{x}<br>%{z:.2f} of its attention on the first piece<extra></extra>",
         )
     )
-    fig.update_xaxes(title_text="head", side="top")
+    fig.update_xaxes(side="top")
     fig.update_yaxes(title_text="layer", autorange="reversed")
     cell = 22 if not style.presentation else 30
     return style.apply(fig, title, height=int(min(1100, max(280, 110 + layers * cell))))
