@@ -84,7 +84,7 @@ def section(page: Page, trace: Trace, pieces: list[str]) -> float:
             [b.frequencies for b in found],
             names,
             style,
-            f"{name}: θᵢ of each pair, {cfg.rotary_dims // 2} pairs per head",
+            f"{page.bundle.name}: θᵢ of each pair, {cfg.rotary_dims // 2} pairs per head",
             cfg.rotary_dims,
             cfg.d_k,
         ),

@@ -103,7 +103,7 @@ def windows(page: Page, pieces: list[str]) -> None:
             [f"L{slide + 1}: sliding-window layer (window {window})", f"L{full + 1}: full-attention layer"],
             pieces,
             page.style,
-            f"{md(page.bundle.name)}: which keys each query may read",
+            f"{page.bundle.name}: which keys each query may read",
         ),
         f"Blue: a key the query may read; grey: hidden. {sum(1 for i in range(cfg.n_decoder_layers) if cfg.window(i))} "
         f"of {cfg.n_decoder_layers} layers read only the last {window} pieces (a band along the diagonal), the "
