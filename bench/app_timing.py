@@ -1,6 +1,6 @@
 """Server-side rerun time of every page after a control change (Streamlit AppTest), and page sizes.
 
-    python bench/app_timing.py [--checkpoint DIR | --model NAME] [--repeats 7] [--pages attention,...]
+    python bench/app_timing.py [--checkpoint DIR | --model NAME] [--repeats 7] [--pages attention,...] [--copies 1]
 
 Prints, per page, the median time of: the first run (model already loaded), a view change
 (head picker), and a switch change (causal mask switched off, so a new translation is needed the
@@ -9,6 +9,8 @@ switch goes back on, untimed), plus a new sentence each rerun (never cached, on 
 the default switches. A page that fails on the model (an exception in the page, an error it
 shows instead of its content, or a control it does not have) is reported and the others are timed;
 the exit status then says which failed.
+--copies N reads each sentence N times over (a longer prompt: at SmolLM2-135M's shapes with the tiny
+test tokenizer, --copies 2 makes prompts of about 80 pieces).
 --model picks a model of the app's picker
 (e.g. all-MiniLM-L6-v2, or a folder's name under models/ or in $ANATOMY_MODELS).
 """
@@ -68,6 +70,7 @@ def main() -> None:
     parser.add_argument("--model", default="default", help="a model name of the app's picker")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--pages", default="", help="comma-separated parts of page file names (default: all)")
+    parser.add_argument("--copies", type=int, default=1, help="each sentence this many times over")
     args = parser.parse_args()
     os.environ["ANATOMY_CHECKPOINT"] = args.checkpoint
     from streamlit.testing.v1 import AppTest
@@ -91,7 +94,7 @@ def main() -> None:
     failed = []
     for number, page in enumerate(chosen):
         try:
-            row = _page_row(app(page), switch, number, args.repeats)
+            row = _page_row(app(page), switch, number, args.repeats, args.copies)
         except Exception as exc:  # a page that fails on this model: say so, time the others
             failed.append(page)
             print(f"{page:34} FAILED: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
@@ -101,7 +104,7 @@ def main() -> None:
         sys.exit(f"{len(failed)} page(s) failed on {args.model}: {', '.join(failed)}")
 
 
-def _page_row(at, switch: str, number: int, repeats: int) -> list[float]:
+def _page_row(at, switch: str, number: int, repeats: int, copies: int = 1) -> list[float]:
     """Seconds of a page's first run, then the medians of its head, switch and sentence changes."""
     first = _timed(at.run)
     head, causal, sentence = [], [], []
@@ -110,7 +113,7 @@ def _page_row(at, switch: str, number: int, repeats: int) -> list[float]:
         causal.append(_timed(at.sidebar.toggle(key=switch).set_value(False).run))
         at.sidebar.toggle(key=switch).set_value(True).run()  # back to the default: the sentence is timed as it comes
         # trailing spaces make every page's sentences new to the result cache (the model reads them alike)
-        text = SENTENCES[i % len(SENTENCES)] + " " * (1 + number * repeats + i)
+        text = " ".join([SENTENCES[i % len(SENTENCES)]] * copies) + " " * (1 + number * repeats + i)
         sentence.append(_timed(at.sidebar.text_input(key="w_sentence").input(text).run))
     return [first] + [statistics.median(v) for v in (head, causal, sentence)]
 

@@ -4,7 +4,7 @@ A decoder-only model (GPT-2) has decoder self-attention alone, over its prompt a
 import streamlit as st
 
 from model.analysis.roles import block_roles, card_roles
-from ui import lengths, player
+from ui import kvcache, lengths, player, sinks
 from ui.figures import shared
 from ui.page import bind, md, page_value, set_value, start, stored
 from ui.urlstate import BLOCK_NAMES, BLOCKS, FOCUS, Field
@@ -174,9 +174,11 @@ def _step_view(step: int, source, output, colour: str) -> None:
 def body(step: int) -> None:
     """Everything that follows the decoding step: drawn again at every step while playing."""
     picture = st.container()  # the step's picture first; the controls that shape it sit below it
+    t = step
     if not page.encoder_only:
         with picture:
-            step = first + _step_header(step)  # from here on: the decoder row of the step
+            t = _step_header(step)
+            step = first + t  # from here on: the decoder row of the step
             moving = st.container()
     source = lengths.source_window(len(trace.src_pieces))
     output = around(step, len(trace.tgt_pieces))
@@ -184,6 +186,7 @@ def body(step: int) -> None:
     if not page.encoder_only:
         with moving:
             _step_view(step, source, output, colour)
+            kvcache.cache_at_step(page, t, trace.tgt_pieces)
     if not ctl.causal and page.decoder_only:
         st.info(
             "The causal mask is off. The prompt is read in one pass, so its pieces now also look at the pieces "
@@ -303,11 +306,20 @@ def body(step: int) -> None:
             knocked,
             colour,
             roles,
+            page.bundle.config.n_heads // page.bundle.config.kv_heads,
         ),
-        "Each tile is one head (rows: layers, columns: heads). Click a tile, or use the sidebar pickers, to "
+        (
+            "Query heads sharing a key/value head are framed together ("
+            + kvcache.kind_of_sharing(page.limits.n_heads, page.bundle.config.kv_heads)
+            + "). "
+            if page.bundle.config.kv_heads < page.limits.n_heads
+            else ""
+        )
+        + "Each tile is one head (rows: layers, columns: heads). Click a tile, or use the sidebar pickers, to "
         "open that head large below. Inside the top of a tile, the head's role on this sentence when it has "
-        "one (previous, same, first or last piece, or broad; defined on the Why this word? page), else its "
-        "role over the test sentences of the model's card (corpus), where the gold alignment can tag it."
+        "one (previous, same, sink on the first piece, last piece, or broad; defined on the Why this word? "
+        "page), else its role over the test sentences of the model's card (corpus), where the gold alignment "
+        "can tag it."
         + (
             " The sentence is long, so each tile is pooled to a fixed size: a cell is the mean, over the queries "
             "of its bin, of the weight they give to the keys of its bin (each row still sums to 1); the hover "
@@ -373,4 +385,10 @@ else:
     set_value("step", min(ctl.step, n_steps - 1) + 1)
     player.DECODING.controls(n_steps, "attention")
     player.DECODING.run(body, n_steps)
+if not page.encoder_only:
+    kvcache.without_cache(page)
+    kvcache.shared_heads(page, len(trace.tgt_pieces))
+sink_stack = "encoder" if page.limits.layers_of("encoder") else "decoder"
+sinks.section(page, trace, sink_stack, trace.src_pieces if sink_stack == "encoder" else trace.tgt_pieces)
+sinks.windows(page, trace.tgt_pieces)
 page.finish(globals())

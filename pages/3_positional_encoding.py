@@ -9,6 +9,8 @@ from ui import engine, lengths
 from ui.figures import shared
 from ui.ondemand import second_continuation
 from ui.page import bind, md, page_value, set_value, start, two_translations
+from ui.rotary import section as rotary_section
+from ui.rotary import what_if as rotary_what_if
 from ui.urlstate import Field
 from viz.lengths import around
 from viz.masks import mask_comparison
@@ -139,17 +141,9 @@ if relative:
             key=f"distance-{name}",
         )
 elif rotary:
-    turned = (
-        f"the first {cfg.rotary_dims} of each head's {cfg.d_k} dimensions"
-        if cfg.rotary_dims < cfg.d_k
-        else (f"all {cfg.d_k} dimensions of each head")
-    )
-    st.info(
-        f"{md(bundle.name)} adds **nothing** to its embeddings either: it turns every query and key instead (rotary "
-        f"positions). After the projections, {turned} are taken in pairs and each pair is rotated by an angle "
-        f"position × θᵢ, with θᵢ = {cfg.rotary_base:g}^(−2i/{cfg.rotary_dims}), so that a query and a key meet at an "
-        "angle that depends only on how far apart they stand. The experiment below switches the rotation off."
-    )
+    # the typed text's pieces: a continuation's own pieces come after the prompt's
+    typed = len(getattr(page.result, "prompt_ids", ())) or len(pieces)
+    rope_factor = rotary_section(page, page.run(positional_encoding=True).trace, pieces[:typed])
 else:
 
     def _dims(text: str) -> tuple[int, int]:
@@ -297,6 +291,8 @@ elif second_continuation(
         (f"Continuation without {what}", page.translate(positional_encoding=False, trace=False).translation),
         1.5,
     )
+if rotary:
+    rotary_what_if(page, rope_factor, len(with_pe.output_ids), with_pe.translation)
 layer = min(ctl.layer, with_pe.trace.n_layers(stack) - 1)
 on = with_pe.trace.pattern(stack, "self", layer)[ctl.head]
 if decoder_only:  # the same pieces read without positions: its own continuation would differ

@@ -21,6 +21,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from model import Bundle, DecodeOptions, EncodeResult, Interventions, Trace, TranslationResult, load_bundle
 from model.analysis import attribute, experiments, knockout, logit_lens, patch, patch_grid, patched_translation
+from model.analysis.cache import WithoutCache, without_cache
 from model.analysis.roles import trace_roles
 from model.checkpoints.catalog import DEFAULT, available_models
 from model.engine.interventions import Head
@@ -493,3 +494,20 @@ def translation_patched(
 ) -> str:
     """The receiver's greedy translation with the donor's activation at `hook`, `positions`; cached."""
     return _patched_translation(bundle, bundle.checkpoint_id, donor, receiver, hook, tuple(positions), iv_key(iv))
+
+
+@_cached
+def _without_cache(
+    _bundle: Bundle, checkpoint_id: str, prompt: tuple[int, ...], steps: int, key: IvKey
+) -> WithoutCache:
+    return without_cache(_bundle, list(prompt), steps, _iv(key))
+
+
+def decoded_without_cache(bundle: Bundle, prompt: tuple[int, ...], steps: int, iv: Interventions) -> WithoutCache:
+    """A continuation decoded with the KV cache and re-reading every prefix, both timed; cached."""
+    return _without_cache(bundle, bundle.checkpoint_id, tuple(prompt), steps, iv_key(iv))
+
+
+def without_cache_held(bundle: Bundle, prompt: tuple[int, ...], steps: int, iv: Interventions) -> bool:
+    """True when that measurement is in the cache."""
+    return _without_cache.holds(bundle.checkpoint_id, tuple(prompt), steps, iv_key(iv))

@@ -19,8 +19,8 @@ A decoder-only model (GPT-2) has the decoder's self-attention alone: its "last" 
 the new pieces'.
 
 A score that does not apply to a block is NaN. A head is tagged with the highest of previous, same,
-first, last and alignment when that is at least TAGGED; else "broad" when broad is at least BROAD;
-else none.
+first, last and alignment when that is at least TAGGED (a head whose highest is "first" is tagged
+"sink": an attention sink, model/analysis/sinks.py); else "broad" when broad is at least BROAD; else none.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def role(scores: dict[str, float]) -> str | None:
     candidates = {name: scores[name] for name in POINTED if not np.isnan(scores.get(name, np.nan))}
     best = max(candidates, key=candidates.__getitem__, default=None)
     if best is not None and candidates[best] >= TAGGED:
-        return best
+        return "sink" if best == "first" else best
     return "broad" if not np.isnan(scores["broad"]) and scores["broad"] >= BROAD else None
 
 

@@ -24,13 +24,29 @@ class Interventions:
     scale_scores: bool = True  # divide QK^T by sqrt(d_k); off: the raw dot products
     scale_embeddings: bool = True  # multiply token embeddings by sqrt(d_model) (models that scale at all)
     mask_value: str = "-inf"  # what masked scores are set to: "-inf" or "-1e9"
+    # rotary positions turn by base θ x this (every base, Gemma 3's two alike): a what-if of the Positional
+    # encoding page; 1.0: as trained
+    rotary_base_factor: float = 1.0
+    # self-attention's first piece hidden from every later query (each still sees itself): the attention-sink
+    # what-if of the Attention page
+    hide_first: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("causal_mask", "padding_mask", "positional_encoding", "scale_scores", "scale_embeddings"):
+        for name in (
+            "causal_mask",
+            "padding_mask",
+            "positional_encoding",
+            "scale_scores",
+            "scale_embeddings",
+            "hide_first",
+        ):
             if not isinstance(getattr(self, name), bool):
                 raise InputError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if self.mask_value not in MASK_VALUES:
             raise InputError(f"mask_value must be one of {', '.join(MASK_VALUES)}, got {self.mask_value!r}")
+        factor = self.rotary_base_factor
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 1e-3 <= factor <= 1e3:
+            raise InputError(f"rotary_base_factor must be a number from 0.001 to 1000, got {factor!r}")
         heads = frozenset(tuple(h) for h in self.ablate)
         for head in heads:
             if len(head) != 4:

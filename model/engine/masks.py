@@ -50,3 +50,11 @@ def window_mask(
     key = torch.arange(keys, device=device)[None, :]
     near = key > query - window
     return near if causal else near & (key < query + window)
+
+
+def first_hidden_mask(queries: int, keys: int, start: int = 0, device: torch.device | None = None) -> torch.Tensor:
+    """(queries, keys) mask hiding key 0 (the first piece) from every query after it: the query at position
+    start + i > 0 sees keys 1.. only, the first query still sees itself (the attention-sink what-if)."""
+    query = torch.arange(start, start + queries, device=device)[:, None]
+    key = torch.arange(keys, device=device)[None, :]
+    return (key > 0) | (query == 0)

@@ -115,11 +115,17 @@ class RotaryPositions(nn.Module):
         inv_freq = 1.0 / (base ** (torch.arange(0, dims, 2, dtype=torch.int64).float() / dims))
         self.register_buffer("inv_freq", inv_freq, persistent=False)
 
-    def forward(self, start: int, length: int) -> tuple[torch.Tensor, torch.Tensor]:
+    def frequencies(self, factor: float = 1.0) -> torch.Tensor:
+        """(dims / 2,) the θ_i, of base × `factor` (a what-if: 1.0 is the model's own)."""
+        if factor == 1.0:
+            return self.inv_freq
+        return 1.0 / ((self.base * factor) ** (torch.arange(0, self.dims, 2, dtype=torch.int64).float() / self.dims))
+
+    def forward(self, start: int, length: int, factor: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
         """cos and sin (length, dims) of the angles at positions start..start+length-1, each angle
-        twice (once for each half of the dims it turns)."""
+        twice (once for each half of the dims it turns); `factor` multiplies the base (a what-if)."""
         position = torch.arange(start, start + length, device=self.inv_freq.device).float()
-        angles = position[:, None] * self.inv_freq[None, :]  # (L, dims/2)
+        angles = position[:, None] * self.frequencies(factor).to(position.device)[None, :]  # (L, dims/2)
         angles = torch.cat([angles, angles], dim=-1)  # (L, dims)
         return angles.cos(), angles.sin()
 

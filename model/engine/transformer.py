@@ -18,7 +18,7 @@ from .dropout import Dropout
 from .hooks import HookPoint, name_hook_points
 from .interventions import Interventions
 from .layers import TransformerLayer
-from .masks import combine, padding_mask, subsequent_mask, window_mask
+from .masks import combine, first_hidden_mask, padding_mask, subsequent_mask, window_mask
 from .modules import Linear, make_norm
 from .positional import LearnedPositions, RelativePositionBias, RotaryPositions, SinusoidalPositions
 from .storage import store_for_one_row
@@ -119,7 +119,7 @@ def _angles(
     if not hasattr(stack, "rotary") or not iv.positional_encoding:
         return {}
     tables = [stack.rotary] + ([stack.rotary_local] if hasattr(stack, "rotary_local") else [])
-    return {table.base: table(start, length) for table in tables}
+    return {table.base: table(start, length, iv.rotary_base_factor) for table in tables}
 
 
 def layers_of(stack: Encoder | Decoder) -> list[TransformerLayer]:
@@ -152,6 +152,8 @@ class Encoder(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None, iv: Interventions) -> torch.Tensor:
         bias = _position_bias(self, x.size(1), x.size(1), 0, iv)
         angles = _angles(self, 0, x.size(1), iv).get(self.cfg.rotary_base)
+        if iv.hide_first:
+            mask = combine(mask, first_hidden_mask(x.size(1), x.size(1), 0, x.device))
         for i, layer in enumerate(self.layers):
             x = layer(
                 x,
@@ -210,6 +212,8 @@ class Decoder(nn.Module):
         """`start`: the position of x's first row (a cached decoding step's)."""
         bias = _position_bias(self, x.size(1), start + x.size(1), start, iv)
         angles = _angles(self, start, x.size(1), iv)
+        if iv.hide_first:
+            self_mask = combine(self_mask, first_hidden_mask(x.size(1), start + x.size(1), start, x.device))
         masks = self.layer_masks(self_mask, x.size(1), start, iv.causal_mask, x.device)
         for i, layer in enumerate(self.layers):
             x = layer(

@@ -1,0 +1,203 @@
+"""The Positional encoding page's part for a model with rotary positions (RoPE): the frequencies of each
+base, the angle of every position and pair, the relative property on a query and a key of the text, and a
+base what-if beside the positions switch."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from model.analysis import rotary
+from model.results import Trace
+from viz.labels import display_piece
+from viz.rotary import angle_heatmap, frequency_chart, relative_chart, score_grid, two_bases
+
+from .figures import shared
+from .ondemand import second_continuation
+from .page import Page, bind, md, page_value, set_value, two_translations
+from .urlstate import Field
+
+FACTORS = (0.01, 0.1, 0.5, 1.0, 2.0, 10.0, 100.0)  # base × these: the what-if's choices
+SHOWN_POSITIONS = 64  # rows of the angle heatmap at least (the text's length when longer, up to MOST)
+MOST = 256
+
+
+def _factor(text: str) -> float:
+    value = float(text)
+    if value not in FACTORS:
+        raise ValueError(f"expected one of {', '.join(f'{f:g}' for f in FACTORS)}")
+    return value
+
+
+BASE = Field("rbase", 1.0, _factor, lambda v: f"{v:g}")
+SHIFT = Field("shift", 100, lambda t: int(t) if 0 <= int(t) <= 4096 else (_ for _ in ()).throw(ValueError("0-4096")))
+
+
+def _key_field(length: int) -> Field:
+    return Field("rkey", max(0, length - 4), lambda t: int(t) if 0 <= int(t) < length else _bad(length))
+
+
+def _bad(length: int) -> int:
+    raise ValueError(f"expected a position from 0 to {length - 1}")
+
+
+def section(page: Page, trace: Trace, pieces: list[str]) -> float:
+    """Draw the rotary part of the page from `trace` (a run with the rotation on, as trained); return the
+    base factor the person chose (1.0: as trained)."""
+    cfg, style, ctl, name = page.bundle.config, page.style, page.controls, md(page.bundle.name)
+    factor = page_value(BASE)
+    found = rotary.bases(cfg, factor)
+    turned = (
+        f"the first {cfg.rotary_dims} of each head's {cfg.d_k} dimensions (partial rotary: the other "
+        f"{cfg.d_k - cfg.rotary_dims} never turn)"
+        if cfg.rotary_dims < cfg.d_k
+        else f"all {cfg.d_k} dimensions of each head"
+    )
+    said = " and ".join(
+        f"θ base {b.base:g} in its {b.kind}" + (f" (window {b.window})" if b.window else "") for b in found
+    )
+    st.info(
+        f"{name} adds **nothing** to its embeddings: it turns every query and key instead (**rotary position "
+        f"embedding, RoPE**). After the projections, {turned} are taken in pairs (dim i with dim i + "
+        f"{cfg.rotary_dims // 2}), and each pair is rotated by the angle position × θᵢ, with θᵢ = base^(−2i/"
+        f"{cfg.rotary_dims}): {said}. A query and a key then meet at an angle that depends only on how far apart "
+        "they stand. The experiment at the bottom switches the rotation off."
+    )
+
+    st.subheader("Each pair's frequency θᵢ")
+    st.caption(
+        "A what-if for this run: multiply every base by a factor (a larger base turns slower pairs still "
+        "slower; Llama 3 and Qwen2.5 raised theirs to read longer texts). The continuation under it is at the "
+        "bottom of the page, beside the switch that takes the rotation off."
+    )
+    factor = bind(
+        "rbase",
+        st.select_slider,
+        label="Base × (what-if)",
+        options=list(FACTORS),
+        format_func=lambda f: f"× {f:g}" + (" (as trained)" if f == 1.0 else ""),
+    )
+    found = rotary.bases(cfg, factor)
+    names = [f"base {b.base * factor:g}: {b.kind}" + (f", window {b.window}" if b.window else "") for b in found]
+    page.show(
+        shared(
+            frequency_chart,
+            [b.frequencies for b in found],
+            names,
+            style,
+            f"{page.bundle.name}: θᵢ of each pair, {cfg.rotary_dims // 2} pairs per head",
+            cfg.rotary_dims,
+            cfg.d_k,
+        ),
+        "Pair 0 turns by one radian per position (a full turn every 6.3 positions); each later pair turns "
+        "slower, geometrically, down to "
+        + ", ".join(
+            f"one turn every {6.283 / b.frequencies[-1]:,.0f} positions (base {b.base * factor:g})" for b in found
+        )
+        + ". Hover a point for its wavelength.",
+        key="rope-freq",
+    )
+
+    shown = min(MOST, max(SHOWN_POSITIONS, len(pieces)))
+    tables = [rotary.angles(b.frequencies, shown) for b in found]
+    if len(found) > 1:
+        figure = shared(
+            two_bases, tables, names, style, f"Rotation angle per position × pair (first {shown} positions)"
+        )
+    else:
+        figure = shared(
+            angle_heatmap,
+            tables[0],
+            style,
+            f"Rotation angle per position × pair (first {shown} positions)",
+            len(pieces) - 1,
+        )
+    page.show(
+        figure,
+        "Each cell is the angle by which a pair of dims is turned at a position, after whole turns (a cyclic "
+        "colour: 0 and 2π look alike). Left, the fast pairs spin like a clock's second hand; right, the slow "
+        "ones barely move in a sentence, so they can tell far positions apart."
+        + (" The outlined row is the text's last piece." if len(found) == 1 else "")
+        + (
+            " Each panel is one base: Gemma 3 turns its sliding-window layers by the smaller one."
+            if len(found) > 1
+            else ""
+        ),
+        key="rope-angles",
+    )
+
+    st.subheader("Why it is relative: a query and a key of your text, turned")
+    length = len(pieces)
+    query = length - 1
+    if length < 2:
+        st.caption("Type at least two pieces to compare a query with a key.")
+        return factor
+    key_field = _key_field(length)
+    if page_value(key_field) >= length:
+        set_value("rkey", max(0, length - 4))
+    page_value(SHIFT)
+    left, right = st.columns(2)
+    with left:
+        key = bind(
+            "rkey",
+            st.select_slider,
+            label="Key piece n (the query is the last piece)",
+            options=list(range(length - 1)),
+            format_func=lambda i: f"{i} {display_piece(pieces[i])}" if i < len(pieces) else str(i),
+        )
+    with right:
+        shift = bind("shift", st.slider, label="Move both by k positions", min_value=0, max_value=4096, step=1)
+    layer = min(ctl.layer, cfg.n_decoder_layers - 1)
+    demo = rotary.relative_demo(cfg, trace, layer, ctl.head, query, key, shift, what_if=factor)
+    a, b, c = st.columns(3)
+    a.metric(f"Score at m = {query}, n = {key}", f"{demo.at_text:.4f}")
+    b.metric(
+        f"Both moved by k = {shift}: m = {query + shift}, n = {key + shift}",
+        f"{demo.at_shifted:.4f}",
+        delta=f"{demo.at_shifted - demo.at_text:+.1e}",
+        delta_color="off",
+    )
+    c.metric("Without any rotation", f"{demo.unrotated:.4f}")
+    left, right = st.columns([3, 2])
+    with left:
+        page.show(
+            shared(
+                relative_chart,
+                demo.offsets,
+                demo.scores,
+                demo.shifted,
+                shift,
+                query - key,
+                demo.unrotated,
+                style,
+                f"L{layer + 1} H{ctl.head + 1}: query “{display_piece(pieces[query])}” and key "
+                f"“{display_piece(pieces[key])}” at every offset",
+            ),
+            "The same two vectors (this head's projections of those pieces, their rotation undone), turned to "
+            "every pair of positions m, n. The line puts the key at one position and the query at each offset "
+            f"from it; the circles move both by k = {shift}: they sit on the line, because the score depends on "
+            "m − n alone. That is what makes RoPE relative, while each vector still carries its own position.",
+            key="rope-relative",
+        )
+    with right:
+        page.show(
+            shared(score_grid, demo.grid, style, "Score for the query at m and the key at n", query, key),
+            "Every diagonal holds one distance m − n, and one colour. The text's own pair is outlined when it "
+            "falls on the grid.",
+            key="rope-grid",
+        )
+    return factor
+
+
+def what_if(page: Page, factor: float, steps: int, with_text: str) -> None:
+    """The continuation with every base × `factor`, beside the one as trained (a button at a real size)."""
+    if factor == 1.0 or not page.decoder_only:
+        return
+    st.markdown(f"**What-if: every rotary base × {factor:g}.**")
+    if second_continuation(
+        page, steps, f"Continue with the base × {factor:g}", "continue-rope-base", rotary_base_factor=factor
+    ):
+        two_translations(
+            ("Continuation as trained", with_text),
+            (f"Base × {factor:g}", page.translate(rotary_base_factor=factor, trace=False).translation),
+            1.5,
+        )

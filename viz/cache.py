@@ -1,0 +1,159 @@
+"""The KV cache drawn: per layer, the keys and values kept so far (positions × key/value heads) with the
+rows the step added outlined; its bytes by step; the memory of shared key/value heads; and decoding
+without a cache."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .labels import axis_labels
+from .style import Style
+
+
+def _columns(layers: int, kv_heads: int) -> tuple[list[int], list[str]]:
+    """Column index of each (layer, kv head) with a blank column between layers, and the layer labels."""
+    index = [layer * (kv_heads + 1) + head for layer in range(layers) for head in range(kv_heads)]
+    return index, [f"L{layer + 1}" for layer in range(layers)]
+
+
+def cache_growth(
+    key_norms: np.ndarray,
+    value_norms: np.ndarray,
+    pieces: list[str],
+    held: int,
+    added: int,
+    style: Style,
+    title: str,
+) -> go.Figure:
+    """Keys and values of the cache (positions, layers, kv heads) as the length of each cached vector: one
+    column per key/value head, grouped by layer; rows the positions kept after the step (`held`; later
+    rows are blank, not computed yet), the `added` last of them outlined (the step's new row)."""
+    positions, layers, kv_heads = key_norms.shape
+    index, layer_names = _columns(layers, kv_heads)
+    width = layers * (kv_heads + 1) - 1
+    labels = axis_labels(pieces[:positions])
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["keys kept", "values kept"], horizontal_spacing=0.07)
+    for column, (name, norms) in enumerate((("keys", key_norms), ("values", value_norms)), start=1):
+        image = np.full((positions, width), np.nan, dtype=np.float32)
+        image[:held, index] = norms[:held].reshape(held, layers * kv_heads)
+        fig.add_trace(
+            go.Heatmap(
+                z=image,
+                y=labels,
+                colorscale=style.weights,
+                showscale=column == 2,
+                hoverongaps=False,
+                colorbar=dict(title="‖vector‖", thickness=14),
+                customdata=np.array(
+                    [[f"L{c // (kv_heads + 1) + 1} kv head {c % (kv_heads + 1) + 1}" for c in range(width)]] * positions
+                ),
+                hovertemplate="%{y}<br>%{customdata}<br>" + name + " length %{z:.2f}<extra></extra>",
+            ),
+            row=1,
+            col=column,
+        )
+        fig.add_shape(
+            type="rect",
+            x0=-0.5,
+            x1=width - 0.5,
+            y0=held - added - 0.5,
+            y1=held - 0.5,
+            line=dict(color=style.highlight, width=style.line_width + 1),
+            row=1,
+            col=column,
+        )
+        step = max(1, layers // 10)
+        centres = [layer * (kv_heads + 1) + (kv_heads - 1) / 2 for layer in range(0, layers, step)]
+        fig.update_xaxes(
+            tickmode="array",
+            tickvals=centres,
+            ticktext=layer_names[::step],
+            title_text=f"layers, {kv_heads} key/value head{'s' if kv_heads > 1 else ''} each",
+            range=[-0.5, width - 0.5],
+            row=1,
+            col=column,
+        )
+        fig.update_yaxes(
+            autorange="reversed", type="category", showticklabels=column == 1 and positions <= 60, row=1, col=column
+        )
+    fig.update_layout(template=style.template)
+    rows = min(1400, max(320, positions * (style.tick + 3) + 120))
+    return style.apply(fig, title, height=int(rows * (1.2 if style.presentation else 1.0)))
+
+
+def bytes_by_step(self_bytes: np.ndarray, cross_bytes: np.ndarray, step: int, style: Style, title: str) -> go.Figure:
+    """Cache bytes after each step: self-attention grows by one position per step; an encoder-decoder's
+    cross-attention (the source's keys and values, computed once) stays flat."""
+    steps = np.arange(1, len(self_bytes) + 1)
+    fig = style.figure()
+    fig.add_trace(
+        go.Scatter(
+            x=steps,
+            y=self_bytes / 1024,
+            mode="lines+markers",
+            name="self-attention cache (grows)",
+            line=dict(color=style.palette[0], width=style.line_width),
+        )
+    )
+    if cross_bytes.any():
+        fig.add_trace(
+            go.Scatter(
+                x=steps,
+                y=cross_bytes / 1024,
+                mode="lines",
+                name="cross-attention cache (computed once)",
+                line=dict(color=style.palette[1], width=style.line_width, dash="dash"),
+            )
+        )
+    fig.add_vline(x=step + 1, line=dict(color=style.highlight, width=style.line_width))
+    fig.update_xaxes(title_text="decoding step t")
+    fig.update_yaxes(title_text="KiB held", rangemode="tozero")
+    fig = style.apply(fig, title, height=320 if not style.presentation else 420)
+    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, xanchor="left"), margin=dict(t=90))
+    return fig
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return f"{n:,.1f} GiB"
+
+
+def shared_heads_table(lengths: dict[str, int], shared: dict[str, int], one_per_query: dict[str, int]) -> pd.DataFrame:
+    """Cache bytes at each length (name -> pieces) with the model's shared key/value heads and with one
+    per query head, and how many times less the shared heads keep."""
+    rows = []
+    for name, pieces in lengths.items():
+        rows.append(
+            {
+                "text": name,
+                "pieces": f"{pieces:,}",
+                "cache with shared key/value heads": _size(shared[name]),
+                "one key/value head per query head": _size(one_per_query[name]),
+                "saved": f"{one_per_query[name] / shared[name]:.0f}× less" if shared[name] else "",
+            }
+        )
+    return pd.DataFrame(rows).set_index("text")
+
+
+def without_cache_chart(pieces_with: np.ndarray, pieces_without: np.ndarray, style: Style, title: str) -> go.Figure:
+    """Positions each step feeds the decoder: with the cache (the prompt, then one a step) and without it
+    (every step reads the whole text so far again)."""
+    steps = np.arange(1, len(pieces_with) + 1)
+    fig = style.figure()
+    for values, name, colour in (
+        (pieces_without, "without the cache: the whole prefix again", style.palette[3]),
+        (pieces_with, "with the cache: the new piece alone", style.palette[0]),
+    ):
+        fig.add_trace(go.Bar(x=steps, y=values, name=name, marker_color=colour))
+    fig.update_layout(barmode="group")
+    fig.update_xaxes(title_text="decoding step t")
+    fig.update_yaxes(title_text="positions computed")
+    fig = style.apply(fig, title, height=320 if not style.presentation else 420)
+    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, xanchor="left"), margin=dict(t=90))
+    return fig
