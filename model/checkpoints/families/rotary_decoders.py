@@ -243,7 +243,8 @@ class DecoderVocabulary(TokenizersVocabulary):
             pad=pad if isinstance(pad, int) else ends[0],
             unk=ends[0],
             bos=bos if isinstance(bos, int) else ends[0],
-            eos=ends[0],  # the first of several (an instruct model's end of turn among them): the one decoding stops at
+            eos=ends[0],
+            also_end=tuple(ends[1:]),  # an instruct model's end of turn (Gemma-it's 106, Qwen's <|im_end|>)
         )
 
     def pieces(self, ids: Iterable[int]) -> list[str]:
