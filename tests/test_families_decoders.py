@@ -28,7 +28,7 @@ from hf_fixtures import (
     reference_decoder,
 )
 from test_families import _max_diff
-from test_families_t5_gpt2 import PROMPTS, _hf_new, _sharpen, one_thread  # noqa: F401
+from test_families_t5_gpt2 import PROMPTS, SPACED, _hf_new, _sharpen, one_thread  # noqa: F401
 
 from model import CheckpointError, DecodeOptions, InputError, Interventions, load_bundle
 
@@ -122,6 +122,14 @@ def test_prompt_ids_equal_the_tokenizer_bos_where_the_file_adds_it(decoder):
         assert bos is not None or theirs == tokenizer(text, add_special_tokens=False).input_ids, text
         assert bundle.tokenizer.pieces(theirs) == tokenizer.convert_ids_to_tokens(theirs), text
         assert bundle.tokenizer.decode(theirs) == tokenizer.decode(theirs, skip_special_tokens=True), text
+
+
+def test_a_prompt_is_read_as_typed_spaces_tabs_and_newlines_included(decoder):
+    """No normalising for a real model: a double space, a tab and a newline give exactly the tokenizer's ids."""
+    family, bundle, tokenizer, _ = decoder
+    for text in SPACED:
+        result = bundle.generate(text, options=DecodeOptions(max_len=1), trace=False)
+        assert result.prompt == text and list(result.prompt_ids) == tokenizer(text).input_ids, f"{family}: {text!r}"
 
 
 @pytest.mark.parametrize("index", range(len(PROMPTS)))

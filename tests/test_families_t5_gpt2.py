@@ -305,6 +305,28 @@ def test_gpt2_ids_equal_the_tokenizer_with_and_without_tokenizer_json(gpt2, tmp_
         assert bundle.tokenizer.decode(theirs) == tokenizer.decode(theirs, skip_special_tokens=True), text
 
 
+SPACED = ["The  cat\tsleeps.\nThe dog   runs ", "  Two leading,\r\n\ttrailing\t", "ﬁne Ｆｕｌｌ width"]
+
+
+def test_gpt2_reads_the_prompt_as_typed_spaces_tabs_and_newlines_included(gpt2, tmp_path):
+    """A real model's prompt is not normalised (only this project's models are): a double space, a tab, a
+    newline, leading and trailing whitespace and compatibility characters give exactly the tokenizer's ids."""
+    bundle, tokenizer, _ = gpt2
+    merges_only = Path(shutil.copytree(bundle.path, tmp_path / "merges-only"))
+    (merges_only / "tokenizer.json").unlink()
+    for text in SPACED:
+        result = bundle.generate(text, options=DecodeOptions(max_len=1), trace=False)
+        assert result.prompt == text and list(result.prompt_ids) == tokenizer(text).input_ids, repr(text)
+        assert load_bundle(merges_only).tokenizer.encode_source(text) == tokenizer(text).input_ids, repr(text)
+    warned = bundle.generate("The\x00 cat\x07 sleeps", options=DecodeOptions(max_len=1), trace=False)
+    assert warned.prompt == "The cat sleeps" and "Removed 2 invisible or control characters." in warned.warnings
+    for empty in ("", " \t\n", "\x00"):
+        with pytest.raises(InputError, match="Type an English sentence"):
+            bundle.generate(empty, options=DecodeOptions(max_len=1), trace=False)
+    long = bundle.generate("ab " * 4000, options=DecodeOptions(max_len=1), trace=False)
+    assert any("cut to its first 2000 of 12000 characters" in w for w in long.warnings)
+
+
 @pytest.mark.parametrize("index", range(len(PROMPTS)))
 def test_gpt2_patterns_and_logits_equal_transformers(gpt2, index):
     bundle, tokenizer, model = gpt2
