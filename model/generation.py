@@ -125,10 +125,10 @@ class Generator:
         `cache` when given."""
         with not_recording():
             if options.beam_size == 1:
-                [(ids, finished)] = greedy(
+                [(ids, end)] = greedy(
                     self.model, memory, src_mask, interventions, max_len, self.specials, steps_seen, cache=cache
                 )
-                return [Hypothesis(tuple(ids), 0.0, 0.0, finished)]
+                return [Hypothesis(tuple(ids), 0.0, 0.0, end)]
             return beam_search(
                 self.model,
                 memory,
@@ -181,7 +181,7 @@ class Generator:
                 memory, src_mask, interventions, options, max_len, steps_seen if reuse else None, cache
             )
             best = hypotheses[0]
-            produced = list(best.ids) + ([specials.eos] if best.finished else [])
+            produced = best.produced
             if not produced:  # a maximum length of 0 pieces cannot happen; keep one row anyway
                 produced = [specials.eos]
             logits = decoded_logits(
@@ -275,7 +275,7 @@ class Generator:
         with torch.inference_mode():
             start = torch.tensor([prompt_ids])
             if options.beam_size == 1:
-                [(ids, finished)] = greedy(
+                [(ids, end)] = greedy(
                     self.model,
                     None,
                     None,
@@ -287,7 +287,7 @@ class Generator:
                     cache=cache,
                     first_step=recording(recorder=prompt_pass) if greedy_trace else None,
                 )
-                hypotheses = [Hypothesis(tuple(ids), 0.0, 0.0, finished)]
+                hypotheses = [Hypothesis(tuple(ids), 0.0, 0.0, end)]
             else:
                 hypotheses = beam_search(
                     self.model,
@@ -301,7 +301,7 @@ class Generator:
                     prompt=start,
                 )
             best = hypotheses[0]
-            produced = list(best.ids) + ([specials.eos] if best.finished else [])
+            produced = best.produced  # the piece that ended it included: EOS, or an end of turn
             fed = torch.tensor([self.decoder_input_ids(prompt_ids, produced)])
             tensors = None
             if greedy_trace and cache is not None:  # greedy_trace decodes with the causal mask, so a cache

@@ -8,7 +8,7 @@ from model import InputError, cosine
 from ui import engine, player
 from ui.figures import shared
 from ui.page import Page, big_text, bind, md, page_value, start, table_height, typed_prefix, vocabulary
-from ui.urlstate import MAX_PREFIX, SUGGESTED_PREFIX, Field
+from ui.urlstate import MAX_PREFIX, SUGGESTED_PREFIX, Field, on_off_field
 from viz.embedding import embedding_strips
 from viz.labels import marker_note
 from viz.translate import beams_frame, pieces_frame, step_candidates, steps_frame
@@ -166,12 +166,15 @@ if page.bundle.capabilities.trained_here:  # this project's models learn the cor
         )
 st.caption("The model read (its prompt):" if continues else "The model read:")
 st.text(result.source)
+if continues and page.bundle.chat is not None:
+    page_value(on_off_field("chat", False))  # chat=on in the URL: a shared link and a reload keep it
 if (
     continues
     and page.bundle.chat is not None
-    and st.checkbox(
-        "As a chat message",
-        key="as-chat",
+    and bind(
+        "chat",
+        st.checkbox,
+        label="As a chat message",
         help="This instruct checkpoint has a chat template: your text becomes a user's message, wrapped as the model "
         "was tuned to read it, and the model writes the assistant's answer.",
     )

@@ -861,6 +861,31 @@ def make_decoder_dir(
     return path
 
 
+END_OF_TURN = {"gemma3_text": "<end_of_turn>", "qwen2": "<|im_end|>", "qwen3": "<|im_end|>", "llama": "<|im_end|>"}
+
+
+def make_instruct(path: Path, like: int, scale: float = 1.2) -> int:
+    """Make a chat-template decoder dir (make_decoder_dir(..., chat_template=True)) instruct-like: its
+    generation_config.json lists two eos_token_id, EOS then the end of turn (as Gemma-3-it's [1, 106]),
+    and the end of turn's row of the output head (the embedding when tied) becomes `scale` x the row of
+    the piece `like`, so that the model ends its turn about where it would have said that piece.
+    Returns the end of turn's id."""
+    from safetensors.torch import load_file, save_file
+
+    config = json.loads((path / "config.json").read_text())
+    tokenizer = json.loads((path / "tokenizer.json").read_text())
+    end = next(t["id"] for t in tokenizer["added_tokens"] if t["content"] == END_OF_TURN[config["model_type"]])
+    file = path / "model.safetensors"
+    tensors = load_file(str(file))
+    head = "model.embed_tokens.weight" if config.get("tie_word_embeddings", True) else "lm_head.weight"
+    tensors[head][end] = tensors[head][like] * scale
+    save_file(tensors, str(file), metadata={"format": "pt"})
+    generation = path / "generation_config.json"
+    eos = json.loads(generation.read_text())["eos_token_id"]
+    _rewrite_json(generation, {"eos_token_id": [eos, end]})
+    return end
+
+
 def reference_decoder(path: Path) -> tuple[PreTrainedTokenizerBase, torch.nn.Module]:
     """transformers' own tokenizer (AutoTokenizer) and causal LM (eager attention, float32, eval mode)."""
     _quiet_transformers()

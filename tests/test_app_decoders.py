@@ -75,7 +75,7 @@ def test_continue_offers_a_chat_message_on_an_instruct_checkpoint_only(folders):
     at = run("pages/1_translate.py", {"model": INSTRUCT, "sentence": SENTENCE})
     assert_clean(at)
     plain_code = len(at.code)
-    at.checkbox(key="as-chat").check().run()
+    at.checkbox(key="w_chat").check().run()
     assert_clean(at)
     expected = load_bundle(folders["instruct"]).generate(SENTENCE, chat=True, trace=False)
     shown = [block.value for block in at.code]
@@ -84,12 +84,29 @@ def test_continue_offers_a_chat_message_on_an_instruct_checkpoint_only(folders):
     assert "Wrapped by the chat template" in texts(at)
 
 
+def test_a_chat_message_is_in_the_url_so_a_link_and_a_reload_keep_it(folders):
+    at = run("pages/1_translate.py", {"model": INSTRUCT, "sentence": SENTENCE})
+    assert at.query_params["chat"] in ("off", ["off"])
+    at.checkbox(key="w_chat").check().run()
+    assert at.query_params["chat"] in ("on", ["on"])
+    wrapped = load_bundle(folders["instruct"]).chat_prompt(SENTENCE).rstrip("\n")
+    shared = run("pages/1_translate.py", {"model": INSTRUCT, "sentence": SENTENCE, "chat": "on"})  # the link opened
+    assert_clean(shared)
+    assert shared.checkbox(key="w_chat").value and wrapped in [block.value for block in shared.code]
+    assert "Wrapped by the chat template" in texts(shared)
+    shared.run()  # a rerun keeps it
+    assert shared.checkbox(key="w_chat").value and wrapped in [block.value for block in shared.code]
+    bad = run("pages/1_translate.py", {"model": INSTRUCT, "sentence": SENTENCE, "chat": "maybe"})
+    assert not bad.exception and not bad.checkbox(key="w_chat").value
+    assert any("chat" in w.value for w in bad.warning) and wrapped not in [block.value for block in bad.code]
+
+
 def test_a_chat_template_that_fails_warns_and_the_plain_prompt_stays(folders, tmp_path, monkeypatch):
     broken = Path(shutil.copytree(folders["instruct"], tmp_path / "tiny-broken-chat"))
     (broken / "chat_template.jinja").write_text("{{ raise_exception('no user turns here') }}")
     monkeypatch.setenv("ANATOMY_MODELS", str(broken))
     at = run("pages/1_translate.py", {"model": "tiny-broken-chat", "sentence": SENTENCE})
-    at.checkbox(key="as-chat").check().run()
+    at.checkbox(key="w_chat").check().run()
     assert not at.exception and not at.error
     assert any("could not wrap the text" in w.value and "no user turns here" in w.value for w in at.warning)
     assert translation(at)  # the plain continuation is still on show

@@ -20,13 +20,15 @@ import torch
 from hf_fixtures import (
     DECODER_FAMILIES,
     DECODER_TOKENS,
+    END_OF_TURN,
     ENGLISH,
     GEMMA_WINDOW,
     make_decoder_dir,
+    make_instruct,
     reference_decoder,
 )
 from test_families import _max_diff
-from test_families_t5_gpt2 import PROMPTS, _hf_new, _sharpen, one_thread  # noqa: F401
+from test_families_t5_gpt2 import PROMPTS, SPACED, _hf_new, _sharpen, one_thread  # noqa: F401
 
 from model import CheckpointError, DecodeOptions, InputError, Interventions, load_bundle
 
@@ -120,6 +122,14 @@ def test_prompt_ids_equal_the_tokenizer_bos_where_the_file_adds_it(decoder):
         assert bos is not None or theirs == tokenizer(text, add_special_tokens=False).input_ids, text
         assert bundle.tokenizer.pieces(theirs) == tokenizer.convert_ids_to_tokens(theirs), text
         assert bundle.tokenizer.decode(theirs) == tokenizer.decode(theirs, skip_special_tokens=True), text
+
+
+def test_a_prompt_is_read_as_typed_spaces_tabs_and_newlines_included(decoder):
+    """No normalising for a real model: a double space, a tab and a newline give exactly the tokenizer's ids."""
+    family, bundle, tokenizer, _ = decoder
+    for text in SPACED:
+        result = bundle.generate(text, options=DecodeOptions(max_len=1), trace=False)
+        assert result.prompt == text and list(result.prompt_ids) == tokenizer(text).input_ids, f"{family}: {text!r}"
 
 
 @pytest.mark.parametrize("index", range(len(PROMPTS)))
@@ -302,6 +312,53 @@ def test_a_chat_message_is_wrapped_as_apply_chat_template_wraps_it(family, tmp_p
         assert bundle.chat_prompt(text) == wrapped == result.prompt
         assert list(result.prompt_ids) == list(ids["input_ids"]), text
         assert "\n" in result.prompt and list(result.trace.tgt_ids[: len(result.prompt_ids)]) == list(result.prompt_ids)
+
+
+def _hf_continuations(model, ids: list[int], beams: int, eos: list[int] | None, new: int = 10) -> list[list[int]]:
+    """generate()'s rows (every beam) after the prompt, cut after the first piece that ends them."""
+    with torch.no_grad():
+        rows = model.generate(
+            torch.tensor([ids]),
+            max_new_tokens=new,
+            do_sample=False,
+            num_beams=beams,
+            num_return_sequences=beams,
+            early_stopping=True,
+            pad_token_id=0,
+            **({} if eos is None else {"eos_token_id": eos}),
+        ).tolist()
+    cut = [row[len(ids) :] for row in rows]
+    return [next((row[: t + 1] for t, i in enumerate(row) if i in (eos or ())), row) for row in cut]
+
+
+@pytest.mark.parametrize("family, beams", [("gemma3_text", (1, 3)), ("qwen3", (1,))])
+def test_every_eos_id_a_generation_config_lists_ends_decoding(family, beams, tmp_path):
+    """An instruct checkpoint's generation config lists several eos ids (Gemma-3-it's [1, 106]: <eos> and
+    <end_of_turn>): each ends greedy and beam decoding, as in transformers' generate. The tiny checkpoint is
+    made to say its end of turn (hf_fixtures.make_instruct) where it would have said a piece it says."""
+    path = make_decoder_dir(tmp_path / family, family, seed=3, chat_template=True)
+    tokenizer, model = reference_decoder(path)
+    text = "Where is the train station?"
+    message = [{"role": "user", "content": text}]
+    ids = list(tokenizer.apply_chat_template(message, add_generation_prompt=True, return_dict=True)["input_ids"])
+    said = _hf_continuations(model, ids, max(beams), None)[0]  # the best path without any eos
+    end = make_instruct(path, said[2] if family == "gemma3_text" else said[3])
+    tokenizer, model = reference_decoder(path)
+    bundle = load_bundle(path)
+    eos = [tokenizer.eos_token_id, end]
+    assert model.generation_config.eos_token_id == eos and bundle.specials.ends == tuple(eos)
+    for beam in beams:
+        theirs = _hf_continuations(model, ids, beam, eos)
+        assert theirs[0][-1] == end and len(theirs[0]) < 10, "the second eos id is produced and ends the turn"
+        assert end in _hf_continuations(model, ids, beam, eos[:1], new=len(theirs[0]) + 3)[0][:-1], "only one runs on"
+        result = bundle.generate(text, options=DecodeOptions(max_len=10, beam_size=beam), chat=True)
+        assert list(result.prompt_ids) == ids
+        assert list(result.output_ids) == theirs[0], f"{family}, {beam} beams"
+        assert result.continuation == tokenizer.decode(theirs[0], skip_special_tokens=True)
+        assert result.steps[-1].chosen == END_OF_TURN[family] and not result.warnings
+        for ours, row in zip(result.beams, theirs, strict=True):
+            finished = row[-1] in eos
+            assert ours.finished == finished and ours.pieces == bundle.tokenizer.pieces(row[:-1] if finished else row)
 
 
 def test_a_template_that_fails_says_so_and_the_plain_prompt_still_works(tmp_path):

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from hf_fixtures import ENGLISH, FRENCH, make_gpt2_dir, make_t5_dir, reference_gpt2, reference_t5
+from hf_fixtures import ENGLISH, FRENCH, GPT2_BPE_VOCAB, make_gpt2_dir, make_t5_dir, reference_gpt2, reference_t5
 from safetensors.torch import load_file, save_file
 from test_families import ATOL, _assert_marian_trace_equals, _max_diff
 
@@ -303,6 +303,46 @@ def test_gpt2_ids_equal_the_tokenizer_with_and_without_tokenizer_json(gpt2, tmp_
         assert bundle.generate(text, options=DecodeOptions(max_len=1), trace=False).prompt_ids == tuple(theirs), text
         assert other.tokenizer.encode_source(text) == theirs, text
         assert bundle.tokenizer.decode(theirs) == tokenizer.decode(theirs, skip_special_tokens=True), text
+
+
+SPACED = ["The  cat\tsleeps.\nThe dog   runs ", "  Two leading,\r\n\ttrailing\t", "ﬁne Ｆｕｌｌ width"]
+
+
+def test_gpt2_reads_the_prompt_as_typed_spaces_tabs_and_newlines_included(gpt2, tmp_path):
+    """A real model's prompt is not normalised (only this project's models are): a double space, a tab, a
+    newline, leading and trailing whitespace and compatibility characters give exactly the tokenizer's ids."""
+    bundle, tokenizer, _ = gpt2
+    merges_only = Path(shutil.copytree(bundle.path, tmp_path / "merges-only"))
+    (merges_only / "tokenizer.json").unlink()
+    for text in SPACED:
+        result = bundle.generate(text, options=DecodeOptions(max_len=1), trace=False)
+        assert result.prompt == text and list(result.prompt_ids) == tokenizer(text).input_ids, repr(text)
+        assert load_bundle(merges_only).tokenizer.encode_source(text) == tokenizer(text).input_ids, repr(text)
+    warned = bundle.generate("The\x00 cat\x07 sleeps", options=DecodeOptions(max_len=1), trace=False)
+    assert warned.prompt == "The cat sleeps" and "Removed 2 invisible or control characters." in warned.warnings
+    for empty in ("", " \t\n", "\x00"):
+        with pytest.raises(InputError, match="Type an English sentence"):
+            bundle.generate(empty, options=DecodeOptions(max_len=1), trace=False)
+    long = bundle.generate("ab " * 4000, options=DecodeOptions(max_len=1), trace=False)
+    assert any("cut to its first 2000 of 12000 characters" in w for w in long.warnings)
+
+
+def test_gpt2_ids_beyond_its_tokenizer_are_shown_as_such(tmp_path):
+    """A GPT-2 whose embedding has more rows than its tokenizer has tokens (a fine-tune padded to 50,304) names
+    such an id as the other families do, never as <|endoftext|>."""
+    path = make_gpt2_dir(tmp_path / "gpt2-padded", vocab_size=GPT2_BPE_VOCAB + 20, seed=2)
+    tokenizer, _ = reference_gpt2(path)
+    bundle = load_bundle(path)
+    lacking = bundle.config.vocab_size - 1
+    assert lacking >= len(tokenizer) and tokenizer.convert_ids_to_tokens(lacking) is None
+    assert bundle.tokenizer.pieces([100, lacking]) == [
+        tokenizer.convert_ids_to_tokens(100),
+        f"<id {lacking}: not in the tokenizer>",
+    ]
+    assert bundle.tokenizer.decode([100, lacking]) == tokenizer.decode([100])
+    trace = bundle.teacher_forced(PROMPTS[0], [lacking, lacking])
+    assert trace.out_pieces[-1] == f"<id {lacking}: not in the tokenizer>"
+    assert bundle.tokenizer.pieces([GPT2_BPE_VOCAB - 1]) == ["<|endoftext|>"]  # the real one keeps its name
 
 
 @pytest.mark.parametrize("index", range(len(PROMPTS)))

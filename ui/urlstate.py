@@ -107,6 +107,11 @@ def _on_off(text: str) -> bool:
     raise ValueError(f"expected on or off, got {text!r}")
 
 
+def on_off_field(key: str, default: bool) -> Field:
+    """A page's own control that is on or off, in the URL as `key=on` / `key=off`."""
+    return Field(key, default, _on_off, lambda value: "on" if value else "off")
+
+
 def int_in(low: int, high: int) -> Callable[[str], int]:
     """A URL parser for whole numbers from low to high."""
 

@@ -61,12 +61,12 @@ def translate_batch(
         memory, src_mask = bundle.model.encode(src, interventions)
         with not_recording():
             outputs = greedy(bundle.model, memory, src_mask, interventions, limit, specials)
-        produced = [ids + ([specials.eos] if finished else []) or [specials.eos] for ids, finished in outputs]
+        produced = [ids + ([] if end is None else [end]) or [specials.eos] for ids, end in outputs]
         tgt = pad_rows([decoder_input(specials.bos, p) for p in produced], pad_id=specials.pad)
         logits = decoded_logits(bundle.model, tgt, memory, src_mask, interventions, recorded=recorder.tensors)
     log_probs = logits.float().log_softmax(dim=-1)  # (B, T, vocab)
     results = []
-    for row, ((source, _, warnings), (ids, finished)) in enumerate(zip(encoded, outputs, strict=True)):
+    for row, ((source, _, warnings), (ids, end)) in enumerate(zip(encoded, outputs, strict=True)):
         chosen = produced[row] + [specials.pad] * (tgt.size(1) - len(produced[row]))
         trace = make_trace(
             bundle.tokenizer, src[row].tolist(), tgt[row].tolist(), chosen, recorder.tensors, interventions, row
@@ -74,7 +74,7 @@ def translate_batch(
         steps = decoding_steps(bundle.tokenizer, log_probs[row].exp(), produced[row], top_k=5)
         log_prob = float(chosen_log_probs(log_probs[row], produced[row]).sum())
         translation = bundle.tokenizer.decode(ids)
-        beam = Beam(translation, bundle.tokenizer.pieces(ids), log_prob, log_prob, finished)
+        beam = Beam(translation, bundle.tokenizer.pieces(ids), log_prob, log_prob, end is not None)
         results.append(
             TranslationResult(source, translation, trace, steps, [beam], log_prob, tuple(produced[row]), warnings)
         )

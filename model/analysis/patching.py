@@ -116,7 +116,7 @@ def patched_translation(
 ) -> list[int]:
     """The receiver's greedy translation (output ids) with the activation at a source-side hook
     point taken from the donor at `positions`, at every decoding step. For a decoder-only model,
-    the receiver prompt's greedy continuation (new ids, EOS included when it ended) with the
+    the receiver prompt's greedy continuation (new ids, the piece that ended it included) with the
     donor prompt's activation at prompt `positions` of a decoder hook point, in every step's pass."""
     _source_side(bundle, hook)
     bundle.check_interventions(interventions)
@@ -147,7 +147,7 @@ def _patched_continuation(
         raise InputError(f"Positions to patch must be among the {both} prompt positions both prompts have.")
     try:
         with torch.inference_mode(), nullcontext() if iv.causal_mask else patching(patches):
-            [(new, finished)] = greedy(
+            [(new, end)] = greedy(
                 bundle.model,
                 None,
                 None,
@@ -159,7 +159,7 @@ def _patched_continuation(
             )
     except ValueError as exc:  # shapes that do not fit
         raise InputError(str(exc)) from None
-    return new + [bundle.specials.eos] * finished
+    return new + ([] if end is None else [end])
 
 
 def _stage(hook: str) -> stages.Stage:

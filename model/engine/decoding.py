@@ -25,10 +25,20 @@ from .transformer import Transformer, layers_of
 class Hypothesis:
     """One finished (or cut-off) output of beam search."""
 
-    ids: tuple[int, ...]  # output pieces, without BOS and EOS
-    log_prob: float  # sum of the log-probabilities of the pieces and of EOS when finished
+    ids: tuple[int, ...]  # output pieces, without BOS and the piece that ended them
+    log_prob: float  # sum of the log-probabilities of the pieces and of the ending piece when finished
     score: float  # log_prob / length**length_penalty, what beams are ranked by
-    finished: bool  # ended with EOS (False: cut at the maximum length)
+    end: int | None  # the piece that ended the output (EOS, or another of `SpecialIds.ends`); None: cut at the limit
+
+    @property
+    def finished(self) -> bool:
+        """Ended by the model (False: cut at the maximum length)."""
+        return self.end is not None
+
+    @property
+    def produced(self) -> list[int]:
+        """The pieces produced: the output, then the piece that ended it."""
+        return [*self.ids, *([] if self.end is None else [self.end])]
 
 
 def _step_logits(
@@ -84,9 +94,11 @@ def greedy(
     prompt: torch.Tensor | None = None,
     cache: KVCache | None = None,
     first_step: AbstractContextManager | None = None,
-) -> list[tuple[list[int], bool]]:
+) -> list[tuple[list[int], int | None]]:
     """Most likely piece at each step, for a batch (of encoded sources, or of one `prompt` (1, P)
-    to continue when `memory` is None); returns (new ids without BOS/EOS, finished).
+    to continue when `memory` is None); returns (new ids without BOS and the end, the piece that ended
+    the row or None when cut at `max_len`). Every id of `specials.ends` ends a row (transformers'
+    generate with a list of eos_token_id).
     With `step_logits`, each step's logits (B, vocab) are appended to it, as the model gave them.
     `cache`: the KV cache to fill (the caller's, to read afterwards; causal mask on). `first_step`:
     a context the first step runs in (a Recorder or a Patching of a prompt's pass)."""
@@ -97,6 +109,7 @@ def greedy(
     if cache is None and iv.causal_mask:
         cache = KVCache()
     finished = torch.zeros(batch, dtype=torch.bool, device=tokens.device)
+    ends = torch.tensor(specials.ends, device=tokens.device)
     for step in range(max_len):
         with first_step if step == 0 and first_step is not None else nullcontext():
             logits = _step_logits(model, tokens, memory, src_mask, iv, cache)
@@ -105,13 +118,14 @@ def greedy(
         next_ids = allowed(logits, step, max_len, specials).argmax(dim=-1)  # (B,)
         next_ids = next_ids.masked_fill(finished, specials.pad)
         tokens = torch.cat([tokens, next_ids[:, None]], dim=1)
-        finished |= next_ids == specials.eos
+        finished |= torch.isin(next_ids, ends)
         if bool(finished.all()):
             break
-    results = []
+    results: list[tuple[list[int], int | None]] = []
     for row, done in zip(tokens[:, first:].tolist(), finished.tolist(), strict=True):
-        ids = row[: row.index(specials.eos)] if done else row
-        results.append((ids, done))  # a finished row's fill (pad) comes after its EOS, cut above
+        # a finished row's fill (pad, which may be an end id too) comes after the piece that ended it
+        cut = next(t for t, piece in enumerate(row) if piece in specials.ends) if done else len(row)
+        results.append((row[:cut], row[cut] if done else None))
     return results
 
 
@@ -286,9 +300,10 @@ def beam_search(
     """Keep the `beam_size` best partial outputs of one sentence (or continuations of one `prompt`
     (1, P), memory None); return up to `beam_size` hypotheses, best first.
 
-    Each step ranks the 2k best continuations of all beams; one that ends with EOS is finished
-    only if it ranks among the first k (as in transformers' beam search), and the search stops
-    once k outputs are finished (its early_stopping=True).
+    Each step ranks the 2k best continuations of all beams ((1 + e)k with e > 1 ids that end, as
+    transformers does); one that ends (EOS, or another of `specials.ends`) is finished only if it
+    ranks among the first k (as in transformers' beam search), and the search stops once k outputs
+    are finished (its early_stopping=True).
     """
     tokens = start_tokens(specials, 1, None if memory is None else memory.device, prompt)  # (k, t)
     if tokens.size(0) != 1 or (memory is not None and memory.size(0) != 1):
@@ -297,6 +312,7 @@ def beam_search(
     cache = KVCache() if iv.causal_mask else None
     scores = torch.zeros(1, device=device)  # (k,)
     done: list[Hypothesis] = []
+    candidates = max(2, 1 + len(specials.ends)) * beam_size  # enough for k live beams if the first k all end
     for step in range(max_len):
         live = tokens.size(0)
         logits = _step_logits(
@@ -305,16 +321,16 @@ def beam_search(
         log_probs = allowed(logits.float().log_softmax(dim=-1), step, max_len, specials)  # (k, vocab)
         vocab = log_probs.size(-1)
         totals = (scores[:, None] + log_probs).view(-1)
-        best, flat = totals.topk(min(2 * beam_size, totals.numel()))
+        best, flat = totals.topk(min(candidates, totals.numel()))
         keep_origin: list[int] = []
         keep_piece: list[int] = []
         keep_score: list[float] = []
         for rank, (total, index) in enumerate(zip(best.tolist(), flat.tolist(), strict=True)):
             origin, piece = divmod(index, vocab)
-            if piece == specials.eos:
+            if piece in specials.ends:
                 if rank < beam_size:
                     ids = tuple(tokens[origin, first:].tolist())
-                    done.append(Hypothesis(ids, total, _normalized(total, len(ids) + 1, length_penalty), True))
+                    done.append(Hypothesis(ids, total, _normalized(total, len(ids) + 1, length_penalty), piece))
             elif len(keep_origin) < beam_size:
                 keep_origin.append(origin)
                 keep_piece.append(piece)
@@ -328,6 +344,6 @@ def beam_search(
             cache.reorder(origin_index)
     if len(done) < beam_size:  # cut at max_len: the live beams compete as they are
         for row, total in zip(tokens[:, first:].tolist(), scores.tolist(), strict=True):
-            done.append(Hypothesis(tuple(row), total, _normalized(total, len(row), length_penalty), False))
+            done.append(Hypothesis(tuple(row), total, _normalized(total, len(row), length_penalty), None))
     done.sort(key=lambda h: h.score, reverse=True)
     return done[:beam_size]

@@ -17,6 +17,7 @@ from .vocabulary import Vocabulary
 
 MAX_CHARS = 2000
 _CONTROL_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn"}
+_UNREADABLE = {"Cc", "Cs"}  # what a real model's text loses: controls that are not whitespace, lone surrogates
 _FINAL_PUNCTUATION = re.compile(r"[\s.!?…。！？]+$")
 
 
@@ -33,26 +34,35 @@ def normalize_source(text: str, canonical: bool = True) -> Normalized:
 
     This project's models are trained on exactly this form (lower case, single spaces, no final
     punctuation), so "the red car is very fast" and "The red car is very fast." are one input.
-    With canonical=False (real pretrained models, which read text as typed) only invisible
-    characters, runs of spaces and excess length are dealt with.
+    With canonical=False (real pretrained models, which read text as typed, their tokenizer's own
+    normalizer included) the text stays as typed, tabs, newlines and runs of spaces included: only
+    characters no tokenizer reads (control characters other than whitespace, lone surrogates) and
+    excess length are dealt with. Either way a text with nothing to read is refused.
     """
     if not isinstance(text, str):
         raise InputError(f"A sentence must be text, got {type(text).__name__}")
     warnings = []
-    text = unicodedata.normalize("NFKC", text)
-    cleaned = "".join(
-        " " if ch in "\t\n\r\v\f" else ch
-        for ch in text
-        if ch in "\t\n\r\v\f" or unicodedata.category(ch) not in _CONTROL_CATEGORIES
-    )
+    if canonical:
+        text = unicodedata.normalize("NFKC", text)
+        cleaned = "".join(
+            " " if ch in "\t\n\r\v\f" else ch
+            for ch in text
+            if ch in "\t\n\r\v\f" or unicodedata.category(ch) not in _CONTROL_CATEGORIES
+        )
+    else:
+        cleaned = "".join(ch for ch in text if ch.isspace() or unicodedata.category(ch) not in _UNREADABLE)
     removed = len(text) - len(cleaned)
     if removed:
         warnings.append(f"Removed {removed} invisible or control character{'s' * (removed > 1)}.")
     if len(cleaned) > MAX_CHARS:
         warnings.append(f"The text was cut to its first {MAX_CHARS} of {len(cleaned)} characters.")
         cleaned = cleaned[:MAX_CHARS]
+    if not canonical:
+        if not cleaned.strip():
+            raise InputError("Type an English sentence, for example: The cat sleeps.")
+        return Normalized(cleaned, tuple(warnings))
     spaced = " ".join(cleaned.split())
-    result = _FINAL_PUNCTUATION.sub("", spaced.lower()) if canonical else spaced
+    result = _FINAL_PUNCTUATION.sub("", spaced.lower())
     if not result:
         raise InputError("Type an English sentence, for example: The cat sleeps.")
     return Normalized(result, tuple(warnings))

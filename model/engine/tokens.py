@@ -21,8 +21,14 @@ class SpecialIds:
     unk: int = UNK_ID
     bos: int = BOS_ID  # the decoder's first input (Marian starts from its pad id)
     eos: int = EOS_ID
+    also_end: tuple[int, ...] = ()  # more ids that end decoding (an instruct model's end of turn: Gemma-it's 106)
     banned: tuple[int, ...] = ()  # never produced (Marian's generation config bans <pad>)
     force_eos_at_end: bool = False  # the last step allowed must end the output (Marian's forced_eos_token_id)
+
+    @property
+    def ends(self) -> tuple[int, ...]:
+        """Every id that ends decoding: EOS first, then the others a generation config lists."""
+        return (self.eos, *(i for i in dict.fromkeys(self.also_end) if i != self.eos))
 
 
 PROJECT_SPECIALS = SpecialIds()

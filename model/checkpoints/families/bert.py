@@ -123,8 +123,6 @@ def pooling(path: Path) -> str:
 class BertVocabulary(TokenizersVocabulary):
     """The checkpoint's tokenizer.json run by the `tokenizers` library: [CLS] pieces [SEP]."""
 
-    unknown_piece = "[UNK]"
-
     def __init__(self, path: Path, hf: dict) -> None:
         self.tokenizer = open_tokenizer(path / "tokenizer.json", lambda problem: _refuse(path, problem))
         found: dict[str, int] = {}

@@ -124,8 +124,6 @@ class GPT2Vocabulary(TokenizersVocabulary):
     """Byte-level BPE: text to pieces with no special piece added; <|endoftext|> ends a text (and,
     as transformers does for generation, stands in for the padding it lacks)."""
 
-    unknown_piece = END
-
     def __init__(self, path: Path, hf: dict, generation: dict) -> None:
         refuse = lambda problem: _refuse(path, problem)  # noqa: E731
         if (path / "tokenizer.json").is_file():

@@ -31,7 +31,6 @@ class TokenizersVocabulary:
 
     canonical_input = False
     tokenizer: Tokenizer
-    unknown_piece = "<unk>"
 
     @property
     def vocab_size(self) -> int:
@@ -43,9 +42,16 @@ class TokenizersVocabulary:
         return self.tokenizer.encode(text).ids
 
     def pieces(self, ids: Iterable[int]) -> list[str]:
-        """The token of each id."""
-        return [self.tokenizer.id_to_token(int(i)) or self.unknown_piece for i in ids]
+        """The token of each id; `<id N: not in the tokenizer>` for a row of the model the tokenizer lacks
+        (Qwen's embedding has a few hundred rows more than its tokenizer has tokens; a GPT-2 padded to
+        50,304 rows has 47)."""
+        out = []
+        for i in ids:
+            token = self.tokenizer.id_to_token(int(i))
+            out.append(token if token is not None else f"<id {int(i)}: not in the tokenizer>")
+        return out
 
     def decode(self, ids: Iterable[int]) -> str:
-        """Text of ids, special tokens left out."""
-        return self.tokenizer.decode([int(i) for i in ids])
+        """Text of ids, special tokens and ids the tokenizer lacks left out."""
+        size = self.vocab_size
+        return self.tokenizer.decode([int(i) for i in ids if 0 <= int(i) < size])

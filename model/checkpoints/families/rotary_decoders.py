@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -228,8 +228,8 @@ def tokenizer_files(path: Path) -> list[Path]:
 
 class DecoderVocabulary(TokenizersVocabulary):
     """A tokenizer.json run as it is, post-processor included (Llama and Gemma put BOS first; Qwen and
-    GPT-NeoX add nothing). An id the model has but the tokenizer lacks (Qwen's embedding has a few
-    hundred rows more than its tokenizer has tokens) is shown as such."""
+    GPT-NeoX add nothing). An id the model has but the tokenizer lacks is shown as such
+    (`TokenizersVocabulary.pieces`)."""
 
     def __init__(self, path: Path, hf: dict, generation: dict, family: str) -> None:
         refuse = refuser(path, family)
@@ -243,21 +243,9 @@ class DecoderVocabulary(TokenizersVocabulary):
             pad=pad if isinstance(pad, int) else ends[0],
             unk=ends[0],
             bos=bos if isinstance(bos, int) else ends[0],
-            eos=ends[0],  # the first of several (an instruct model's end of turn among them): the one decoding stops at
+            eos=ends[0],
+            also_end=tuple(ends[1:]),  # an instruct model's end of turn (Gemma-it's 106, Qwen's <|im_end|>)
         )
-
-    def pieces(self, ids: Iterable[int]) -> list[str]:
-        """The token of each id; `<id N: not in the tokenizer>` for a row of the model the tokenizer lacks."""
-        out = []
-        for i in ids:
-            token = self.tokenizer.id_to_token(int(i))
-            out.append(token if token is not None else f"<id {int(i)}: not in the tokenizer>")
-        return out
-
-    def decode(self, ids: Iterable[int]) -> str:
-        """Text of ids, special tokens and ids the tokenizer lacks left out."""
-        size = self.vocab_size
-        return self.tokenizer.decode([int(i) for i in ids if 0 <= int(i) < size])
 
     def encode_plain(self, text: str) -> list[int]:
         """Ids of `text` with nothing added (a chat template's text writes its own BOS)."""
