@@ -8,6 +8,7 @@ each view, which the presenter's run wrote once (ui/rooms.py).
     GET  /room-events/<code>               text/event-stream: the room's state on connect and on every change
     POST /room-vote/<code>                 {"question", "option", "voter"} -> {"message"} or {"error"}
     GET  /room-assets/plotly.min.js        plotly.js as the plotly package ships it
+    GET  /room-stats                       this process's followers and model results computed (bench_follow)
 
 Behind nginx (deploy/nginx.conf.in) the files under /room-files/ are served by nginx itself from the shared
 rooms folder; the events and votes reach any replica, since every replica reads the same folder.
@@ -213,6 +214,13 @@ async def plotly_js(request: Request) -> Response:
     return Response(plain, media_type="text/javascript", headers=headers)
 
 
+async def room_stats(request: Request) -> Response:
+    """For the benchmark: followers connected to this process and the model results it computed so far."""
+    from .cache import RESULTS
+
+    return JSONResponse({"followers": HUB.followers(), "model_runs": RESULTS.stats().misses})
+
+
 def routes() -> list[BaseRoute]:
     """The audience's routes, for st.App(routes=...)."""
     return [
@@ -221,6 +229,7 @@ def routes() -> list[BaseRoute]:
         Route("/room-events/{code}", room_events),
         Route("/room-vote/{code}", room_vote, methods=["POST"]),
         Route("/room-assets/plotly.min.js", plotly_js),
+        Route("/room-stats", room_stats),
     ]
 
 
