@@ -225,7 +225,8 @@ def _measure(url: str, pids: list[int], report: FollowReport, events_url: str, a
             report.bytes_received = 0  # count what the changes cost, not the first view
             for change in range(report.changes):
                 query = {"sentence": SENTENCES[(change + 1) % len(SENTENCES)], "layer": str(1 + change % 2), **base}
-                run = await presenter.run("attention", urlencode(query))
+                async with Session(url) as tab:  # a session reads its URL once: each change is the presenter's reload
+                    run = await tab.run("attention", urlencode(query))
                 ended = time.monotonic()
                 report.errors.extend(run.errors)
                 version = rooms.state(code)["version"]
@@ -268,7 +269,8 @@ def _presenter_runs_alone(changes: int) -> int:
                     before = (await _stats(parts.hostname or "", parts.port or 80)).get("model_runs", 0)
                     for change in range(changes):
                         query = {"sentence": SENTENCES[(change + 1) % len(SENTENCES)], "layer": str(1 + change % 2)}
-                        await presenter.run("attention", urlencode({**query, **base}))
+                        async with Session(app.url) as tab:
+                            await tab.run("attention", urlencode({**query, **base}))
                     return (await _stats(parts.hostname or "", parts.port or 80)).get("model_runs", 0) - before
 
             _ALONE[changes] = asyncio.run(alone())

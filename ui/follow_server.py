@@ -139,6 +139,20 @@ async def audience_page(request: Request) -> Response:
     return HTMLResponse(_page(), headers={"Cache-Control": "no-cache"})
 
 
+_VIEWS: dict[Path, bytes] = {}  # views read so far (immutable files): the last few
+KEPT_IN_MEMORY = 64
+
+
+async def _view_bytes(path: Path) -> bytes:
+    data = _VIEWS.get(path)
+    if data is None:
+        data = await anyio.Path(path).read_bytes()
+        while len(_VIEWS) >= KEPT_IN_MEMORY:
+            _VIEWS.pop(next(iter(_VIEWS)))
+        _VIEWS[path] = data
+    return data
+
+
 async def room_file(request: Request) -> Response:
     """A room's state or one of its views, compressed when the phone accepts it (views never change)."""
     code, name = request.path_params["code"], request.path_params["name"]
@@ -151,12 +165,14 @@ async def room_file(request: Request) -> Response:
         "Vary": "Accept-Encoding",
         "Content-Type": "application/json",
     }
+    gzipped = "gzip" in request.headers.get("accept-encoding", "")
     try:
-        if "gzip" in request.headers.get("accept-encoding", "") and zipped.is_file():
-            data = await anyio.Path(zipped).read_bytes()
-            headers["Content-Encoding"] = "gzip"
-        else:
+        if name == "state.json":
             data = await anyio.Path(path).read_bytes()
+        else:  # a view never changes: read once per process, whatever the number of followers
+            data = await _view_bytes(zipped if gzipped else path)
+            if gzipped:
+                headers["Content-Encoding"] = "gzip"
     except FileNotFoundError:
         return JSONResponse({"error": "No such file (a newer view replaced it)."}, status_code=404)
     return Response(data, headers=headers)
