@@ -61,7 +61,7 @@ def test_the_room_follows_the_presenter_on_a_phone_and_a_forged_key_moves_nobody
             phone.locator(".chart").first.click()
             phone.locator("#zoom .js-plotly-plot").wait_for(timeout=5000)
             phone.screenshot(path=str(SHOTS / "room_phone_390_enlarged.png"))
-            phone.locator("#zoom button").click()
+            phone.locator("#zoom-close").click()
 
             shown = phone.evaluate("() => document.body.dataset.version")
             with _visit(browser) as forger:
