@@ -167,6 +167,8 @@ def running_room(
     run = Path(tempfile.mkdtemp(prefix="anatomy-room-"))
     rooms = Path((env or {}).get(ROOMS_ENV) or run / "rooms")  # one rooms' folder for every replica and nginx
     (rooms / "public").mkdir(parents=True, exist_ok=True)
+    for folder in {run, rooms}:  # nginx's workers (another user) walk into rooms/public; private/ stays 0700
+        folder.chmod(0o711)
     env = app_env(checkpoint, {THREADS_ENV: str(threads), **(env or {}), ROOMS_ENV: str(rooms)})
     with ExitStack() as stack:
         members = []

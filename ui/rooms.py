@@ -49,8 +49,8 @@ def root() -> Path:
     """The rooms' folder: $ANATOMY_ROOMS_DIR, else one per user in the system's temporary folder."""
     chosen = os.environ.get(ROOMS_ENV, "").strip()
     path = Path(chosen) if chosen else Path(tempfile.gettempdir()) / f"anatomy-rooms-{os.getuid()}"
-    (path / "public").mkdir(parents=True, exist_ok=True)
-    (path / "private").mkdir(parents=True, exist_ok=True)
+    (path / "public").mkdir(mode=0o755, parents=True, exist_ok=True)
+    (path / "private").mkdir(mode=0o700, parents=True, exist_ok=True)
     return path
 
 
