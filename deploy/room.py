@@ -27,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = Path(__file__).resolve().parent / "nginx.conf.in"
 THREADS_ENV = "ANATOMY_TORCH_THREADS"
+ROOMS_ENV = "ANATOMY_ROOMS_DIR"  # ui/rooms.py: a shared room's files, written by any replica, served by nginx
 
 
 def free_port() -> int:
@@ -123,11 +124,18 @@ class Room:
     run: Path
 
 
-def nginx_config(ports: list[int], listen: str, run: Path) -> str:
-    """deploy/nginx.conf.in with the replicas' ports, the listening address and the run folder."""
+def nginx_config(ports: list[int], listen: str, run: Path, rooms: Path | None = None) -> str:
+    """deploy/nginx.conf.in with the replicas' ports, the listening address, the run folder and the rooms'
+    folder every replica shares (default: run/rooms)."""
     servers = "\n".join(f"        server 127.0.0.1:{port} max_fails=1 fail_timeout=10s;" for port in ports)
     text = TEMPLATE.read_text()
-    filled = {"servers": servers, "listen": listen, "run": str(run), "errors": str(run / "error.log")}
+    filled = {
+        "servers": servers,
+        "listen": listen,
+        "run": str(run),
+        "errors": str(run / "error.log"),
+        "rooms": str(rooms or run / "rooms"),
+    }
     for name, value in filled.items():
         text = text.replace("${" + name + "}", value)  # nginx's own $variables stay as they are
     if "${" in text:
@@ -157,7 +165,11 @@ def running_room(
     free one), each with `env` added to its environment; stop everything on the way out."""
     nginx = nginx_binary()
     run = Path(tempfile.mkdtemp(prefix="anatomy-room-"))
-    env = app_env(checkpoint, {THREADS_ENV: str(threads), **(env or {})})
+    rooms = Path((env or {}).get(ROOMS_ENV) or run / "rooms")  # one rooms' folder for every replica and nginx
+    (rooms / "public").mkdir(parents=True, exist_ok=True)
+    for folder in {run, rooms}:  # nginx's workers (another user) walk into rooms/public; private/ stays 0700
+        folder.chmod(0o711)
+    env = app_env(checkpoint, {THREADS_ENV: str(threads), **(env or {}), ROOMS_ENV: str(rooms)})
     with ExitStack() as stack:
         members = []
         for index in range(replicas):
@@ -170,7 +182,7 @@ def running_room(
             wait_until_healthy(f"http://{member.address}", member.process, member.log, timeout)
         listen = f"{host}:{port or free_port()}"
         config = run / "nginx.conf"
-        config.write_text(nginx_config([m.port for m in members], listen, run))
+        config.write_text(nginx_config([m.port for m in members], listen, run, rooms))
         proxy = stack.enter_context(
             process([nginx, "-p", str(run), "-c", str(config), "-g", "daemon off;"], run / "nginx.out")
         )

@@ -4,7 +4,7 @@ A decoder-only model (GPT-2) has decoder self-attention alone, over its prompt a
 import streamlit as st
 
 from model.analysis.roles import block_roles, card_roles
-from ui import kvcache, lengths, player, sinks
+from ui import kvcache, lengths, player, questions, room, sinks
 from ui.figures import shared
 from ui.page import bind, md, page_value, set_value, start, stored
 from ui.urlstate import BLOCK_NAMES, BLOCKS, FOCUS, Field
@@ -385,6 +385,9 @@ else:
     set_value("step", min(ctl.step, n_steps - 1) + 1)
     player.DECODING.controls(n_steps, "attention")
     player.DECODING.run(body, n_steps)
+    room.offer(
+        page.room, lambda: questions.attention(trace, ctl.layer, ctl.head, stored("step") - 1), questions.NO_CROSS
+    )
 if not page.encoder_only:
     kvcache.without_cache(page)
     kvcache.shared_heads(page, len(trace.tgt_pieces))

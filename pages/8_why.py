@@ -12,7 +12,7 @@ from model.analysis.attribution import BATCH, IG_STEPS, padding_baseline
 from model.analysis.forced import work
 from model.analysis.patching import Mismatch, mismatch, moved_pieces
 from model.engine import stages
-from ui import engine, lengths, player
+from ui import engine, lengths, player, questions, room
 from ui.figures import shared
 from ui.ondemand import EAGER_WORK, asked, filling
 from ui.page import _take_turn, bind, md, page_value, set_value, start
@@ -579,6 +579,9 @@ else:
             player.DECODING.run(body, len(out_ids))
         except AnatomyError as exc:
             st.error(md(str(exc)))
+        room.offer(
+            page.room, lambda: questions.why(bundle, ctl.sentence, out_ids, iv, ctl.step, src_pieces, decoder_only)
+        )
 
 st.subheader("What each head mostly does")
 st.dataframe(

@@ -18,7 +18,7 @@ from model.checkpoints.catalog import DEFAULT
 from viz.export import page_html, toolbar_config
 from viz.style import Style
 
-from . import engine, turns
+from . import engine, room, turns
 from .cache import holds_more_than
 from .nav import menu
 from .urlstate import (
@@ -481,6 +481,7 @@ class Page:
     style: Style
     result: TranslationResult | EncodeResult | None = None
     figures: list[tuple[str, go.Figure]] = field(default_factory=list)
+    room: room.Presenting | None = None  # the room this page is shared with (ui/room.py), if any
 
     @property
     def plotly_config(self) -> dict:
@@ -543,9 +544,19 @@ class Page:
                 icon=":material/download:",
                 on_click="ignore",
             )
+        room.publish(self.room, self._view)
         if not st.session_state.get(LIVE_FRAGMENT):
             release(namespace)
         turns.end_turn()
+
+    def _view(self) -> bytes:
+        """What this run showed, for the room's phones: the sentence, the result, the controls, the figures."""
+        texts = [("Prompt" if self.decoder_only else "Sentence", self.controls.sentence)]
+        if isinstance(self.result, TranslationResult):
+            texts.append(("Continuation" if self.decoder_only else "Translation", self.result.translation))
+        said = changed_switches(_values(), _applies(self.bundle))
+        controls = room.controls_line(_values(), said)
+        return room.view_document(self.title, texts, controls, room.explore_link(), self.figures)
 
 
 RELEASED_ABOVE = 64 * 1024  # bytes: a page name holding more than this is dropped at the end of a run
@@ -603,6 +614,7 @@ def start(
         prefix = _values()[PREFIX.key]
     _fit(limits)
     _sidebar(limits, bundle, prefix)
+    presenting = room.begin(st.session_state[NOTES])
     # a blank sentence gets no prefix either: the engine then refuses the empty text with its own message
     controls = Controls.from_values(_values(), prefix=prefix if prefix and _values()["sentence"].strip() else "")
     _take_turn(bundle, controls.sentence if needs_result else "")
@@ -619,12 +631,14 @@ def start(
         title = renamed
         st.set_page_config(page_title=f"{title} · Transformer Anatomy")  # the browser tab says it too
     st.title(title)
+    if presenting:
+        room.panel(presenting)
     _top_sentence(bundle)
     switches_banner(bundle)
     for note in st.session_state[NOTES]:
         st.warning(md(note))
     st.session_state[NOTES] = []
-    page = Page(title, bundle, limits, controls, style)
+    page = Page(title, bundle, limits, controls, style, room=presenting)
     if needs_result:
         page.result = page.run()
         for warning in page.result.warnings:

@@ -1,0 +1,277 @@
+"""A presenter and N browser-less followers of one room on the real app: the follow test and its benchmark.
+
+The presenter is a Streamlit session (tests/st_session.py) on the Attention page of a room; each follower holds
+the room's server-sent events open and, at each new view, fetches it (gzip), as ui/follow.html does. Then V
+phones vote at once on one question.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urlencode, urlsplit
+
+from live_server import ROOT, rss_mib, running_app
+from st_session import Session
+
+sys.path.insert(0, str(ROOT))
+
+from deploy.room import running_room
+from ui import rooms
+
+SENTENCES = [
+    "The small girl sees a white bird.",
+    "The cat eats the apple.",
+    "My sisters will see the old house.",
+    "The boys did not close the blue door.",
+    "She gives the new book to the teacher.",
+]
+
+
+@dataclass
+class FollowReport:
+    """Figures of one run."""
+
+    followers: int
+    changes: int
+    errors: list[str] = field(default_factory=list)
+    delays: list[float] = field(default_factory=list)  # end of the presenter's run -> a follower holds the view
+    bytes_received: int = 0
+    views_received: int = 0
+    model_runs: int = 0
+    votes: int = 0
+    counted: int = 0
+    rss_start: float = 0.0
+    rss_end: float = 0.0
+
+    def percentile(self, q: float) -> float:
+        """Delay percentile in seconds."""
+        ordered = sorted(self.delays)
+        return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))] if ordered else float("nan")
+
+    def summary(self) -> str:
+        """A sentence, then the line of the issue's format."""
+        per_change = self.bytes_received / max(1, self.followers * self.changes)
+        return (
+            f"{self.followers} followers, {self.changes} changes: {self.views_received} views received, "
+            f"{len(self.errors)} errors{' (' + '; '.join(self.errors[:3]) + ')' if self.errors else ''}, "
+            f"mean delay {statistics.fmean(self.delays) if self.delays else float('nan'):.3f} s\n"
+            f"follow: followers={self.followers} changes={self.changes} errors={len(self.errors)} "
+            f"p50={self.percentile(50):.2f}s p95={self.percentile(95):.2f}s bytes_per_change={per_change:.0f} "
+            f"model_runs={self.model_runs} votes={self.votes} counted={self.counted} "
+            f"rss_start={self.rss_start:.0f} rss_end={self.rss_end:.0f}"
+        )
+
+
+async def _request(host: str, port: int, method: str, path: str, body: bytes = b"") -> tuple[int, dict, bytes]:
+    """One HTTP/1.1 request on its own connection: (status, headers, body)."""
+    reader, writer = await asyncio.open_connection(host, port)
+    try:
+        head = (
+            f"{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\nAccept-Encoding: gzip\r\nConnection: close\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        writer.write(head.encode() + body)
+        await writer.drain()
+        status, headers = await _head(reader)
+        return status, headers, await reader.read()
+    finally:
+        writer.close()
+
+
+async def _head(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]:
+    status = int((await reader.readline()).split()[1])
+    headers = {}
+    while (line := await reader.readline()) not in (b"\r\n", b""):
+        name, _, value = line.decode().partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return status, headers
+
+
+class Follower:
+    """One phone: the room's events over one connection, each new view fetched as the page does."""
+
+    def __init__(self, host: str, port: int, code: str, report: FollowReport) -> None:
+        self.host, self.port, self.code, self.report = host, port, code, report
+        self.views: dict[int, float] = {}  # version -> when this follower held it
+        self.connected = asyncio.Event()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Follow until `stop` is set."""
+        try:
+            reader, writer = await asyncio.open_connection(self.host, self.port)
+        except OSError as exc:
+            self.report.errors.append(f"connect: {exc}")
+            return
+        try:
+            writer.write(f"GET /room-events/{self.code} HTTP/1.1\r\nHost: {self.host}\r\n\r\n".encode())
+            await writer.drain()
+            status, headers = await _head(reader)
+            if status != 200:
+                self.report.errors.append(f"events: HTTP {status}")
+                return
+            self.connected.set()
+            chunked = headers.get("transfer-encoding") == "chunked"
+            buffer = b""
+            shown = None
+            reading = asyncio.ensure_future(self._chunk(reader, chunked))
+            stopping = asyncio.ensure_future(stop.wait())
+            while True:
+                done, _ = await asyncio.wait({reading, stopping}, return_when=asyncio.FIRST_COMPLETED)
+                if stopping in done:
+                    reading.cancel()
+                    return
+                data = reading.result()
+                if not data:
+                    self.report.errors.append("events: the server closed the stream")
+                    stopping.cancel()
+                    return
+                self.report.bytes_received += len(data)
+                buffer += data
+                while b"\n\n" in buffer:
+                    event, buffer = buffer.split(b"\n\n", 1)
+                    for line in event.split(b"\n"):
+                        if line.startswith(b"data: "):
+                            state = json.loads(line[6:])
+                            if state.get("view") and state["view"] != shown:
+                                shown = state["view"]
+                                await self._fetch(state)
+                reading = asyncio.ensure_future(self._chunk(reader, chunked))
+        finally:
+            writer.close()
+
+    async def _chunk(self, reader: asyncio.StreamReader, chunked: bool) -> bytes:
+        if not chunked:
+            return await reader.read(65536)
+        size = int((await reader.readline()).strip() or b"0", 16)
+        if size == 0:
+            return b""
+        data = await reader.readexactly(size)
+        await reader.readexactly(2)
+        return data
+
+    async def _fetch(self, state: dict) -> None:
+        status, headers, body = await _request(self.host, self.port, "GET", f"/room-files/{self.code}/{state['view']}")
+        if status != 200:
+            self.report.errors.append(f"view: HTTP {status}")
+            return
+        self.report.bytes_received += len(body)
+        data = gzip.decompress(body) if headers.get("content-encoding") == "gzip" else body
+        view = json.loads(data)
+        if not view.get("figures"):
+            self.report.errors.append("view without figures")
+        self.views[state["version"]] = time.monotonic()
+        self.report.views_received += 1
+
+
+async def _stats(host: str, port: int) -> dict:
+    status, _, body = await _request(host, port, "GET", "/room-stats")
+    return json.loads(body) if status == 200 else {}
+
+
+async def _vote_all(host: str, port: int, code: str, qid: str, votes: int, report: FollowReport) -> None:
+    semaphore = asyncio.Semaphore(200)
+
+    async def one(index: int) -> None:
+        body = json.dumps({"question": qid, "option": index % 3, "voter": f"bench-{index:06d}"}).encode()
+        async with semaphore:
+            status, _, reply = await _request(host, port, "POST", f"/room-vote/{code}", body)
+        if status != 200:
+            report.errors.append(f"vote: HTTP {status} {reply[:80]!r}")
+
+    await asyncio.gather(*(one(i) for i in range(votes)))
+
+
+def run_follow(followers: int, changes: int, votes: int | None = None, replicas: int = 0) -> FollowReport:
+    """The presenter's `changes` on the Attention page with `followers` following, then `votes` votes."""
+    report = FollowReport(followers, changes, votes=followers if votes is None else votes)
+    folder = tempfile.mkdtemp(prefix="anatomy-rooms-")
+    os.environ[rooms.ROOMS_ENV] = folder  # this process opens the room and asks the question, as the presenter's would
+    env = {rooms.ROOMS_ENV: folder}
+    alone = _presenter_runs_alone(changes)
+    if replicas:
+        with running_room(replicas, env=env) as room:
+            _measure(room.url, [r.process.pid for r in room.replicas] + [room.nginx.pid], report, room.url, alone)
+    else:
+        with running_app(None, env=env) as app:
+            _measure(app.url, [app.pid], report, app.url, alone)
+    return report
+
+
+def _measure(url: str, pids: list[int], report: FollowReport, events_url: str, alone: int) -> None:
+    parts = urlsplit(events_url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+    code, key = rooms.create()
+
+    async def scenario() -> None:
+        async with Session(url) as presenter:
+            base = {"room": code, "key": key, "share": "on"}
+            first = await presenter.run("attention", urlencode({"sentence": SENTENCES[0], **base}))
+            report.errors.extend(first.errors)
+            report.rss_start = sum(rss_mib(pid) for pid in pids)
+            runs_before = (await _stats(host, port)).get("model_runs", 0)
+            stop = asyncio.Event()
+            crowd = [Follower(host, port, code, report) for _ in range(report.followers)]
+            tasks = [asyncio.create_task(f.run(stop)) for f in crowd]
+            await asyncio.wait_for(asyncio.gather(*(f.connected.wait() for f in crowd)), 120)
+            await asyncio.sleep(1.0)
+            report.bytes_received = 0  # count what the changes cost, not the first view
+            for change in range(report.changes):
+                query = {"sentence": SENTENCES[(change + 1) % len(SENTENCES)], "layer": str(1 + change % 2), **base}
+                async with Session(url) as tab:  # a session reads its URL once: each change is the presenter's reload
+                    run = await tab.run("attention", urlencode(query))
+                ended = time.monotonic()
+                report.errors.extend(run.errors)
+                version = rooms.state(code)["version"]
+                deadline = ended + 30
+                while time.monotonic() < deadline and any(version not in f.views for f in crowd):
+                    await asyncio.sleep(0.02)
+                for follower in crowd:
+                    if version in follower.views:
+                        report.delays.append(max(0.0, follower.views[version] - ended))
+                    else:
+                        report.errors.append(f"a follower never got view {version}")
+            runs_after = (await _stats(host, port)).get("model_runs", 0)
+            # the presenter's own changes computed results; followers add none: what the same changes cost alone
+            report.model_runs = max(0, runs_after - runs_before - alone)
+            qid = rooms.ask(code, key, rooms.Question("Which one?", ("a", "b", "c"), 0))
+            await _vote_all(host, port, code, qid, report.votes, report)
+            report.counted = sum(rooms.tally(code, qid))
+            rooms.reveal(code, key, qid)
+            report.rss_end = sum(rss_mib(pid) for pid in pids)
+            stop.set()
+            await asyncio.gather(*tasks)
+
+    asyncio.run(scenario())
+
+
+_ALONE: dict[int, int] = {}
+
+
+def _presenter_runs_alone(changes: int) -> int:
+    """Model results the presenter's changes compute with nobody following, on a fresh server (measured once)."""
+    if changes not in _ALONE:
+        with running_app(None, env={rooms.ROOMS_ENV: os.environ[rooms.ROOMS_ENV]}) as app:
+            code, key = rooms.create()
+            parts = urlsplit(app.url)
+
+            async def alone() -> int:
+                async with Session(app.url) as presenter:
+                    base = {"room": code, "key": key, "share": "on"}
+                    await presenter.run("attention", urlencode({"sentence": SENTENCES[0], **base}))
+                    before = (await _stats(parts.hostname or "", parts.port or 80)).get("model_runs", 0)
+                    for change in range(changes):
+                        query = {"sentence": SENTENCES[(change + 1) % len(SENTENCES)], "layer": str(1 + change % 2)}
+                        async with Session(app.url) as tab:
+                            await tab.run("attention", urlencode({**query, **base}))
+                    return (await _stats(parts.hostname or "", parts.port or 80)).get("model_runs", 0) - before
+
+            _ALONE[changes] = asyncio.run(alone())
+    return _ALONE[changes]

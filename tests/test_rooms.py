@@ -1,0 +1,143 @@
+"""Rooms (ui/rooms.py) and their audience routes (ui/follow_server.py), without Streamlit: unguessable codes and
+keys, a forged key moves nobody, one vote per phone, clear refusals that change nothing."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+
+import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from ui import follow_server, rooms
+
+
+@pytest.fixture(autouse=True)
+def folder(tmp_path, monkeypatch):
+    monkeypatch.setenv(rooms.ROOMS_ENV, str(tmp_path))
+    return tmp_path
+
+
+@pytest.fixture
+def client():
+    with TestClient(Starlette(routes=follow_server.routes())) as test_client:
+        yield test_client
+
+
+def test_codes_and_keys_are_unguessable_and_the_audience_never_sees_the_key(folder):
+    made = [rooms.create() for _ in range(20)]
+    codes, keys = {c for c, _ in made}, {k for _, k in made}
+    assert len(codes) == len(keys) == 20
+    assert all(rooms.valid_code(c) and len(c) * 5 >= 80 for c in codes)  # base32: 5 bits a letter
+    assert all(len(k) >= 22 for k in keys)  # token_urlsafe(16): 128 bits
+    code, key = made[0]
+    served = "".join(p.read_text(errors="ignore") for p in (folder / "public").rglob("*") if p.is_file())
+    assert key not in served and rooms._hash(key) not in served
+
+
+def test_a_forged_key_moves_nobody():
+    code, key = rooms.create()
+    rooms.publish(code, key, b'{"page":"A","figures":[]}')
+    with pytest.raises(rooms.RoomError, match="only its presenter"):
+        rooms.publish(code, key[:-1] + ("A" if key[-1] != "A" else "B"), b'{"page":"forged"}')
+    with pytest.raises(rooms.RoomError, match="only its presenter"):
+        rooms.ask(code, "", rooms.Question("q", ("a", "b"), 0))
+    assert rooms.state(code)["version"] == 1
+    other, _ = rooms.create()
+    assert not rooms.is_presenter(other, key)
+
+
+def test_a_view_is_published_once_plain_and_compressed_and_old_ones_go():
+    code, key = rooms.create()
+    for n in range(1, 8):
+        assert rooms.publish(code, key, json.dumps({"n": n}).encode()) == n
+    state = rooms.state(code)
+    assert state["view"] == "view-7.json" and not state["ended"]
+    folder = rooms.public_dir(code)
+    assert json.loads(gzip.decompress((folder / "view-7.json.gz").read_bytes())) == {"n": 7}
+    assert not (folder / "view-1.json").exists() and (folder / "view-4.json").exists()
+
+
+def test_votes_count_once_per_phone_change_until_the_reveal_and_bad_ones_are_refused():
+    code, key = rooms.create()
+    qid = rooms.ask(code, key, rooms.Question("Which?", ("le", "chat", "dort"), 1, "because"))
+    assert "answer" not in rooms.state(code)["question"]  # the answer stays private until the reveal
+    assert rooms.vote(code, qid, "phone-0001", 0).startswith("Counted")
+    assert rooms.vote(code, qid, "phone-0001", 2).startswith("Changed")
+    refusals = [
+        ("aaaaaaaaaaaaaaaa", qid, "phone-0002", 0, "no room"),
+        (code, "nope", "phone-0002", 0, "no longer asked"),
+        (code, qid, "phone-0002", 3, "no option 4"),
+        (code, qid, "phone-0002", -1, "no option 0"),
+        (code, qid, "phone-0002", "1", "by number"),
+        (code, qid, "x", 1, "phone's id"),
+        (code, qid, "phone-0001", 2, "already voted"),
+    ]
+    for room, question, voter, option, words in refusals:
+        with pytest.raises(rooms.RoomError, match=words):
+            rooms.vote(room, question, voter, option)
+    assert rooms.tally(code, qid) == [0, 0, 1]
+    revealed = rooms.reveal(code, key, qid)
+    assert revealed["answer"] == 1 and revealed["tally"] == [0, 0, 1] and not revealed["open"]
+    with pytest.raises(rooms.RoomError, match="revealed"):
+        rooms.vote(code, qid, "phone-0003", 0)
+    assert rooms.tally(code, qid) == [0, 0, 1]
+
+
+def test_votes_cast_at_once_are_each_counted_once():
+    code, key = rooms.create()
+    qid = rooms.ask(code, key, rooms.Question("Which?", ("a", "b", "c"), 0))
+    errors = []
+
+    def cast(index: int) -> None:
+        try:
+            rooms.vote(code, qid, f"phone-{index:05d}", index % 3)
+        except rooms.RoomError as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=cast, args=(i,)) for i in range(300)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors and sum(rooms.tally(code, qid)) == 300 and rooms.tally(code, qid) == [100, 100, 100]
+
+
+def test_the_routes_serve_the_page_the_views_and_refuse_bad_votes(client):
+    code, key = rooms.create()
+    rooms.publish(code, key, b'{"page":"Attention","figures":[]}')
+    assert client.get(f"/room/{code}").status_code == 200
+    assert "No such room" in client.get("/room/aaaaaaaaaaaaaaaa").text
+    view = client.get(f"/room-files/{code}/view-1.json", headers={"Accept-Encoding": "gzip"})
+    assert view.headers["content-encoding"] == "gzip" and view.json()["page"] == "Attention"
+    assert "immutable" in view.headers["cache-control"]
+    assert client.get(f"/room-files/{code}/../private").status_code == 404
+    assert client.get(f"/room-files/{code}/room.json").status_code == 404
+    qid = rooms.ask(code, key, rooms.Question("Which?", ("a", "b"), 0))
+    vote = lambda body: client.post(f"/room-vote/{code}", content=body)  # noqa: E731
+    assert vote(json.dumps({"question": qid, "option": 1, "voter": "phone-0001"})).json()["message"]
+    assert vote(json.dumps({"question": qid, "option": 1, "voter": "phone-0001"})).status_code == 409
+    assert vote(json.dumps({"question": qid, "option": 5, "voter": "phone-0002"})).status_code == 400
+    assert vote("not json").status_code == 400
+    assert client.post(
+        "/room-vote/aaaaaaaaaaaaaaaa", content=json.dumps({"question": qid, "option": 0})
+    ).status_code in (
+        400,
+        404,
+    )
+    assert rooms.tally(code, qid) == [0, 1]
+
+
+def test_the_events_say_the_state_and_whether_the_presenter_is_there(client):
+    code, key = rooms.create()
+    rooms.publish(code, key, b'{"page":"Attention","figures":[]}')
+    with client.stream("GET", f"/room-events/{code}") as stream:
+        for line in stream.iter_lines():
+            if line.startswith("data: "):
+                state = json.loads(line[6:])
+                break
+    assert state["view"] == "view-1.json" and state["present"] is True and state["room"] == code
+    rooms.end(code, key)
+    assert rooms.state(code)["ended"] and not rooms.presenter_present(code)

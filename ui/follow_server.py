@@ -1,0 +1,253 @@
+"""The audience's side of a room, as Starlette routes served beside Streamlit in the same process
+(serve.py hands them to `st.App`): the phone page, the room's files, a push of each change by server-sent
+events, and votes. No route runs a model or a Streamlit script: a follower costs a socket and the bytes of
+each view, which the presenter's run wrote once (ui/rooms.py).
+
+    GET  /room/<code>                      the audience page (ui/follow.html)
+    GET  /room-files/<code>/<file>         state.json, view-<n>.json (gzip-compressed when the phone accepts it)
+    GET  /room-events/<code>               text/event-stream: the room's state on connect and on every change
+    POST /room-vote/<code>                 {"question", "option", "voter"} -> {"message"} or {"error"}
+    GET  /room-assets/plotly.min.js        plotly.js as the plotly package ships it
+    GET  /room-stats                       this process's followers and model results computed (bench_follow)
+
+Behind nginx (deploy/nginx.conf.in) the files under /room-files/ are served by nginx itself from the shared
+rooms folder; the events and votes reach any replica, since every replica reads the same folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gzip
+import json
+import re
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+
+from . import rooms
+
+HERE = Path(__file__).resolve().parent
+FILE_NAME = re.compile(r"^(state\.json|view-\d{1,9}\.json)$")
+WATCH_SECONDS = 0.1  # how often a process looks at a followed room's state (one look per room, not per follower)
+KEEPALIVE_SECONDS = 15.0
+QUEUE_LENGTH = 8  # events a slow follower may lag behind before it is dropped (its browser reconnects)
+
+
+def _event(payload: dict[str, Any]) -> bytes:
+    return f"data: {json.dumps(payload, separators=(',', ':'))}\n\n".encode()
+
+
+@dataclass
+class _Channel:
+    """One followed room in this process: its followers' queues and the task watching its files."""
+
+    code: str
+    queues: set[asyncio.Queue[bytes]] = field(default_factory=set)
+    last: bytes = b""
+    task: asyncio.Task[None] | None = None
+
+
+class Hub:
+    """Every room followed through this process; one watcher per room pushes each change to all its followers."""
+
+    def __init__(self) -> None:
+        self.channels: dict[str, _Channel] = {}
+
+    def _snapshot(self, code: str) -> tuple[Any, bytes]:
+        """(what identifies the room's state now, the event that says it)."""
+        try:
+            mtime = (rooms.public_dir(code) / "state.json").stat().st_mtime_ns
+        except FileNotFoundError:
+            return None, b""
+        present = rooms.presenter_present(code)
+        return (mtime, present), _event(rooms.state(code) | {"present": present, "sent": time.time()})
+
+    async def _watch(self, channel: _Channel) -> None:
+        seen: Any = None
+        while channel.queues:
+            now, event = await anyio.to_thread.run_sync(self._snapshot, channel.code)
+            if now != seen and event:
+                seen, channel.last = now, event
+                for queue in list(channel.queues):
+                    try:
+                        queue.put_nowait(event)
+                    except asyncio.QueueFull:  # too slow: drop it, its EventSource reconnects and gets `last`
+                        channel.queues.discard(queue)
+            await asyncio.sleep(WATCH_SECONDS)
+        self.channels.pop(channel.code, None)
+
+    async def follow(self, code: str) -> AsyncIterator[bytes]:
+        """The room's events for one follower: its state now, then every change, keep-alives between."""
+        channel = self.channels.get(code)
+        if channel is None:
+            channel = self.channels[code] = _Channel(code)
+            channel.last = (await anyio.to_thread.run_sync(self._snapshot, code))[1]
+        queue: asyncio.Queue[bytes] = asyncio.Queue(QUEUE_LENGTH)
+        channel.queues.add(queue)
+        if channel.task is None or channel.task.done():
+            channel.task = asyncio.create_task(self._watch(channel))
+        try:
+            yield b"retry: 1000\n\n" + channel.last
+            while queue in channel.queues:
+                try:
+                    yield await asyncio.wait_for(queue.get(), KEEPALIVE_SECONDS)
+                except TimeoutError:
+                    yield b": keep-alive\n\n"
+        finally:
+            channel.queues.discard(queue)
+
+    def followers(self) -> int:
+        """Followers connected to this process now."""
+        return sum(len(c.queues) for c in self.channels.values())
+
+
+HUB = Hub()
+
+
+def _gone(code: str) -> HTMLResponse:
+    text = f"There is no room {code[:20]!r} on this server: check the link, or ask the presenter for a new one."
+    return HTMLResponse(
+        f"<!doctype html><meta name=viewport content='width=device-width'><title>No such room</title>"
+        f"<p style='font:18px sans-serif;margin:2rem'>{_escape(text)}</p>",
+        status_code=404,
+    )
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("'", "&#39;")
+
+
+@cache
+def _page() -> str:
+    return (HERE / "follow.html").read_text()
+
+
+async def audience_page(request: Request) -> Response:
+    """The phone's page of a room."""
+    code = request.path_params["code"]
+    if not rooms.exists(code):
+        return _gone(code)
+    return HTMLResponse(_page(), headers={"Cache-Control": "no-cache"})
+
+
+_VIEWS: dict[Path, bytes] = {}  # views read so far (immutable files): the last few
+KEPT_IN_MEMORY = 64
+
+
+async def _view_bytes(path: Path) -> bytes:
+    data = _VIEWS.get(path)
+    if data is None:
+        data = await anyio.Path(path).read_bytes()
+        while len(_VIEWS) >= KEPT_IN_MEMORY:
+            _VIEWS.pop(next(iter(_VIEWS)))
+        _VIEWS[path] = data
+    return data
+
+
+async def room_file(request: Request) -> Response:
+    """A room's state or one of its views, compressed when the phone accepts it (views never change)."""
+    code, name = request.path_params["code"], request.path_params["name"]
+    if not rooms.valid_code(code) or not FILE_NAME.match(name):
+        return JSONResponse({"error": "No such file."}, status_code=404)
+    path = rooms.public_dir(code) / name
+    zipped = path.with_name(name + ".gz")
+    headers = {
+        "Cache-Control": "no-cache" if name == "state.json" else "public, max-age=31536000, immutable",
+        "Vary": "Accept-Encoding",
+        "Content-Type": "application/json",
+    }
+    gzipped = "gzip" in request.headers.get("accept-encoding", "")
+    try:
+        if name == "state.json":
+            data = await anyio.Path(path).read_bytes()
+        else:  # a view never changes: read once per process, whatever the number of followers
+            data = await _view_bytes(zipped if gzipped else path)
+            if gzipped:
+                headers["Content-Encoding"] = "gzip"
+    except FileNotFoundError:
+        return JSONResponse({"error": "No such file (a newer view replaced it)."}, status_code=404)
+    return Response(data, headers=headers)
+
+
+async def room_events(request: Request) -> Response:
+    """Server-sent events: the room's state now and at every change."""
+    code = request.path_params["code"]
+    if not rooms.exists(code):
+        return JSONResponse({"error": f"There is no room {code[:20]!r} on this server."}, status_code=404)
+    return StreamingResponse(
+        HUB.follow(code),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+_REFUSALS = {"There is no room": 404, "no longer asked": 409, "revealed": 409, "already voted": 409}
+
+
+async def room_vote(request: Request) -> Response:
+    """One phone's answer to the room's question: {"message"}, or {"error"} and nothing changed."""
+    code = request.path_params["code"]
+    try:
+        body = json.loads(await request.body())
+        if not isinstance(body, dict):
+            raise ValueError("not an object")
+        question, option, voter = body.get("question"), body.get("option"), body.get("voter")
+    except ValueError:
+        return JSONResponse({"error": 'A vote is JSON: {"question": id, "option": n, "voter": id}.'}, 400)
+    if not isinstance(question, str):
+        return JSONResponse({"error": "A vote names its question."}, 400)
+    try:
+        message = await anyio.to_thread.run_sync(rooms.vote, code, question, voter, option)
+    except rooms.RoomError as exc:
+        status = next((s for words, s in _REFUSALS.items() if words in str(exc)), 400)
+        return JSONResponse({"error": str(exc)}, status)
+    return JSONResponse({"message": message})
+
+
+@cache
+def _plotly_js() -> tuple[bytes, bytes]:
+    import plotly
+
+    data = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_bytes()
+    return data, gzip.compress(data, mtime=0)
+
+
+async def plotly_js(request: Request) -> Response:
+    """plotly.js from the plotly package (no CDN: a lecture hall may be offline)."""
+    plain, zipped = await anyio.to_thread.run_sync(_plotly_js)
+    headers = {"Cache-Control": "public, max-age=86400", "Vary": "Accept-Encoding"}
+    if "gzip" in request.headers.get("accept-encoding", ""):
+        return Response(zipped, media_type="text/javascript", headers=headers | {"Content-Encoding": "gzip"})
+    return Response(plain, media_type="text/javascript", headers=headers)
+
+
+async def room_stats(request: Request) -> Response:
+    """For the benchmark: followers connected to this process and the model results it computed so far."""
+    from .cache import RESULTS
+
+    return JSONResponse({"followers": HUB.followers(), "model_runs": RESULTS.stats().misses})
+
+
+def routes() -> list[BaseRoute]:
+    """The audience's routes, for st.App(routes=...)."""
+    return [
+        Route("/room/{code}", audience_page),
+        Route("/room-files/{code}/{name}", room_file),
+        Route("/room-events/{code}", room_events),
+        Route("/room-vote/{code}", room_vote, methods=["POST"]),
+        Route("/room-assets/plotly.min.js", plotly_js),
+        Route("/room-stats", room_stats),
+    ]
+
+
+with contextlib.suppress(OSError):  # make the folder at start, so nginx can serve it before the first room
+    rooms.root()

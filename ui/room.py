@@ -1,0 +1,308 @@
+"""The presenter's side of a room (ui/rooms.py keeps it, ui/follow_server.py serves it): the switch in the
+sidebar (or `share=on` in any page's URL), the audience link and its QR code under the title, publishing what
+the page showed at the end of each run, and a question to the room with its live tally and the reveal.
+
+The presenter's URL carries `room=` and `key=`, so a reload, a second tab or another page continues the same
+room; the audience link (/room/<code>) carries no key. A room or key that does not match is refused with a
+note and shares nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import plotly.graph_objects as go
+import segno
+import streamlit as st
+
+from model import AnatomyError
+
+from . import rooms
+
+SESSION = "_anatomy_room"  # this session's room: {"code", "key", "published", "question"}
+WIDGET = "w_share_room"
+PUBLIC_URL_ENV = "ANATOMY_PUBLIC_URL"  # the address phones reach, when the presenter's own is not it
+ROOM_PARAMS = ("share", "room", "key")
+HEARTBEAT_SECONDS = 3
+ON = ("on", "1", "true", "yes")
+
+# A figure's JSON, written once per figure object (figures are shared and never changed after drawing).
+_FIGURE_JSON: dict[int, tuple[weakref.ref[go.Figure], str]] = {}
+
+
+@dataclass
+class Offer:
+    """A question a page can ask the room: its text, the options and how to read the model's answer
+    (called only when asked: it may run the model)."""
+
+    text: str
+    options: list[str]
+    answer: Callable[[], tuple[int, str]]  # (option index, how the model's answer was read)
+
+
+@dataclass
+class Presenting:
+    """This run's room: the code and key, and the containers the page's question goes in."""
+
+    code: str
+    key: str
+    slot: Any = None  # a Streamlit container under the title
+    offers: list[Offer] = field(default_factory=list)
+
+
+def _session() -> dict[str, Any] | None:
+    return st.session_state.get(SESSION)
+
+
+def _open_room() -> None:
+    code, key = rooms.create()
+    st.session_state[SESSION] = {"code": code, "key": key, "published": "", "question": None}
+
+
+def _close_room() -> None:
+    room = _session()
+    if room:
+        with contextlib.suppress(rooms.RoomError, OSError):
+            rooms.end(room["code"], room["key"])
+    st.session_state[SESSION] = None
+    for name in ROOM_PARAMS:
+        if name in st.query_params:
+            del st.query_params[name]
+
+
+def _switched() -> None:
+    if st.session_state[WIDGET]:
+        _open_room()
+    else:
+        _close_room()
+
+
+def begin(notes: list[str]) -> Presenting | None:
+    """Read the room from the session (or, on its first run, the URL), draw the sidebar switch, keep the
+    room in the URL; notes for a room the URL names but cannot open. None when not sharing."""
+    if SESSION not in st.session_state:
+        st.session_state[SESSION] = None
+        code, key = st.query_params.get("room", ""), st.query_params.get("key", "")
+        if code or key:
+            if rooms.is_presenter(code, key):
+                st.session_state[SESSION] = {"code": code, "key": key, "published": "", "question": None}
+            else:
+                notes.append(
+                    f"This link's room {code[:20]!r} does not open with its key (or no longer exists): nothing is "
+                    "shared. Switch on “Share with the room” to open a new room."
+                )
+                for name in ROOM_PARAMS:
+                    if name in st.query_params:
+                        del st.query_params[name]
+        elif st.query_params.get("share", "").strip().lower() in ON:
+            _open_room()
+    room = _session()
+    with st.sidebar:
+        st.markdown("### Room")
+        st.session_state[WIDGET] = room is not None
+        st.toggle(
+            "Share with the room",
+            key=WIDGET,
+            on_change=_switched,
+            help="Phones that open the room's link see this screen: the page, the sentence, the result and the "
+            "charts, as you change them. They cause no model runs.",
+        )
+    room = _session()
+    if room is None:
+        return None
+    wanted = {"share": "on", "room": room["code"], "key": room["key"]}
+    for name, value in wanted.items():
+        if st.query_params.get(name) != value:
+            st.query_params[name] = value
+    return Presenting(room["code"], room["key"])
+
+
+def audience_url(code: str) -> str:
+    """The link phones open: $ANATOMY_PUBLIC_URL, else the address this page was opened at, then /room/<code>."""
+    base = os.environ.get(PUBLIC_URL_ENV, "").strip().rstrip("/")
+    if not base:
+        parts = urlsplit(st.context.url or "")
+        base = f"{parts.scheme}://{parts.netloc}" if parts.netloc else ""
+    return f"{base}/room/{code}"
+
+
+def qr_image(url: str, size_px: int = 320) -> str:
+    """An <img> of the link's QR code (SVG, drawn by segno), alt text "QR code"."""
+    uri = segno.make(url, error="m").svg_data_uri(scale=8, border=2)
+    return (
+        f'<img src="{uri}" alt="QR code" width="{size_px}" height="{size_px}" '
+        'style="image-rendering:pixelated;max-width:100%;height:auto;background:#fff">'
+    )
+
+
+def panel(room: Presenting) -> None:
+    """Under the title: the audience link as text and as a QR code big enough to scan across a hall."""
+    url = audience_url(room.code)
+    with st.expander(f"Room {room.code}: phones follow this screen", expanded=True, icon=":material/groups:"):
+        left, right = st.columns([1, 2], vertical_alignment="center")
+        with left:
+            st.html(f'<div class="anatomy-room-qr">{qr_image(url)}</div>')
+        with right:
+            st.markdown("**Scan the code or open this link to follow the talk:**")
+            st.markdown(
+                f"<div class='anatomy-room-link' style='font-size:1.5rem;font-weight:600;overflow-wrap:anywhere'>"
+                f"{_escape(url)}</div>",
+                unsafe_allow_html=True,
+            )
+            st.caption(
+                "The link carries no key: phones see what this page shows and cannot move it. Keep this page's "
+                "own address to yourself; it holds the presenter's key."
+            )
+            _heartbeat(room.code, room.key)
+        room.slot = st.container()
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+@st.fragment(run_every=HEARTBEAT_SECONDS)
+def _heartbeat(code: str, key: str) -> None:
+    """Every few seconds while the page is open: mark the presenter present and show the open question's tally."""
+    try:
+        rooms.touch(code, key)
+    except (rooms.RoomError, OSError):
+        st.caption("This room is closed.")
+        return
+    room = _session()
+    asked = room and room.get("question")
+    if not asked:
+        return
+    try:
+        counts = rooms.tally(code, asked)
+        question = rooms.state(code)["question"]
+    except rooms.RoomError:
+        return
+    if question["open"]:
+        total = sum(counts)
+        st.markdown(f"**Live tally** ({total} vote{'s' if total != 1 else ''}): " + _tally_text(question, counts))
+
+
+def _tally_text(question: dict[str, Any], counts: list[int]) -> str:
+    return " · ".join(f"{option} {count}" for option, count in zip(question["options"], counts, strict=True))
+
+
+def offer(room: Presenting | None, made: Callable[[], Offer | None], why_not: str = "") -> None:
+    """A page's question for the room, drawn under the room's link: ask it, watch the tally, reveal the model's
+    answer. `made` builds it from the view on screen (None: `why_not` says why there is none)."""
+    if room is None or room.slot is None:
+        return
+    with room.slot:
+        session = _session() or {}
+        asked = session.get("question")
+        current = None
+        if asked:
+            try:
+                current = rooms.state(room.code)["question"]
+            except (rooms.RoomError, OSError):
+                current = None
+        if current and current["id"] == asked:
+            _asked(room, current)
+            return
+        question = made()
+        if question is None:
+            if why_not:
+                st.caption(why_not)
+            return
+        st.markdown(f"**Predict, then reveal:** {question.text}")
+        if st.button("Ask the room", icon=":material/how_to_vote:", key="room-ask"):
+            try:
+                answer, note = question.answer()
+                asked = rooms.Question(question.text, tuple(question.options), answer, note)
+                qid = rooms.ask(room.code, room.key, asked)
+            except (rooms.RoomError, AnatomyError) as exc:
+                st.error(str(exc))
+                return
+            session["question"] = qid
+            st.rerun()
+
+
+def _asked(room: Presenting, question: dict[str, Any]) -> None:
+    st.markdown(f"**Asked:** {question['text']}")
+    if question["open"]:
+        if st.button("Reveal the model's answer", icon=":material/visibility:", key="room-reveal"):
+            rooms.reveal(room.code, room.key, question["id"])
+            st.rerun()
+        return
+    counts = question["tally"]
+    total = sum(counts)
+    st.success(
+        f"The model's answer: **{question['options'][question['answer']]}**. {question.get('note', '')}  \n"
+        f"The room ({total} vote{'s' if total != 1 else ''}): {_tally_text(question, counts)}"
+    )
+    if st.button("Ask another question", key="room-next"):
+        session = _session()
+        if session:
+            session["question"] = None
+        st.rerun()
+
+
+def _figure_json(fig: go.Figure) -> str:
+    """The figure as plotly.js reads it, written once per figure object."""
+    kept = _FIGURE_JSON.get(id(fig))
+    if kept is not None and kept[0]() is fig:
+        return kept[1]
+    text = fig.to_json()
+    _FIGURE_JSON[id(fig)] = (weakref.ref(fig), text)
+    weakref.finalize(fig, _FIGURE_JSON.pop, id(fig), None)
+    return text
+
+
+def view_document(
+    title: str, texts: list[tuple[str, str]], controls: str, explore: str, figures: list[tuple[str, go.Figure]]
+) -> bytes:
+    """What the presenter's screen shows, as one JSON document: each figure's JSON as drawn, once."""
+    head = json.dumps({"page": title, "texts": texts, "controls": controls, "explore": explore})
+    charts = ",".join(f'{{"caption":{json.dumps(caption)},"figure":{_figure_json(fig)}}}' for caption, fig in figures)
+    return (head[:-1] + f',"figures":[{charts}]}}').encode()
+
+
+def explore_link() -> str:
+    """This page's address without the room's parameters: a follower's own session of the same view."""
+    path = urlsplit(st.context.url or "").path or "/"
+    query = {k: st.query_params[k] for k in st.query_params if k not in ROOM_PARAMS}
+    return path + ("?" + urlencode(query) if query else "")
+
+
+def publish(room: Presenting | None, document: Callable[[], bytes]) -> None:
+    """Publish the run's view to the room when it differs from the last one published."""
+    session = _session()
+    if room is None or not session:
+        return
+    data = document()
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    if digest == session.get("published"):
+        return
+    try:
+        rooms.publish(room.code, room.key, data)
+    except (rooms.RoomError, OSError) as exc:
+        st.warning(f"The room could not be updated: {exc}")
+        return
+    session["published"] = digest
+
+
+def controls_line(values: dict[str, Any], said: list[str]) -> str:
+    """The presenter's controls in one line: layer, head, step, decoding, and what is switched off."""
+    parts = [f"layer {values.get('layer', 1)}", f"head {values.get('head', 1)}", f"step {values.get('step', 1)}"]
+    if values.get("decode") == "beam":
+        parts.append(f"beam search ({values.get('beam')})")
+    for name in ("window", "colour", "method", "view", "block"):
+        if name in values:
+            shown = values[name]
+            if isinstance(shown, tuple) and len(shown) == 2 and name == "window":
+                shown = f"{shown[0]}-{shown[1] - 1}"
+            parts.append(f"{name} {shown}")
+    return " · ".join(parts + said)
