@@ -20,7 +20,8 @@ PICTURES = ROOT / "docs" / "pictures"
 URL = "/attention?sentence=The+small+girl+sees+a+white+bird."
 PLAY_URL = f"{URL}&layer=3"  # the last layer's cross-attention: each step looks at the word it translates
 SCREEN = {"width": 1440, "height": 900}
-CHARTS = 13  # the Attention page of the shipped model: the step's two, 3 blocks x 3, the model view, its head large
+CHARTS = 13  # the Attention page of the shipped model draws at least: the step's two, 3 blocks x 3, the model view
+# and its head large (then the sinks)
 FRAMES = 4
 MAX_BYTES = 2_000_000
 STEP = re.compile(r"Step t = (\d+) of (\d+)")
@@ -46,11 +47,11 @@ class Frame:
 
 
 def _all_charts_drawn(page: Page) -> None:
-    """Wait until every chart on the page has drawn its heatmap, after the script has finished."""
+    """Wait until every heatmap on the page has drawn its image, after the script has finished."""
     _settle(page)
     page.wait_for_function(
-        "() => { const plots = [...document.querySelectorAll('.js-plotly-plot')];"
-        " return plots.length > 0 && plots.every(p => p.querySelector('.main-svg g.hm image')); }",
+        "() => { const maps = [...document.querySelectorAll('.js-plotly-plot .main-svg g.hm')];"
+        " return maps.length > 0 && maps.every(m => m.querySelector('image')); }",
         timeout=60000,
     )
     page.wait_for_timeout(500)  # plotly finishes laying out its axes
@@ -115,7 +116,7 @@ def test_readme_picture_of_the_attention_page(server: tuple[str, float], browser
         page.set_viewport_size(SCREEN)
         _load(page, f"{url}{URL}", minimum=CHARTS)
         _all_charts_drawn(page)
-        assert page.locator(".js-plotly-plot").count() == CHARTS
+        assert page.locator(".js-plotly-plot").count() >= CHARTS
         assert page.locator("[data-testid='stException']").count() == 0
         first = page.locator(".js-plotly-plot").first.bounding_box()
         assert first["y"] + first["height"] < SCREEN["height"], "the first chart is on the first screen"

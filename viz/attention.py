@@ -311,6 +311,9 @@ def model_view(
     )
     tile_px = 170 if not style.presentation else 220
     tile_height = tile_px * max(0.5, min(1.5, nq / max(nk, 1))) * nq / (nq + gq)
+    # a tile's width on a wide page (about 80% of it is the plot): a marker wider than its tile would
+    # take the clicks of its neighbours; past its edge, the hover distance finds the nearest tile
+    tile_width = 0.8 * CONTAINER_PX * nk / (heads * (nk + gk))
     fig.add_trace(
         go.Scatter(
             x=[centre_x[h] for layer in range(layers) for h in range(heads)],
@@ -318,7 +321,7 @@ def model_view(
             mode="markers",
             showlegend=False,
             marker=dict(
-                size=tile_height,
+                size=min(tile_height, tile_width),
                 symbol=[
                     "x" if (layer, h) in knocked_out else "square" for layer in range(layers) for h in range(heads)
                 ],

@@ -100,6 +100,8 @@ class ModelConfig:
         if not problems and self.n_kv_heads and self.n_heads % self.n_kv_heads:
             problems.append(f"n_heads ({self.n_heads}) must be a multiple of n_kv_heads ({self.n_kv_heads})")
         problems += self._rotary_problems() if not problems else []
+        if isinstance(self.windows, list):  # read from JSON, which has no tuples
+            object.__setattr__(self, "windows", tuple(self.windows))
         windows = self.windows
         if not isinstance(windows, tuple) or not all(isinstance(w, int) and w >= 0 for w in windows):
             problems.append(f"windows must be non-negative integers, one per decoder layer, got {windows!r}")
@@ -202,8 +204,8 @@ class ModelConfig:
         return self.tie_embeddings and self.tie_output
 
     def to_dict(self) -> dict:
-        """Plain JSON-ready dict; ModelConfig(**d) rebuilds it."""
-        return asdict(self)
+        """Plain JSON-ready dict (lists, as JSON reads them back); ModelConfig(**d) rebuilds it."""
+        return {**asdict(self), "windows": list(self.windows)}
 
     @classmethod
     def from_dict(cls, data: dict) -> ModelConfig:
@@ -212,6 +214,4 @@ class ModelConfig:
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"Invalid model config: unknown keys {unknown}")
-        if isinstance(data.get("windows"), list):  # JSON has no tuples
-            data = {**data, "windows": tuple(data["windows"])}
         return cls(**data)
