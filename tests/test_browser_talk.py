@@ -5,10 +5,9 @@ offered for one it cannot, and the phone layout. Screenshots go to artifacts/scr
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from test_browser import SHOTS, _load, _query, _settle, _visit, browser, server  # noqa: F401
+from test_browser_player import _step
 
 pytestmark = pytest.mark.e2e
 
@@ -24,7 +23,6 @@ TALK_PAGES = [  # page, charts it draws at least
     ("why", 2),
 ]
 VISIBLE = 120  # px of the first chart a projector shows at least
-STEP = re.compile(r"Step t = (\d+) of (\d+)")
 # Every button, radio option, tab and pill label in the page's main column whose text is cut (an
 # ellipsis drawn by CSS, or written): its text is wider than its box, or it ends in "…".
 CUT_LABELS = """() => [...document.querySelector('[data-testid="stMain"]').querySelectorAll(
@@ -33,11 +31,6 @@ CUT_LABELS = """() => [...document.querySelector('[data-testid="stMain"]').query
   .filter(e => e.getBoundingClientRect().width > 0)
   .filter(e => e.scrollWidth > e.clientWidth + 1 || e.innerText.trim().endsWith('…'))
   .map(e => e.innerText.trim())"""
-
-
-def _step(page) -> int:
-    text = page.locator("[data-testid='stMarkdownContainer']", has_text="Step t =").first.inner_text()
-    return int(STEP.search(text).group(1))
 
 
 def _first_chart_top(page) -> tuple[float, float]:

@@ -24,6 +24,7 @@ from .nav import menu
 from .urlstate import (
     EXAMPLES,
     PREFIX,
+    PRESENT,
     Controls,
     Field,
     Limits,
@@ -343,7 +344,8 @@ def _sidebar(limits: Limits, bundle: Bundle, prefix: str | None) -> None:
                 format_func=lambda n: f"H{n}",
             )
         st.markdown("### Switches")
-        if encoder_only:
+        applies = _applies(bundle)
+        if not applies("causal"):
             not_applicable(
                 "Causal mask",
                 f"{NO_DECODER} Its encoder reads every piece at once, so there is no causal mask to switch.",
@@ -367,7 +369,7 @@ def _sidebar(limits: Limits, bundle: Bundle, prefix: str | None) -> None:
         bind("pe", st.toggle, label="Positional encoding", help=_positional_help(cfg.positional))
         if cfg.positional in _POSITIONAL_NOTES:
             st.caption(_POSITIONAL_NOTES[cfg.positional])
-        if cfg.scale_scores:
+        if applies("scale"):
             bind(
                 "scale",
                 st.toggle,
@@ -380,7 +382,7 @@ def _sidebar(limits: Limits, bundle: Bundle, prefix: str | None) -> None:
                 f"{bundle.name} never divides its scores by √d_k (T5 folds that scale into the "
                 "initialisation of its query weights), so there is no scaling to switch off.",
             )
-        if bundle.config.scale_embeddings:
+        if applies("embscale"):
             bind(
                 "embscale",
                 st.toggle,
@@ -746,9 +748,9 @@ def _top_sentence(bundle: Bundle) -> None:
 def _presenting() -> bool:
     """Presentation mode, before the controls are read: the stored switch, or on a first visit the URL's."""
     values = st.session_state.get(VALUES)
-    if values is not None and "present" in values:
-        return bool(values["present"])
-    return st.query_params.get("present", "").strip().lower() in ("on", "1", "true", "yes")
+    if values is not None and PRESENT.key in values:
+        return bool(values[PRESENT.key])
+    return bool(read_fields([PRESENT], st.query_params)[0][PRESENT.key])
 
 
 def _take_turn(bundle: Bundle, sentence: str) -> None:

@@ -164,9 +164,11 @@ class Field:
     dump: Callable[[Any], str] = str
 
 
+PRESENT = on_off_field("present", False)  # presentation mode: large type, and laid out for a projector
+
+
 def shared_fields(limits: Limits) -> list[Field]:
     """The controls every page shares, with ranges taken from the model."""
-    on_off = lambda value: "on" if value else "off"  # noqa: E731
     heads = lambda text: tuple(sorted({parse_head_code(c, limits) for c in text.split(",") if c.strip()}))  # noqa: E731
     return [
         Field("sentence", EXAMPLES[0], _sentence),
@@ -174,15 +176,15 @@ def shared_fields(limits: Limits) -> list[Field]:
         Field("beam", 4, int_in(2, 16)),
         Field("layer", 1, int_in(1, limits.n_layers)),
         Field("head", 1, int_in(1, limits.n_heads)),
-        Field("causal", True, _on_off, on_off),
-        Field("padding", True, _on_off, on_off),
-        Field("pe", True, _on_off, on_off),
-        Field("scale", True, _on_off, on_off),
-        Field("embscale", True, _on_off, on_off),
+        on_off_field("causal", True),
+        on_off_field("padding", True),
+        on_off_field("pe", True),
+        on_off_field("scale", True),
+        on_off_field("embscale", True),
         Field("fill", "-inf", _choice("-inf", "-1e9")),
         Field("ablate", (), heads, lambda value: ",".join(head_code(h) for h in value)),
         Field("step", 1, int_in(1, limits.max_len)),
-        Field("present", False, _on_off, on_off),
+        PRESENT,
         Field("export", "png", _choice("png", "svg")),
     ]
 
