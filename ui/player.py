@@ -70,6 +70,18 @@ class Player:
         now = self.playing()
         label = "Pause" if now else ("Resume" if self.engaged() else self.label)
         disabled = n_steps < 2
+
+        def step_button(label: str, change: int, shortcut: str, icon: str | None = None) -> None:
+            st.button(
+                label,
+                icon=icon,
+                key=f"{shortcut.lower()}-{key}",
+                on_click=self._step_by,
+                args=(change, n_steps),
+                disabled=disabled,
+                shortcut=shortcut,
+            )
+
         # content-wide buttons in one row: a label is never cut to "Play dec…"; no tooltip over the title
         with st.container(horizontal=True, vertical_alignment="center", key=f"player-{key}"):
             st.button(
@@ -80,31 +92,13 @@ class Player:
                 args=(n_steps,),
                 disabled=disabled,
             )
-            for change, icon, shortcut in (
-                (-1, ":material/chevron_left:", "PageUp"),
-                (1, ":material/chevron_right:", "PageDown"),
-            ):
-                st.button(
-                    "",
-                    icon=icon,
-                    key=f"{shortcut.lower()}-{key}",
-                    on_click=self._step_by,
-                    args=(change, n_steps),
-                    disabled=disabled,
-                    shortcut=shortcut,
-                )
+            step_button("", -1, "PageUp", ":material/chevron_left:")
+            step_button("", 1, "PageDown", ":material/chevron_right:")
             if finish_label and self.engaged() and not now:
                 st.button(finish_label, key=f"stop-{key}", on_click=self._disengage)
-        with st.container(key=f"arrows-{key}"):  # hidden (CLICKER_CSS): the arrow keys some clickers send
-            for change, shortcut in ((-1, "Left"), (1, "Right")):
-                st.button(
-                    shortcut,
-                    key=f"{shortcut.lower()}-{key}",
-                    on_click=self._step_by,
-                    args=(change, n_steps),
-                    disabled=disabled,
-                    shortcut=shortcut,
-                )
+        with st.container(key=f"arrows-{key}"):  # hidden by ui.page.APP_CSS: the arrow keys some clickers send
+            step_button("Left", -1, "Left")
+            step_button("Right", 1, "Right")
         return now
 
     def run(self, body: Callable[[int], None], n_steps: int) -> None:
