@@ -134,11 +134,11 @@ def test_play_moves_an_outlined_decoder_row_within_the_first_screen(server, brow
         )
         page.wait_for_timeout(300)
         later = _outlined_row(page, "step-dec-cross")
+        page.screenshot(path=str(SHOTS / "talk_attention_playing_1440.png"))  # a frame while playing
         for box in (first, later):
             assert 0 <= box["y"] and box["y"] + box["height"] <= 900, box
         assert later["y"] > first["y"] + 10, (first, later)  # the row moved down with the steps
         assert _outlined_row(page, "step-dec-self") is not None
-        page.screenshot(path=str(SHOTS / "talk_attention_playing_1440.png"))
 
 
 def test_the_play_buttons_tooltip_never_covers_the_page_while_playing(server, browser):  # noqa: F811
