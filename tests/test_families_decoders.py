@@ -28,7 +28,7 @@ from hf_fixtures import (
     reference_decoder,
 )
 from test_families import _max_diff
-from test_families_t5_gpt2 import PROMPTS, SPACED, _hf_new, _sharpen, one_thread  # noqa: F401
+from test_families_t5_gpt2 import PROMPTS, SPACED, _hf_greedy, _sharpen, one_thread  # noqa: F401
 
 from model import CheckpointError, DecodeOptions, InputError, Interventions, load_bundle
 
@@ -153,9 +153,7 @@ def test_gemma_sliding_window_over_a_prompt_longer_than_it(gemma):
         assert (pattern[:, outside] == 0).all() == bool(window), layer
     result = bundle.generate(ENGLISH[10], options=DecodeOptions(max_len=NEW))  # cached steps see the window too
     ids = tokenizer(ENGLISH[10]).input_ids
-    with torch.no_grad():
-        row = model.generate(torch.tensor([ids]), max_new_tokens=NEW, do_sample=False, pad_token_id=0)[0].tolist()
-    assert list(result.output_ids) == _hf_new(row, len(ids), tokenizer.eos_token_id)
+    assert list(result.output_ids) == _hf_greedy(model, ids, NEW, tokenizer.eos_token_id, 0)
 
 
 def test_greedy_continuations_of_8_pieces_are_identical(decoder):
@@ -164,15 +162,7 @@ def test_greedy_continuations_of_8_pieces_are_identical(decoder):
     for prompt in PROMPTS + ENGLISH[20:23]:
         result = bundle.generate(prompt, options=DecodeOptions(max_len=NEW))
         ids = tokenizer(prompt).input_ids
-        with torch.no_grad():
-            row = model.generate(
-                torch.tensor([ids]),
-                max_new_tokens=NEW,
-                do_sample=False,
-                num_beams=1,
-                pad_token_id=tokenizer.eos_token_id,
-            )[0].tolist()
-        theirs = _hf_new(row, len(ids), tokenizer.eos_token_id)
+        theirs = _hf_greedy(model, ids, NEW, tokenizer.eos_token_id, tokenizer.eos_token_id)
         assert list(result.output_ids) == theirs, f"{family}: {prompt}"
         assert result.continuation == tokenizer.decode(theirs, skip_special_tokens=True), prompt
         continuations.add(tuple(theirs))

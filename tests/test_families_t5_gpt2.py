@@ -97,6 +97,15 @@ def _hf_new(row: list[int], skip: int, eos: int) -> list[int]:
     return ids[: ids.index(eos) + 1] if eos in ids else ids
 
 
+def _hf_greedy(model, ids: list[int], new: int, eos: int, pad: int) -> list[int]:
+    """transformers' greedy continuation of the prompt `ids` (at most `new` pieces), as our output ids."""
+    with torch.no_grad():
+        row = model.generate(torch.tensor([ids]), max_new_tokens=new, do_sample=False, num_beams=1, pad_token_id=pad)[
+            0
+        ].tolist()
+    return _hf_new(row, len(ids), eos)
+
+
 def _assert_beams_equal(bundle, result, out, skip: int, what: str) -> None:
     """Our beams are generate()'s (rows after their first `skip` ids), and a finished one scores the same."""
     eos = bundle.specials.eos
@@ -368,15 +377,7 @@ def test_gpt2_greedy_equals_generate(gpt2):
     for prompt in PROMPTS + ENGLISH[20:25]:
         result = bundle.generate(prompt, options=DecodeOptions(max_len=NEW))
         ids = tokenizer(prompt).input_ids
-        with torch.no_grad():
-            row = model.generate(
-                torch.tensor([ids]),
-                max_new_tokens=NEW,
-                do_sample=False,
-                num_beams=1,
-                pad_token_id=tokenizer.eos_token_id,
-            )[0].tolist()
-        theirs = _hf_new(row, len(ids), tokenizer.eos_token_id)
+        theirs = _hf_greedy(model, ids, NEW, tokenizer.eos_token_id, tokenizer.eos_token_id)
         assert list(result.output_ids) == theirs, prompt
         assert result.continuation == tokenizer.decode(theirs, skip_special_tokens=True), prompt
         fed = ids + theirs[:-1]
