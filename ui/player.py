@@ -48,11 +48,17 @@ class Player:
         """True while playing, or paused before the last step: show what was built so far."""
         return bool(st.session_state.get(self._engaged_key))
 
-    def _toggle(self, n_steps: int) -> None:
-        st.session_state[self._playing_key] = not self.playing()
-        if self.playing() and (stored(self.control) >= n_steps or not self.engaged()):
+    # Each button's callback sets a state rather than flipping it: while playing, Streamlit can run one
+    # click's callback twice (a timed fragment rerun preempts the click's rerun, which replays the
+    # click), and a second flip would undo a Pause.
+    def _play(self, n_steps: int) -> None:
+        if stored(self.control) >= n_steps or not self.engaged():
             set_value(self.control, 0)  # play from the start: the first run of the player shows step 1
+        st.session_state[self._playing_key] = True
         st.session_state[self._engaged_key] = True
+
+    def _pause(self) -> None:
+        st.session_state[self._playing_key] = False
 
     def _disengage(self) -> None:
         st.session_state[self._playing_key] = False
@@ -88,8 +94,8 @@ class Player:
                 label,
                 icon=":material/pause:" if now else ":material/play_arrow:",
                 key=f"play-{key}",
-                on_click=self._toggle,
-                args=(n_steps,),
+                on_click=self._pause if now else self._play,
+                args=() if now else (n_steps,),
                 disabled=disabled,
             )
             step_button("", -1, "PageUp", ":material/chevron_left:")
