@@ -1,7 +1,10 @@
+import json
+import os
 import sys
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -14,6 +17,34 @@ from fixtures import build_tiny_checkpoint  # noqa: E402
 def tiny_checkpoint(tmp_path_factory) -> Path:
     """Path of a tiny checkpoint built once per test session."""
     return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny") / "ckpt")
+
+
+@pytest.fixture(scope="session")
+def trained_tiny(tmp_path_factory) -> tuple[Path, dict]:
+    """(folder, card): the `tiny` preset trained 120 steps with four snapshots and scored (ckpt/ and
+    data/ in the folder), built once per test run and shared by pytest-xdist's workers through a file
+    lock. Read it; copy it before changing it."""
+    from model.training.evaluate import evaluate
+    from model.training.train import train
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the run's own folder
+    root = shared / "trained-tiny"
+    with FileLock(str(shared / "trained-tiny.lock")):
+        if not (root / "scored").exists():
+            train(
+                "tiny",
+                root / "ckpt",
+                root / "data",
+                seed=3,
+                budget_minutes=10,
+                max_steps=120,
+                progress=False,
+                snapshots=4,
+            )
+            evaluate(root / "ckpt", root / "data", n_alignment=30, n_variants=5)
+            (root / "scored").touch()
+    return root, json.loads((root / "ckpt" / "card.json").read_text())
 
 
 @pytest.fixture(scope="session")

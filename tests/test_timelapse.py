@@ -9,8 +9,6 @@ import pytest
 from test_app import assert_clean, charts, run
 
 from model import load_bundle
-from model.training.evaluate import evaluate
-from model.training.train import train
 
 pytestmark = pytest.mark.slow
 PAGE = "pages/7_training.py"
@@ -18,12 +16,11 @@ SENTENCE = "The cat sees the dog."
 
 
 @pytest.fixture(scope="module")
-def snapshots_checkpoint(tmp_path_factory, monkeypatch_module):
-    root = tmp_path_factory.mktemp("lapse")
-    train("tiny", root / "ckpt", root / "data", seed=3, budget_minutes=10, max_steps=160, progress=False, snapshots=4)
-    evaluate(root / "ckpt", root / "data", n_alignment=30, n_variants=3)
-    monkeypatch_module.setenv("ANATOMY_CHECKPOINT", str(root / "ckpt"))
-    return root / "ckpt"
+def snapshots_checkpoint(trained_tiny, monkeypatch_module):
+    """The shared scored `tiny` run with four snapshots (conftest.trained_tiny), opened by the app."""
+    checkpoint = trained_tiny[0] / "ckpt"
+    monkeypatch_module.setenv("ANATOMY_CHECKPOINT", str(checkpoint))
+    return checkpoint
 
 
 @pytest.fixture(scope="module")

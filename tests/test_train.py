@@ -1,5 +1,6 @@
 """The `tiny` preset end to end: corpus, tokenizer, training, log, checkpoint, resume."""
 
+import shutil
 from itertools import pairwise
 
 import pytest
@@ -15,12 +16,9 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
-    root = tmp_path_factory.mktemp("train")
-    card = train(
-        "tiny", root / "ckpt", root / "data", seed=3, budget_minutes=10, max_steps=120, progress=False, snapshots=4
-    )
-    return root, card
+def trained(trained_tiny):
+    """The shared `tiny` run (conftest.trained_tiny): 120 steps, four snapshots, scored."""
+    return trained_tiny
 
 
 def test_loss_falls_and_the_log_records_training_and_validation(trained):
@@ -103,10 +101,7 @@ def test_snapshot_edge_cases_are_refused_or_cleaned(tmp_path):
 
 
 def test_evaluate_scores_every_snapshot(trained):
-    from model.training.evaluate import evaluate
-
-    root, _ = trained
-    card = evaluate(root / "ckpt", root / "data", n_alignment=30, n_variants=5)
+    _, card = trained  # the shared run is scored by evaluate(n_alignment=30, n_variants=5)
     rows = card["snapshots"]
     assert [r["step"] for r in rows] == [50, 62, 98, 120]
     assert all(set(r) == {"step", "exact_match", "bleu", "alignment"} for r in rows)
@@ -114,8 +109,11 @@ def test_evaluate_scores_every_snapshot(trained):
     assert rows[-1]["bleu"] > rows[0]["bleu"]
 
 
-def test_resume_continues_from_the_saved_step(trained):
-    root, _ = trained
+def test_resume_continues_from_the_saved_step(trained, tmp_path):
+    shared, _ = trained
+    root = tmp_path / "copy"
+    for part in ("ckpt", "data"):
+        shutil.copytree(shared / part, root / part)
     card = train(
         "tiny", root / "ckpt", root / "data", seed=3, budget_minutes=10, max_steps=140, resume=True, progress=False
     )
