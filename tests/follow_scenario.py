@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
 from live_server import ROOT, rss_mib, running_app
@@ -50,6 +51,8 @@ class FollowReport:
     counted: int = 0
     rss_start: float = 0.0
     rss_end: float = 0.0
+    client_cpu: float = 0.0  # CPU seconds of this process (simulated followers, presenter) during the changes
+    server_cpu: float = 0.0  # CPU seconds of the processes serving the room during the changes
 
     def percentile(self, q: float) -> float:
         """Delay percentile in seconds."""
@@ -62,12 +65,20 @@ class FollowReport:
         return (
             f"{self.followers} followers, {self.changes} changes: {self.views_received} views received, "
             f"{len(self.errors)} errors{' (' + '; '.join(self.errors[:3]) + ')' if self.errors else ''}, "
-            f"mean delay {statistics.fmean(self.delays) if self.delays else float('nan'):.3f} s\n"
+            f"mean delay {statistics.fmean(self.delays) if self.delays else float('nan'):.3f} s, "
+            f"CPU during the changes: server {self.server_cpu:.1f} s, simulated followers and presenter "
+            f"{self.client_cpu:.1f} s\n"
             f"follow: followers={self.followers} changes={self.changes} errors={len(self.errors)} "
             f"p50={self.percentile(50):.2f}s p95={self.percentile(95):.2f}s bytes_per_change={per_change:.0f} "
             f"model_runs={self.model_runs} votes={self.votes} counted={self.counted} "
             f"rss_start={self.rss_start:.0f} rss_end={self.rss_end:.0f}"
         )
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def _request(host: str, port: int, method: str, path: str, body: bytes = b"") -> tuple[int, dict, bytes]:
@@ -96,15 +107,18 @@ async def _head(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]:
 
 
 class Follower:
-    """One phone: the room's events over one connection, each new view fetched as the page does."""
+    """One phone, as ui/follow.html behaves in a browser: the room's events held open on one connection, and each
+    new view fetched (gzip) on a second connection kept alive between views, as a browser keeps it."""
 
-    def __init__(self, host: str, port: int, code: str, report: FollowReport) -> None:
+    def __init__(self, host: str, port: int, code: str, report: FollowReport, held: dict[bytes, bool]) -> None:
         self.host, self.port, self.code, self.report = host, port, code, report
         self.views: dict[int, float] = {}  # version -> when this follower held it
         self.connected = asyncio.Event()
+        self.held = held  # the view bodies seen so far, each decompressed and parsed once (is it a view?)
+        self.files: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Follow until `stop` is set."""
+    async def run(self) -> None:
+        """Follow until cancelled."""
         try:
             reader, writer = await asyncio.open_connection(self.host, self.port)
         except OSError as exc:
@@ -121,18 +135,7 @@ class Follower:
             chunked = headers.get("transfer-encoding") == "chunked"
             buffer = b""
             shown = None
-            reading = asyncio.ensure_future(self._chunk(reader, chunked))
-            stopping = asyncio.ensure_future(stop.wait())
-            while True:
-                done, _ = await asyncio.wait({reading, stopping}, return_when=asyncio.FIRST_COMPLETED)
-                if stopping in done:
-                    reading.cancel()
-                    return
-                data = reading.result()
-                if not data:
-                    self.report.errors.append("events: the server closed the stream")
-                    stopping.cancel()
-                    return
+            while data := await self._chunk(reader, chunked):
                 self.report.bytes_received += len(data)
                 buffer += data
                 while b"\n\n" in buffer:
@@ -143,9 +146,11 @@ class Follower:
                             if state.get("view") and state["view"] != shown:
                                 shown = state["view"]
                                 await self._fetch(state)
-                reading = asyncio.ensure_future(self._chunk(reader, chunked))
+            self.report.errors.append("events: the server closed the stream")
         finally:
             writer.close()
+            if self.files:
+                self.files[1].close()
 
     async def _chunk(self, reader: asyncio.StreamReader, chunked: bool) -> bytes:
         if not chunked:
@@ -157,15 +162,42 @@ class Follower:
         await reader.readexactly(2)
         return data
 
+    async def _get(self, path: str) -> tuple[int, dict[str, str], bytes]:
+        """GET on the kept-alive connection (opened again when the server closed it)."""
+        for attempt in (1, 2):
+            if self.files is None:
+                self.files = await asyncio.open_connection(self.host, self.port)
+            reader, writer = self.files
+            try:
+                writer.write(f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\nAccept-Encoding: gzip\r\n\r\n".encode())
+                status, headers = await _head(reader)
+                body = await reader.readexactly(int(headers.get("content-length", "0")))
+            except (OSError, asyncio.IncompleteReadError, IndexError, ValueError):
+                writer.close()
+                self.files = None
+                if attempt == 2:
+                    raise
+                continue
+            if headers.get("connection", "").lower() == "close":
+                writer.close()
+                self.files = None
+            return status, headers, body
+        raise AssertionError("unreachable")
+
     async def _fetch(self, state: dict) -> None:
-        status, headers, body = await _request(self.host, self.port, "GET", f"/room-files/{self.code}/{state['view']}")
+        try:
+            status, headers, body = await self._get(f"/room-files/{self.code}/{state['view']}")
+        except (OSError, asyncio.IncompleteReadError, IndexError, ValueError) as exc:
+            self.report.errors.append(f"view: {exc!r}")
+            return
         if status != 200:
             self.report.errors.append(f"view: HTTP {status}")
             return
         self.report.bytes_received += len(body)
-        data = gzip.decompress(body) if headers.get("content-encoding") == "gzip" else body
-        view = json.loads(data)
-        if not view.get("figures"):
+        if body not in self.held:  # the first copy of these bytes: a whole view? (the same bytes: the same view)
+            data = gzip.decompress(body) if headers.get("content-encoding") == "gzip" else body
+            self.held[body] = bool(json.loads(data).get("figures"))
+        if not self.held[body]:
             self.report.errors.append("view without figures")
         self.views[state["version"]] = time.monotonic()
         self.report.views_received += 1
@@ -217,12 +249,13 @@ def _measure(url: str, pids: list[int], report: FollowReport, events_url: str, a
             report.errors.extend(first.errors)
             report.rss_start = sum(rss_mib(pid) for pid in pids)
             runs_before = (await _stats(host, port)).get("model_runs", 0)
-            stop = asyncio.Event()
-            crowd = [Follower(host, port, code, report) for _ in range(report.followers)]
-            tasks = [asyncio.create_task(f.run(stop)) for f in crowd]
+            held: dict[bytes, bool] = {}
+            crowd = [Follower(host, port, code, report, held) for _ in range(report.followers)]
+            tasks = [asyncio.create_task(f.run()) for f in crowd]
             await asyncio.wait_for(asyncio.gather(*(f.connected.wait() for f in crowd)), 120)
             await asyncio.sleep(1.0)
             report.bytes_received = 0  # count what the changes cost, not the first view
+            server_cpu, client_cpu = sum(_cpu_seconds(pid) for pid in pids), time.process_time()
             for change in range(report.changes):
                 query = {"sentence": SENTENCES[(change + 1) % len(SENTENCES)], "layer": str(1 + change % 2), **base}
                 async with Session(url) as tab:  # a session reads its URL once: each change is the presenter's reload
@@ -238,6 +271,8 @@ def _measure(url: str, pids: list[int], report: FollowReport, events_url: str, a
                         report.delays.append(max(0.0, follower.views[version] - ended))
                     else:
                         report.errors.append(f"a follower never got view {version}")
+            report.server_cpu = sum(_cpu_seconds(pid) for pid in pids) - server_cpu
+            report.client_cpu = time.process_time() - client_cpu
             runs_after = (await _stats(host, port)).get("model_runs", 0)
             # the presenter's own changes computed results; followers add none: what the same changes cost alone
             report.model_runs = max(0, runs_after - runs_before - alone)
@@ -246,8 +281,9 @@ def _measure(url: str, pids: list[int], report: FollowReport, events_url: str, a
             report.counted = sum(rooms.tally(code, qid))
             rooms.reveal(code, key, qid)
             report.rss_end = sum(rss_mib(pid) for pid in pids)
-            stop.set()
-            await asyncio.gather(*tasks)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     asyncio.run(scenario())
 
