@@ -8,6 +8,7 @@ phones vote at once on one question.
 from __future__ import annotations
 
 import asyncio
+import base64
 import gzip
 import json
 import os
@@ -44,6 +45,8 @@ class FollowReport:
     changes: int
     errors: list[str] = field(default_factory=list)
     delays: list[float] = field(default_factory=list)  # end of the presenter's run -> a follower holds the view
+    # the view's file written (during the presenter's run, so often before its end) -> a follower holds the view
+    from_publish: list[float] = field(default_factory=list)
     bytes_received: int = 0
     views_received: int = 0
     model_runs: int = 0
@@ -54,9 +57,9 @@ class FollowReport:
     client_cpu: float = 0.0  # CPU seconds of this process (simulated followers, presenter) during the changes
     server_cpu: float = 0.0  # CPU seconds of the processes serving the room during the changes
 
-    def percentile(self, q: float) -> float:
+    def percentile(self, q: float, delays: list[float] | None = None) -> float:
         """Delay percentile in seconds."""
-        ordered = sorted(self.delays)
+        ordered = sorted(self.delays if delays is None else delays)
         return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))] if ordered else float("nan")
 
     def summary(self) -> str:
@@ -65,7 +68,9 @@ class FollowReport:
         return (
             f"{self.followers} followers, {self.changes} changes: {self.views_received} views received, "
             f"{len(self.errors)} errors{' (' + '; '.join(self.errors[:3]) + ')' if self.errors else ''}, "
-            f"mean delay {statistics.fmean(self.delays) if self.delays else float('nan'):.3f} s, "
+            f"mean delay {statistics.fmean(self.delays) if self.delays else float('nan'):.3f} s (from the view's "
+            f"publishing: p50 {self.percentile(50, self.from_publish):.2f} s, p95 "
+            f"{self.percentile(95, self.from_publish):.2f} s), "
             f"CPU during the changes: server {self.server_cpu:.1f} s, simulated followers and presenter "
             f"{self.client_cpu:.1f} s\n"
             f"follow: followers={self.followers} changes={self.changes} errors={len(self.errors)} "
@@ -113,6 +118,7 @@ class Follower:
     def __init__(self, host: str, port: int, code: str, report: FollowReport, held: dict[bytes, bool]) -> None:
         self.host, self.port, self.code, self.report = host, port, code, report
         self.views: dict[int, float] = {}  # version -> when this follower held it
+        self.clock: dict[int, float] = {}  # version -> the same, by the wall clock
         self.connected = asyncio.Event()
         self.held = held  # the view bodies seen so far, each decompressed and parsed once (is it a view?)
         self.files: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
@@ -145,7 +151,10 @@ class Follower:
                             state = json.loads(line[6:])
                             if state.get("view") and state["view"] != shown:
                                 shown = state["view"]
-                                await self._fetch(state)
+                                if "gz" in state:  # the view rode in the event
+                                    self._hold(state, base64.b64decode(state["gz"]), True)
+                                else:
+                                    await self._fetch(state)
             self.report.errors.append("events: the server closed the stream")
         finally:
             writer.close()
@@ -194,12 +203,16 @@ class Follower:
             self.report.errors.append(f"view: HTTP {status}")
             return
         self.report.bytes_received += len(body)
+        self._hold(state, body, headers.get("content-encoding") == "gzip")
+
+    def _hold(self, state: dict, body: bytes, gzipped: bool) -> None:
+        """This follower holds the view of `state`: `body`, compressed or not."""
         if body not in self.held:  # the first copy of these bytes: a whole view? (the same bytes: the same view)
-            data = gzip.decompress(body) if headers.get("content-encoding") == "gzip" else body
-            self.held[body] = bool(json.loads(data).get("figures"))
+            self.held[body] = bool(json.loads(gzip.decompress(body) if gzipped else body).get("figures"))
         if not self.held[body]:
             self.report.errors.append("view without figures")
         self.views[state["version"]] = time.monotonic()
+        self.clock[state["version"]] = time.time()
         self.report.views_received += 1
 
 
@@ -263,12 +276,14 @@ def _measure(url: str, pids: list[int], report: FollowReport, events_url: str, a
                 ended = time.monotonic()
                 report.errors.extend(run.errors)
                 version = rooms.state(code)["version"]
+                published = (rooms.public_dir(code) / f"view-{version}.json.gz").stat().st_mtime
                 deadline = ended + 30
                 while time.monotonic() < deadline and any(version not in f.views for f in crowd):
                     await asyncio.sleep(0.02)
                 for follower in crowd:
                     if version in follower.views:
                         report.delays.append(max(0.0, follower.views[version] - ended))
+                        report.from_publish.append(follower.clock[version] - published)
                     else:
                         report.errors.append(f"a follower never got view {version}")
             report.server_cpu = sum(_cpu_seconds(pid) for pid in pids) - server_cpu

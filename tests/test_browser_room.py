@@ -38,6 +38,8 @@ def test_the_room_follows_the_presenter_on_a_phone_and_a_forged_key_moves_nobody
         presenter.screenshot(path=str(SHOTS / "room_presenter.png"))
 
         context, phone = _phone(browser)
+        files: list[str] = []
+        phone.on("request", lambda request: files.append(request.url) if "/room-files/" in request.url else None)
         try:
             phone.goto(link)
             phone.wait_for_function("() => document.body.dataset.version", timeout=20000)
@@ -57,6 +59,7 @@ def test_the_room_follows_the_presenter_on_a_phone_and_a_forged_key_moves_nobody
                 f"() => document.getElementById('texts').innerText.includes({SECOND!r})", timeout=3000
             )
             assert time.monotonic() - ran <= 3.0
+            assert not files, f"the views ride in the events, yet the phone fetched {files}"
             assert phone.evaluate(NO_SIDEWAYS)
             phone.locator(".chart").first.click()
             phone.locator("#zoom .js-plotly-plot").wait_for(timeout=5000)

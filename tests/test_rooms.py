@@ -3,9 +3,11 @@ keys, a forged key moves nobody, one vote per phone, clear refusals that change 
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import threading
+import time
 
 import pytest
 from starlette.applications import Starlette
@@ -141,3 +143,24 @@ def test_the_events_say_the_state_and_whether_the_presenter_is_there(client):
     assert state["view"] == "view-1.json" and state["present"] is True and state["room"] == code
     rooms.end(code, key)
     assert rooms.state(code)["ended"] and not rooms.presenter_present(code)
+
+
+def test_an_event_carries_a_small_view_itself_and_a_change_in_this_process_is_pushed_at_once(client, monkeypatch):
+    monkeypatch.setattr(follow_server, "WATCH_SECONDS", 5.0)  # the watcher's own looks come too late to count
+    code, key = rooms.create()
+    rooms.publish(code, key, b'{"page":"Attention","figures":[1]}')
+    with client.stream("GET", f"/room-events/{code}") as stream:
+        lines = stream.iter_lines()
+        states = []
+        for line in lines:
+            if line.startswith("data: "):
+                states.append(json.loads(line[6:]))
+                if len(states) == 1:  # the state on connect; then a change, made in this process
+                    started = time.monotonic()
+                    rooms.publish(code, key, b'{"page":"Why this word?","figures":[2]}')
+                else:
+                    break
+        waited = time.monotonic() - started
+    assert [s["view"] for s in states] == ["view-1.json", "view-2.json"]
+    assert json.loads(gzip.decompress(base64.b64decode(states[1]["gz"])))["page"] == "Why this word?"
+    assert waited < 1.0, "the watcher waited for its next look"

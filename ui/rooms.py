@@ -27,7 +27,7 @@ import re
 import secrets
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +39,10 @@ VOTER = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 PRESENT_SECONDS = 12.0  # the presenter counts as there while their page touched `alive` this recently
 KEPT_VIEWS = 4  # a follower that is fetching an older view still finds it
 MAX_OPTIONS = 40
+
+# Called with a room's code after this process changed its state (a view, a question, a reveal, the end): the
+# audience server in the same process pushes it at once instead of at its next look (ui/follow_server.py).
+_LISTENERS: list[Callable[[str], None]] = []
 
 
 class RoomError(ValueError):
@@ -134,6 +138,18 @@ def state(code: str) -> dict[str, Any]:
 
 def _set_state(code: str, value: dict[str, Any]) -> None:
     _write(public_dir(code) / "state.json", json.dumps(value, separators=(",", ":")).encode())
+    for listener in _LISTENERS:
+        listener(code)
+
+
+def on_change(listener: Callable[[str], None]) -> None:
+    """Call `listener(code)` (from any thread; it must return at once) after this process changes a room's state."""
+    _LISTENERS.append(listener)
+
+
+def view_gz(code: str, name: str) -> bytes:
+    """The compressed copy of one of the room's views (a FileNotFoundError once a newer view replaced it)."""
+    return (public_dir(code) / (name + ".gz")).read_bytes()
 
 
 def touch(code: str, key: str) -> None:
