@@ -221,6 +221,11 @@ async def _stats(host: str, port: int) -> dict:
     return json.loads(body) if status == 200 else {}
 
 
+async def _model_runs(servers: list[tuple[str, int]]) -> int:
+    """Model results computed so far, summed over the processes serving the room (each asked directly)."""
+    return sum([(await _stats(host, port)).get("model_runs", 0) for host, port in servers])
+
+
 async def _vote_all(host: str, port: int, code: str, qid: str, votes: int, report: FollowReport) -> None:
     semaphore = asyncio.Semaphore(200)
 
@@ -243,25 +248,30 @@ def run_follow(followers: int, changes: int, votes: int | None = None, replicas:
     alone = _presenter_runs_alone(changes)
     if replicas:
         with running_room(replicas, env=env) as room:
-            _measure(room.url, [r.process.pid for r in room.replicas] + [room.nginx.pid], report, room.url, alone)
+            pids = [r.process.pid for r in room.replicas] + [room.nginx.pid]
+            _measure(room.url, pids, [("127.0.0.1", r.port) for r in room.replicas], report, alone)
     else:
         with running_app(None, env=env) as app:
-            _measure(app.url, [app.pid], report, app.url, alone)
+            _measure(app.url, [app.pid], [("127.0.0.1", app.port)], report, alone)
     return report
 
 
-def _measure(url: str, pids: list[int], report: FollowReport, events_url: str, alone: int) -> None:
-    parts = urlsplit(events_url)
+# The presenter's browser keeps nginx's route cookie, so all its tabs reach one replica (ignored without nginx).
+PRESENTER_COOKIE = "anatomy_route=bench-presenter"
+
+
+def _measure(url: str, pids: list[int], servers: list[tuple[str, int]], report: FollowReport, alone: int) -> None:
+    parts = urlsplit(url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
     code, key = rooms.create()
 
     async def scenario() -> None:
-        async with Session(url) as presenter:
+        async with Session(url, cookie=PRESENTER_COOKIE) as presenter:
             base = {"room": code, "key": key, "share": "on"}
             first = await presenter.run("attention", urlencode({"sentence": SENTENCES[0], **base}))
             report.errors.extend(first.errors)
             report.rss_start = sum(rss_mib(pid) for pid in pids)
-            runs_before = (await _stats(host, port)).get("model_runs", 0)
+            runs_before = await _model_runs(servers)
             held: dict[bytes, bool] = {}
             crowd = [Follower(host, port, code, report, held) for _ in range(report.followers)]
             tasks = [asyncio.create_task(f.run()) for f in crowd]
@@ -271,7 +281,8 @@ def _measure(url: str, pids: list[int], report: FollowReport, events_url: str, a
             server_cpu, client_cpu = sum(_cpu_seconds(pid) for pid in pids), time.process_time()
             for change in range(report.changes):
                 query = {"sentence": SENTENCES[(change + 1) % len(SENTENCES)], "layer": str(1 + change % 2), **base}
-                async with Session(url) as tab:  # a session reads its URL once: each change is the presenter's reload
+                # a session reads its URL once: each change is the presenter's reload
+                async with Session(url, cookie=PRESENTER_COOKIE) as tab:
                     run = await tab.run("attention", urlencode(query))
                 ended = time.monotonic()
                 report.errors.extend(run.errors)
@@ -288,7 +299,7 @@ def _measure(url: str, pids: list[int], report: FollowReport, events_url: str, a
                         report.errors.append(f"a follower never got view {version}")
             report.server_cpu = sum(_cpu_seconds(pid) for pid in pids) - server_cpu
             report.client_cpu = time.process_time() - client_cpu
-            runs_after = (await _stats(host, port)).get("model_runs", 0)
+            runs_after = await _model_runs(servers)
             # the presenter's own changes computed results; followers add none: what the same changes cost alone
             report.model_runs = max(0, runs_after - runs_before - alone)
             qid = rooms.ask(code, key, rooms.Question("Which one?", ("a", "b", "c"), 0))
