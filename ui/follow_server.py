@@ -1,11 +1,13 @@
 """The audience's side of a room, as Starlette routes served beside Streamlit in the same process
 (serve.py hands them to `st.App`): the phone page, the room's files, a push of each change by server-sent
 events, and votes. No route runs a model or a Streamlit script: a follower costs a socket and the bytes of
-each view, which the presenter's run wrote once (ui/rooms.py).
+each view, which the presenter's run wrote once (ui/rooms.py) and which ride in the event (the same bytes for
+every follower) when they are small, so a phone fetches nothing.
 
     GET  /room/<code>                      the audience page (ui/follow.html)
     GET  /room-files/<code>/<file>         state.json, view-<n>.json (gzip-compressed when the phone accepts it)
-    GET  /room-events/<code>               text/event-stream: the room's state on connect and on every change
+    GET  /room-events/<code>               text/event-stream: the room's state (and its view, "gz": gzip in base64)
+                                           on connect and on every change
     POST /room-vote/<code>                 {"question", "option", "voter"} -> {"message"} or {"error"}
     GET  /room-assets/plotly.min.js        plotly.js as the plotly package ships it
     GET  /room-stats                       this process's followers and model results computed (bench_follow)
