@@ -78,5 +78,13 @@ def test_the_room_follows_the_presenter_on_a_phone_and_a_forged_key_moves_nobody
             phone.wait_for_timeout(1500)
             assert phone.evaluate("() => document.body.dataset.version") == shown
             assert SECOND in phone.locator("#texts").inner_text(), "the forged key moved the room"
+
+            phone.locator("#explore").click()  # step out to explore on one's own, then back to the room
+            phone.locator(".anatomy-room-back").wait_for(timeout=60000)
+            assert "follow=" in phone.url and "key=" not in phone.url
+            phone.locator(".anatomy-room-back").click()
+            phone.wait_for_url(f"**/room/{code}", timeout=10000)
+            phone.wait_for_function("() => document.body.dataset.version", timeout=20000)
+            assert SECOND in phone.locator("#texts").inner_text()
         finally:
             context.close()

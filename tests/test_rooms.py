@@ -1,5 +1,6 @@
 """Rooms (ui/rooms.py) and their audience routes (ui/follow_server.py), without Streamlit: unguessable codes and
-keys, a forged key moves nobody, one vote per phone, clear refusals that change nothing."""
+keys, a forged key moves nobody, one vote per phone, clear refusals that change nothing; and, in AppTest, the
+way back to the room for a follower who stepped out to explore."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ import gzip
 import json
 import threading
 import time
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
+from streamlit.testing.v1 import AppTest
 
 from ui import follow_server, rooms
 
@@ -164,3 +168,29 @@ def test_an_event_carries_a_small_view_itself_and_a_change_in_this_process_is_pu
     assert [s["view"] for s in states] == ["view-1.json", "view-2.json"]
     assert json.loads(gzip.decompress(base64.b64decode(states[1]["gz"])))["page"] == "Why this word?"
     assert waited < 1.0, "the watcher waited for its next look"
+
+
+def test_a_follower_who_steps_out_to_explore_finds_the_way_back_to_the_room(folder, tiny_checkpoint, monkeypatch):
+    monkeypatch.setenv("ANATOMY_CHECKPOINT", str(tiny_checkpoint))
+    page = str(Path(__file__).resolve().parent.parent / "pages" / "2_attention.py")
+    presenter = AppTest.from_file(page, default_timeout=120)
+    presenter.query_params["share"] = "on"
+    presenter.query_params["sentence"] = "The cat eats the apple."
+    presenter.run()
+    code = presenter.query_params["room"]
+    code = code[0] if isinstance(code, list) else code
+    explore = json.loads((rooms.public_dir(code) / rooms.state(code)["view"]).read_bytes())["explore"]
+    query = dict(parse_qsl(urlsplit(explore).query))
+    assert query["follow"] == code and "key" not in query and "room" not in query
+    assert query["sentence"] == "The cat eats the apple."
+
+    def back(params: dict[str, str]) -> list[str]:
+        follower = AppTest.from_file(page, default_timeout=120)
+        for name, value in params.items():
+            follower.query_params[name] = value
+        follower.run()
+        return [m.value for m in follower.markdown if "anatomy-room-back" in m.value]
+
+    shown = back(query)
+    assert len(shown) == 1 and f"/room/{code}'" in shown[0] and "Back to the room" in shown[0]
+    assert back(query | {"follow": "aaaaaaaaaaaaaaaa"}) == [], "no way back to a room that does not exist"

@@ -558,7 +558,8 @@ class Page:
             texts.append(("Continuation" if self.decoder_only else "Translation", self.result.translation))
         said = changed_switches(_values(), _applies(self.bundle))
         controls = room.controls_line(_values(), said)
-        return room.view_document(self.title, texts, controls, room.explore_link(), self.figures)
+        code = self.room.code if self.room else ""
+        return room.view_document(self.title, texts, controls, room.explore_link(code), self.figures)
 
 
 RELEASED_ABOVE = 64 * 1024  # bytes: a page name holding more than this is dropped at the end of a run
@@ -635,6 +636,7 @@ def start(
     st.title(title)
     if presenting:
         room.panel(presenting)
+    room.back_link(presenting)
     _top_sentence(bundle)
     switches_banner(bundle)
     for note in st.session_state[NOTES]:
