@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -194,3 +195,23 @@ def test_a_follower_who_steps_out_to_explore_finds_the_way_back_to_the_room(fold
     shown = back(query)
     assert len(shown) == 1 and f"/room/{code}'" in shown[0] and "Back to the room" in shown[0]
     assert back(query | {"follow": "aaaaaaaaaaaaaaaa"}) == [], "no way back to a room that does not exist"
+
+
+def test_a_room_idle_for_longer_than_the_limit_is_gone_with_its_views_and_votes(folder, monkeypatch):
+    old, old_key = rooms.create()
+    rooms.publish(old, old_key, b'{"page":"A","figures":[]}')
+    rooms.vote(old, rooms.ask(old, old_key, rooms.Question("q", ("a", "b"), 0)), "phone-0001", 1)
+    recent, recent_key = rooms.create()
+    hours_ago = time.time() - 7 * 3600
+    for path in [*(folder / "private" / old).rglob("*"), *(folder / "public" / old).rglob("*")]:
+        os.utime(path, (hours_ago, hours_ago))
+    assert not rooms.exists(old) and rooms.exists(recent), "7 hours without the presenter: the room is over"
+    assert not rooms.is_presenter(old, old_key)
+    monkeypatch.setenv(rooms.IDLE_ENV, "8")
+    assert rooms.exists(old)
+    monkeypatch.delenv(rooms.IDLE_ENV)
+    assert rooms.sweep(time.time() - 2 * 3600) == []  # two hours ago it had been idle for 5 hours only
+    newest, _ = rooms.create()  # opening a room sweeps the idle ones
+    assert not (folder / "private" / old).exists() and not (folder / "public" / old).exists()
+    assert rooms.exists(recent) and rooms.exists(newest)
+    rooms.touch(recent, recent_key)
