@@ -1,6 +1,7 @@
 """Follow the talk in chromium: a presenter's page with share=on shows the audience link and its QR code; a
 390×844 phone opening the link shows the presenter's sentence and charts without sideways scrolling and follows
-a change of sentence within 3 s; a forged presenter key moves nobody. Screenshots go to artifacts/screenshots/."""
+a change of sentence within 3 s; a forged presenter key moves nobody; a phone steps out to explore and back, and
+sees the presenter's played decoding step by step. Screenshots go to artifacts/screenshots/."""
 
 from __future__ import annotations
 
@@ -86,5 +87,12 @@ def test_the_room_follows_the_presenter_on_a_phone_and_a_forged_key_moves_nobody
             phone.wait_for_url(f"**/room/{code}", timeout=10000)
             phone.wait_for_function("() => document.body.dataset.version", timeout=20000)
             assert SECOND in phone.locator("#texts").inner_text()
+
+            presenter.get_by_role("button", name="Play decoding").click()  # each played frame reaches the phone
+            for step in (2, 3):
+                phone.wait_for_function(
+                    f"() => document.getElementById('controls').innerText.includes('step {step} ·')", timeout=20000
+                )
+            presenter.get_by_role("button", name="Pause").click()
         finally:
             context.close()

@@ -551,7 +551,17 @@ class Page:
             release(namespace)
         turns.end_turn()
 
-    def _view(self) -> bytes:
+    def publish_frame(self, start: int, end: int, mark: int) -> None:
+        """A playing fragment drew a frame (Player.run): publish the page as it shows now, the figures the fragment
+        drew in the page's full run (self.figures[start:end]) replaced by this frame's (self.figures[mark:]),
+        which are then let go of, so that a play does not pile up figures."""
+        frame = self.figures[mark:]
+        del self.figures[mark:]
+        if self.room is not None:
+            shown = self.figures[:start] + frame + self.figures[end:]
+            room.publish(self.room, lambda: self._view(shown))
+
+    def _view(self, figures: list[tuple[str, go.Figure]] | None = None) -> bytes:
         """What this run showed, for the room's phones: the sentence, the result, the controls, the figures."""
         texts = [("Prompt" if self.decoder_only else "Sentence", self.controls.sentence)]
         if isinstance(self.result, TranslationResult):
@@ -559,7 +569,8 @@ class Page:
         said = changed_switches(_values(), _applies(self.bundle))
         controls = room.controls_line(_values(), said)
         code = self.room.code if self.room else ""
-        return room.view_document(self.title, texts, controls, room.explore_link(code), self.figures)
+        shown = self.figures if figures is None else figures
+        return room.view_document(self.title, texts, controls, room.explore_link(code), shown)
 
 
 RELEASED_ABOVE = 64 * 1024  # bytes: a page name holding more than this is dropped at the end of a run
