@@ -222,8 +222,14 @@ async def _stats(host: str, port: int) -> dict:
 
 
 async def _model_runs(servers: list[tuple[str, int]]) -> int:
-    """Model results computed so far, summed over the processes serving the room (each asked directly)."""
-    return sum([(await _stats(host, port)).get("model_runs", 0) for host, port in servers])
+    """Model results computed so far, summed over the processes serving the room (each asked directly), once
+    every one has finished its start-up warm-up (which computes one result, followed or not)."""
+    for _ in range(600):
+        stats = [await _stats(host, port) for host, port in servers]
+        if not any(s.get("warming_up") for s in stats):
+            return sum(s.get("model_runs", 0) for s in stats)
+        await asyncio.sleep(0.1)
+    raise RuntimeError("a server's warm-up did not finish within a minute")
 
 
 async def _vote_all(host: str, port: int, code: str, qid: str, votes: int, report: FollowReport) -> None:
@@ -270,8 +276,8 @@ def _measure(url: str, pids: list[int], servers: list[tuple[str, int]], report: 
             base = {"room": code, "key": key, "share": "on"}
             first = await presenter.run("attention", urlencode({"sentence": SENTENCES[0], **base}))
             report.errors.extend(first.errors)
+            runs_before = await _model_runs(servers)  # waits for every replica's warm-up, before the RSS too
             report.rss_start = sum(rss_mib(pid) for pid in pids)
-            runs_before = await _model_runs(servers)
             held: dict[bytes, bool] = {}
             crowd = [Follower(host, port, code, report, held) for _ in range(report.followers)]
             tasks = [asyncio.create_task(f.run()) for f in crowd]
@@ -328,12 +334,13 @@ def _presenter_runs_alone(changes: int) -> int:
                 async with Session(app.url) as presenter:
                     base = {"room": code, "key": key, "share": "on"}
                     await presenter.run("attention", urlencode({"sentence": SENTENCES[0], **base}))
-                    before = (await _stats(parts.hostname or "", parts.port or 80)).get("model_runs", 0)
+                    server = [(parts.hostname or "127.0.0.1", parts.port or 80)]
+                    before = await _model_runs(server)
                     for change in range(changes):
                         query = {"sentence": SENTENCES[(change + 1) % len(SENTENCES)], "layer": str(1 + change % 2)}
                         async with Session(app.url) as tab:
                             await tab.run("attention", urlencode({**query, **base}))
-                    return (await _stats(parts.hostname or "", parts.port or 80)).get("model_runs", 0) - before
+                    return await _model_runs(server) - before
 
             _ALONE[changes] = asyncio.run(alone())
     return _ALONE[changes]

@@ -264,10 +264,13 @@ async def plotly_js(request: Request) -> Response:
 
 
 async def room_stats(request: Request) -> Response:
-    """For the benchmark: followers connected to this process and the model results it computed so far."""
+    """For the benchmark: followers connected to this process, the model results it computed so far, and whether
+    its start-up warm-up (which computes one) is still running."""
+    from . import warmup
     from .cache import RESULTS
 
-    return JSONResponse({"followers": HUB.followers(), "model_runs": RESULTS.stats().misses})
+    stats = {"followers": HUB.followers(), "model_runs": RESULTS.stats().misses, "warming_up": warmup.running()}
+    return JSONResponse(stats)
 
 
 def routes() -> list[BaseRoute]:
