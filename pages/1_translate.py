@@ -150,7 +150,7 @@ def decoding(step: int) -> None:
     )
 
 
-player.DECODING.run(decoding, n_steps)
+player.DECODING.run(decoding, n_steps, page)
 if page.bundle.capabilities.trained_here:  # this project's models learn the corpus grammar's language
     reference, reason = grammar_reference(result.source)
     if reference is None:

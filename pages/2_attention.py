@@ -379,12 +379,12 @@ elif page.decoder_only:
     )
     set_value("step", min(ctl.step, n_steps - 1) + 1)
     player.DECODING.controls(n_steps, "attention")
-    player.DECODING.run(body, n_steps)
+    player.DECODING.run(body, n_steps, page)
 else:
     # A step kept from a longer output (or a URL) is brought inside this output before the slider sees it.
     set_value("step", min(ctl.step, n_steps - 1) + 1)
     player.DECODING.controls(n_steps, "attention")
-    player.DECODING.run(body, n_steps)
+    player.DECODING.run(body, n_steps, page)
     room.offer(
         page.room, lambda: questions.attention(trace, ctl.layer, ctl.head, stored("step") - 1), questions.NO_CROSS
     )

@@ -576,7 +576,7 @@ else:
         set_value("step", min(ctl.step, len(out_ids) - 1) + 1)
         player.DECODING.controls(len(out_ids), "why")
         try:
-            player.DECODING.run(body, len(out_ids))
+            player.DECODING.run(body, len(out_ids), page)
         except AnatomyError as exc:
             st.error(md(str(exc)))
         room.offer(

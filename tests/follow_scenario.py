@@ -8,6 +8,7 @@ phones vote at once on one question.
 from __future__ import annotations
 
 import asyncio
+import base64
 import gzip
 import json
 import os
@@ -16,6 +17,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
 from live_server import ROOT, rss_mib, running_app
@@ -43,6 +45,8 @@ class FollowReport:
     changes: int
     errors: list[str] = field(default_factory=list)
     delays: list[float] = field(default_factory=list)  # end of the presenter's run -> a follower holds the view
+    # the view's file written (during the presenter's run, so often before its end) -> a follower holds the view
+    from_publish: list[float] = field(default_factory=list)
     bytes_received: int = 0
     views_received: int = 0
     model_runs: int = 0
@@ -50,10 +54,12 @@ class FollowReport:
     counted: int = 0
     rss_start: float = 0.0
     rss_end: float = 0.0
+    client_cpu: float = 0.0  # CPU seconds of this process (simulated followers, presenter) during the changes
+    server_cpu: float = 0.0  # CPU seconds of the processes serving the room during the changes
 
-    def percentile(self, q: float) -> float:
+    def percentile(self, q: float, delays: list[float] | None = None) -> float:
         """Delay percentile in seconds."""
-        ordered = sorted(self.delays)
+        ordered = sorted(self.delays if delays is None else delays)
         return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))] if ordered else float("nan")
 
     def summary(self) -> str:
@@ -62,12 +68,22 @@ class FollowReport:
         return (
             f"{self.followers} followers, {self.changes} changes: {self.views_received} views received, "
             f"{len(self.errors)} errors{' (' + '; '.join(self.errors[:3]) + ')' if self.errors else ''}, "
-            f"mean delay {statistics.fmean(self.delays) if self.delays else float('nan'):.3f} s\n"
+            f"mean delay {statistics.fmean(self.delays) if self.delays else float('nan'):.3f} s (from the view's "
+            f"publishing: p50 {self.percentile(50, self.from_publish):.2f} s, p95 "
+            f"{self.percentile(95, self.from_publish):.2f} s), "
+            f"CPU during the changes: server {self.server_cpu:.1f} s, simulated followers and presenter "
+            f"{self.client_cpu:.1f} s\n"
             f"follow: followers={self.followers} changes={self.changes} errors={len(self.errors)} "
             f"p50={self.percentile(50):.2f}s p95={self.percentile(95):.2f}s bytes_per_change={per_change:.0f} "
             f"model_runs={self.model_runs} votes={self.votes} counted={self.counted} "
             f"rss_start={self.rss_start:.0f} rss_end={self.rss_end:.0f}"
         )
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def _request(host: str, port: int, method: str, path: str, body: bytes = b"") -> tuple[int, dict, bytes]:
@@ -96,15 +112,19 @@ async def _head(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]:
 
 
 class Follower:
-    """One phone: the room's events over one connection, each new view fetched as the page does."""
+    """One phone, as ui/follow.html behaves in a browser: the room's events held open on one connection, and each
+    new view fetched (gzip) on a second connection kept alive between views, as a browser keeps it."""
 
-    def __init__(self, host: str, port: int, code: str, report: FollowReport) -> None:
+    def __init__(self, host: str, port: int, code: str, report: FollowReport, held: dict[bytes, bool]) -> None:
         self.host, self.port, self.code, self.report = host, port, code, report
         self.views: dict[int, float] = {}  # version -> when this follower held it
+        self.clock: dict[int, float] = {}  # version -> the same, by the wall clock
         self.connected = asyncio.Event()
+        self.held = held  # the view bodies seen so far, each decompressed and parsed once (is it a view?)
+        self.files: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Follow until `stop` is set."""
+    async def run(self) -> None:
+        """Follow until cancelled."""
         try:
             reader, writer = await asyncio.open_connection(self.host, self.port)
         except OSError as exc:
@@ -121,18 +141,7 @@ class Follower:
             chunked = headers.get("transfer-encoding") == "chunked"
             buffer = b""
             shown = None
-            reading = asyncio.ensure_future(self._chunk(reader, chunked))
-            stopping = asyncio.ensure_future(stop.wait())
-            while True:
-                done, _ = await asyncio.wait({reading, stopping}, return_when=asyncio.FIRST_COMPLETED)
-                if stopping in done:
-                    reading.cancel()
-                    return
-                data = reading.result()
-                if not data:
-                    self.report.errors.append("events: the server closed the stream")
-                    stopping.cancel()
-                    return
+            while data := await self._chunk(reader, chunked):
                 self.report.bytes_received += len(data)
                 buffer += data
                 while b"\n\n" in buffer:
@@ -142,10 +151,15 @@ class Follower:
                             state = json.loads(line[6:])
                             if state.get("view") and state["view"] != shown:
                                 shown = state["view"]
-                                await self._fetch(state)
-                reading = asyncio.ensure_future(self._chunk(reader, chunked))
+                                if "gz" in state:  # the view rode in the event
+                                    self._hold(state, base64.b64decode(state["gz"]), True)
+                                else:
+                                    await self._fetch(state)
+            self.report.errors.append("events: the server closed the stream")
         finally:
             writer.close()
+            if self.files:
+                self.files[1].close()
 
     async def _chunk(self, reader: asyncio.StreamReader, chunked: bool) -> bytes:
         if not chunked:
@@ -157,23 +171,65 @@ class Follower:
         await reader.readexactly(2)
         return data
 
+    async def _get(self, path: str) -> tuple[int, dict[str, str], bytes]:
+        """GET on the kept-alive connection (opened again when the server closed it)."""
+        for attempt in (1, 2):
+            if self.files is None:
+                self.files = await asyncio.open_connection(self.host, self.port)
+            reader, writer = self.files
+            try:
+                writer.write(f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\nAccept-Encoding: gzip\r\n\r\n".encode())
+                status, headers = await _head(reader)
+                body = await reader.readexactly(int(headers.get("content-length", "0")))
+            except (OSError, asyncio.IncompleteReadError, IndexError, ValueError):
+                writer.close()
+                self.files = None
+                if attempt == 2:
+                    raise
+                continue
+            if headers.get("connection", "").lower() == "close":
+                writer.close()
+                self.files = None
+            return status, headers, body
+        raise AssertionError("unreachable")
+
     async def _fetch(self, state: dict) -> None:
-        status, headers, body = await _request(self.host, self.port, "GET", f"/room-files/{self.code}/{state['view']}")
+        try:
+            status, headers, body = await self._get(f"/room-files/{self.code}/{state['view']}")
+        except (OSError, asyncio.IncompleteReadError, IndexError, ValueError) as exc:
+            self.report.errors.append(f"view: {exc!r}")
+            return
         if status != 200:
             self.report.errors.append(f"view: HTTP {status}")
             return
         self.report.bytes_received += len(body)
-        data = gzip.decompress(body) if headers.get("content-encoding") == "gzip" else body
-        view = json.loads(data)
-        if not view.get("figures"):
+        self._hold(state, body, headers.get("content-encoding") == "gzip")
+
+    def _hold(self, state: dict, body: bytes, gzipped: bool) -> None:
+        """This follower holds the view of `state`: `body`, compressed or not."""
+        if body not in self.held:  # the first copy of these bytes: a whole view? (the same bytes: the same view)
+            self.held[body] = bool(json.loads(gzip.decompress(body) if gzipped else body).get("figures"))
+        if not self.held[body]:
             self.report.errors.append("view without figures")
         self.views[state["version"]] = time.monotonic()
+        self.clock[state["version"]] = time.time()
         self.report.views_received += 1
 
 
 async def _stats(host: str, port: int) -> dict:
     status, _, body = await _request(host, port, "GET", "/room-stats")
     return json.loads(body) if status == 200 else {}
+
+
+async def _model_runs(servers: list[tuple[str, int]]) -> int:
+    """Model results computed so far, summed over the processes serving the room (each asked directly), once
+    every one has finished its start-up warm-up (which computes one result, followed or not)."""
+    for _ in range(600):
+        stats = [await _stats(host, port) for host, port in servers]
+        if not any(s.get("warming_up") for s in stats):
+            return sum(s.get("model_runs", 0) for s in stats)
+        await asyncio.sleep(0.1)
+    raise RuntimeError("a server's warm-up did not finish within a minute")
 
 
 async def _vote_all(host: str, port: int, code: str, qid: str, votes: int, report: FollowReport) -> None:
@@ -198,47 +254,58 @@ def run_follow(followers: int, changes: int, votes: int | None = None, replicas:
     alone = _presenter_runs_alone(changes)
     if replicas:
         with running_room(replicas, env=env) as room:
-            _measure(room.url, [r.process.pid for r in room.replicas] + [room.nginx.pid], report, room.url, alone)
+            pids = [r.process.pid for r in room.replicas] + [room.nginx.pid]
+            _measure(room.url, pids, [("127.0.0.1", r.port) for r in room.replicas], report, alone)
     else:
         with running_app(None, env=env) as app:
-            _measure(app.url, [app.pid], report, app.url, alone)
+            _measure(app.url, [app.pid], [("127.0.0.1", app.port)], report, alone)
     return report
 
 
-def _measure(url: str, pids: list[int], report: FollowReport, events_url: str, alone: int) -> None:
-    parts = urlsplit(events_url)
+# The presenter's browser keeps nginx's route cookie, so all its tabs reach one replica (ignored without nginx).
+PRESENTER_COOKIE = "anatomy_route=bench-presenter"
+
+
+def _measure(url: str, pids: list[int], servers: list[tuple[str, int]], report: FollowReport, alone: int) -> None:
+    parts = urlsplit(url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
     code, key = rooms.create()
 
     async def scenario() -> None:
-        async with Session(url) as presenter:
+        async with Session(url, cookie=PRESENTER_COOKIE) as presenter:
             base = {"room": code, "key": key, "share": "on"}
             first = await presenter.run("attention", urlencode({"sentence": SENTENCES[0], **base}))
             report.errors.extend(first.errors)
+            runs_before = await _model_runs(servers)  # waits for every replica's warm-up, before the RSS too
             report.rss_start = sum(rss_mib(pid) for pid in pids)
-            runs_before = (await _stats(host, port)).get("model_runs", 0)
-            stop = asyncio.Event()
-            crowd = [Follower(host, port, code, report) for _ in range(report.followers)]
-            tasks = [asyncio.create_task(f.run(stop)) for f in crowd]
+            held: dict[bytes, bool] = {}
+            crowd = [Follower(host, port, code, report, held) for _ in range(report.followers)]
+            tasks = [asyncio.create_task(f.run()) for f in crowd]
             await asyncio.wait_for(asyncio.gather(*(f.connected.wait() for f in crowd)), 120)
             await asyncio.sleep(1.0)
             report.bytes_received = 0  # count what the changes cost, not the first view
+            server_cpu, client_cpu = sum(_cpu_seconds(pid) for pid in pids), time.process_time()
             for change in range(report.changes):
                 query = {"sentence": SENTENCES[(change + 1) % len(SENTENCES)], "layer": str(1 + change % 2), **base}
-                async with Session(url) as tab:  # a session reads its URL once: each change is the presenter's reload
+                # a session reads its URL once: each change is the presenter's reload
+                async with Session(url, cookie=PRESENTER_COOKIE) as tab:
                     run = await tab.run("attention", urlencode(query))
                 ended = time.monotonic()
                 report.errors.extend(run.errors)
                 version = rooms.state(code)["version"]
+                published = (rooms.public_dir(code) / f"view-{version}.json.gz").stat().st_mtime
                 deadline = ended + 30
                 while time.monotonic() < deadline and any(version not in f.views for f in crowd):
                     await asyncio.sleep(0.02)
                 for follower in crowd:
                     if version in follower.views:
                         report.delays.append(max(0.0, follower.views[version] - ended))
+                        report.from_publish.append(follower.clock[version] - published)
                     else:
                         report.errors.append(f"a follower never got view {version}")
-            runs_after = (await _stats(host, port)).get("model_runs", 0)
+            report.server_cpu = sum(_cpu_seconds(pid) for pid in pids) - server_cpu
+            report.client_cpu = time.process_time() - client_cpu
+            runs_after = await _model_runs(servers)
             # the presenter's own changes computed results; followers add none: what the same changes cost alone
             report.model_runs = max(0, runs_after - runs_before - alone)
             qid = rooms.ask(code, key, rooms.Question("Which one?", ("a", "b", "c"), 0))
@@ -246,8 +313,9 @@ def _measure(url: str, pids: list[int], report: FollowReport, events_url: str, a
             report.counted = sum(rooms.tally(code, qid))
             rooms.reveal(code, key, qid)
             report.rss_end = sum(rss_mib(pid) for pid in pids)
-            stop.set()
-            await asyncio.gather(*tasks)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     asyncio.run(scenario())
 
@@ -266,12 +334,13 @@ def _presenter_runs_alone(changes: int) -> int:
                 async with Session(app.url) as presenter:
                     base = {"room": code, "key": key, "share": "on"}
                     await presenter.run("attention", urlencode({"sentence": SENTENCES[0], **base}))
-                    before = (await _stats(parts.hostname or "", parts.port or 80)).get("model_runs", 0)
+                    server = [(parts.hostname or "127.0.0.1", parts.port or 80)]
+                    before = await _model_runs(server)
                     for change in range(changes):
                         query = {"sentence": SENTENCES[(change + 1) % len(SENTENCES)], "layer": str(1 + change % 2)}
                         async with Session(app.url) as tab:
                             await tab.run("attention", urlencode({**query, **base}))
-                    return (await _stats(parts.hostname or "", parts.port or 80)).get("model_runs", 0) - before
+                    return await _model_runs(server) - before
 
             _ALONE[changes] = asyncio.run(alone())
     return _ALONE[changes]

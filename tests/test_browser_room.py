@@ -1,6 +1,7 @@
 """Follow the talk in chromium: a presenter's page with share=on shows the audience link and its QR code; a
 390×844 phone opening the link shows the presenter's sentence and charts without sideways scrolling and follows
-a change of sentence within 3 s; a forged presenter key moves nobody. Screenshots go to artifacts/screenshots/."""
+a change of sentence within 3 s; a forged presenter key moves nobody; a phone steps out to explore and back, and
+sees the presenter's played decoding step by step. Screenshots go to artifacts/screenshots/."""
 
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ def test_the_room_follows_the_presenter_on_a_phone_and_a_forged_key_moves_nobody
         presenter.screenshot(path=str(SHOTS / "room_presenter.png"))
 
         context, phone = _phone(browser)
+        files: list[str] = []
+        phone.on("request", lambda request: files.append(request.url) if "/room-files/" in request.url else None)
         try:
             phone.goto(link)
             phone.wait_for_function("() => document.body.dataset.version", timeout=20000)
@@ -57,6 +60,7 @@ def test_the_room_follows_the_presenter_on_a_phone_and_a_forged_key_moves_nobody
                 f"() => document.getElementById('texts').innerText.includes({SECOND!r})", timeout=3000
             )
             assert time.monotonic() - ran <= 3.0
+            assert not files, f"the views ride in the events, yet the phone fetched {files}"
             assert phone.evaluate(NO_SIDEWAYS)
             phone.locator(".chart").first.click()
             phone.locator("#zoom .js-plotly-plot").wait_for(timeout=5000)
@@ -75,5 +79,20 @@ def test_the_room_follows_the_presenter_on_a_phone_and_a_forged_key_moves_nobody
             phone.wait_for_timeout(1500)
             assert phone.evaluate("() => document.body.dataset.version") == shown
             assert SECOND in phone.locator("#texts").inner_text(), "the forged key moved the room"
+
+            phone.locator("#explore").click()  # step out to explore on one's own, then back to the room
+            phone.locator(".anatomy-room-back").wait_for(timeout=60000)
+            assert "follow=" in phone.url and "key=" not in phone.url
+            phone.locator(".anatomy-room-back").click()
+            phone.wait_for_url(f"**/room/{code}", timeout=10000)
+            phone.wait_for_function("() => document.body.dataset.version", timeout=20000)
+            assert SECOND in phone.locator("#texts").inner_text()
+
+            presenter.get_by_role("button", name="Play decoding").click()  # each played frame reaches the phone
+            for step in (2, 3):
+                phone.wait_for_function(
+                    f"() => document.getElementById('controls').innerText.includes('step {step} ·')", timeout=20000
+                )
+            presenter.get_by_role("button", name="Pause").click()
         finally:
             context.close()

@@ -1,15 +1,22 @@
 """Rooms (ui/rooms.py) and their audience routes (ui/follow_server.py), without Streamlit: unguessable codes and
-keys, a forged key moves nobody, one vote per phone, clear refusals that change nothing."""
+keys, a forged key moves nobody, one vote per phone, clear refusals that change nothing; and, in AppTest, the
+way back to the room for a follower who stepped out to explore."""
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
+import os
 import threading
+import time
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
+from streamlit.testing.v1 import AppTest
 
 from ui import follow_server, rooms
 
@@ -141,3 +148,70 @@ def test_the_events_say_the_state_and_whether_the_presenter_is_there(client):
     assert state["view"] == "view-1.json" and state["present"] is True and state["room"] == code
     rooms.end(code, key)
     assert rooms.state(code)["ended"] and not rooms.presenter_present(code)
+
+
+def test_an_event_carries_a_small_view_itself_and_a_change_in_this_process_is_pushed_at_once(client, monkeypatch):
+    monkeypatch.setattr(follow_server, "WATCH_SECONDS", 5.0)  # the watcher's own looks come too late to count
+    code, key = rooms.create()
+    rooms.publish(code, key, b'{"page":"Attention","figures":[1]}')
+    with client.stream("GET", f"/room-events/{code}") as stream:
+        lines = stream.iter_lines()
+        states = []
+        for line in lines:
+            if line.startswith("data: "):
+                states.append(json.loads(line[6:]))
+                if len(states) == 1:  # the state on connect; then a change, made in this process
+                    started = time.monotonic()
+                    rooms.publish(code, key, b'{"page":"Why this word?","figures":[2]}')
+                else:
+                    break
+        waited = time.monotonic() - started
+    assert [s["view"] for s in states] == ["view-1.json", "view-2.json"]
+    assert json.loads(gzip.decompress(base64.b64decode(states[1]["gz"])))["page"] == "Why this word?"
+    assert waited < 1.0, "the watcher waited for its next look"
+
+
+def test_a_follower_who_steps_out_to_explore_finds_the_way_back_to_the_room(folder, tiny_checkpoint, monkeypatch):
+    monkeypatch.setenv("ANATOMY_CHECKPOINT", str(tiny_checkpoint))
+    page = str(Path(__file__).resolve().parent.parent / "pages" / "2_attention.py")
+    presenter = AppTest.from_file(page, default_timeout=120)
+    presenter.query_params["share"] = "on"
+    presenter.query_params["sentence"] = "The cat eats the apple."
+    presenter.run()
+    code = presenter.query_params["room"]
+    code = code[0] if isinstance(code, list) else code
+    explore = json.loads((rooms.public_dir(code) / rooms.state(code)["view"]).read_bytes())["explore"]
+    query = dict(parse_qsl(urlsplit(explore).query))
+    assert query["follow"] == code and "key" not in query and "room" not in query
+    assert query["sentence"] == "The cat eats the apple."
+
+    def back(params: dict[str, str]) -> list[str]:
+        follower = AppTest.from_file(page, default_timeout=120)
+        for name, value in params.items():
+            follower.query_params[name] = value
+        follower.run()
+        return [m.value for m in follower.markdown if "anatomy-room-back" in m.value]
+
+    shown = back(query)
+    assert len(shown) == 1 and f"/room/{code}'" in shown[0] and "Back to the room" in shown[0]
+    assert back(query | {"follow": "aaaaaaaaaaaaaaaa"}) == [], "no way back to a room that does not exist"
+
+
+def test_a_room_idle_for_longer_than_the_limit_is_gone_with_its_views_and_votes(folder, monkeypatch):
+    old, old_key = rooms.create()
+    rooms.publish(old, old_key, b'{"page":"A","figures":[]}')
+    rooms.vote(old, rooms.ask(old, old_key, rooms.Question("q", ("a", "b"), 0)), "phone-0001", 1)
+    recent, recent_key = rooms.create()
+    hours_ago = time.time() - 7 * 3600
+    for path in [*(folder / "private" / old).rglob("*"), *(folder / "public" / old).rglob("*")]:
+        os.utime(path, (hours_ago, hours_ago))
+    assert not rooms.exists(old) and rooms.exists(recent), "7 hours without the presenter: the room is over"
+    assert not rooms.is_presenter(old, old_key)
+    monkeypatch.setenv(rooms.IDLE_ENV, "8")
+    assert rooms.exists(old)
+    monkeypatch.delenv(rooms.IDLE_ENV)
+    assert rooms.sweep(time.time() - 2 * 3600) == []  # two hours ago it had been idle for 5 hours only
+    newest, _ = rooms.create()  # opening a room sweeps the idle ones
+    assert not (folder / "private" / old).exists() and not (folder / "public" / old).exists()
+    assert rooms.exists(recent) and rooms.exists(newest)
+    rooms.touch(recent, recent_key)

@@ -1,11 +1,13 @@
 """The audience's side of a room, as Starlette routes served beside Streamlit in the same process
 (serve.py hands them to `st.App`): the phone page, the room's files, a push of each change by server-sent
 events, and votes. No route runs a model or a Streamlit script: a follower costs a socket and the bytes of
-each view, which the presenter's run wrote once (ui/rooms.py).
+each view, which the presenter's run wrote once (ui/rooms.py) and which ride in the event (the same bytes for
+every follower) when they are small, so a phone fetches nothing.
 
     GET  /room/<code>                      the audience page (ui/follow.html)
     GET  /room-files/<code>/<file>         state.json, view-<n>.json (gzip-compressed when the phone accepts it)
-    GET  /room-events/<code>               text/event-stream: the room's state on connect and on every change
+    GET  /room-events/<code>               text/event-stream: the room's state (and its view, "gz": gzip in base64)
+                                           on connect and on every change
     POST /room-vote/<code>                 {"question", "option", "voter"} -> {"message"} or {"error"}
     GET  /room-assets/plotly.min.js        plotly.js as the plotly package ships it
     GET  /room-stats                       this process's followers and model results computed (bench_follow)
@@ -17,6 +19,7 @@ rooms folder; the events and votes reach any replica, since every replica reads 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import gzip
 import json
@@ -40,6 +43,7 @@ FILE_NAME = re.compile(r"^(state\.json|view-\d{1,9}\.json)$")
 WATCH_SECONDS = 0.1  # how often a process looks at a followed room's state (one look per room, not per follower)
 KEEPALIVE_SECONDS = 15.0
 QUEUE_LENGTH = 8  # events a slow follower may lag behind before it is dropped (its browser reconnects)
+INLINE_BYTES = 200_000  # a compressed view up to this size rides in the event itself (base64), so no fetch follows
 
 
 def _event(payload: dict[str, Any]) -> bytes:
@@ -53,44 +57,73 @@ class _Channel:
     code: str
     queues: set[asyncio.Queue[bytes]] = field(default_factory=set)
     last: bytes = b""
+    seen: Any = None  # what identified the room's state when `last` was made
     task: asyncio.Task[None] | None = None
+    wake: asyncio.Event = field(default_factory=asyncio.Event)  # set when this process changed the room
+    inline: tuple[str, str] = ("", "")  # (view file, its compressed bytes in base64): encoded once per view
 
 
 class Hub:
-    """Every room followed through this process; one watcher per room pushes each change to all its followers."""
+    """Every room followed through this process; one watcher per room pushes each change to all its followers:
+    the event (the room's state, and the view itself when it is small) is written once, as bytes, and the same
+    bytes go to every follower. A change made in this process wakes the watcher at once; one made by another
+    process (a replica behind nginx) is seen at the watcher's next look, WATCH_SECONDS later at most."""
 
     def __init__(self) -> None:
         self.channels: dict[str, _Channel] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
+        rooms.on_change(self._changed)
 
-    def _snapshot(self, code: str) -> tuple[Any, bytes]:
+    def _changed(self, code: str) -> None:
+        """From any thread: this process changed room `code`."""
+        channel, loop = self.channels.get(code), self.loop
+        if channel is not None and loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(channel.wake.set)
+
+    def _snapshot(self, channel: _Channel) -> tuple[Any, bytes]:
         """(what identifies the room's state now, the event that says it)."""
+        code = channel.code
         try:
             mtime = (rooms.public_dir(code) / "state.json").stat().st_mtime_ns
+            now = rooms.state(code)
         except FileNotFoundError:
             return None, b""
         present = rooms.presenter_present(code)
-        return (mtime, present), _event(rooms.state(code) | {"present": present, "sent": time.time()})
+        payload = now | {"present": present, "sent": time.time()}
+        view = now.get("view")
+        if view and channel.inline[0] != view:
+            try:
+                data = rooms.view_gz(code, view)
+            except FileNotFoundError:
+                data = b""
+            channel.inline = (view, base64.b64encode(data).decode() if 0 < len(data) <= INLINE_BYTES else "")
+        if view and channel.inline[1]:
+            payload["gz"] = channel.inline[1]  # the view itself, gzip-compressed: the phone fetches nothing
+        return (mtime, present), _event(payload)
 
     async def _watch(self, channel: _Channel) -> None:
-        seen: Any = None
         while channel.queues:
-            now, event = await anyio.to_thread.run_sync(self._snapshot, channel.code)
-            if now != seen and event:
-                seen, channel.last = now, event
+            channel.wake.clear()
+            now, event = await anyio.to_thread.run_sync(self._snapshot, channel)
+            if now != channel.seen and event:
+                channel.seen, channel.last = now, event
                 for queue in list(channel.queues):
                     try:
                         queue.put_nowait(event)
                     except asyncio.QueueFull:  # too slow: drop it, its EventSource reconnects and gets `last`
                         channel.queues.discard(queue)
-            await asyncio.sleep(WATCH_SECONDS)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(channel.wake.wait(), WATCH_SECONDS)
         self.channels.pop(channel.code, None)
 
     async def follow(self, code: str) -> AsyncIterator[bytes]:
         """The room's events for one follower: its state now, then every change, keep-alives between."""
+        self.loop = asyncio.get_running_loop()
         channel = self.channels.get(code)
         if channel is None:
             channel = self.channels[code] = _Channel(code)
-            channel.last = (await anyio.to_thread.run_sync(self._snapshot, code))[1]
+        if not channel.last:  # a new channel (or one whose first look is still under way)
+            channel.seen, channel.last = await anyio.to_thread.run_sync(self._snapshot, channel)
         queue: asyncio.Queue[bytes] = asyncio.Queue(QUEUE_LENGTH)
         channel.queues.add(queue)
         if channel.task is None or channel.task.done():
@@ -231,10 +264,13 @@ async def plotly_js(request: Request) -> Response:
 
 
 async def room_stats(request: Request) -> Response:
-    """For the benchmark: followers connected to this process and the model results it computed so far."""
+    """For the benchmark: followers connected to this process, the model results it computed so far, and whether
+    its start-up warm-up (which computes one) is still running."""
+    from . import warmup
     from .cache import RESULTS
 
-    return JSONResponse({"followers": HUB.followers(), "model_runs": RESULTS.stats().misses})
+    stats = {"followers": HUB.followers(), "model_runs": RESULTS.stats().misses, "warming_up": warmup.running()}
+    return JSONResponse(stats)
 
 
 def routes() -> list[BaseRoute]:

@@ -551,14 +551,26 @@ class Page:
             release(namespace)
         turns.end_turn()
 
-    def _view(self) -> bytes:
+    def publish_frame(self, start: int, end: int, mark: int) -> None:
+        """A playing fragment drew a frame (Player.run): publish the page as it shows now, the figures the fragment
+        drew in the page's full run (self.figures[start:end]) replaced by this frame's (self.figures[mark:]),
+        which are then let go of, so that a play does not pile up figures."""
+        frame = self.figures[mark:]
+        del self.figures[mark:]
+        if self.room is not None:
+            shown = self.figures[:start] + frame + self.figures[end:]
+            room.publish(self.room, lambda: self._view(shown))
+
+    def _view(self, figures: list[tuple[str, go.Figure]] | None = None) -> bytes:
         """What this run showed, for the room's phones: the sentence, the result, the controls, the figures."""
         texts = [("Prompt" if self.decoder_only else "Sentence", self.controls.sentence)]
         if isinstance(self.result, TranslationResult):
             texts.append(("Continuation" if self.decoder_only else "Translation", self.result.translation))
         said = changed_switches(_values(), _applies(self.bundle))
         controls = room.controls_line(_values(), said)
-        return room.view_document(self.title, texts, controls, room.explore_link(), self.figures)
+        code = self.room.code if self.room else ""
+        shown = self.figures if figures is None else figures
+        return room.view_document(self.title, texts, controls, room.explore_link(code), shown)
 
 
 RELEASED_ABOVE = 64 * 1024  # bytes: a page name holding more than this is dropped at the end of a run
@@ -635,6 +647,7 @@ def start(
     st.title(title)
     if presenting:
         room.panel(presenting)
+    room.back_link(presenting)
     _top_sentence(bundle)
     switches_banner(bundle)
     for note in st.session_state[NOTES]:

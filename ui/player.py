@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from .page import LIVE_FRAGMENT, set_value, stored
+from .page import LIVE_FRAGMENT, Page, set_value, stored
 
 PERIOD = 1.0  # seconds per step
 
@@ -107,8 +107,11 @@ class Player:
             step_button("Right", 1, "Right")
         return now
 
-    def run(self, body: Callable[[int], None], n_steps: int) -> None:
-        """Draw `body(step)` (step counted from 0); while playing, again every PERIOD seconds, one step on."""
+    def run(self, body: Callable[[int], None], n_steps: int, page: Page | None = None) -> None:
+        """Draw `body(step)` (step counted from 0); while playing, again every PERIOD seconds, one step on.
+        With the `page` body draws on, each frame after the page's full run is published to its room, if shared
+        (the full run publishes itself when it finishes)."""
+        drawn: list[int] = []  # where the full run's frame put its figures in page.figures: [start, end]
 
         def frame() -> None:
             step = min(max(stored(self.control), 1), n_steps)
@@ -117,7 +120,13 @@ class Player:
                 step = min(stored(self.control) + 1, n_steps)
                 finished = step >= n_steps
             set_value(self.control, step)
+            mark = len(page.figures) if page else 0
             body(step - 1)
+            if page is not None:
+                if drawn:  # a rerun of the fragment alone: Page.finish does not run
+                    page.publish_frame(drawn[0], drawn[1], mark)
+                else:
+                    drawn.extend((mark, len(page.figures)))
             if finished:  # the last step: stop, and rerun the page once so that the timer stops
                 self._disengage()
                 st.rerun()

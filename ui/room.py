@@ -31,6 +31,8 @@ SESSION = "_anatomy_room"  # this session's room: {"code", "key", "published", "
 WIDGET = "w_share_room"
 PUBLIC_URL_ENV = "ANATOMY_PUBLIC_URL"  # the address phones reach, when the presenter's own is not it
 ROOM_PARAMS = ("share", "room", "key")
+BACK = "follow"  # in "Explore this on your own" links: the room a follower stepped out of, to go back to
+FOLLOWED = "_anatomy_followed"  # this session's room to go back to (from the URL's `follow=`), or None
 HEARTBEAT_SECONDS = 3
 ON = ("on", "1", "true", "yes")
 
@@ -104,6 +106,11 @@ def begin(notes: list[str]) -> Presenting | None:
                         del st.query_params[name]
         elif st.query_params.get("share", "").strip().lower() in ON:
             _open_room()
+    if FOLLOWED not in st.session_state:
+        back = st.query_params.get(BACK, "")
+        st.session_state[FOLLOWED] = back if rooms.exists(back) else None
+    if st.session_state[FOLLOWED] and st.query_params.get(BACK) != st.session_state[FOLLOWED]:
+        st.query_params[BACK] = st.session_state[FOLLOWED]  # a reload keeps the way back
     room = _session()
     with st.sidebar:
         st.markdown("### Room")
@@ -123,6 +130,17 @@ def begin(notes: list[str]) -> Presenting | None:
         if st.query_params.get(name) != value:
             st.query_params[name] = value
     return Presenting(room["code"], room["key"])
+
+
+def back_link(room: Presenting | None) -> None:
+    """For a follower who stepped out of a room to explore on their own: the way back to the room's view."""
+    followed = st.session_state.get(FOLLOWED)
+    if followed and room is None:
+        st.markdown(
+            f"<a class='anatomy-room-back' href='{_escape(audience_url(followed))}' target='_self'>"
+            f"← Back to the room {_escape(followed)}</a> (you are exploring on your own)",
+            unsafe_allow_html=True,
+        )
 
 
 def audience_url(code: str) -> str:
@@ -270,11 +288,12 @@ def view_document(
     return (head[:-1] + f',"figures":[{charts}]}}').encode()
 
 
-def explore_link() -> str:
-    """This page's address without the room's parameters: a follower's own session of the same view."""
+def explore_link(code: str) -> str:
+    """This page's address without the presenter's parameters: a follower's own session of the same view, which
+    says how to go back to room `code`."""
     path = urlsplit(st.context.url or "").path or "/"
-    query = {k: st.query_params[k] for k in st.query_params if k not in ROOM_PARAMS}
-    return path + ("?" + urlencode(query) if query else "")
+    query = {k: st.query_params[k] for k in st.query_params if k not in (*ROOM_PARAMS, BACK)} | {BACK: code}
+    return path + "?" + urlencode(query)
 
 
 def publish(room: Presenting | None, document: Callable[[], bytes]) -> None:

@@ -11,12 +11,14 @@ room's question with one vote per phone.
 Only public/ is ever served. Every process serving the room (./app.sh alone, or replicas behind nginx) shares
 the folder, so a follower or a vote may reach any of them; writes take the room's lock (fcntl.flock), so
 concurrent votes from any number of processes are each counted once. A room code and a presenter key are drawn
-by `secrets` (80 and 128 random bits).
+by `secrets` (80 and 128 random bits). A room idle for $ANATOMY_ROOM_IDLE_HOURS (default 6: no presenter's page
+open, no change) no longer exists, and its files go when the next room is created (`sweep`).
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import fcntl
 import gzip
 import hashlib
@@ -25,20 +27,27 @@ import json
 import os
 import re
 import secrets
+import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 ROOMS_ENV = "ANATOMY_ROOMS_DIR"
+IDLE_ENV = "ANATOMY_ROOM_IDLE_HOURS"  # a room nobody presented or changed for this long is deleted (default 6)
+IDLE_HOURS = 6.0
 CODE = re.compile(r"^[a-z2-7]{16}$")  # 10 random bytes in lower-case base32
 VOTER = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 PRESENT_SECONDS = 12.0  # the presenter counts as there while their page touched `alive` this recently
 KEPT_VIEWS = 4  # a follower that is fetching an older view still finds it
 MAX_OPTIONS = 40
+
+# Called with a room's code after this process changed its state (a view, a question, a reveal, the end): the
+# audience server in the same process pushes it at once instead of at its next look (ui/follow_server.py).
+_LISTENERS: list[Callable[[str], None]] = []
 
 
 class RoomError(ValueError):
@@ -96,12 +105,45 @@ def valid_code(code: str) -> bool:
 
 
 def exists(code: str) -> bool:
-    """True when `code` names a room on this server."""
-    return valid_code(code) and (_private(code) / "room.json").is_file()
+    """True when `code` names a room on this server (one idle for too long no longer counts, see `sweep`)."""
+    return valid_code(code) and (_private(code) / "room.json").is_file() and not _idle(code)
+
+
+def _idle_seconds() -> float:
+    try:
+        hours = float(os.environ.get(IDLE_ENV, "") or IDLE_HOURS)
+    except ValueError:
+        hours = IDLE_HOURS
+    return hours * 3600
+
+
+def _idle(code: str, now: float | None = None) -> bool:
+    """True when the room's presenter was last there, and the room last changed, longer ago than the idle limit."""
+    latest = 0.0
+    for path in (_private(code) / "alive", _private(code) / "room.json", public_dir(code) / "state.json"):
+        with contextlib.suppress(FileNotFoundError):
+            latest = max(latest, path.stat().st_mtime)
+    return (now or time.time()) - latest > _idle_seconds()
+
+
+def sweep(now: float | None = None) -> list[str]:
+    """Delete every room idle for longer than $ANATOMY_ROOM_IDLE_HOURS (default 6 hours: the presenter's page
+    touches the room every few seconds while it is open), its views and votes with it; returns their codes.
+    Run whenever a room is created."""
+    gone = []
+    for folder in (root() / "private").iterdir():
+        code = folder.name  # a room still being created has no room.json yet: left alone
+        if valid_code(code) and (folder / "room.json").is_file() and _idle(code, now):
+            shutil.rmtree(public_dir(code), ignore_errors=True)
+            shutil.rmtree(folder, ignore_errors=True)
+            gone.append(code)
+    return gone
 
 
 def create() -> tuple[str, str]:
-    """A new room: (code, presenter key)."""
+    """A new room: (code, presenter key). Rooms idle for too long go first (`sweep`)."""
+    with contextlib.suppress(OSError):
+        sweep()
     code = base64.b32encode(secrets.token_bytes(10)).decode().lower()
     key = secrets.token_urlsafe(16)
     (_private(code) / "votes").mkdir(parents=True)
@@ -134,6 +176,18 @@ def state(code: str) -> dict[str, Any]:
 
 def _set_state(code: str, value: dict[str, Any]) -> None:
     _write(public_dir(code) / "state.json", json.dumps(value, separators=(",", ":")).encode())
+    for listener in _LISTENERS:
+        listener(code)
+
+
+def on_change(listener: Callable[[str], None]) -> None:
+    """Call `listener(code)` (from any thread; it must return at once) after this process changes a room's state."""
+    _LISTENERS.append(listener)
+
+
+def view_gz(code: str, name: str) -> bytes:
+    """The compressed copy of one of the room's views (a FileNotFoundError once a newer view replaced it)."""
+    return (public_dir(code) / (name + ".gz")).read_bytes()
 
 
 def touch(code: str, key: str) -> None:

@@ -73,7 +73,7 @@ def show(page: Page) -> None:
         )
         _draw(page, engine.get_snapshot(str(bundle.path), step), step, final, focus)
 
-    TIME_LAPSE.run(frame, n)
+    TIME_LAPSE.run(frame, n, page)
 
 
 def _focus(page: Page, best: dict | None) -> tuple[int, int]:

@@ -63,3 +63,8 @@ def wait(timeout: float = 120.0) -> None:
     """Block until the warm-up (if one was started) has finished."""
     if _thread is not None:
         _thread.join(timeout)
+
+
+def running() -> bool:
+    """True while the warm-up started at server start is still running (it computes a model result)."""
+    return _thread is not None and _thread.is_alive()
