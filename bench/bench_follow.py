@@ -5,8 +5,9 @@ Attention page, then N phones vote at once on one question.
 
 p50 and p95 run from the end of the presenter's run to each follower holding the new view (a follower holding it
 before that end counts 0; the first line also gives them from the view's writing, and the CPU seconds the
-server and this process, the simulated followers, spent during the changes); bytes_per_change is per follower
-(the events, the view inside them, or the compressed view when fetched); model_runs counts the model results
+server and this process, the simulated followers, spent during the changes, and the median time of the
+presenter's page runs with the followers attached and on a fresh server nobody follows); bytes_per_change is per
+follower (the events, the view inside them, or the compressed view when fetched); model_runs counts the model results
 computed beyond what the same changes compute with nobody following (a second, fresh server measures that; through
 nginx, summed over the replicas); RSS is in MiB, summed over the processes that serve the room (with
 --via-proxy: the replicas and nginx). The last line reads

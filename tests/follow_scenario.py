@@ -56,6 +56,10 @@ class FollowReport:
     rss_end: float = 0.0
     client_cpu: float = 0.0  # CPU seconds of this process (simulated followers, presenter) during the changes
     server_cpu: float = 0.0  # CPU seconds of the processes serving the room during the changes
+    # the presenter's page runs (a reload of the Attention page, as its browser sees it), in seconds: with the
+    # followers attached, and the same changes on a fresh server that nobody follows
+    presenter_followed: list[float] = field(default_factory=list)
+    presenter_alone: list[float] = field(default_factory=list)
 
     def percentile(self, q: float, delays: list[float] | None = None) -> float:
         """Delay percentile in seconds."""
@@ -72,7 +76,10 @@ class FollowReport:
             f"publishing: p50 {self.percentile(50, self.from_publish):.2f} s, p95 "
             f"{self.percentile(95, self.from_publish):.2f} s), "
             f"CPU during the changes: server {self.server_cpu:.1f} s, simulated followers and presenter "
-            f"{self.client_cpu:.1f} s\n"
+            f"{self.client_cpu:.1f} s; the presenter's page run: median "
+            f"{statistics.median(self.presenter_followed) if self.presenter_followed else float('nan'):.2f} s "
+            f"followed, {statistics.median(self.presenter_alone) if self.presenter_alone else float('nan'):.2f} s "
+            f"alone\n"
             f"follow: followers={self.followers} changes={self.changes} errors={len(self.errors)} "
             f"p50={self.percentile(50):.2f}s p95={self.percentile(95):.2f}s bytes_per_change={per_change:.0f} "
             f"model_runs={self.model_runs} votes={self.votes} counted={self.counted} "
@@ -251,7 +258,7 @@ def run_follow(followers: int, changes: int, votes: int | None = None, replicas:
     folder = tempfile.mkdtemp(prefix="anatomy-rooms-")
     os.environ[rooms.ROOMS_ENV] = folder  # this process opens the room and asks the question, as the presenter's would
     env = {rooms.ROOMS_ENV: folder}
-    alone = _presenter_runs_alone(changes)
+    alone, report.presenter_alone = _presenter_runs_alone(changes)
     if replicas:
         with running_room(replicas, env=env) as room:
             pids = [r.process.pid for r in room.replicas] + [room.nginx.pid]
@@ -288,9 +295,11 @@ def _measure(url: str, pids: list[int], servers: list[tuple[str, int]], report: 
             for change in range(report.changes):
                 query = {"sentence": SENTENCES[(change + 1) % len(SENTENCES)], "layer": str(1 + change % 2), **base}
                 # a session reads its URL once: each change is the presenter's reload
+                began = time.monotonic()
                 async with Session(url, cookie=PRESENTER_COOKIE) as tab:
                     run = await tab.run("attention", urlencode(query))
                 ended = time.monotonic()
+                report.presenter_followed.append(ended - began)
                 report.errors.extend(run.errors)
                 version = rooms.state(code)["version"]
                 published = (rooms.public_dir(code) / f"view-{version}.json.gz").stat().st_mtime
@@ -320,17 +329,19 @@ def _measure(url: str, pids: list[int], servers: list[tuple[str, int]], report: 
     asyncio.run(scenario())
 
 
-_ALONE: dict[int, int] = {}
+_ALONE: dict[int, tuple[int, list[float]]] = {}
 
 
-def _presenter_runs_alone(changes: int) -> int:
-    """Model results the presenter's changes compute with nobody following, on a fresh server (measured once)."""
+def _presenter_runs_alone(changes: int) -> tuple[int, list[float]]:
+    """Model results the presenter's changes compute with nobody following, on a fresh server (measured once),
+    and the seconds each of those page runs took."""
     if changes not in _ALONE:
         with running_app(None, env={rooms.ROOMS_ENV: os.environ[rooms.ROOMS_ENV]}) as app:
             code, key = rooms.create()
             parts = urlsplit(app.url)
 
-            async def alone() -> int:
+            async def alone() -> tuple[int, list[float]]:
+                seconds = []
                 async with Session(app.url) as presenter:
                     base = {"room": code, "key": key, "share": "on"}
                     await presenter.run("attention", urlencode({"sentence": SENTENCES[0], **base}))
@@ -338,9 +349,11 @@ def _presenter_runs_alone(changes: int) -> int:
                     before = await _model_runs(server)
                     for change in range(changes):
                         query = {"sentence": SENTENCES[(change + 1) % len(SENTENCES)], "layer": str(1 + change % 2)}
+                        began = time.monotonic()
                         async with Session(app.url) as tab:
                             await tab.run("attention", urlencode({**query, **base}))
-                    return await _model_runs(server) - before
+                        seconds.append(time.monotonic() - began)
+                    return await _model_runs(server) - before, seconds
 
             _ALONE[changes] = asyncio.run(alone())
     return _ALONE[changes]
