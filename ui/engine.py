@@ -270,6 +270,24 @@ def teacher_forced(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], i
 
 
 @_cached
+def _teacher_forced_at(
+    _bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...], name: str, key: IvKey
+) -> np.ndarray:
+    return _bundle.teacher_forced_at(sentence, list(output_ids), name, _iv(key))
+
+
+def teacher_forced_at(
+    bundle: Bundle, sentence: str, output_ids: tuple[int, ...], name: str, iv: Interventions
+) -> np.ndarray:
+    """`teacher_forced(...).tensor(name)`, from that trace when it is cached, else from a pass that stops
+    at hook point `name` (`Bundle.teacher_forced_at`: a page that shows one layer of a what-if pays for
+    the layers up to it, not for a whole trace); cached."""
+    if _teacher_forced.holds(bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv)):
+        return teacher_forced(bundle, sentence, output_ids, iv).tensor(name)
+    return _teacher_forced_at(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), name, iv_key(iv))
+
+
+@_cached
 def _score(_bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...], key: IvKey) -> list[float]:
     return _bundle.score(sentence, list(output_ids), _iv(key))
 
