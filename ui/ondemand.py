@@ -27,10 +27,12 @@ EAGER_WORK = 3e10
 STEP_WORK = 14
 
 
-def asked(cost: float, cached: bool, label: str, key: str, note: str) -> st.delta_generator.DeltaGenerator | bool:
-    """Whether a costly part of the page is to be computed: True when it is cheap or cached; a
-    progress bar to fill when the person has just asked for it with the button; False otherwise."""
-    if cost <= EAGER_WORK or cached:
+def asked(
+    cost: float, cached: bool, label: str, key: str, note: str, budget: float = EAGER_WORK
+) -> st.delta_generator.DeltaGenerator | bool:
+    """Whether a costly part of the page is to be computed: True when it costs at most `budget` or is
+    cached; a progress bar to fill when the person has just asked for it with the button; False otherwise."""
+    if cost <= budget or cached:
         return True
     if st.button(label, key=key):
         return st.progress(0.0, text="Computing ...")
@@ -44,6 +46,14 @@ def continuation_work(bundle: Bundle, steps: int) -> float:
     head = model.tgt_embed.token.weight if model.generator is None else model.generator.weight
     read = sum(p.numel() for p in model.decoder.parameters()) + head.numel()  # what every step reads
     return float(steps) * read * STEP_WORK
+
+
+def spare_work(bundle: Bundle, steps: int) -> float:
+    """What a page that shows a continuation of `steps` pieces (or a translation) may compute unasked beside
+    it: EAGER_WORK less what decoding it costs. A real-size model's decoding takes the whole of it
+    (SmolLM2-135M's 20 pieces, gpt2's: about a second), so there everything else waits for a button and a
+    new sentence costs its decoding alone; on a small model nearly all of it is left."""
+    return max(0.0, EAGER_WORK - continuation_work(bundle, steps))
 
 
 def second_continuation(page: Page, steps: int, label: str, key: str, **changes: Any) -> bool:
