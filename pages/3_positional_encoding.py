@@ -325,7 +325,9 @@ page.show(
     (
         "Both panels read the same text: your prompt and the continuation made with the positions on. Without "
         "the table a piece still sees only the pieces before it (the causal mask), so order is not lost "
-        "altogether, but nothing tells it how far back each of them stands."
+        "altogether, but nothing tells it how far back each of them stands. The pass without positions runs only "
+        "up to the layer on show (the layers after it would change nothing here), so a later layer takes a "
+        "little longer the first time it is picked."
         if decoder_only
         else "Without position information, a word attends the same way wherever it stands: repeated words get "
         "identical rows, and the model loses word order."

@@ -363,7 +363,9 @@ def causal_lab_decoder() -> None:
         "The prompt and the continuation made with the mask on, read in one pass with the mask on and off. "
         "With it off, every position also looks at the positions after it (right of the diagonal lights up): "
         "each position is there to predict the next piece, which it can now see. In training the model would "
-        "copy the answer instead of learning to predict it.",
+        "copy the answer instead of learning to predict it. The pass without the mask runs only up to the layer "
+        "on show (the layers after it would change nothing here), so a later layer takes a little longer the "
+        "first time it is picked.",
         "causal",
         output,
     )

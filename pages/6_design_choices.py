@@ -172,7 +172,13 @@ else:
         f"the scaling, {mean_entropy(off_pattern):.3f} without: the raw scores make the patterns sharper "
         "(lower entropy). The model was trained with the scaling, so without it every head reads other weights "
         "than it learned to use."
-        + (" Both read the same text: your prompt and the continuation made with the scaling." if decoder_only else ""),
+        + (
+            " Both read the same text: your prompt and the continuation made with the scaling. The pass under the "
+            "switch the sidebar does not have runs only up to the layer on show (the layers after it would change "
+            "nothing here), so a later layer takes a little longer the first time it is picked."
+            if decoder_only
+            else ""
+        ),
         key="dk-live",
     )
     _compare_outputs(dict(scale_scores=True), dict(scale_scores=False), "with the scaling", "without it")
