@@ -14,7 +14,7 @@ from model.analysis.patching import Mismatch, mismatch, moved_pieces
 from model.engine import stages
 from ui import engine, lengths, player, questions, room
 from ui.figures import shared
-from ui.ondemand import asked, filling, spare_work
+from ui.ondemand import asked, filling, spare_work, without_the_mask
 from ui.page import _take_turn, bind, md, page_value, set_value, start
 from ui.urlstate import Field
 from viz.explain import doubts, lens_heatmap, lens_table, patch_effect, patch_grid_map, roles_frame
@@ -571,8 +571,12 @@ PIECE, SOURCE, WHAT = (
 )
 
 if decoder_only:  # its continuation (ui.page runs a translation or an encoding)
+    unmasked = without_the_mask(bundle, ctl)  # a costly continuation without the causal mask waits
+    if unmasked is False:
+        st.stop()
     try:
-        page.result = engine.generate(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size)
+        with filling(unmasked):
+            page.result = engine.generate(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size)
     except AnatomyError as exc:
         st.error(md(str(exc)))
         st.stop()
