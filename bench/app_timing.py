@@ -6,10 +6,11 @@
 Prints, per page, the median time of: the first run (model already loaded), a view change
 (head picker), and a switch change (causal mask switched off, so a new translation is needed the
 first time and comes from the cache afterwards; the padding mask for an encoder-only model; the
-switch goes back on, untimed), plus a new sentence each rerun (never cached, on any page) under
-the default switches. A page that fails on the model (an exception in the page, an error it
-shows instead of its content, or a control it does not have) is reported and the others are timed;
-the exit status then says which failed.
+switch goes back on, untimed; at a real size a decoder-only model's pages show the button that
+continues without the mask instead, ui.ondemand.without_the_mask), plus a new sentence each rerun
+(never cached, on any page) under the default switches. A page that fails on the model (an exception
+in the page, an error it shows instead of its content, or a control it does not have) is reported and
+the others are timed; the exit status then says which failed.
 --copies N reads each sentence N times over (a longer prompt: at SmolLM2-135M's shapes with the tiny
 test tokenizer, --copies 2 makes prompts of about 80 pieces).
 --cpu prints a second line per page: the same medians in CPU seconds of this process (AppTest runs the page
