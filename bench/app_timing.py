@@ -1,16 +1,20 @@
 """Server-side rerun time of every page after a control change (Streamlit AppTest), and page sizes.
 
     python bench/app_timing.py [--checkpoint DIR | --model NAME] [--repeats 7] [--pages attention,...] [--copies 1]
+                               [--cpu]
 
 Prints, per page, the median time of: the first run (model already loaded), a view change
 (head picker), and a switch change (causal mask switched off, so a new translation is needed the
 first time and comes from the cache afterwards; the padding mask for an encoder-only model; the
-switch goes back on, untimed), plus a new sentence each rerun (never cached, on any page) under
-the default switches. A page that fails on the model (an exception in the page, an error it
-shows instead of its content, or a control it does not have) is reported and the others are timed;
-the exit status then says which failed.
+switch goes back on, untimed; at a real size a decoder-only model's pages show the button that
+continues without the mask instead, ui.ondemand.without_the_mask), plus a new sentence each rerun
+(never cached, on any page) under the default switches. A page that fails on the model (an exception
+in the page, an error it shows instead of its content, or a control it does not have) is reported and
+the others are timed; the exit status then says which failed.
 --copies N reads each sentence N times over (a longer prompt: at SmolLM2-135M's shapes with the tiny
 test tokenizer, --copies 2 makes prompts of about 80 pieces).
+--cpu prints a second line per page: the same medians in CPU seconds of this process (AppTest runs the page
+in it), which waiting for a core on a machine shared with other work does not inflate.
 --model picks a model of the app's picker
 (e.g. all-MiniLM-L6-v2, or a folder's name under models/ or in $ANATOMY_MODELS).
 """
@@ -52,10 +56,14 @@ SENTENCES = [
 ]
 
 
+CPU: list[float] = []  # the CPU seconds of each _timed call, in order (--cpu)
+
+
 def _timed(action) -> float:
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     at = action()
     elapsed = time.perf_counter() - start
+    CPU.append(time.process_time() - cpu)
     if at.exception:
         raise RuntimeError(at.exception[0].message)
     if at.error:  # the page said it cannot do this (e.g. a kind of model it does not serve yet): nothing to time
@@ -71,6 +79,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--pages", default="", help="comma-separated parts of page file names (default: all)")
     parser.add_argument("--copies", type=int, default=1, help="each sentence this many times over")
+    parser.add_argument("--cpu", action="store_true", help="also print the medians in CPU seconds")
     args = parser.parse_args()
     os.environ["ANATOMY_CHECKPOINT"] = args.checkpoint
     from streamlit.testing.v1 import AppTest
@@ -94,12 +103,16 @@ def main() -> None:
     failed = []
     for number, page in enumerate(chosen):
         try:
+            CPU.clear()
             row = _page_row(app(page), switch, number, args.repeats, args.copies)
         except Exception as exc:  # a page that fails on this model: say so, time the others
             failed.append(page)
             print(f"{page:34} FAILED: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
             continue
         print(f"{page:34} " + " ".join(f"{v * 1000:7.0f}" for v in row[:3]) + f" {row[3] * 1000:9.0f}")
+        if args.cpu:  # CPU holds the first run, then head, switch and sentence of each repeat in turn
+            cpu = [CPU[0]] + [statistics.median(CPU[1 + kind :: 3]) for kind in range(3)]
+            print(f"{'  (CPU)':34} " + " ".join(f"{v * 1000:7.0f}" for v in cpu[:3]) + f" {cpu[3] * 1000:9.0f}")
     if failed:
         sys.exit(f"{len(failed)} page(s) failed on {args.model}: {', '.join(failed)}")
 

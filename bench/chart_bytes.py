@@ -1,10 +1,13 @@
 """What every page sends to the browser at a sentence length: chart bytes per page (AppTest, server side).
 
-    python bench/chart_bytes.py [--model default|all-MiniLM-L6-v2] [--chars 2000] [--pages attention,...]
+    python bench/chart_bytes.py [--model default|all-MiniLM-L6-v2] [--chars 2000 | --copies N] [--pages attention,...]
 
 Prints, per page, the number of charts, the bytes of their plotly specs (what the browser downloads
 and draws) and the largest chart, for a paragraph cut at --chars characters (the sentence box's limit
 is 2,000), and the page's server-side run time.
+--copies N reads app_timing's longest sentence N times over instead of the paragraph (the prompts
+`app_timing.py --copies N` times: at SmolLM2-135M's shapes, `--copies 3` is its longest, 116 pieces with
+the tiny test tokenizer), e.g. `ANATOMY_MODELS=<folder> bench/chart_bytes.py --model smollm2-random --copies 3`.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app_timing import PAGES  # noqa: E402
+from app_timing import PAGES, SENTENCES  # noqa: E402
 
 PARAGRAPH = (
     "The old teacher gives the red book to my sister in the small house near the park, and the boys "
@@ -38,12 +41,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="default", help="a model name of the app's picker")
     parser.add_argument("--chars", type=int, default=2000)
+    parser.add_argument("--copies", type=int, default=0, help="app_timing's longest sentence this many times over")
     parser.add_argument("--pages", default="", help="comma-separated parts of page file names (default: all)")
     args = parser.parse_args()
     os.environ.setdefault("ANATOMY_CHECKPOINT", "")
     from streamlit.testing.v1 import AppTest
 
-    text = paragraph(args.chars)
+    text = " ".join([max(SENTENCES, key=len)] * args.copies) if args.copies else paragraph(args.chars)
     print(f"model {args.model}, sentence of {len(text)} characters")
     print(f"{'page':34} {'charts':>6} {'MB':>7} {'largest MB':>10} {'run s':>6}")
     total = 0

@@ -13,7 +13,7 @@ from .checkpoints.capabilities import capabilities
 from .checkpoints.checkpoint import Checkpoint, load_checkpoint
 from .checkpoints.snapshots import steps as snapshot_steps
 from .engine.decoding import decoded_logits
-from .engine.hooks import recording
+from .engine.hooks import recorded_at, recording
 from .engine.interventions import DecodeOptions, Interventions
 from .engine.tokens import pad_rows
 from .errors import REBUILD_HINT, CheckpointError, InputError
@@ -124,6 +124,24 @@ class Bundle(Generator):
         is there to stop."""
         src_ids, produced = self._fixed_output(sentence, output_ids, interventions)
         return self.teacher_forced_rows([src_ids], [produced], interventions)[0]
+
+    def teacher_forced_at(
+        self, sentence: str, output_ids: Sequence[int], name: str, interventions: Interventions = Interventions()
+    ) -> np.ndarray:
+        """`teacher_forced(...).tensor(name)` (batch axis included) without the rest of the pass: it stops
+        at hook point `name`, so one early layer's attention costs a fraction of the whole trace."""
+        src_ids, produced = self._fixed_output(sentence, output_ids, interventions)
+        fed = torch.tensor([self.decoder_input_ids(src_ids, produced)])
+
+        def run() -> None:
+            if not self.capabilities.encoder:
+                self.model.decode(fed, None, None, interventions)
+                return
+            memory, src_mask = self.model.encode(torch.tensor([src_ids]), interventions)
+            self.model.decode(fed, memory, src_mask, interventions)
+
+        with torch.inference_mode():
+            return recorded_at(name, run).numpy()
 
     def teacher_forced_rows(
         self,

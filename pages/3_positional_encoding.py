@@ -296,14 +296,18 @@ if rotary:
 layer = min(ctl.layer, with_pe.trace.n_layers(stack) - 1)
 on = with_pe.trace.pattern(stack, "self", layer)[ctl.head]
 if decoder_only:  # the same pieces read without positions: its own continuation would differ
-    off_trace = engine.teacher_forced(
-        bundle, ctl.sentence, with_pe.output_ids, ctl.interventions(positional_encoding=False)
-    )
+    # this layer's weights alone: the pass without positions stops at this layer
+    off = engine.teacher_forced_at(
+        bundle,
+        ctl.sentence,
+        with_pe.output_ids,
+        stages.attention(stack, "self", layer, "pattern"),
+        ctl.interventions(positional_encoding=False),
+    )[0, ctl.head]
     window = around(ctl.step, len(with_pe.trace.tgt_pieces))
 else:
-    off_trace = without_pe.trace
+    off = without_pe.trace.pattern(stack, "self", layer)[ctl.head]
     window = source_span if relative else lengths.source_window(len(pieces))
-off = off_trace.pattern(stack, "self", layer)[ctl.head]
 read = with_pe.trace.tgt_pieces if decoder_only else with_pe.trace.src_pieces
 page.show(
     shared(
@@ -321,7 +325,9 @@ page.show(
     (
         "Both panels read the same text: your prompt and the continuation made with the positions on. Without "
         "the table a piece still sees only the pieces before it (the causal mask), so order is not lost "
-        "altogether, but nothing tells it how far back each of them stands."
+        "altogether, but nothing tells it how far back each of them stands. The pass without positions runs only "
+        "up to the layer on show (the layers after it would change nothing here), so a later layer takes a "
+        "little longer the first time it is picked."
         if decoder_only
         else "Without position information, a word attends the same way wherever it stands: repeated words get "
         "identical rows, and the model loses word order."

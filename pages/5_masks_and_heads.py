@@ -1,6 +1,7 @@
 """Masks and heads lab: scores -> masked -> softmax, the causal and padding masks, head knock-out.
 A decoder-only model (GPT-2) reads its prompt and continuation in one pass here."""
 
+import numpy as np
 import streamlit as st
 
 from model import AnatomyError, Trace, cosine
@@ -41,7 +42,12 @@ elif page.decoder_only:
         "This lab looks at one pass over the prompt and its continuation with every piece fed at once, as in "
         "training, which is where the masks do their work."
     )
-    trace = engine.teacher_forced(page.bundle, ctl.sentence, page.result.output_ids, ctl.interventions())
+    # with the causal mask on, the continuation's own trace is that pass (Bundle.generate builds it so)
+    trace = (
+        page.result.trace
+        if ctl.causal
+        else engine.teacher_forced(page.bundle, ctl.sentence, page.result.output_ids, ctl.interventions())
+    )
 else:
     st.caption(
         "This lab looks at one pass over the whole translation with every piece fed at once, as in training, "
@@ -110,9 +116,8 @@ page.show(
 
 
 def _mask_effect(
-    on: Trace,
-    off: Trace,
-    stack: str,
+    on: np.ndarray,
+    off: np.ndarray,
     layer: int,
     pieces: list[str],
     title: str,
@@ -121,12 +126,13 @@ def _mask_effect(
     key: str,
     window: Span,
 ) -> None:
-    """One self-attention head with a mask on and off, side by side with their difference."""
+    """One self-attention head with a mask on and off (`on`, `off`: the layer's patterns, heads first),
+    side by side with their difference."""
     page.show(
         shared(
             mask_comparison,
-            on.pattern(stack, "self", layer)[ctl.head],
-            off.pattern(stack, "self", layer)[ctl.head],
+            on[ctl.head],
+            off[ctl.head],
             pieces,
             pieces,
             style,
@@ -249,11 +255,11 @@ def _padding_demo(on: list[Trace], off: list[Trace]) -> int:
         if n_pad
         else "Both sentences have the same length: make the second one shorter to see padding."
     )
+    layer = min(ctl.layer, limits.n_encoder_layers - 1)
     _mask_effect(
-        on[row],
-        off[row],
-        "encoder",
-        min(ctl.layer, limits.n_encoder_layers - 1),
+        on[row].pattern("encoder", "self", layer),
+        off[row].pattern("encoder", "self", layer),
+        layer,
         on[row].src_pieces,
         "The shorter sentence, encoder self-attention",
         "padding mask",
@@ -337,15 +343,19 @@ def causal_lab_decoder() -> None:
     causal_on = page.translate(causal_mask=True)  # the page's own continuation when the sidebar's mask is on
     layer = min(ctl.layer, limits.n_decoder_layers - 1)
     # the same prompt and continuation in one pass, mask on and off: with the mask on, the continuation's own
-    # trace is that pass (Bundle.generate builds it so)
+    # trace is that pass (Bundle.generate builds it so); with it off, the pass stops at this layer
     seen_on = causal_on.trace
-    seen_off = engine.teacher_forced(
-        page.bundle, ctl.sentence, causal_on.output_ids, ctl.interventions(causal_mask=False)
-    )
+    on_pattern = seen_on.pattern("decoder", "self", layer)
+    off_pattern = engine.teacher_forced_at(
+        page.bundle,
+        ctl.sentence,
+        causal_on.output_ids,
+        stages.attention("decoder", "self", layer, "pattern"),
+        ctl.interventions(causal_mask=False),
+    )[0]
     _mask_effect(
-        seen_on,
-        seen_off,
-        "decoder",
+        on_pattern,
+        off_pattern,
         layer,
         seen_on.tgt_pieces,
         "Self-attention over prompt and continuation",
@@ -353,16 +363,18 @@ def causal_lab_decoder() -> None:
         "The prompt and the continuation made with the mask on, read in one pass with the mask on and off. "
         "With it off, every position also looks at the positions after it (right of the diagonal lights up): "
         "each position is there to predict the next piece, which it can now see. In training the model would "
-        "copy the answer instead of learning to predict it.",
+        "copy the answer instead of learning to predict it. The pass without the mask runs only up to the layer "
+        "on show (the layers after it would change nothing here), so a later layer takes a little longer the "
+        "first time it is picked.",
         "causal",
         output,
     )
     left, right = st.columns(2)
     left.metric(
         f"Weight on later pieces, layer L{layer + 1}, mask on",
-        f"{future_weight(seen_on.pattern('decoder', 'self', layer)):.1%}",
+        f"{future_weight(on_pattern):.1%}",
     )
-    right.metric("the same with the mask off", f"{future_weight(seen_off.pattern('decoder', 'self', layer)):.1%}")
+    right.metric("the same with the mask off", f"{future_weight(off_pattern):.1%}")
     st.caption(
         "The share of each position's attention that goes to pieces after it, averaged over heads and positions."
     )
@@ -419,9 +431,8 @@ def padding_lab_decoder() -> None:
     )
     layer = min(ctl.layer, limits.n_decoder_layers - 1)
     _mask_effect(
-        with_pad[row],
-        without_pad[row],
-        "decoder",
+        with_pad[row].pattern("decoder", "self", layer),
+        without_pad[row].pattern("decoder", "self", layer),
         layer,
         pieces,
         "The shorter prompt, self-attention",
@@ -461,9 +472,8 @@ def causal_lab() -> None:
         page.bundle, ctl.sentence, causal_on.output_ids, ctl.interventions(causal_mask=False)
     )
     _mask_effect(
-        seen_on,
-        seen_off,
-        "decoder",
+        seen_on.pattern("decoder", "self", dec_layer),
+        seen_off.pattern("decoder", "self", dec_layer),
         dec_layer,
         seen_on.tgt_pieces,
         "Decoder self-attention",

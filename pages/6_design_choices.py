@@ -2,6 +2,7 @@
 
 from typing import Any
 
+import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -46,6 +47,15 @@ def _first_stack_trace(**changes: Any) -> Trace:
     if bundle.capabilities.encoder:
         return page.encode(**changes).trace
     return engine.teacher_forced(bundle, ctl.sentence, page.result.output_ids, ctl.interventions(**changes))
+
+
+def _first_stack_pattern(**changes: Any) -> np.ndarray:
+    """The first stack's self-attention weights at the sidebar's layer (heads, queries, keys) with the
+    switches changed: a decoder-only model's pass over the same text stops at that layer."""
+    if _same_as_sidebar(**changes) or bundle.capabilities.encoder:
+        return _first_stack_trace(**changes).pattern(stack, "self", layer)
+    name = stages.attention(stack, "self", layer, "pattern")
+    return engine.teacher_forced_at(bundle, ctl.sentence, page.result.output_ids, name, ctl.interventions(**changes))[0]
 
 
 def _translation(**changes: Any) -> str:
@@ -142,8 +152,8 @@ if not cfg.scale_scores:
         "patterns and both outputs would be identical."
     )
 else:
-    on_pattern = _first_stack_trace(scale_scores=True).pattern(stack, "self", layer)
-    off_pattern = _first_stack_trace(scale_scores=False).pattern(stack, "self", layer)
+    on_pattern = _first_stack_pattern(scale_scores=True)
+    off_pattern = _first_stack_pattern(scale_scores=False)
     window = around(ctl.step, len(pieces)) if decoder_only else lengths.source_window(len(pieces))
     page.show(
         shared(
@@ -162,7 +172,13 @@ else:
         f"the scaling, {mean_entropy(off_pattern):.3f} without: the raw scores make the patterns sharper "
         "(lower entropy). The model was trained with the scaling, so without it every head reads other weights "
         "than it learned to use."
-        + (" Both read the same text: your prompt and the continuation made with the scaling." if decoder_only else ""),
+        + (
+            " Both read the same text: your prompt and the continuation made with the scaling. The pass under the "
+            "switch the sidebar does not have runs only up to the layer on show (the layers after it would change "
+            "nothing here), so a later layer takes a little longer the first time it is picked."
+            if decoder_only
+            else ""
+        ),
         key="dk-live",
     )
     _compare_outputs(dict(scale_scores=True), dict(scale_scores=False), "with the scaling", "without it")

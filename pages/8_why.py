@@ -14,7 +14,7 @@ from model.analysis.patching import Mismatch, mismatch, moved_pieces
 from model.engine import stages
 from ui import engine, lengths, player, questions, room
 from ui.figures import shared
-from ui.ondemand import EAGER_WORK, asked, filling
+from ui.ondemand import asked, filling, spare_work, without_the_mask
 from ui.page import _take_turn, bind, md, page_value, set_value, start
 from ui.urlstate import Field
 from viz.explain import doubts, lens_heatmap, lens_table, patch_effect, patch_grid_map, roles_frame
@@ -144,14 +144,15 @@ def _methods_for(step: int) -> list[str]:
     costly = [
         name
         for name in ("gradient", "integrated-gradients", "occlusion")
-        if _piece_work(name) > EAGER_WORK
+        if _piece_work(name) > SPARE
         and not engine.attribution_cached(bundle, ctl.sentence, out_ids, name, iv, pieces=(step,))
     ]
     if not costly or st.button(f"Add {' and '.join(costly)} for this piece", key="why-costly-methods"):
         return list(METHODS)
     st.caption(
         f"{' and '.join(name.capitalize() for name in costly)} for one piece of {md(bundle.name)} cost more "
-        "than this page computes unasked (seconds at this size): the button adds them."
+        "than this page computes unasked (at this size, as much as the continuation itself or more): the button "
+        "adds them."
     )
     return [name for name in METHODS if name not in costly]
 
@@ -263,8 +264,8 @@ def _doubts(rows: dict[str, np.ndarray], step: int) -> None:
 def _table_work(method: str) -> float:
     positions = len(src_pieces) + len(out_ids)
     rows = {
-        "attention": 1,
-        "rollout": 1,
+        "attention": 0 if iv.causal_mask else 1,  # both read the output's own trace when it is that pass
+        "rollout": 0 if iv.causal_mask else 1,
         "gradient": len(out_ids),
         "occlusion": len(src_pieces) + 1,
         "integrated-gradients": IG_STEPS * len(out_ids),
@@ -291,11 +292,12 @@ def _draw_table(method: str, output: tuple[int, int], source: tuple[int, int]) -
         "why-whole-table",
         f"{method.capitalize()} over every {PIECE.lower()} costs more than this page computes unasked; the "
         "piece on show is above.",
+        SPARE,
     )
     if wanted is False:
         return
     with filling(wanted) as progress:
-        scores = engine.attribution(bundle, ctl.sentence, out_ids, method, iv, progress=progress)
+        scores = engine.attribution(bundle, ctl.sentence, out_ids, method, iv, progress=progress, trace=own_trace)
     page.show(
         shared(
             tensor_heatmap,
@@ -315,13 +317,23 @@ def _draw_table(method: str, output: tuple[int, int], source: tuple[int, int]) -
 
 
 def _lens(step: int, output: tuple[int, int]) -> None:
-    view = engine.lens(bundle, ctl.sentence, out_ids, iv, trace=own_trace)
-    st.dataframe(lens_table(view.top_pieces_at(step), view.top_probs[:, step], out_pieces[step]))
+    cfg = bundle.config
+    cached = engine.lens_cached(bundle, ctl.sentence, out_ids, iv)
+    # every piece's lens puts each layer x piece through the output projection (layers x pieces x vocabulary x
+    # d_model products); the table needs the piece on show alone, a piece's share of that
+    cost = float(cfg.n_decoder_layers * len(out_ids) * cfg.vocab_size * cfg.d_model)
+    if cached or cost <= SPARE:
+        view = engine.lens(bundle, ctl.sentence, out_ids, iv, trace=own_trace)
+        top_pieces, top_probs = view.top_pieces_at(step), view.top_probs[:, step]
+    else:
+        one = engine.lens(bundle, ctl.sentence, out_ids, iv, trace=own_trace, pieces=(step,))
+        top_pieces, top_probs = one.top_pieces_at(0), one.top_probs[:, 0]
+    st.dataframe(lens_table(top_pieces, top_probs, out_pieces[step]))
     after = (
         "its final norm, the rescale by 1/√d_model and the output projection"
-        if bundle.config.rescale_output
+        if cfg.rescale_output
         else "its final norm and the output projection"
-        if bundle.config.norm_first
+        if cfg.norm_first
         else "the output projection"
     )
     st.caption(
@@ -334,6 +346,19 @@ def _lens(step: int, output: tuple[int, int]) -> None:
             else ""
         )
     )
+    whole = asked(
+        cost,
+        cached,
+        f"Compute the lens of every {PIECE.lower()}",
+        "why-lens-all",
+        f"Every {PIECE.lower()}'s lens puts each layer's output through the output projection over the whole "
+        f"vocabulary ({cfg.vocab_size:,} pieces): at this size it is computed when you ask.",
+        SPARE,
+    )
+    if whole is False:
+        return
+    with filling(whole):
+        view = engine.lens(bundle, ctl.sentence, out_ids, iv, trace=own_trace)
     page.show(
         shared(
             lens_heatmap,
@@ -375,6 +400,7 @@ def _patching(step: int, source: tuple[int, int]) -> None:
         "why-patch-grid",
         f"The grid patches every {SOURCE} position at every hook point: at this model's size, it is "
         "computed when you ask.",
+        SPARE,
     )
     if wanted is False:
         return
@@ -545,8 +571,12 @@ PIECE, SOURCE, WHAT = (
 )
 
 if decoder_only:  # its continuation (ui.page runs a translation or an encoding)
+    unmasked = without_the_mask(bundle, ctl)  # a costly continuation without the causal mask waits
+    if unmasked is False:
+        st.stop()
     try:
-        page.result = engine.generate(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size)
+        with filling(unmasked):
+            page.result = engine.generate(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size)
     except AnatomyError as exc:
         st.error(md(str(exc)))
         st.stop()
@@ -565,6 +595,7 @@ else:
     iv = ctl.interventions()
     DEFINITIONS = definitions(decoder_only, padding_baseline(bundle, iv))
     out_ids = tuple(result.output_ids)
+    SPARE = spare_work(bundle, len(out_ids))  # what the page computes unasked beside its translation or continuation
     own_trace = result.trace  # the output's own trace: attention, rollout and the lens read it instead of a pass
     out_pieces = bundle.tokenizer.pieces(list(out_ids))
     src_pieces = bundle.tokenizer.pieces(list(result.prompt_ids)) if decoder_only else result.trace.src_pieces

@@ -126,6 +126,15 @@ def test_the_logit_lens_last_layer_is_the_models_own(tiny_bundle, output):
     np.testing.assert_allclose(np.exp(lens).sum(-1), 1.0, atol=1e-4)
 
 
+def test_the_logit_lens_of_some_pieces_is_those_rows_of_the_whole(tiny_bundle, output):
+    """The Why page's table at a real size: the lens of the piece on show alone, not every piece's."""
+    whole = logit_lens(tiny_bundle, SENTENCE, output)
+    for pieces in ([0], [len(output) - 1, 1]):
+        np.testing.assert_allclose(
+            logit_lens(tiny_bundle, SENTENCE, output, pieces=pieces), whole[:, pieces], atol=1e-6
+        )
+
+
 def test_patching_a_sentence_with_itself_changes_nothing_exactly(tiny_bundle, output):
     own = unpatched(tiny_bundle, SENTENCE, output)
     for hook in (

@@ -185,3 +185,29 @@ def test_gemma_window_masks_show_the_band(decoder):
     assert np.array_equal(full, np.tril(np.ones((12, 12), dtype=bool)))
     rows, cols = np.indices((12, 12))
     assert np.array_equal(sliding, (cols <= rows) & (cols > rows - window))
+
+
+@pytest.mark.parametrize(
+    "changes", [{}, {"causal_mask": False}, {"scale_scores": False}, {"positional_encoding": False}]
+)
+def test_one_stage_of_a_teacher_forced_pass_is_the_whole_trace_s(decoder, tiny_bundle, changes):
+    """Bundle.teacher_forced_at stops the pass at one hook point (the pages' what-ifs at one layer): what it
+    gives is the whole teacher-forced trace's tensor there, bit for bit, for a decoder alone and for an
+    encoder-decoder, and a hook point the pass never reaches is refused."""
+    _, _, bundle = decoder
+    for model_, text in ((bundle, PROMPTS[2]), (tiny_bundle, "the cat eats the apple .")):
+        iv = Interventions(**changes)
+        output = (
+            model_.generate(text, options=DecodeOptions(max_len=4), trace=False).output_ids
+            if model_.capabilities.decoder_only
+            else model_.translate(text, trace=False).output_ids
+        )
+        whole = model_.teacher_forced(text, output, iv)
+        for layer in (0, model_.config.n_decoder_layers - 1):
+            for part in ("scores", "pattern"):
+                name = stages.attention("decoder", "self", layer, part)
+                assert np.array_equal(
+                    model_.teacher_forced_at(text, output, name, iv), whole.tensor(name), equal_nan=True
+                )
+        with pytest.raises(ValueError, match="never fired"):
+            model_.teacher_forced_at(text, output, stages.attention("decoder", "self", 99, "pattern"), iv)

@@ -295,3 +295,26 @@ def test_at_a_costly_size_a_second_continuation_waits_for_its_button(page, key, 
     at.button(key=key).click().run()
     assert_clean(at)
     assert len([m for m in at.markdown if m.value.startswith("<div style='font-size")]) == before + 2
+
+
+@pytest.mark.parametrize(
+    "page, prompt",
+    [
+        (CONTINUE, "A red car drives in the"),
+        (ATTENTION, "A blue car drives in the"),
+        ("pages/8_why.py", "A car drives"),
+    ],
+)
+def test_at_a_costly_size_the_continuation_without_the_causal_mask_waits_for_its_button(page, prompt, monkeypatch):
+    """With the causal mask off every step re-reads the whole text (no cache can hold it): at a real size
+    (EAGER_WORK 0 stands in for it) the page's own continuation waits for a button, then shows, and stays."""
+    monkeypatch.setattr("ui.ondemand.EAGER_WORK", 0.0)
+    at = run(page, {"model": GPT2, "sentence": prompt, "causal": "off"})  # a prompt no other test continues so
+    assert_clean(at)
+    assert "re-reads the prompt" in texts(at) and "Continuation" not in texts(at) and not at.get("plotly_chart")
+    at.button(key="continue-without-causal-mask").click().run()
+    assert_clean(at)
+    assert "Continuation" in texts(at)  # the page's own, drawn from it (the Why page's charts wait for buttons)
+    at.run()
+    assert "Continuation" in texts(at) and "re-reads the prompt" not in texts(at)
+    assert not [b for b in at.button if b.key == "continue-without-causal-mask"]

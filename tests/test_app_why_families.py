@@ -111,3 +111,21 @@ def test_at_a_costly_size_the_piece_on_show_gets_the_costly_methods_when_asked(m
     at.button(key="why-costly-methods").click().run()
     assert_clean(at)
     assert _method_lines(at) == METHOD_LINES
+
+
+def test_at_a_costly_size_the_lens_of_every_piece_waits_for_its_button(monkeypatch):
+    """Every new piece's lens projects each layer x piece onto the whole vocabulary: at a real size (EAGER_WORK
+    0 stands in for it) the table of the piece on show comes at once, the same as the whole lens's, and the
+    heatmap over every piece waits for its button."""
+    monkeypatch.setattr("ui.ondemand.EAGER_WORK", 0.0)
+    params = {"model": "gpt2-tiny", "sentence": "A small bird sees the old man.", "donor": DONOR, "step": "2"}
+    at = run(PAGE, params)
+    assert_clean(at)
+    alone = at.dataframe[0].value
+    assert list(alone.index) == ["layer 1", "layer 2"] and alone.iloc[-1, 0].startswith("✓")
+    assert not any(c.key == "lens" for c in at.get("plotly_chart"))
+    assert "computed when you ask" in texts(at)
+    at.button(key="why-lens-all").click().run()
+    assert_clean(at)
+    assert any(c.key == "lens" for c in at.get("plotly_chart"))
+    assert at.dataframe[0].value.equals(alone)

@@ -61,6 +61,17 @@ def test_a_cache_that_keeps_its_last_value_keeps_one_larger_than_its_budget_alon
     assert "other" in cache and "big" not in cache and cache.stats().entries == 1 and cache.stats().not_kept == 0
 
 
+def test_a_budget_that_follows_another_cache_grows_with_it():
+    """The results cache with $ANATOMY_RESULTS_MB unset: at least the bytes of the models loaded, so that
+    a real model's trace, larger than the default budget, is kept instead of computed at every page run."""
+    models = ByteCache("models", 1_000, keep_last=True)
+    results = ByteCache("results", 1_000, at_least=lambda: models.held)
+    assert results.get("trace", lambda: block(3_000)).nbytes == 3_000 and "trace" not in results
+    models.get("model", lambda: block(5_000))
+    results.get("trace", lambda: block(3_000))
+    assert "trace" in results and results.stats().budget == models.held > 5_000
+
+
 def test_stored_arrays_are_read_only():
     cache = ByteCache("t", 10_000)
     value = cache.get("a", lambda: {"rows": [np.ones(3)], "pair": (np.zeros((2, 2)), "text")})

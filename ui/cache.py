@@ -1,7 +1,8 @@
 """The shared caches' byte budgets, set here and overridable by environment variables, and the
 cache that keeps to them: least recently used out, by bytes held, not by a count of entries.
 
-    ANATOMY_RESULTS_MB  model results (translations, traces, sweeps)   default 128
+    ANATOMY_RESULTS_MB  model results (translations, traces, sweeps)   default 128, or unset: at least
+                        the bytes of the models loaded (see RESULTS)
     ANATOMY_FIGURES_MB  drawn plotly figures                           default 64
     ANATOMY_MODELS_MB   loaded checkpoints (parameters and buffers)    default 512
 
@@ -229,9 +230,11 @@ class ByteCache:
         size: Callable[[Any], int] | None = None,
         read_only: bool = True,
         keep_last: bool = False,
+        at_least: Callable[[], int] | None = None,
     ) -> None:
         self.name = name
-        self.budget = budget
+        self._budget = budget
+        self._at_least = at_least
         self._keep_last = keep_last
         self._size = size
         self._read_only = read_only
@@ -279,6 +282,17 @@ class ByteCache:
                 del self._flights[key]
             flight.done.set()
 
+    @property
+    def budget(self) -> int:
+        """Bytes the cache may hold: its budget, or what `at_least` says when that is more."""
+        return max(self._budget, self._at_least()) if self._at_least is not None else self._budget
+
+    @property
+    def held(self) -> int:
+        """Bytes the cache holds now."""
+        with self._lock:
+            return self._bytes
+
     def _measure(self, value: Any) -> int:
         """The value's size (held_bytes unless the cache was given its own measure), its arrays made
         read-only on the same walk."""
@@ -289,13 +303,14 @@ class ByteCache:
         return self._size(value)
 
     def _store(self, key: Hashable, value: Any, size: int) -> None:
+        budget = self.budget  # read before the lock: `at_least` may ask another cache
         with self._lock:
-            if size > self.budget and not self._keep_last:
+            if size > budget and not self._keep_last:
                 self._not_kept += 1
                 return
             self._entries[key] = (value, size)
             self._bytes += size
-            while self._bytes > self.budget and len(self._entries) > 1:
+            while self._bytes > budget and len(self._entries) > 1:
                 _, (_, dropped) = self._entries.popitem(last=False)
                 self._bytes -= dropped
                 self._evictions += 1
@@ -316,15 +331,26 @@ class ByteCache:
 
     def stats(self) -> Stats:
         """Entries, bytes held against the budget, and the counts of hits, misses and evictions."""
+        budget = self.budget
         with self._lock:
             return Stats(
-                len(self._entries), self._bytes, self.budget, self._hits, self._misses, self._evictions, self._not_kept
+                len(self._entries), self._bytes, budget, self._hits, self._misses, self._evictions, self._not_kept
             )
 
 
-RESULTS = ByteCache("results", budget_bytes(RESULTS_ENV))
-FIGURES = ByteCache("figures", budget_bytes(FIGURES_ENV))
+def _models_held() -> int:
+    return MODELS.held
+
+
 MODELS = ByteCache("models", budget_bytes(MODELS_ENV), size=model_bytes, read_only=False, keep_last=True)
+# Unset, the results budget grows to the bytes of the models loaded: a result's size follows its model's
+# (a trace of 100 positions is 0.2 MiB on the shipped model, 140 MB at SmolLM2-135M's shapes, whose weights
+# are 538 MB), and a budget smaller than one trace would compute it again at every page run, for a control
+# that needs no model run as much as for a new sentence. Set, it is what it says.
+RESULTS = ByteCache(
+    "results", budget_bytes(RESULTS_ENV), at_least=None if os.environ.get(RESULTS_ENV, "").strip() else _models_held
+)
+FIGURES = ByteCache("figures", budget_bytes(FIGURES_ENV))
 
 
 return_large_blocks()  # on import: before the first model or result is allocated in this process

@@ -270,6 +270,24 @@ def teacher_forced(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], i
 
 
 @_cached
+def _teacher_forced_at(
+    _bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...], name: str, key: IvKey
+) -> np.ndarray:
+    return _bundle.teacher_forced_at(sentence, list(output_ids), name, _iv(key))
+
+
+def teacher_forced_at(
+    bundle: Bundle, sentence: str, output_ids: tuple[int, ...], name: str, iv: Interventions
+) -> np.ndarray:
+    """`teacher_forced(...).tensor(name)`, from that trace when it is cached, else from a pass that stops
+    at hook point `name` (`Bundle.teacher_forced_at`: a page that shows one layer of a what-if pays for
+    the layers up to it, not for a whole trace); cached."""
+    if _teacher_forced.holds(bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv)):
+        return teacher_forced(bundle, sentence, output_ids, iv).tensor(name)
+    return _teacher_forced_at(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), name, iv_key(iv))
+
+
+@_cached
 def _score(_bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...], key: IvKey) -> list[float]:
     return _bundle.score(sentence, list(output_ids), _iv(key))
 
@@ -362,12 +380,14 @@ def _lens(
     sentence: str,
     output_ids: tuple[int, ...],
     key: IvKey,
+    pieces: tuple[int, ...] | None,
     trace: Trace | None = None,
 ) -> LensView:
     lens = torch.from_numpy(
-        logit_lens(_bundle, sentence, output_ids, _iv(key), trace)
+        logit_lens(_bundle, sentence, output_ids, _iv(key), trace, pieces)
     )  # (L, T, vocab) log-probabilities
-    final = lens[:, torch.arange(len(output_ids)), list(output_ids)].exp().numpy()
+    wanted = list(output_ids) if pieces is None else [output_ids[p] for p in pieces]
+    final = lens[:, torch.arange(len(wanted)), wanted].exp().numpy()
     probs, ids = lens.topk(LENS_TOP, dim=-1)
     return LensView(
         final, [[_bundle.tokenizer.pieces(row.tolist()) for row in layer] for layer in ids], probs.exp().numpy()
@@ -375,11 +395,21 @@ def _lens(
 
 
 def lens(
-    bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interventions, trace: Trace | None = None
+    bundle: Bundle,
+    sentence: str,
+    output_ids: tuple[int, ...],
+    iv: Interventions,
+    trace: Trace | None = None,
+    pieces: tuple[int, ...] | None = None,
 ) -> LensView:
-    """The logit lens (`model.analysis.logit_lens`), kept small; cached; `trace`, the output's own,
-    saves it a pass."""
-    return _lens(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv), trace=trace)
+    """The logit lens (`model.analysis.logit_lens`) of every output piece, or of `pieces` alone (the view's
+    pieces are then those, in that order), kept small; cached; `trace`, the output's own, saves it a pass."""
+    return _lens(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv), pieces, trace=trace)
+
+
+def lens_cached(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interventions) -> bool:
+    """True when the lens of every output piece is in the cache."""
+    return _lens.holds(bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv), None)
 
 
 @_cached

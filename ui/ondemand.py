@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from model import Bundle
+from model import AnatomyError, Bundle, DecodeOptions
+from model.analysis.forced import work
 
 from . import engine
 
 if TYPE_CHECKING:
     from .page import Page
+    from .urlstate import Controls
 
 # Work (parameter x position products, model.analysis.forced.work) a part of a page may cost without
 # being asked: under half a second on one core. On the shipped model, only integrated gradients' whole table
@@ -27,10 +29,13 @@ EAGER_WORK = 3e10
 STEP_WORK = 14
 
 
-def asked(cost: float, cached: bool, label: str, key: str, note: str) -> st.delta_generator.DeltaGenerator | bool:
-    """Whether a costly part of the page is to be computed: True when it is cheap or cached; a
-    progress bar to fill when the person has just asked for it with the button; False otherwise."""
-    if cost <= EAGER_WORK or cached:
+def asked(
+    cost: float, cached: bool, label: str, key: str, note: str, budget: float | None = None
+) -> st.delta_generator.DeltaGenerator | bool:
+    """Whether a costly part of the page is to be computed: True when it costs at most `budget` (default
+    EAGER_WORK) or is cached; a progress bar to fill when the person has just asked for it with the button;
+    False otherwise."""
+    if cost <= (EAGER_WORK if budget is None else budget) or cached:
         return True
     if st.button(label, key=key):
         return st.progress(0.0, text="Computing ...")
@@ -44,6 +49,37 @@ def continuation_work(bundle: Bundle, steps: int) -> float:
     head = model.tgt_embed.token.weight if model.generator is None else model.generator.weight
     read = sum(p.numel() for p in model.decoder.parameters()) + head.numel()  # what every step reads
     return float(steps) * read * STEP_WORK
+
+
+def spare_work(bundle: Bundle, steps: int) -> float:
+    """What a page that shows a continuation of `steps` pieces (or a translation) may compute unasked beside
+    it: EAGER_WORK less what decoding it costs. A real-size model's decoding takes the whole of it
+    (SmolLM2-135M's 20 pieces, gpt2's: about a second), so there everything else waits for a button and a
+    new sentence costs its decoding alone; on a small model nearly all of it is left."""
+    return max(0.0, EAGER_WORK - continuation_work(bundle, steps))
+
+
+def without_the_mask(bundle: Bundle, controls: Controls) -> st.delta_generator.DeltaGenerator | bool:
+    """Whether to continue the text under the sidebar's switches when they take the causal mask off a
+    decoder-only model: then no cache can hold the text and every step re-reads all of it, which at a real
+    size takes seconds (SmolLM2-135M's 20 pieces after 80: about ten), so the page's continuation waits for a
+    button unless it is cheap or cached (`asked`'s answer)."""
+    if controls.causal or not bundle.capabilities.decoder_only:
+        return True
+    try:
+        prompt = len(bundle.read_input(controls.sentence))
+    except AnatomyError:  # the page's own run says what is wrong with the text
+        return True
+    steps = bundle.max_new(prompt, DecodeOptions(beam_size=controls.beam_size))
+    return asked(
+        work(bundle, 1, steps * prompt + steps * (steps + 1) // 2),  # step t re-reads the prompt and t pieces
+        engine.generated(bundle, controls.sentence, controls.interventions(), controls.beam_size),
+        "Continue without the causal mask",
+        "continue-without-causal-mask",
+        "The causal mask is off in the sidebar: no cache can hold the text then (each step changes every piece "
+        "before it), so every step re-reads the prompt and the pieces made so far, which takes seconds at this "
+        "model's size. The button runs it; every page then shows it.",
+    )
 
 
 def second_continuation(page: Page, steps: int, label: str, key: str, **changes: Any) -> bool:

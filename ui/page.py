@@ -21,6 +21,7 @@ from viz.style import Style
 from . import engine, room, turns
 from .cache import holds_more_than
 from .nav import menu
+from .ondemand import without_the_mask
 from .urlstate import (
     EXAMPLES,
     PREFIX,
@@ -655,7 +656,12 @@ def start(
     st.session_state[NOTES] = []
     page = Page(title, bundle, limits, controls, style, room=presenting)
     if needs_result:
+        asked = without_the_mask(bundle, controls)
+        if asked is False:
+            st.stop()
         page.result = page.run()
+        if not isinstance(asked, bool):
+            asked.empty()
         for warning in page.result.warnings:
             st.warning(md(warning))
         if bundle.capabilities.trained_here:

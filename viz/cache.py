@@ -35,6 +35,14 @@ def cache_growth(
     index, layer_names = _columns(layers, kv_heads)
     width = layers * (kv_heads + 1) - 1
     labels = axis_labels(pieces[:positions])
+    # each column named by its layer and head (the hover reads it), a blank column between layers named by
+    # zero-width spaces (one more each, so that every name is its own): no per-cell hover text to send
+    columns = [
+        f"L{c // (kv_heads + 1) + 1} kv head {c % (kv_heads + 1) + 1}"
+        if c % (kv_heads + 1) < kv_heads
+        else "\u200b" * (c // (kv_heads + 1) + 1)
+        for c in range(width)
+    ]
     fig = make_subplots(rows=1, cols=2, subplot_titles=["keys kept", "values kept"], horizontal_spacing=0.07)
     for column, (name, norms) in enumerate((("keys", key_norms), ("values", value_norms)), start=1):
         image = np.full((positions, width), np.nan, dtype=np.float32)
@@ -42,15 +50,13 @@ def cache_growth(
         fig.add_trace(
             go.Heatmap(
                 z=image,
+                x=columns,
                 y=labels,
                 colorscale=style.weights,
                 showscale=column == 2,
                 hoverongaps=False,
                 colorbar=dict(title="‖vector‖", thickness=14),
-                customdata=np.array(
-                    [[f"L{c // (kv_heads + 1) + 1} kv head {c % (kv_heads + 1) + 1}" for c in range(width)]] * positions
-                ),
-                hovertemplate="%{y}<br>%{customdata}<br>" + name + " length %{z:.2f}<extra></extra>",
+                hovertemplate="%{y}<br>%{x}<br>" + name + " length %{z:.2f}<extra></extra>",
             ),
             row=1,
             col=column,
@@ -68,6 +74,7 @@ def cache_growth(
         step = max(1, layers // 10)
         centres = [layer * (kv_heads + 1) + (kv_heads - 1) / 2 for layer in range(0, layers, step)]
         fig.update_xaxes(
+            type="category",  # the ticks below sit at column numbers, between a layer's heads
             tickmode="array",
             tickvals=centres,
             ticktext=layer_names[::step],

@@ -20,6 +20,7 @@ def logit_lens(
     output_ids: Sequence[int],
     interventions: Interventions = Interventions(),
     trace: Trace | None = None,
+    pieces: Sequence[int] | None = None,
 ) -> np.ndarray:
     """(decoder layers, output pieces, vocabulary) log-probabilities under teacher forcing on
     `output_ids`: each decoder layer's output put through what the model applies after its last
@@ -27,15 +28,17 @@ def logit_lens(
     projection and its bias). The last layer's are the model's own log-probabilities. For a
     decoder-only model `sentence` is the prompt, and the rows are the positions that chose each
     output piece (the prompt's last, then every output piece's but the last). `trace`: the output's own
-    trace, read instead of a pass when it is this input's (`forced.recorded`)."""
+    trace, read instead of a pass when it is this input's (`forced.recorded`). `pieces`: those output
+    pieces' rows alone, in that order (the whole lens's rows there, up to float rounding: every row is
+    normalized and projected on its own)."""
     bundle.check_interventions(interventions)
     src, tgt, _ = forced.inputs(bundle, sentence, output_ids)
     tensors = forced.recorded(bundle, src, tgt, interventions, trace)
     model, cfg = bundle.model, bundle.config
     first = forced.first_row(bundle, src)
+    rows = torch.arange(first, tgt.size(1)) if pieces is None else torch.tensor([first + p for p in pieces])
     layers = [
-        tensors[stages.layer_output("decoder", layer, cfg.norm_first)][0, first:]
-        for layer in range(cfg.n_decoder_layers)
+        tensors[stages.layer_output("decoder", layer, cfg.norm_first)][0, rows] for layer in range(cfg.n_decoder_layers)
     ]
     with torch.inference_mode():
         logits = model.project(model.decoder.final_norm(torch.stack(layers)))  # (L, T, vocab)

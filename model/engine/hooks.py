@@ -10,7 +10,7 @@ the model goes on with and what a Recorder active at the same time records.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -121,6 +121,38 @@ def recording(keep_grad: bool = False, recorder: Recorder | None = None) -> Iter
     active = recorder if recorder is not None else Recorder(keep_grad)
     with _set(_ACTIVE, active):
         yield active
+
+
+class _Reached(Exception):
+    """The hook point a `recorded_at` pass waits for has fired: the pass ends there."""
+
+
+class _Until(Recorder):
+    """Keeps one hook point's tensor and ends the pass as soon as it has it."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+    def record(self, name: str, x: torch.Tensor) -> None:
+        """Keep `x` if it is the wanted hook point's, and stop the pass there."""
+        if name == self.name:
+            super().record(name, x)
+            raise _Reached
+
+
+def recorded_at(name: str, run: Callable[[], object]) -> torch.Tensor:
+    """What hook point `name` sees when `run()` makes a pass, the pass stopped right after it: the
+    layers after it never run (one layer's attention at a fraction of a whole pass). The tensor is the
+    one a recording of the whole pass holds, since nothing after a hook point changes what reached it.
+    ValueError when `run()` ends without the hook point firing."""
+    until = _Until(name)
+    try:
+        with recording(recorder=until):
+            run()
+    except _Reached:
+        return until.tensors[name]
+    raise ValueError(f"hook point {name!r} never fired in this pass")
 
 
 def not_recording() -> AbstractContextManager[Recorder | None]:
