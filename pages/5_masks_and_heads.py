@@ -388,7 +388,7 @@ def causal_lab_decoder() -> None:
     rereads = work(page.bundle, 1, made * prompt + made * (made + 1) // 2)  # every step re-reads all before it
     if not asked(
         rereads,
-        engine.generated(page.bundle, ctl.sentence, ctl.interventions(causal_mask=False), ctl.beam_size, trace=False),
+        engine.in_cache(page.bundle, ctl.sentence, ctl.interventions(causal_mask=False), ctl.beam_size, trace=False),
         "Generate without the mask",
         "causal-off-continuation",
         "Without the mask, every step re-reads the prompt and the pieces made so far (no cache can hold "

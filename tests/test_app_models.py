@@ -175,3 +175,28 @@ def test_the_entrypoint_runs_with_a_model_in_the_url():
     at.run()
     assert_clean(at)
     assert at.title[0].value == "Sentence"
+
+
+@pytest.mark.parametrize("model", [None, T5])
+def test_an_encoder_decoders_decoder_cache_grows_and_its_cross_attention_cache_is_made_once(model):
+    """The shipped model and T5 show their decoder's KV cache at the step, its cross-attention part
+    computed once from the source."""
+    at = run(
+        "pages/2_attention.py", {"sentence": "The cat sees the dog.", "step": "2"} | ({"model": model} if model else {})
+    )
+    assert_clean(at)
+    assert "The KV cache after step t = 2" in [h.value for h in at.subheader]
+    said = texts(at)
+    assert "cross-attention cache (the source's keys and values) was computed once" in said
+
+
+def test_at_a_costly_size_the_translation_without_a_sink_waits_for_its_button(monkeypatch):
+    """Hiding the first piece translates the sentence again: at a real size (EAGER_WORK 0 stands in for
+    it) that waits for its button, as a decoder-only model's second continuation does."""
+    monkeypatch.setattr("ui.ondemand.EAGER_WORK", 0.0)
+    at = run("pages/2_attention.py", {"sentence": "The old dog sees a small bird."})  # a sentence no test caches
+    assert_clean(at)
+    assert "Translation without a sink" not in texts(at) and "the button runs it" in texts(at)
+    at.button(key="continue-hide-first").click().run()
+    assert_clean(at)
+    assert "Translation without a sink" in texts(at)

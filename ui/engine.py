@@ -150,9 +150,11 @@ def generate(bundle: Bundle, text: str, iv: Interventions, beam_size: int = 1, t
     return _generate(bundle, bundle.checkpoint_id, text, iv_key(iv), beam_size, trace)
 
 
-def generated(bundle: Bundle, text: str, iv: Interventions, beam_size: int = 1, trace: bool = True) -> bool:
-    """True when that continuation is in the cache (a page can show it without asking)."""
-    return _generate.holds(bundle.checkpoint_id, text, iv_key(iv), beam_size, trace)
+def in_cache(bundle: Bundle, text: str, iv: Interventions, beam_size: int = 1, trace: bool = True) -> bool:
+    """True when that translation (a decoder-only model's continuation) is in the cache: a page can show it
+    without asking."""
+    held = _generate if bundle.capabilities.decoder_only else _translate
+    return held.holds(bundle.checkpoint_id, text, iv_key(iv), beam_size, trace)
 
 
 @_cached

@@ -73,7 +73,7 @@ def without_the_mask(bundle: Bundle, controls: Controls) -> st.delta_generator.D
     steps = bundle.max_new(prompt, DecodeOptions(beam_size=controls.beam_size))
     return asked(
         work(bundle, 1, steps * prompt + steps * (steps + 1) // 2),  # step t re-reads the prompt and t pieces
-        engine.generated(bundle, controls.sentence, controls.interventions(), controls.beam_size),
+        engine.in_cache(bundle, controls.sentence, controls.interventions(), controls.beam_size),
         "Continue without the causal mask",
         "continue-without-causal-mask",
         "The causal mask is off in the sidebar: no cache can hold the text then (each step changes every piece "
@@ -83,18 +83,19 @@ def without_the_mask(bundle: Bundle, controls: Controls) -> st.delta_generator.D
 
 
 def second_continuation(page: Page, steps: int, label: str, key: str, **changes: Any) -> bool:
-    """Whether to continue the page's text a second time, with the switches changed (`changes`), for
-    a decoder-only model: at once when cached or cheap; a model whose continuation of `steps` pieces
-    costs more than EAGER_WORK waits for a button, so that a new sentence stays quick."""
+    """Whether to continue the page's text (translate its sentence) a second time, with the switches
+    changed (`changes`): at once when cached or cheap; a model whose decoding of `steps` pieces costs
+    more than EAGER_WORK waits for a button, so that a new sentence stays quick."""
     ctl = page.controls
-    cached = engine.generated(page.bundle, ctl.sentence, ctl.interventions(**changes), ctl.beam_size, trace=False)
+    cached = engine.in_cache(page.bundle, ctl.sentence, ctl.interventions(**changes), ctl.beam_size, trace=False)
+    again = "Continuing the text" if page.decoder_only else "Translating the sentence"
     return (
         asked(
             continuation_work(page.bundle, steps),
             cached,
             label,
             key,
-            "Continuing the text once more under this switch reads every weight once per new piece, which takes "
+            f"{again} once more under this switch reads every weight once per new piece, which takes "
             "most of a second at this model's size: the button runs it.",
         )
         is not False

@@ -74,12 +74,11 @@ def _hide_first(page: Page) -> None:
         )
         return
     result = page.translate()
-    if page.decoder_only and not second_continuation(
-        page, len(result.output_ids), "Continue with the first piece hidden", "continue-hide-first", hide_first=True
-    ):
+    verb = "Continuation" if page.decoder_only else "Translation"
+    label = f"{'Continue' if page.decoder_only else 'Translate'} with the first piece hidden"
+    if not second_continuation(page, len(result.output_ids), label, "continue-hide-first", hide_first=True):
         return
     hidden = page.translate(hide_first=True, trace=False)
-    verb = "Continuation" if page.decoder_only else "Translation"
     two_translations((f"{verb} as the model reads", result.translation), (f"{verb} without a sink", hidden.translation))
     st.caption(
         "The heads that parked their weight on the first piece must now spread it over the other pieces: "
