@@ -11,11 +11,13 @@ import asyncio
 import base64
 import gzip
 import json
+import multiprocessing
 import os
 import statistics
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
@@ -273,6 +275,25 @@ def run_follow(followers: int, changes: int, votes: int | None = None, replicas:
 PRESENTER_COOKIE = "anatomy_route=bench-presenter"
 
 
+def _reload(url: str, query: str) -> tuple[float, float, list[str]]:
+    """The presenter's reload of the Attention page with `query` (a session reads its URL once), run in a
+    process of its own as the presenter's browser is: the simulated followers' event loop would delay its
+    messages. (seconds, time.monotonic() at its end, errors)."""
+
+    async def reload() -> tuple[float, float, list[str]]:
+        began = time.monotonic()
+        async with Session(url, cookie=PRESENTER_COOKIE) as tab:
+            run = await tab.run("attention", query)
+        ended = time.monotonic()  # the system's monotonic clock: the same in every process here
+        return ended - began, ended, run.errors
+
+    return asyncio.run(reload())
+
+
+def _presenter_process() -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+
+
 def _measure(url: str, pids: list[int], servers: list[tuple[str, int]], report: FollowReport, alone: int) -> None:
     parts = urlsplit(url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
@@ -285,6 +306,8 @@ def _measure(url: str, pids: list[int], servers: list[tuple[str, int]], report: 
             report.errors.extend(first.errors)
             runs_before = await _model_runs(servers)  # waits for every replica's warm-up, before the RSS too
             report.rss_start = sum(rss_mib(pid) for pid in pids)
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(presenter_process, time.monotonic)  # the process started before the crowd
             held: dict[bytes, bool] = {}
             crowd = [Follower(host, port, code, report, held) for _ in range(report.followers)]
             tasks = [asyncio.create_task(f.run()) for f in crowd]
@@ -294,13 +317,9 @@ def _measure(url: str, pids: list[int], servers: list[tuple[str, int]], report: 
             server_cpu, client_cpu = sum(_cpu_seconds(pid) for pid in pids), time.process_time()
             for change in range(report.changes):
                 query = {"sentence": SENTENCES[(change + 1) % len(SENTENCES)], "layer": str(1 + change % 2), **base}
-                # a session reads its URL once: each change is the presenter's reload
-                began = time.monotonic()
-                async with Session(url, cookie=PRESENTER_COOKIE) as tab:
-                    run = await tab.run("attention", urlencode(query))
-                ended = time.monotonic()
-                report.presenter_followed.append(ended - began)
-                report.errors.extend(run.errors)
+                seconds, ended, errors = await loop.run_in_executor(presenter_process, _reload, url, urlencode(query))
+                report.presenter_followed.append(seconds)
+                report.errors.extend(errors)
                 version = rooms.state(code)["version"]
                 published = (rooms.public_dir(code) / f"view-{version}.json.gz").stat().st_mtime
                 deadline = ended + 30
@@ -326,7 +345,8 @@ def _measure(url: str, pids: list[int], servers: list[tuple[str, int]], report: 
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    asyncio.run(scenario())
+    with _presenter_process() as presenter_process:
+        asyncio.run(scenario())
 
 
 _ALONE: dict[int, tuple[int, list[float]]] = {}
@@ -342,6 +362,7 @@ def _presenter_runs_alone(changes: int) -> tuple[int, list[float]]:
 
             async def alone() -> tuple[int, list[float]]:
                 seconds = []
+                loop = asyncio.get_running_loop()
                 async with Session(app.url) as presenter:
                     base = {"room": code, "key": key, "share": "on"}
                     await presenter.run("attention", urlencode({"sentence": SENTENCES[0], **base}))
@@ -349,11 +370,12 @@ def _presenter_runs_alone(changes: int) -> tuple[int, list[float]]:
                     before = await _model_runs(server)
                     for change in range(changes):
                         query = {"sentence": SENTENCES[(change + 1) % len(SENTENCES)], "layer": str(1 + change % 2)}
-                        began = time.monotonic()
-                        async with Session(app.url) as tab:
-                            await tab.run("attention", urlencode({**query, **base}))
-                        seconds.append(time.monotonic() - began)
+                        took, _, _ = await loop.run_in_executor(
+                            presenter_process, _reload, app.url, urlencode({**query, **base})
+                        )
+                        seconds.append(took)
                     return await _model_runs(server) - before, seconds
 
-            _ALONE[changes] = asyncio.run(alone())
+            with _presenter_process() as presenter_process:
+                _ALONE[changes] = asyncio.run(alone())
     return _ALONE[changes]

@@ -43,6 +43,9 @@ FILE_NAME = re.compile(r"^(state\.json|view-\d{1,9}\.json)$")
 WATCH_SECONDS = 0.1  # how often a process looks at a followed room's state (one look per room, not per follower)
 KEEPALIVE_SECONDS = 15.0
 QUEUE_LENGTH = 8  # events a slow follower may lag behind before it is dropped (its browser reconnects)
+# A change is pushed this long after it is seen: the presenter's run that made it has then sent its own page
+# (Streamlit sends a session's messages from this same event loop, which the push to every follower holds).
+SETTLE_SECONDS = 0.1
 INLINE_BYTES = 200_000  # a compressed view up to this size rides in the event itself (base64), so no fetch follows
 
 
@@ -105,6 +108,9 @@ class Hub:
         while channel.queues:
             channel.wake.clear()
             now, event = await anyio.to_thread.run_sync(self._snapshot, channel)
+            if now != channel.seen and event and channel.last:
+                await asyncio.sleep(SETTLE_SECONDS)
+                now, event = await anyio.to_thread.run_sync(self._snapshot, channel)  # a later change, if any
             if now != channel.seen and event:
                 channel.seen, channel.last = now, event
                 for queue in list(channel.queues):
