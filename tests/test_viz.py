@@ -339,6 +339,26 @@ def test_model_view_marks_knocked_out_heads(result):
     assert "knocked out" in tiles.hovertext[1] and "knocked out" not in tiles.hovertext[heads]
 
 
+def test_model_view_frames_each_group_of_query_heads_sharing_a_key_value_head():
+    rng = np.random.default_rng(0)
+    layers, heads, n = 4, 6, 5
+    patterns = [rng.dirichlet(np.ones(n), size=(heads, n)) for _ in range(layers)]
+    pieces = [f"p{i}" for i in range(n)]
+    fig = model_view(patterns, pieces, pieces, Style(), "view", group=3)
+    frames = [s for s in fig.layout.shapes if s.type == "rect" and s.line.dash == "dot"]
+    assert len(frames) == 2, "one frame per key/value head, down every layer"
+    names = [a.text for a in fig.layout.annotations if a.text.startswith("K/V")]
+    assert names == ["K/V 1 (H1-H3)", "K/V 2 (H4-H6)"]
+    xs = list(fig.data[0].x)
+    first, second = sorted(frames, key=lambda s: s.x0)
+    # the first frame holds heads 1-3 and the second heads 4-6, each from the first layer's tiles to the last's
+    assert first.x0 < xs.index("H1 · p0") and xs.index("H3 · p4") < first.x1 < xs.index("H4 · p0")
+    assert first.x1 <= second.x0 < xs.index("H4 · p0") and second.x1 > xs.index("H6 · p4")
+    ys = list(fig.data[0].y)
+    assert first.y0 < ys.index("L1 · p0") and first.y1 > ys.index("L4 · p4")
+    assert not [s for s in model_view(patterns, pieces, pieces, Style(), "view").layout.shapes if s.line.dash == "dot"]
+
+
 def test_model_view_writes_each_tagged_heads_role_inside_its_own_tile(result):
     trace = result.trace
     patterns = [trace.pattern("decoder", "cross", layer) for layer in range(trace.n_layers("decoder"))]
