@@ -48,9 +48,10 @@ class Player:
         """True while playing, or paused before the last step: show what was built so far."""
         return bool(st.session_state.get(self._engaged_key))
 
-    # Each button's callback sets a state rather than flipping it: while playing, Streamlit can run one
-    # click's callback twice (a timed fragment rerun preempts the click's rerun, which replays the
-    # click), and a second flip would undo a Pause.
+    # Each button's callback sets a state rather than flipping it, and Play and Pause are two buttons (two
+    # keys): while playing, Streamlit can run one click's callback twice (a timed fragment rerun preempts
+    # the click's rerun, which replays the click, even after the page has redrawn the button), and a second
+    # flip, or a replayed Pause reaching the Play button drawn since, would undo the Pause.
     def _play(self, n_steps: int) -> None:
         if stored(self.control) >= n_steps or not self.engaged():
             set_value(self.control, 0)  # play from the start: the first run of the player shows step 1
@@ -93,7 +94,7 @@ class Player:
             st.button(
                 label,
                 icon=":material/pause:" if now else ":material/play_arrow:",
-                key=f"play-{key}",
+                key=f"{'pause' if now else 'play'}-{key}",
                 on_click=self._pause if now else self._play,
                 args=() if now else (n_steps,),
                 disabled=disabled,
