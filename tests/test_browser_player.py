@@ -41,7 +41,12 @@ def test_attention_page_plays_three_steps_and_pauses(server, browser):  # noqa: 
             pause = page.get_by_role("button", name="Pause")
             if pause.is_visible():
                 pause.click(timeout=5000)
-            resume.wait_for(timeout=15000)
+            try:
+                resume.wait_for(timeout=15000)
+            except PlaywrightTimeout:
+                _screenshot(page, SHOTS / "player_pause_lost.png")
+                buttons = page.get_by_role("button").all_inner_texts()
+                raise AssertionError(f"not paused at step {_step(page)}; buttons {buttons}") from None
         _settle(page)
         paused = _step(page)
         page.wait_for_timeout(2500)
