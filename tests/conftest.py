@@ -64,3 +64,13 @@ def restore_torch_threads():
     before = torch.get_num_threads()
     yield
     torch.set_num_threads(before)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (pyproject's `-n 2 --dist loadgroup`) the browser tests are one group, first: one
+    worker runs them, one chromium at a time as on one worker, while the other takes every other test (two
+    browsers drawing at once on two cores is where the player's Pause click was lost)."""
+    browser = [item for item in items if item.get_closest_marker("e2e")]
+    for item in browser:
+        item.add_marker(pytest.mark.xdist_group("browser"))
+    items[:] = browser + [item for item in items if not item.get_closest_marker("e2e")]
