@@ -66,11 +66,27 @@ def restore_torch_threads():
     torch.set_num_threads(before)
 
 
+# Two workers (pyproject's `-n 2`): every browser test (marked e2e) runs on one worker, first, one chromium at a
+# time as on one worker, while the other takes the other test files one by one. Two browsers drawing at once on
+# two cores is where the player's Pause click was lost. (pytest-xdist's own xdist_group marks do not group
+# anything with this pytest: its nodeid suffix never reaches the scheduler.)
+BROWSER_GROUP = "browser"
+BROWSER_FILES = frozenset(p.name for p in Path(__file__).parent.glob("test_*.py") if "mark.e2e" in p.read_text())
+
+
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (pyproject's `-n 2 --dist loadgroup`) the browser tests are one group, first: one
-    worker runs them, one chromium at a time as on one worker, while the other takes every other test (two
-    browsers drawing at once on two cores is where the player's Pause click was lost)."""
-    browser = [item for item in items if item.get_closest_marker("e2e")]
-    for item in browser:
-        item.add_marker(pytest.mark.xdist_group("browser"))
-    items[:] = browser + [item for item in items if not item.get_closest_marker("e2e")]
+    """The browser tests first, so their worker starts on them at once."""
+    items[:] = sorted(items, key=lambda item: item.get_closest_marker("e2e") is None)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's one-file-per-worker scheduling, with every browser test file as one unit, sent first."""
+    from xdist.scheduler import LoadFileScheduling
+
+    class BrowserTestsOnOneWorker(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return BROWSER_GROUP if Path(module).name in BROWSER_FILES else module
+
+    config.option.loadscopereorder = False  # keep the collection's order: the browser unit first
+    return BrowserTestsOnOneWorker(config, log)
