@@ -66,27 +66,36 @@ def restore_torch_threads():
     torch.set_num_threads(before)
 
 
-# Two workers (pyproject's `-n 2`): every browser test (marked e2e) runs on one worker, first, one chromium at a
-# time as on one worker, while the other takes the other test files one by one. Two browsers drawing at once on
-# two cores is where the player's Pause click was lost. (pytest-xdist's own xdist_group marks do not group
-# anything with this pytest: its nodeid suffix never reaches the scheduler.)
-BROWSER_GROUP = "browser"
-BROWSER_FILES = frozenset(p.name for p in Path(__file__).parent.glob("test_*.py") if "mark.e2e" in p.read_text())
+# Two workers (pyproject's `-n 2`): the browser tests (marked e2e) run one at a time, as on one worker, on one
+# worker that starts on them at once, while the other takes the other test files one by one; the two longest
+# browser files wait for whichever worker is free at the end, so both finish about together. Two browsers
+# drawing at once on two cores, all along, is where the player's Pause click was lost. (pytest-xdist's own
+# xdist_group marks group nothing with this pytest: their nodeid suffix never reaches its scheduler.)
+TESTS = Path(__file__).parent
+BROWSER_FILES = frozenset(p.name for p in TESTS.glob("test_*.py") if "mark.e2e" in p.read_text())
+LAST_BROWSER_FILES = frozenset({"test_browser_room.py", "test_readme_pictures.py"})
+
+
+def _order(item) -> int:
+    name = item.path.name
+    return 2 if name in LAST_BROWSER_FILES else 0 if name in BROWSER_FILES else 1
 
 
 def pytest_collection_modifyitems(config, items):
-    """The browser tests first, so their worker starts on them at once."""
-    items[:] = sorted(items, key=lambda item: item.get_closest_marker("e2e") is None)
+    """The browser tests first, then the others, then the browser files kept for the end."""
+    items[:] = sorted(items, key=_order)
 
 
 def pytest_xdist_make_scheduler(config, log):
-    """pytest-xdist's one-file-per-worker scheduling, with every browser test file as one unit, sent first."""
+    """pytest-xdist's one-file-at-a-time scheduling, with the browser files as two units: the first sent
+    first, the other last, in the collection's order."""
     from xdist.scheduler import LoadFileScheduling
 
-    class BrowserTestsOnOneWorker(LoadFileScheduling):
+    class BrowserTestsOneAtATime(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.split("::", 1)[0]
-            return BROWSER_GROUP if Path(module).name in BROWSER_FILES else module
+            name = Path(module).name
+            return "browser-last" if name in LAST_BROWSER_FILES else "browser" if name in BROWSER_FILES else module
 
-    config.option.loadscopereorder = False  # keep the collection's order: the browser unit first
-    return BrowserTestsOnOneWorker(config, log)
+    config.option.loadscopereorder = False  # keep the collection's order
+    return BrowserTestsOneAtATime(config, log)
