@@ -20,6 +20,7 @@ TALK_PAGES = [  # page, charts it draws at least
     ("tensor_shapes", 1),
     ("masks_and_heads", 2),
     ("design_choices", 3),
+    ("training", 2),
     ("why", 2),
 ]
 VISIBLE = 120  # px of the first chart a projector shows at least

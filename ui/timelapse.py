@@ -47,7 +47,7 @@ def show(page: Page) -> None:
     set_value(SNAPSHOT.key, min(stored(SNAPSHOT.key), n))  # another checkpoint may keep fewer (0: play from the start)
     best = bundle.card.get("alignment", {}).get("best")
     focus = _focus(page, best)
-    st.markdown(
+    about = (
         f"This model kept its weights at {n} steps of its training, spaced evenly on a log scale from step "
         f"{steps[0]:,} to the end (step {steps[-1]:,}). Move the slider, or press play, to run the sentence in the "
         "sidebar through each of them: the translation, and the cross-attention of the final translation fed "
@@ -59,6 +59,8 @@ def show(page: Page) -> None:
             else f" Enlarged on the right: decoder layer L{focus[0] + 1} head H{focus[1] + 1}, picked in the sidebar."
         )
     )
+    if not page.controls.presentation:
+        st.markdown(about)
     TIME_LAPSE.controls(n, "training", finish_label=None)  # paused, the slider is the way on
 
     def frame(index: int) -> None:
@@ -74,6 +76,8 @@ def show(page: Page) -> None:
         _draw(page, engine.get_snapshot(str(bundle.path), step), step, final, focus)
 
     TIME_LAPSE.run(frame, n, page)
+    if page.controls.presentation:  # on a projector the pictures come first; the lecturer says this
+        st.markdown(about)
 
 
 def _focus(page: Page, best: dict | None) -> tuple[int, int]:
