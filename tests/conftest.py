@@ -7,6 +7,10 @@ import pytest
 from filelock import FileLock
 
 ROOT = Path(__file__).resolve().parent.parent
+# Under pytest-xdist two workers share the cores: one torch thread each (read when torch is first imported), so
+# that a worker's parallel loops never wait on a core the other worker, or its browser and app, is using.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
@@ -66,39 +70,42 @@ def restore_torch_threads():
     torch.set_num_threads(before)
 
 
-# Two workers (pyproject's `-n 2`): the browser tests (marked e2e) run one at a time, as on one worker, on one
-# worker that starts on them at once, while the other takes the other test files one by one; the two longest
-# browser files wait for whichever worker is free at the end, so both finish about together. Two browsers
-# drawing at once on two cores, all along, is where the player's Pause click was lost. (pytest-xdist's own
-# xdist_group marks group nothing with this pytest: their nodeid suffix never reaches its scheduler.)
+# Two workers (pyproject's `-n 2`). The browser tests (marked e2e) are one unit of work that one worker starts on
+# at once and runs one test at a time, as on one worker, the player's first: two browsers drawing at once on two
+# cores, all along, is where its Pause click was lost. The other worker takes the other files one by one, the
+# slow ones first, then the two longest browser files (each its own unit), then the quick files, which fill the
+# end of both workers' time so that they finish together. (pytest-xdist's own xdist_group marks group nothing
+# with this pytest: their nodeid suffix never reaches its scheduler.)
 TESTS = Path(__file__).parent
 BROWSER_FILES = frozenset(p.name for p in TESTS.glob("test_*.py") if "mark.e2e" in p.read_text())
-LAST_BROWSER_FILES = frozenset({"test_browser_room.py", "test_readme_pictures.py"})
-FIRST_BROWSER_FILE = "test_browser_player.py"  # its Pause click: never while the last browser files draw
+LATER_BROWSER_FILES = frozenset({"test_browser_room.py", "test_readme_pictures.py"})
+FIRST_BROWSER_FILE = "test_browser_player.py"
 
 
 def _order(item) -> int:
     name = item.path.name
-    if name == FIRST_BROWSER_FILE:
-        return -1
-    return 2 if name in LAST_BROWSER_FILES else 0 if name in BROWSER_FILES else 1
+    if name in LATER_BROWSER_FILES:
+        return 3
+    if name in BROWSER_FILES:
+        return 0 if name == FIRST_BROWSER_FILE else 1
+    return 2 if item.get_closest_marker("slow") else 4
 
 
 def pytest_collection_modifyitems(config, items):
-    """The browser tests first, then the others, then the browser files kept for the end."""
+    """The order the two workers take the tests in (above)."""
     items[:] = sorted(items, key=_order)
 
 
 def pytest_xdist_make_scheduler(config, log):
-    """pytest-xdist's one-file-at-a-time scheduling, with the browser files as two units: the first sent
-    first, the other last, in the collection's order."""
+    """pytest-xdist's one-file-at-a-time scheduling, with the browser files but the two longest as one unit,
+    in the collection's order."""
     from xdist.scheduler import LoadFileScheduling
 
     class BrowserTestsOneAtATime(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.split("::", 1)[0]
             name = Path(module).name
-            return "browser-last" if name in LAST_BROWSER_FILES else "browser" if name in BROWSER_FILES else module
+            return "browser" if name in BROWSER_FILES - LATER_BROWSER_FILES else module
 
     config.option.loadscopereorder = False  # keep the collection's order
     return BrowserTestsOneAtATime(config, log)
