@@ -12,6 +12,7 @@ from xml.etree import ElementTree
 
 import pytest
 from live_server import running_app
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "artifacts" / "screenshots"
@@ -277,8 +278,12 @@ def test_clicking_an_output_piece_highlights_its_source(server, browser):
         _load(page, f"{url}/why?sentence=The+small+girl+sees+a+white+bird", minimum=3)
         page.locator("[data-testid='stButtonGroup'] button", has_text="fille").click()
         page.wait_for_function("() => location.search.includes('step=4')", timeout=30000)
+        try:  # the URL says step=4 as soon as the run starts; the page says so once the run has drawn it
+            page.get_by_text("Output piece 4, fille").first.wait_for(timeout=30000)
+        except PlaywrightTimeout:
+            headings = page.locator("h3", has_text="Output piece").all_inner_texts()
+            raise AssertionError(f"the page explains {headings}, not piece 4, fille") from None
         _settle(page)
-        assert "Output piece 4, fille" in page.inner_text("[data-testid='stMain']")
         lines = page.evaluate("""() => [...new Set([...document.querySelectorAll('span[title]')]
             .map(s => s.parentElement.parentElement))].map(line => ({
                 name: line.querySelector('b').innerText,
