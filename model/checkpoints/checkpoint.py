@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -13,8 +14,9 @@ from ..engine.config import ModelConfig
 from ..engine.tokenizer import Tokenizer
 from ..engine.transformer import Transformer
 from ..errors import REBUILD_HINT, CheckpointError
-from . import snapshots
+from . import gguf, snapshots
 from .families import load_family
+from .image import load_image, release_freed_memory, save_image
 from .record import Checkpoint
 from .weights import build_model, fingerprint, read_tensors, weight_files
 
@@ -56,11 +58,17 @@ def _read_json(path: Path, name: str) -> dict:
     return data
 
 
-def load_checkpoint(path: Path, snapshot: int | None = None) -> Checkpoint:
+def load_checkpoint(path: Path, snapshot: int | None = None, progress: gguf.Progress | None = None) -> Checkpoint:
     """Load and validate a checkpoint directory, or raise CheckpointError naming the problem: this
-    project's own layout, or a Hugging Face one whose config.json names a supported model_type.
+    project's own layout, a Hugging Face one whose config.json names a supported model_type, or a GGUF
+    file (or a folder holding one; `progress` hears how its first open goes).
     `snapshot`: the weights kept at that training step instead of the final ones."""
     path = Path(path)
+    file = gguf.find(path)
+    if file is not None:
+        if snapshot is not None:
+            raise _fail(path, "snapshots are kept only by checkpoints trained here")
+        return load_gguf(file, progress)
     if not path.is_dir():
         raise _fail(path, "the directory does not exist")
     if not (path / CONFIG).is_file():
@@ -97,6 +105,43 @@ def load_checkpoint(path: Path, snapshot: int | None = None) -> Checkpoint:
         raise CheckpointError(f"{exc} {REBUILD_HINT}") from None
     checkpoint_id = fingerprint([path / CONFIG, path / TOKENIZER, weights])
     return Checkpoint(path, config, model, tokenizer, card, checkpoint_id, snapshot=snapshot)
+
+
+def load_gguf(file: Path, progress: gguf.Progress | None = None) -> Checkpoint:
+    """A GGUF file through its family. The first open dequantizes it and keeps the loaded weights as an
+    image in the cache (`image.py`); a later open maps that image (made again when it no longer opens).
+    The checkpoint id is the file's own hash."""
+    for attempt in range(2):
+        folder, sha, tensors = gguf.hub_folder(file, progress)
+        try:
+            config, facts = _read_json(folder, CONFIG), gguf.source(folder)
+            ours = load_image(folder / gguf.IMAGE) if tensors is None else None
+            checkpoint = load_family(folder, config, identity=sha[:16], tensors=tensors, ours=ours)
+        except (CheckpointError, OSError, ValueError):
+            gguf.discard(folder)  # a cached copy someone changed or cut: make it again from the file
+            if attempt or tensors is not None:
+                raise
+            continue
+        if tensors is not None:
+            del tensors
+            try:
+                save_image(dict(checkpoint.model.named_parameters()), folder / gguf.IMAGE)
+            except OSError as exc:
+                raise gguf.unwritable(file, folder, exc) from None
+            # the same weights mapped from the image: the process's own copy goes back to the system
+            mapped = load_family(folder, config, identity=sha[:16], ours=load_image(folder / gguf.IMAGE))
+            checkpoint = replace(checkpoint, model=mapped.model)
+            release_freed_memory()
+        card = checkpoint.card | {
+            "name": facts["name"],
+            "source": facts["file"],
+            "path": facts["file"],
+            "licence": facts["licence"],
+            "stored_as": f"GGUF: {facts['stored_as']}; dequantized to float32",
+            "weights_bytes": file.stat().st_size,
+        }
+        return replace(checkpoint, path=file, card=card)
+    raise AssertionError("unreachable")
 
 
 def read_train_log(path: Path) -> list[dict]:

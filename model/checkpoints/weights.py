@@ -96,7 +96,7 @@ def build_model(cfg: ModelConfig, state: dict[str, torch.Tensor], where: Path) -
                 f"Cannot load the checkpoint at {where}: weight {name} has shape "
                 f"{tuple(tensor.shape)}, the config needs {tuple(param.shape)}."
             )
-        if not tensor.dtype.is_floating_point or not torch.isfinite(tensor).all():
+        if not tensor.dtype.is_floating_point or not _finite(tensor):
             raise CheckpointError(
                 f"Cannot load the checkpoint at {where}: weight {name} is not a finite floating-point tensor."
             )
@@ -104,6 +104,13 @@ def build_model(cfg: ModelConfig, state: dict[str, torch.Tensor], where: Path) -
     model.load_state_dict({name: ready[canonical[name]] for name in every}, strict=True, assign=True)
     model.store_for_decoding()
     return model.eval()
+
+
+def _finite(tensor: torch.Tensor) -> bool:
+    """No NaN or infinity in `tensor`. Its sum is finite unless one is there (or the sum overflows, and then
+    every value is checked): this reads the tensor once and allocates nothing, where isfinite(t).all()
+    first makes a mask as large as the tensor (1.1 s of SmolLM2-135M's 3-s load here)."""
+    return bool(torch.isfinite(tensor.sum())) or bool(torch.isfinite(tensor).all())
 
 
 @contextmanager

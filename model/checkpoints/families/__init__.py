@@ -12,6 +12,8 @@ import re
 from pathlib import Path
 from types import ModuleType
 
+import torch
+
 from ...errors import CheckpointError
 from ..record import Checkpoint
 from ..weights import build_model, fingerprint, read_tensors, weight_files
@@ -36,8 +38,17 @@ SUPPORTED = (
 GENERATION = "generation_config.json"
 
 
-def load_family(path: Path, hf_config: dict) -> Checkpoint:
-    """Load a Hugging Face directory whose config.json names its model_type."""
+def load_family(
+    path: Path,
+    hf_config: dict,
+    identity: str | None = None,
+    tensors: dict[str, torch.Tensor] | None = None,
+    ours: dict[str, torch.Tensor] | None = None,
+) -> Checkpoint:
+    """Load a Hugging Face directory whose config.json names its model_type. Its weights come from its
+    safetensors files, else from `tensors` (under the family's names) or `ours` (under ours, laid out as
+    a loaded model holds them: a weights image); `identity`: the checkpoint id when the caller knows it
+    already (a GGUF file's hash), instead of hashing the folder's files."""
     model_type = hf_config.get("model_type")
     if not isinstance(model_type, str) or model_type not in FAMILIES:
         raise CheckpointError(
@@ -53,8 +64,8 @@ def load_family(path: Path, hf_config: dict) -> Checkpoint:
             f"Cannot open the checkpoint at {path}: the tokenizer has {vocab.vocab_size} ids but "
             f"the model only {cfg.vocab_size}."
         )
-    files = weight_files(path)
-    state = family.rename(read_tensors(files), path)
+    files = weight_files(path) if tensors is None and ours is None else []
+    state = ours if ours is not None else family.rename(tensors if tensors is not None else read_tensors(files), path)
     stored = sorted({str(t.dtype).removeprefix("torch.") for t in state.values() if t.dtype.is_floating_point})
     if cfg.output_tied:
         state.pop("generator.weight", None)  # a saved copy of the tied head: the embedding is the head
@@ -65,7 +76,7 @@ def load_family(path: Path, hf_config: dict) -> Checkpoint:
     )
     card["stored_as"] = " and ".join(stored) or "float32"
     card["memory_bytes"] = sum(p.numel() * p.element_size() for p in model.parameters())
-    identity = fingerprint([path / "config.json", *family.tokenizer_files(path), *files])
+    identity = identity or fingerprint([path / "config.json", *family.tokenizer_files(path), *files])
     return Checkpoint(
         path,
         cfg,
