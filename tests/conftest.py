@@ -13,6 +13,25 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+# GGUF files are converted into a cache folder of the run's own (the app's is ~/.cache/transformer-anatomy):
+# the first open of SmolLM2 in each worker converts it, every later one (the app servers' too) maps its image.
+# Made by the first process (pytest-xdist's workers inherit it) and removed when that process ends.
+if not os.environ.get("ANATOMY_CACHE"):
+    import tempfile
+
+    os.environ["ANATOMY_CACHE"] = tempfile.mkdtemp(prefix="anatomy-test-cache-")
+    _OWN_CACHE = os.environ["ANATOMY_CACHE"]
+else:
+    _OWN_CACHE = ""
+
+
+def pytest_unconfigure(config) -> None:
+    """Remove the run's GGUF cache (half a gigabyte per converted SmolLM2)."""
+    if _OWN_CACHE:
+        import shutil
+
+        shutil.rmtree(_OWN_CACHE, ignore_errors=True)
+
 
 from fixtures import build_tiny_checkpoint  # noqa: E402
 

@@ -5,7 +5,9 @@ copies, the queries, keys and values in one block), and on this machine every fr
 costs: 538 MB of float32 (SmolLM2-135M) took 1.9 s just to touch. An image keeps each storage once,
 in its final layout, and every parameter as a view of it (offset, shape, strides), in the safetensors
 format (the storages as tensors, the views in its metadata). Reading one maps the file: the weights
-stay in the page cache, nothing is copied, and the layout is already the decoding one.
+stay in the page cache, nothing is copied, and the layout is already the decoding one. An image is
+only ever written whole and put in place by a rename, never changed in place: a process that maps the
+old one keeps reading it (reading a page cut from under a mapping would be a bus error).
 """
 
 from __future__ import annotations

@@ -62,12 +62,14 @@ class _Cursor:
             raise self.refuse("the file ends inside its header (cut short?)")
         (value,) = struct.unpack_from("<" + fmt, self.data, self.at)
         self.at += size
+        if fmt == "f":  # the shortest decimal of the float32 the converter stored: 1e-06, not 9.999999974752427e-07
+            return float(str(np.float32(value)))
         return value
 
     def count(self) -> int:
         value = int(self.scalar("Q"))
         if value > len(self.data):  # no count of anything can exceed the file's bytes
-            raise self.refuse(f"its header gives a count of {value}, more than the file's size (corrupt?)")
+            raise self.refuse(f"its header gives a count of {value}, more than the file's bytes (cut short, or corrupt)")
         return value
 
     def string(self) -> str:
@@ -107,6 +109,8 @@ class GGUFFile:
         self.path = Path(path)
         self.refuse: Refuse = lambda problem: CheckpointError(f"Cannot open the GGUF file {self.path}: {problem}.")
         try:
+            if self.path.stat().st_size < 24:
+                raise self.refuse("it is too short to hold a GGUF header, so it does not start with GGUF's magic bytes")
             self._map = np.memmap(self.path, dtype=np.uint8, mode="r")
         except (OSError, ValueError) as exc:
             raise self.refuse(f"it cannot be read ({exc})") from None
@@ -126,7 +130,7 @@ class GGUFFile:
         for _ in range(n_tensors):
             name = cursor.string()
             dims = [cursor.count() for _ in range(int(cursor.scalar("I")))]
-            kind, offset = int(cursor.scalar("I")), cursor.count()
+            kind, offset = int(cursor.scalar("I")), int(cursor.scalar("Q"))
             entries.append((name, dims, kind, offset))
         stated = self.metadata.get("general.alignment")
         alignment = stated if isinstance(stated, int) and stated > 0 else DEFAULT_ALIGNMENT
