@@ -11,6 +11,7 @@ import torch
 
 from .checkpoints.capabilities import capabilities
 from .checkpoints.checkpoint import Checkpoint, load_checkpoint
+from .checkpoints.gguf import Progress
 from .checkpoints.snapshots import steps as snapshot_steps
 from .engine.decoding import decoded_logits
 from .engine.hooks import recorded_at, recording
@@ -96,41 +97,55 @@ class Bundle(Generator):
             return None, None
         return self.model.encode(src, interventions, lengths)
 
-    def read_input(self, sentence: str, new_pieces: int | None = None) -> list[int]:
+    def read_input(self, sentence: str, new_pieces: int | None = None, chat: bool = False) -> list[int]:
         """The ids the model reads before it writes: the source (the task prefix included), or a
-        decoder-only model's prompt, cut to leave room for `new_pieces` (None: a continuation's)."""
+        decoder-only model's prompt, cut to leave room for `new_pieces` (None: a continuation's). With
+        `chat`, the prompt is a user's message wrapped by the chat template, as `generate(chat=True)`
+        reads it (InputError for a model with an encoder, or without a template)."""
         if self.capabilities.encoder:
+            if chat:
+                raise InputError(f"{self.name} reads a source sentence, not a chat message.")
             return self.encode_source(sentence)[1]
-        return self._read_prompt(sentence, DecodeOptions(max_len=new_pieces))[1]
+        return self._read_prompt(sentence, DecodeOptions(max_len=new_pieces), chat)[1]
 
     def _fixed_output(
-        self, sentence: str, output_ids: Sequence[int], interventions: Interventions
+        self, sentence: str, output_ids: Sequence[int], interventions: Interventions, chat: bool = False
     ) -> tuple[list[int], list[int]]:
-        """The source ids (a decoder-only model's prompt) and the output to score or trace."""
+        """The source ids (a decoder-only model's prompt; with `chat`, wrapped as a chat message) and the
+        output to score or trace."""
         if not self.capabilities.decoder:
             self.require_decoder()
         self.check_interventions(interventions)
-        src_ids = self.read_input(sentence, max(1, len(output_ids)))
+        src_ids = self.read_input(sentence, max(1, len(output_ids)), chat)
         produced = list(output_ids)[: self.config.max_len]
         if not produced:
             raise InputError("There is no output to score.")
         return src_ids, produced
 
     def teacher_forced(
-        self, sentence: str, output_ids: Sequence[int], interventions: Interventions = Interventions()
+        self,
+        sentence: str,
+        output_ids: Sequence[int],
+        interventions: Interventions = Interventions(),
+        chat: bool = False,
     ) -> Trace:
         """One recorded pass over a fixed output with every piece fed at once, as in training: with
         the causal mask off, each position also sees the pieces after it, which is what the mask
-        is there to stop."""
-        src_ids, produced = self._fixed_output(sentence, output_ids, interventions)
+        is there to stop. With `chat`, a decoder-only model's prompt is the sentence as a chat message."""
+        src_ids, produced = self._fixed_output(sentence, output_ids, interventions, chat)
         return self.teacher_forced_rows([src_ids], [produced], interventions)[0]
 
     def teacher_forced_at(
-        self, sentence: str, output_ids: Sequence[int], name: str, interventions: Interventions = Interventions()
+        self,
+        sentence: str,
+        output_ids: Sequence[int],
+        name: str,
+        interventions: Interventions = Interventions(),
+        chat: bool = False,
     ) -> np.ndarray:
         """`teacher_forced(...).tensor(name)` (batch axis included) without the rest of the pass: it stops
         at hook point `name`, so one early layer's attention costs a fraction of the whole trace."""
-        src_ids, produced = self._fixed_output(sentence, output_ids, interventions)
+        src_ids, produced = self._fixed_output(sentence, output_ids, interventions, chat)
         fed = torch.tensor([self.decoder_input_ids(src_ids, produced)])
 
         def run() -> None:
@@ -195,12 +210,16 @@ class Bundle(Generator):
         ]
 
     def score(
-        self, sentence: str, output_ids: Sequence[int], interventions: Interventions = Interventions()
+        self,
+        sentence: str,
+        output_ids: Sequence[int],
+        interventions: Interventions = Interventions(),
+        chat: bool = False,
     ) -> list[float]:
         """Log-probability of each piece of a fixed output under the switches, as a decoding step
         fed the same earlier pieces would give it: how a knocked-out head changes the model's
-        belief in the same translation."""
-        src_ids, produced = self._fixed_output(sentence, output_ids, interventions)
+        belief in the same translation (with `chat`, in the answer to the sentence as a chat message)."""
+        src_ids, produced = self._fixed_output(sentence, output_ids, interventions, chat)
         tgt = torch.tensor([self.decoder_input_ids(src_ids, produced)])
         first = 1 if self.capabilities.encoder else len(src_ids)
         with torch.inference_mode():
@@ -236,10 +255,13 @@ class Bundle(Generator):
         return results
 
 
-def load_bundle(path: Path | str | None = None, snapshot: int | None = None) -> Bundle:
-    """Load a checkpoint directory (default: the shipped model) as a Bundle; `snapshot`: with the
-    weights it had at that training step (one of `bundle.snapshots`)."""
+def load_bundle(
+    path: Path | str | None = None, snapshot: int | None = None, progress: Progress | None = None
+) -> Bundle:
+    """Load a checkpoint directory or a GGUF file (default: the shipped model) as a Bundle; `snapshot`:
+    with the weights it had at that training step (one of `bundle.snapshots`); `progress(share, text)`
+    hears how a GGUF file's first open goes."""
     target = Path(path) if path is not None else DEFAULT_CHECKPOINT
     if path is None and not target.is_dir():
         raise CheckpointError(f"The default model is not at {target}. {REBUILD_HINT}")
-    return Bundle(load_checkpoint(target, snapshot))
+    return Bundle(load_checkpoint(target, snapshot, progress))

@@ -4,13 +4,13 @@ For an encoder-only model: the sentence, its pieces, its embedding and its simil
 
 import streamlit as st
 
-from model import InputError, cosine
-from ui import engine, player
+from model import cosine
+from ui import player
 from ui.figures import shared
 from ui.page import Page, big_text, bind, md, page_value, start, table_height, typed_prefix, vocabulary
-from ui.urlstate import MAX_PREFIX, SUGGESTED_PREFIX, Field, on_off_field
+from ui.urlstate import MAX_PREFIX, SUGGESTED_PREFIX, Field
 from viz.embedding import embedding_strips
-from viz.labels import marker_note
+from viz.labels import marker_note, visible_breaks
 from viz.translate import beams_frame, pieces_frame, step_candidates, steps_frame
 
 
@@ -106,19 +106,25 @@ if page.encoder_only:
     sentence_page(page)
     st.stop()
 result, trace, ctl = page.result, page.result.trace, page.controls
-continues = page.decoder_only
+continues, chat = page.decoder_only, page.chat  # chat: the result is the answer to the wrapped chat message
 if continues:
     st.info(
         f"{page.bundle.name} is a decoder-only model ({page.bundle.family}): it has no encoder and no "
         "cross-attention, and it does not translate. It reads the prompt and continues it, one new piece per "
         "step; each step reads the prompt and every piece made so far through its masked self-attention."
+        + (
+            " Here the prompt is your text as a user's chat message, wrapped by the checkpoint's chat template, "
+            "and the continuation is the assistant's answer: the model ends it with its end-of-turn piece."
+            if chat
+            else ""
+        )
     )
 else:
     task_prefix(page)
 
 n_steps = len(result.steps)
 if continues:
-    label = "Continuation"
+    label = "Answer" if chat else "Continuation"
 else:
     label = "French translation" if page.bundle.capabilities.trained_here else "Translation"
 label += f" (beam search, {ctl.beam_size} beams)" if ctl.beam_size > 1 else " (greedy)"
@@ -164,30 +170,15 @@ if page.bundle.capabilities.trained_here:  # this project's models learn the cor
             f"**Reference** (the corpus grammar's translation): {md(reference)}  \n"
             + ("✔ The model's output matches it." if match else "✘ The model's output differs from it.")
         )
-st.caption("The model read (its prompt):" if continues else "The model read:")
-st.text(result.source)
-if continues and page.bundle.chat is not None:
-    page_value(on_off_field("chat", False))  # chat=on in the URL: a shared link and a reload keep it
-if (
-    continues
-    and page.bundle.chat is not None
-    and bind(
-        "chat",
-        st.checkbox,
-        label="As a chat message",
-        help="This instruct checkpoint has a chat template: your text becomes a user's message, wrapped as the model "
-        "was tuned to read it, and the model writes the assistant's answer.",
+if chat:  # the wrapped text as the model reads it: its special pieces, and a ↵ at each line break
+    st.caption(
+        f"The model read (your message wrapped by the chat template, {len(result.prompt_ids)} pieces; ↵ marks a "
+        "line break, which the model reads as a piece of its own):"
     )
-):
-    try:
-        answer = engine.chat(page.bundle, ctl.sentence, ctl.interventions(), ctl.beam_size)
-    except InputError as exc:
-        st.warning(str(exc))
-    else:
-        st.caption("Wrapped by the chat template, the model reads (special pieces and line breaks included):")
-        st.code(answer.prompt, language=None)
-        st.caption(f"Its answer ({len(answer.output_ids)} new pieces):")
-        big_text(answer.continuation or "(empty output)")
+    st.code(visible_breaks(result.source), language=None)
+else:
+    st.caption("The model read (its prompt):" if continues else "The model read:")
+    st.text(result.source)
 
 if result.unknown_words:
     st.markdown("Flagged, never seen in training: " + ", ".join(f"**{md(w)}**" for w in result.unknown_words))
@@ -203,13 +194,18 @@ if continues:
     st.caption(
         f"The tokenizer splits text into pieces. {marker_note(prompt_pieces)} The model reads the prompt's "
         "pieces in one pass, then makes the new pieces one per step, each step reading every piece before it."
+        + (
+            " The chat template's special pieces (the turn markers) are pieces of their own, one id each."
+            if chat
+            else ""
+        )
     )
     left, right = st.columns(2)
     with left:
-        st.markdown("**Prompt pieces** (read first)")
+        st.markdown("**Wrapped prompt pieces** (read first)" if chat else "**Prompt pieces** (read first)")
         st.dataframe(pieces_frame(prompt_pieces, prompt_ids), hide_index=True, height=table_height(len(prompt_ids)))
     with right:
-        st.markdown("**New pieces** (one per decoding step)")
+        st.markdown("**Answer pieces** (one per decoding step)" if chat else "**New pieces** (one per decoding step)")
         st.dataframe(
             pieces_frame(page.bundle.tokenizer.pieces(out_ids), out_ids),
             hide_index=True,
@@ -247,6 +243,10 @@ if ctl.beam_size > 1:
         "Beams are ranked by score = log-probability / length^penalty, so longer outputs are not "
         "punished for every extra piece."
     )
-    st.dataframe(beams_frame(result.beams, "continuation" if continues else "translation"), hide_index=True)
-st.metric("Log-probability of the " + ("continuation" if continues else "output"), f"{result.log_prob:.2f}")
+    output = "answer" if chat else "continuation" if continues else "translation"
+    st.dataframe(beams_frame(result.beams, output), hide_index=True)
+st.metric(
+    "Log-probability of the " + ("answer" if chat else "continuation" if continues else "output"),
+    f"{result.log_prob:.2f}",
+)
 page.finish(globals())

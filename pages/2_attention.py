@@ -97,7 +97,7 @@ def _step_header(step: int) -> int:
         f"Step **t = {step + 1}** of {n_steps} read “{md(display_piece(trace.tgt_pieces[row]))}” (decoder "
         f"position {row}, counted from 0 like every position here) and produced "
         f"“{md(display_piece(trace.out_pieces[row]))}”. "
-        + ("Continuation so far" if page.decoder_only else "Output so far")
+        + ("Answer so far" if page.chat else "Continuation so far" if page.decoder_only else "Output so far")
         + f": **{md(output) or '(nothing yet)'}**"
     )
     return step
@@ -376,6 +376,12 @@ elif page.decoder_only:
         f"{page.bundle.name} is decoder-only: below is its masked self-attention alone, over the prompt and "
         "the continuation. It has no encoder and no cross-attention: there is no source sentence to read, only "
         "the text so far, which every step reads through self-attention."
+        + (
+            " The prompt is your chat message wrapped by the chat template (its turn markers are pieces too), "
+            "and the continuation is the answer."
+            if page.chat
+            else ""
+        )
     )
     set_value("step", min(ctl.step, n_steps - 1) + 1)
     player.DECODING.controls(n_steps, "attention")

@@ -287,8 +287,11 @@ elif second_continuation(
     # its attention without positions is read from the continuation with them (below): of its own
     # continuation without them, only the text is shown
     two_translations(
-        (f"Continuation with {what}", with_pe.translation),
-        (f"Continuation without {what}", page.translate(positional_encoding=False, trace=False).translation),
+        (f"{page.output_noun.capitalize()} with {what}", with_pe.translation),
+        (
+            f"{page.output_noun.capitalize()} without {what}",
+            page.translate(positional_encoding=False, trace=False).translation,
+        ),
         1.5,
     )
 if rotary:
@@ -303,6 +306,7 @@ if decoder_only:  # the same pieces read without positions: its own continuation
         with_pe.output_ids,
         stages.attention(stack, "self", layer, "pattern"),
         ctl.interventions(positional_encoding=False),
+        chat=ctl.chat,
     )[0, ctl.head]
     window = around(ctl.step, len(with_pe.trace.tgt_pieces))
 else:

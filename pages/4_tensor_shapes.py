@@ -39,7 +39,9 @@ if has.decoder:
     letters.append(
         f"T = target pieces ({len(trace.tgt_pieces)})"
         if has.encoder
-        else f"T = decoder positions ({len(trace.tgt_pieces)}: your text, then each new piece but the last)"
+        else f"T = decoder positions ({len(trace.tgt_pieces)}: "
+        + ("your chat message wrapped by the chat template" if page.chat else "your text")
+        + ", then each new piece but the last)"
     )
 letters += [f"d_model = {cfg.d_model}", f"h = {cfg.n_heads} heads"]
 letters.append(

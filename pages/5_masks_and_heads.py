@@ -46,7 +46,7 @@ elif page.decoder_only:
     trace = (
         page.result.trace
         if ctl.causal
-        else engine.teacher_forced(page.bundle, ctl.sentence, page.result.output_ids, ctl.interventions())
+        else engine.teacher_forced(page.bundle, ctl.sentence, page.result.output_ids, ctl.interventions(), ctl.chat)
     )
 else:
     st.caption(
@@ -56,7 +56,8 @@ else:
     # the page's translation, all of it read in one pass under the sidebar's switches
     trace = engine.teacher_forced(page.bundle, ctl.sentence, page.result.output_ids, ctl.interventions())
 blocks = limits.blocks
-output_word = "continuation" if page.decoder_only else "translation"  # what the model makes of the sentence
+# what the model makes of the sentence (of a chat message: its answer)
+output_word = "answer" if page.chat else "continuation" if page.decoder_only else "translation"
 
 
 def _block(text: str) -> str:
@@ -147,7 +148,7 @@ def _mask_effect(
 
 
 labels = {h: head_label(h) for h in all_heads(limits)}
-sweep_key = (page.bundle.checkpoint_id, ctl.sentence, ctl.interventions(), ctl.beam_size)  # the sweep's results
+sweep_key = (page.bundle.checkpoint_id, ctl.sentence, ctl.interventions(), ctl.beam_size, ctl.chat)  # the sweep's
 EXPERIMENTS = {"causal": "The causal mask", "padding": "The padding mask", "knockout": "Knock out heads"}
 LAB = Field(
     "lab",
@@ -199,10 +200,10 @@ def _layer_drops() -> dict[str, float] | None:
         f"One pass per layer ({len(groups)}) takes seconds at this model's size: the button runs them.",
     ):
         return None
-    base = sum(engine.score(page.bundle, ctl.sentence, output_ids, ctl.interventions()))
+    base = sum(engine.score(page.bundle, ctl.sentence, output_ids, ctl.interventions(), ctl.chat))
     return {
         name: base
-        - sum(engine.score(page.bundle, ctl.sentence, output_ids, ctl.interventions(ablate=frozenset(heads))))
+        - sum(engine.score(page.bundle, ctl.sentence, output_ids, ctl.interventions(ablate=frozenset(heads)), ctl.chat))
         for name, heads in groups.items()
     }
 
@@ -352,6 +353,7 @@ def causal_lab_decoder() -> None:
         causal_on.output_ids,
         stages.attention("decoder", "self", layer, "pattern"),
         ctl.interventions(causal_mask=False),
+        ctl.chat,
     )[0]
     _mask_effect(
         on_pattern,
@@ -388,7 +390,9 @@ def causal_lab_decoder() -> None:
     rereads = work(page.bundle, 1, made * prompt + made * (made + 1) // 2)  # every step re-reads all before it
     if not asked(
         rereads,
-        engine.in_cache(page.bundle, ctl.sentence, ctl.interventions(causal_mask=False), ctl.beam_size, trace=False),
+        engine.in_cache(
+            page.bundle, ctl.sentence, ctl.interventions(causal_mask=False), ctl.beam_size, trace=False, chat=ctl.chat
+        ),
         "Generate without the mask",
         "causal-off-continuation",
         "Without the mask, every step re-reads the prompt and the pieces made so far (no cache can hold "
@@ -414,8 +418,9 @@ def padding_lab_decoder() -> None:
     st.subheader("The padding mask: batching a shorter prompt")
     short = bind("short", st.text_input, label="A second prompt, batched with yours")
     try:
-        with_pad = engine.prompt_batch(page.bundle, [ctl.sentence, short], ctl.interventions(padding_mask=True))
-        without_pad = engine.prompt_batch(page.bundle, [ctl.sentence, short], ctl.interventions(padding_mask=False))
+        texts = [ctl.sentence, short]  # with a chat message, both are wrapped by the chat template
+        with_pad = engine.prompt_batch(page.bundle, texts, ctl.interventions(padding_mask=True), ctl.chat)
+        without_pad = engine.prompt_batch(page.bundle, texts, ctl.interventions(padding_mask=False), ctl.chat)
     except AnatomyError as exc:
         st.error(md(str(exc)))
         return
@@ -538,9 +543,9 @@ def knockout_lab() -> None:
             key="knockout-probs",
         )
         if before.output_ids:
-            knocked = engine.score(page.bundle, ctl.sentence, before.output_ids, ctl.interventions())
+            knocked = engine.score(page.bundle, ctl.sentence, before.output_ids, ctl.interventions(), ctl.chat)
             unchanged = engine.score(
-                page.bundle, ctl.sentence, before.output_ids, ctl.interventions(ablate=frozenset())
+                page.bundle, ctl.sentence, before.output_ids, ctl.interventions(ablate=frozenset()), ctl.chat
             )
             page.show(
                 shared(
@@ -583,7 +588,9 @@ st.caption(
 if st.button("Run the knock-out sweep", icon=":material/play_arrow:"):
     with st.spinner(f"Knocking out {len(heads)} heads ..."):
         try:
-            rows = engine.knockout_sweep(page.bundle, ctl.sentence, ctl.interventions(), ctl.beam_size, heads)
+            rows = engine.knockout_sweep(
+                page.bundle, ctl.sentence, ctl.interventions(), ctl.beam_size, heads, chat=ctl.chat
+            )
         except AnatomyError as exc:
             st.error(md(str(exc)))
             rows = []

@@ -46,7 +46,7 @@ def _first_stack_trace(**changes: Any) -> Trace:
         return trace
     if bundle.capabilities.encoder:
         return page.encode(**changes).trace
-    return engine.teacher_forced(bundle, ctl.sentence, page.result.output_ids, ctl.interventions(**changes))
+    return engine.teacher_forced(bundle, ctl.sentence, page.result.output_ids, ctl.interventions(**changes), ctl.chat)
 
 
 def _first_stack_pattern(**changes: Any) -> np.ndarray:
@@ -55,7 +55,9 @@ def _first_stack_pattern(**changes: Any) -> np.ndarray:
     if _same_as_sidebar(**changes) or bundle.capabilities.encoder:
         return _first_stack_trace(**changes).pattern(stack, "self", layer)
     name = stages.attention(stack, "self", layer, "pattern")
-    return engine.teacher_forced_at(bundle, ctl.sentence, page.result.output_ids, name, ctl.interventions(**changes))[0]
+    return engine.teacher_forced_at(
+        bundle, ctl.sentence, page.result.output_ids, name, ctl.interventions(**changes), ctl.chat
+    )[0]
 
 
 def _translation(**changes: Any) -> str:
@@ -63,7 +65,7 @@ def _translation(**changes: Any) -> str:
     shown, so only the text is decoded."""
     if _same_as_sidebar(**changes):
         return page.result.translation
-    return engine.translation_text(bundle, ctl.sentence, ctl.interventions(**changes), ctl.beam_size)
+    return engine.translation_text(bundle, ctl.sentence, ctl.interventions(**changes), ctl.beam_size, ctl.chat)
 
 
 def _continued(changes: dict[str, Any], name: str) -> bool:

@@ -145,7 +145,7 @@ def _methods_for(step: int) -> list[str]:
         name
         for name in ("gradient", "integrated-gradients", "occlusion")
         if _piece_work(name) > SPARE
-        and not engine.attribution_cached(bundle, ctl.sentence, out_ids, name, iv, pieces=(step,))
+        and not engine.attribution_cached(bundle, ctl.sentence, out_ids, name, iv, pieces=(step,), chat=ctl.chat)
     ]
     if not costly or st.button(f"Add {' and '.join(costly)} for this piece", key="why-costly-methods"):
         return list(METHODS)
@@ -161,7 +161,9 @@ def _every_method(step: int, notes_below) -> None:
     """Every method's line over the source for the piece on show; what they say, in `notes_below` (under
     the table, so that the picture comes first)."""
     rows = {
-        name: engine.attribution(bundle, ctl.sentence, out_ids, name, iv, pieces=(step,), trace=own_trace)[0]
+        name: engine.attribution(
+            bundle, ctl.sentence, out_ids, name, iv, pieces=(step,), trace=own_trace, chat=ctl.chat
+        )[0]
         for name in _methods_for(step)
     }
     best = {name: int(abs(row).argmax()) for name, row in rows.items()}
@@ -192,7 +194,9 @@ def _method_notes(rows: dict[str, np.ndarray], best: dict[str, int], step: int) 
     if decoder_only:
         notes.append(
             f"{md(bundle.name)} is decoder-only: it has no encoder and no cross-attention, so the "
-            "“source” is your prompt, fed to the decoder before the new pieces. Attention and rollout "
+            "“source” is your prompt"
+            + (" (your chat message, wrapped by the chat template)" if ctl.chat else "")
+            + ", fed to the decoder before the new pieces. Attention and rollout "
             "come from its self-attention; the gradient methods and occlusion change the prompt's token "
             "embeddings only, keeping the new pieces written before this one."
         )
@@ -287,7 +291,7 @@ def _draw_table(method: str, output: tuple[int, int], source: tuple[int, int]) -
     passes = -(-IG_STEPS * len(out_ids) // BATCH) if method == "integrated-gradients" else 1
     wanted = asked(
         _table_work(method),
-        engine.attribution_cached(bundle, ctl.sentence, out_ids, method, iv),
+        engine.attribution_cached(bundle, ctl.sentence, out_ids, method, iv, chat=ctl.chat),
         f"Compute the whole table ({passes} batched pass{'es' if passes > 1 else ''})",
         "why-whole-table",
         f"{method.capitalize()} over every {PIECE.lower()} costs more than this page computes unasked; the "
@@ -297,7 +301,9 @@ def _draw_table(method: str, output: tuple[int, int], source: tuple[int, int]) -
     if wanted is False:
         return
     with filling(wanted) as progress:
-        scores = engine.attribution(bundle, ctl.sentence, out_ids, method, iv, progress=progress, trace=own_trace)
+        scores = engine.attribution(
+            bundle, ctl.sentence, out_ids, method, iv, progress=progress, trace=own_trace, chat=ctl.chat
+        )
     page.show(
         shared(
             tensor_heatmap,
@@ -318,15 +324,15 @@ def _draw_table(method: str, output: tuple[int, int], source: tuple[int, int]) -
 
 def _lens(step: int, output: tuple[int, int]) -> None:
     cfg = bundle.config
-    cached = engine.lens_cached(bundle, ctl.sentence, out_ids, iv)
+    cached = engine.lens_cached(bundle, ctl.sentence, out_ids, iv, ctl.chat)
     # every piece's lens puts each layer x piece through the output projection (layers x pieces x vocabulary x
     # d_model products); the table needs the piece on show alone, a piece's share of that
     cost = float(cfg.n_decoder_layers * len(out_ids) * cfg.vocab_size * cfg.d_model)
     if cached or cost <= SPARE:
-        view = engine.lens(bundle, ctl.sentence, out_ids, iv, trace=own_trace)
+        view = engine.lens(bundle, ctl.sentence, out_ids, iv, trace=own_trace, chat=ctl.chat)
         top_pieces, top_probs = view.top_pieces_at(step), view.top_probs[:, step]
     else:
-        one = engine.lens(bundle, ctl.sentence, out_ids, iv, trace=own_trace, pieces=(step,))
+        one = engine.lens(bundle, ctl.sentence, out_ids, iv, trace=own_trace, pieces=(step,), chat=ctl.chat)
         top_pieces, top_probs = one.top_pieces_at(0), one.top_probs[:, 0]
     st.dataframe(lens_table(top_pieces, top_probs, out_pieces[step]))
     after = (
@@ -358,7 +364,7 @@ def _lens(step: int, output: tuple[int, int]) -> None:
     if whole is False:
         return
     with filling(whole):
-        view = engine.lens(bundle, ctl.sentence, out_ids, iv, trace=own_trace)
+        view = engine.lens(bundle, ctl.sentence, out_ids, iv, trace=own_trace, chat=ctl.chat)
     page.show(
         shared(
             lens_heatmap,
@@ -382,7 +388,9 @@ def _patching(step: int, source: tuple[int, int]) -> None:
     donor = bind(
         "donor",
         st.text_input,
-        label=f"Donor {'prompt' if decoder_only else 'sentence'} (its activations "
+        label="Donor chat message (wrapped as yours is; its activations replace your prompt's)"
+        if ctl.chat
+        else f"Donor {'prompt' if decoder_only else 'sentence'} (its activations "
         f"replace your {'prompt' if decoder_only else 'sentence'}'s)",
     )
     cfg = bundle.config
@@ -395,7 +403,7 @@ def _patching(step: int, source: tuple[int, int]) -> None:
     cost = work(bundle, len(hooks) * len(src_pieces), len(src_pieces) + step + 1)
     wanted = asked(
         cost,
-        engine.patch_cells_cached(bundle, donor, ctl.sentence, out_ids, step, hooks, iv),
+        engine.patch_cells_cached(bundle, donor, ctl.sentence, out_ids, step, hooks, iv, ctl.chat),
         f"Compute the patching grid ({len(hooks)} batched passes)",
         "why-patch-grid",
         f"The grid patches every {SOURCE} position at every hook point: at this model's size, it is "
@@ -406,7 +414,9 @@ def _patching(step: int, source: tuple[int, int]) -> None:
         return
     try:
         with filling(wanted) as progress:
-            grid = engine.patch_cells(bundle, donor, ctl.sentence, out_ids, step, hooks, iv, progress=progress)
+            grid = engine.patch_cells(
+                bundle, donor, ctl.sentence, out_ids, step, hooks, iv, progress=progress, chat=ctl.chat
+            )
     except AnatomyError as exc:
         st.warning(md(str(exc)))
         return
@@ -434,13 +444,13 @@ def _patching(step: int, source: tuple[int, int]) -> None:
         key="patch-grid",
     )
     row, position = divmod(int(abs(grid).argmax()), grid.shape[1])
-    differ = mismatch(bundle, donor, ctl.sentence, out_ids)
+    differ = mismatch(bundle, donor, ctl.sentence, out_ids, ctl.chat)
     biggest = float(grid[row, position])
     if abs(biggest) < SHOWN:
         _no_single_position(biggest, differ, donor, hooks[0], step)
         return
     where = list(points)[row]
-    moved = engine.translation_patched(bundle, donor, ctl.sentence, points[where], (position,), iv)
+    moved = engine.translation_patched(bundle, donor, ctl.sentence, points[where], (position,), iv, ctl.chat)
     st.markdown(
         f"The biggest change ({biggest:+.2f}): the **{md(where)}** at position {position + 1} "
         f"(**{md(display_piece(src_pieces[position]))}**"
@@ -466,7 +476,7 @@ def _patching(step: int, source: tuple[int, int]) -> None:
     )
     if not unchanged_text:
         st.markdown(f"> {md(moved)}")
-    own = engine.score(bundle, ctl.sentence, out_ids, iv)
+    own = engine.score(bundle, ctl.sentence, out_ids, iv, ctl.chat)
     with st.expander("Your own patch: any hook point, a span of positions"):
         where = st.selectbox("Hook point", list(points), index=row, key="w_patch_point")
         both = grid.shape[1]
@@ -484,7 +494,7 @@ def _patching(step: int, source: tuple[int, int]) -> None:
         )
         try:
             moved_scores = engine.patched(
-                bundle, donor, ctl.sentence, out_ids, points[where], tuple(range(span[0] - 1, span[1])), iv
+                bundle, donor, ctl.sentence, out_ids, points[where], tuple(range(span[0] - 1, span[1])), iv, ctl.chat
             )
         except AnatomyError as exc:
             st.warning(md(str(exc)))
@@ -528,8 +538,8 @@ def _no_single_position(biggest: float, differ: Mismatch, donor: str, embeddings
         f"No single position changes the piece {piece}{size}: the donor differs from {yours} only at {words}, "
         f"and none of those alone moves {piece}."
     )
-    own = engine.score(bundle, ctl.sentence, out_ids, iv)
-    swapped = engine.patched(bundle, donor, ctl.sentence, out_ids, embeddings, differ.positions, iv)
+    own = engine.score(bundle, ctl.sentence, out_ids, iv, ctl.chat)
+    swapped = engine.patched(bundle, donor, ctl.sentence, out_ids, embeddings, differ.positions, iv, ctl.chat)
     moved = [(t, change) for t, change in moved_pieces(own, swapped, MOVED) if t != step]
     if not moved:
         return
@@ -565,9 +575,13 @@ page = start("Why this word?", needs_result=False)
 ctl, style, bundle = page.controls, page.style, page.bundle
 caps = bundle.capabilities
 decoder_only = page.decoder_only
-_take_turn(bundle, ctl.sentence)  # a long text waits for its turn, as start() does when it runs the page's result
+_take_turn(bundle, ctl.sentence, ctl.chat)  # a long text waits for its turn, as start() does when it runs the result
 PIECE, SOURCE, WHAT = (
-    ("New piece", "prompt", "continuation") if decoder_only else ("Output piece", "source", "translation")
+    ("Answer piece", "prompt", "answer")  # a chat message: the prompt is the wrapped message, the output its answer
+    if ctl.chat
+    else ("New piece", "prompt", "continuation")
+    if decoder_only
+    else ("Output piece", "source", "translation")
 )
 
 if decoder_only:  # its continuation (ui.page runs a translation or an encoding)
@@ -576,7 +590,7 @@ if decoder_only:  # its continuation (ui.page runs a translation or an encoding)
         st.stop()
     try:
         with filling(unmasked):
-            page.result = engine.generate(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size)
+            page.result = engine.generate(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size, chat=ctl.chat)
     except AnatomyError as exc:
         st.error(md(str(exc)))
         st.stop()
@@ -599,7 +613,13 @@ else:
     own_trace = result.trace  # the output's own trace: attention, rollout and the lens read it instead of a pass
     out_pieces = bundle.tokenizer.pieces(list(out_ids))
     src_pieces = bundle.tokenizer.pieces(list(result.prompt_ids)) if decoder_only else result.trace.src_pieces
-    if decoder_only:
+    if ctl.chat:
+        st.markdown(f"**Chat message** {md(ctl.sentence)}  \n**Answer** {md(result.continuation) or '(empty)'}")
+        st.caption(
+            f"The prompt's pieces below are the message as the model read it, wrapped by the chat template: "
+            f"{len(src_pieces)} pieces, its turn markers and line breaks (↵) included."
+        )
+    elif decoder_only:
         st.markdown(f"**Prompt** {md(result.prompt)}  \n**Continuation** {md(result.continuation) or '(empty)'}")
     if not out_ids:
         st.info(f"The {WHAT} is empty: there is no {PIECE.lower()} to explain.")
@@ -611,12 +631,13 @@ else:
         except AnatomyError as exc:
             st.error(md(str(exc)))
         room.offer(
-            page.room, lambda: questions.why(bundle, ctl.sentence, out_ids, iv, ctl.step, src_pieces, decoder_only)
+            page.room,
+            lambda: questions.why(bundle, ctl.sentence, out_ids, iv, ctl.step, src_pieces, decoder_only, ctl.chat),
         )
 
 st.subheader("What each head mostly does")
 st.dataframe(
-    roles_frame(engine.roles(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size)),
+    roles_frame(engine.roles(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size, ctl.chat)),
     hide_index=True,
     column_config={
         c: st.column_config.NumberColumn(c, format="%.3f")

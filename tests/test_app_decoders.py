@@ -14,8 +14,6 @@ from test_app_models import PAGE_FILES, texts
 from test_app_why_families import METHOD_LINES, _method_lines, _piece_on_show
 from test_families_t5_gpt2 import _sharpen
 
-from model import load_bundle
-
 SENTENCE = "The small girl sees a white bird."
 DONOR = "The small bird sees a white girl."
 
@@ -68,37 +66,7 @@ def test_why_explains_a_continuation_by_every_method(family):
     assert "decoder-only" in texts(at)
 
 
-def test_continue_offers_a_chat_message_on_an_instruct_checkpoint_only(folders):
-    at = run("pages/1_translate.py", {"model": _name("qwen2"), "sentence": SENTENCE})
-    assert_clean(at)
-    assert not [box for box in at.checkbox if box.label == "As a chat message"]
-    at = run("pages/1_translate.py", {"model": INSTRUCT, "sentence": SENTENCE})
-    assert_clean(at)
-    plain_code = len(at.code)
-    at.checkbox(key="w_chat").check().run()
-    assert_clean(at)
-    expected = load_bundle(folders["instruct"]).generate(SENTENCE, chat=True, trace=False)
-    shown = [block.value for block in at.code]
-    assert len(shown) == plain_code + 1 and expected.prompt.rstrip("\n") in shown  # st.code drops the last newline
-    assert expected.prompt.startswith("<|im_start|>user\n" + SENTENCE) and expected.prompt.endswith("assistant\n")
-    assert "Wrapped by the chat template" in texts(at)
-
-
-def test_a_chat_message_is_in_the_url_so_a_link_and_a_reload_keep_it(folders):
-    at = run("pages/1_translate.py", {"model": INSTRUCT, "sentence": SENTENCE})
-    assert at.query_params["chat"] in ("off", ["off"])
-    at.checkbox(key="w_chat").check().run()
-    assert at.query_params["chat"] in ("on", ["on"])
-    wrapped = load_bundle(folders["instruct"]).chat_prompt(SENTENCE).rstrip("\n")
-    shared = run("pages/1_translate.py", {"model": INSTRUCT, "sentence": SENTENCE, "chat": "on"})  # the link opened
-    assert_clean(shared)
-    assert shared.checkbox(key="w_chat").value and wrapped in [block.value for block in shared.code]
-    assert "Wrapped by the chat template" in texts(shared)
-    shared.run()  # a rerun keeps it
-    assert shared.checkbox(key="w_chat").value and wrapped in [block.value for block in shared.code]
-    bad = run("pages/1_translate.py", {"model": INSTRUCT, "sentence": SENTENCE, "chat": "maybe"})
-    assert not bad.exception and not bad.checkbox(key="w_chat").value
-    assert any("chat" in w.value for w in bad.warning) and wrapped not in [block.value for block in bad.code]
+# A chat message on every page (on by default, in the URL, the Continue page's answer): tests/test_app_chat.py.
 
 
 def test_a_chat_template_that_fails_warns_and_the_plain_prompt_stays(folders, tmp_path, monkeypatch):

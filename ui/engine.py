@@ -1,5 +1,8 @@
 """Cached calls into the engine: one model per checkpoint, one result per (checkpoint, sentence, controls).
 
+`chat` (an instruct checkpoint's text read as a user's chat message, wrapped by its chat template) is part
+of every key of a result that reads the text: a chat message's result and the plain prompt's never mix.
+
 Models and results live in the byte-bounded caches of ui/cache.py (budgets there), shared by every
 session: a hit is the stored object itself, with read-only arrays; pages only read results.
 """
@@ -19,7 +22,16 @@ import streamlit as st
 import torch
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from model import Bundle, DecodeOptions, EncodeResult, Interventions, Trace, TranslationResult, load_bundle
+from model import (
+    Bundle,
+    DecodeOptions,
+    EncodeResult,
+    InputError,
+    Interventions,
+    Trace,
+    TranslationResult,
+    load_bundle,
+)
 from model.analysis import attribute, experiments, knockout, logit_lens, patch, patch_grid, patched_translation
 from model.analysis.cache import WithoutCache, without_cache
 from model.analysis.roles import trace_roles
@@ -127,45 +139,48 @@ def _translate(
     return _bundle.translate(sentence, _iv(key), DecodeOptions(beam_size=beam_size), trace=trace)
 
 
+def _translates(bundle: Bundle, chat: bool) -> None:
+    """Refuse a chat message for a model that translates (only a decoder-only instruct model reads one)."""
+    if chat:
+        raise InputError(f"{bundle.name} translates a sentence: it reads no chat message.")
+
+
 def translate(
-    bundle: Bundle, sentence: str, iv: Interventions, beam_size: int = 1, trace: bool = True
+    bundle: Bundle, sentence: str, iv: Interventions, beam_size: int = 1, trace: bool = True, chat: bool = False
 ) -> TranslationResult:
     """Translate through the cache keyed by (checkpoint id, sentence, switches, beam size, trace); a
-    decoder-only model continues the sentence instead (`generate`, a GenerationResult)."""
+    decoder-only model continues the sentence instead (`generate`, a GenerationResult; with `chat`, it
+    answers the sentence as a chat message)."""
     if bundle.capabilities.decoder_only:
-        return generate(bundle, sentence, iv, beam_size, trace)
+        return generate(bundle, sentence, iv, beam_size, trace, chat=chat)
+    _translates(bundle, chat)
     return _translate(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, trace)
 
 
 @_cached
 def _generate(
-    _bundle: Bundle, checkpoint_id: str, text: str, key: IvKey, beam_size: int, trace: bool
+    _bundle: Bundle, checkpoint_id: str, text: str, key: IvKey, beam_size: int, trace: bool, chat: bool
 ) -> GenerationResult:
-    return _bundle.generate(text, _iv(key), DecodeOptions(beam_size=beam_size), trace=trace)
+    return _bundle.generate(text, _iv(key), DecodeOptions(beam_size=beam_size), trace=trace, chat=chat)
 
 
-def generate(bundle: Bundle, text: str, iv: Interventions, beam_size: int = 1, trace: bool = True) -> GenerationResult:
+def generate(
+    bundle: Bundle, text: str, iv: Interventions, beam_size: int = 1, trace: bool = True, chat: bool = False
+) -> GenerationResult:
     """A decoder-only model's continuation of `text` (`Bundle.generate`, the checkpoint's number of new
-    pieces), cached by (checkpoint id, text, switches, beam size, trace)."""
-    return _generate(bundle, bundle.checkpoint_id, text, iv_key(iv), beam_size, trace)
+    pieces; with `chat`, its answer to `text` as a user's chat message, the result's prompt the wrapped
+    text), cached by (checkpoint id, text, switches, beam size, trace, chat)."""
+    return _generate(bundle, bundle.checkpoint_id, text, iv_key(iv), beam_size, trace, chat)
 
 
-def in_cache(bundle: Bundle, text: str, iv: Interventions, beam_size: int = 1, trace: bool = True) -> bool:
-    """True when that translation (a decoder-only model's continuation) is in the cache: a page can show it
-    without asking."""
-    held = _generate if bundle.capabilities.decoder_only else _translate
-    return held.holds(bundle.checkpoint_id, text, iv_key(iv), beam_size, trace)
-
-
-@_cached
-def _chat(_bundle: Bundle, checkpoint_id: str, text: str, key: IvKey, beam_size: int) -> GenerationResult:
-    return _bundle.generate(text, _iv(key), DecodeOptions(beam_size=beam_size), trace=False, chat=True)
-
-
-def chat(bundle: Bundle, text: str, iv: Interventions, beam_size: int = 1) -> GenerationResult:
-    """An instruct checkpoint's answer to `text` as a user's chat message (wrapped by its chat template:
-    the result's prompt), without a trace; cached by (checkpoint id, text, switches, beam size)."""
-    return _chat(bundle, bundle.checkpoint_id, text, iv_key(iv), beam_size)
+def in_cache(
+    bundle: Bundle, text: str, iv: Interventions, beam_size: int = 1, trace: bool = True, chat: bool = False
+) -> bool:
+    """True when that translation (a decoder-only model's continuation, or with `chat` its answer) is in the
+    cache: a page can show it without asking."""
+    if bundle.capabilities.decoder_only:
+        return _generate.holds(bundle.checkpoint_id, text, iv_key(iv), beam_size, trace, chat)
+    return not chat and _translate.holds(bundle.checkpoint_id, text, iv_key(iv), beam_size, trace)
 
 
 @_cached
@@ -173,11 +188,12 @@ def _translation_text(_bundle: Bundle, checkpoint_id: str, sentence: str, key: I
     return _bundle.translation(sentence, _iv(key), DecodeOptions(beam_size=beam_size))
 
 
-def translation_text(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int = 1) -> str:
+def translation_text(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int = 1, chat: bool = False) -> str:
     """The translation alone (`Bundle.translation`), cached: for a page that shows only the text; a
-    decoder-only model's continuation (generated without a trace)."""
+    decoder-only model's continuation (or with `chat` its answer), generated without a trace."""
     if bundle.capabilities.decoder_only:
-        return generate(bundle, sentence, iv, beam_size, trace=False).translation
+        return generate(bundle, sentence, iv, beam_size, trace=False, chat=chat).translation
+    _translates(bundle, chat)
     return _translation_text(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size)
 
 
@@ -209,28 +225,36 @@ def translate_batch(bundle: Bundle, sentences: list[str], iv: Interventions) -> 
 
 
 @_cached
-def _prompt_batch(_bundle: Bundle, checkpoint_id: str, texts: tuple[str, ...], key: IvKey) -> list[Trace]:
-    prompts = [_bundle.encode_source(text)[1] for text in texts]
+def _prompt_batch(_bundle: Bundle, checkpoint_id: str, texts: tuple[str, ...], key: IvKey, chat: bool) -> list[Trace]:
+    prompts = [_bundle.read_input(text, chat=True) if chat else _bundle.encode_source(text)[1] for text in texts]
     return _bundle.teacher_forced_rows(prompts, None, _iv(key))
 
 
-def prompt_batch(bundle: Bundle, texts: list[str], iv: Interventions) -> list[Trace]:
-    """A decoder-only model reading texts as one right-padded batch in one pass (the padding demo):
-    each trace is its row, padding included; cached."""
-    return list(_prompt_batch(bundle, bundle.checkpoint_id, tuple(texts), iv_key(iv)))
+def prompt_batch(bundle: Bundle, texts: list[str], iv: Interventions, chat: bool = False) -> list[Trace]:
+    """A decoder-only model reading texts (with `chat`, each as a chat message, wrapped) as one right-padded
+    batch in one pass (the padding demo): each trace is its row, padding included; cached."""
+    return list(_prompt_batch(bundle, bundle.checkpoint_id, tuple(texts), iv_key(iv), chat))
 
 
 @_cached
 def _knockout(
-    _bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int, heads: tuple[Head, ...]
+    _bundle: Bundle,
+    checkpoint_id: str,
+    sentence: str,
+    key: IvKey,
+    beam_size: int,
+    heads: tuple[Head, ...],
+    chat: bool,
 ) -> list[dict]:
-    return knockout.sweep(_bundle, sentence, _iv(key), beam_size, list(heads))
+    return knockout.sweep(_bundle, sentence, _iv(key), beam_size, list(heads), chat)
 
 
-def knockout_sweep(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int, heads: list[Head]) -> list[dict]:
+def knockout_sweep(
+    bundle: Bundle, sentence: str, iv: Interventions, beam_size: int, heads: list[Head], chat: bool = False
+) -> list[dict]:
     """`model.analysis.knockout.sweep` (each head knocked out in turn: the log-probability of the
     output, and for the heads that matter most the translation instead), cached."""
-    rows = _knockout(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, tuple(heads))
+    rows = _knockout(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, tuple(heads), chat)
     return [dict(row) for row in rows]  # the caller's own rows: the cached ones are shared
 
 
@@ -261,42 +285,56 @@ def empty_source(bundle: Bundle, sentence: str, iv: Interventions, output_ids: t
 
 @_cached
 def _teacher_forced(
-    _bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...], key: IvKey
+    _bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...], key: IvKey, chat: bool
 ) -> Trace:
-    return _bundle.teacher_forced(sentence, list(output_ids), _iv(key))
+    return _bundle.teacher_forced(sentence, list(output_ids), _iv(key), chat)
 
 
-def teacher_forced(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interventions) -> Trace:
-    """One recorded pass over a fixed output with every piece fed at once (as in training), cached."""
-    return _teacher_forced(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv))
+def teacher_forced(
+    bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interventions, chat: bool = False
+) -> Trace:
+    """One recorded pass over a fixed output with every piece fed at once (as in training; with `chat`,
+    after the sentence as a chat message), cached."""
+    return _teacher_forced(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv), chat)
 
 
 @_cached
 def _teacher_forced_at(
-    _bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...], name: str, key: IvKey
+    _bundle: Bundle,
+    checkpoint_id: str,
+    sentence: str,
+    output_ids: tuple[int, ...],
+    name: str,
+    key: IvKey,
+    chat: bool,
 ) -> np.ndarray:
-    return _bundle.teacher_forced_at(sentence, list(output_ids), name, _iv(key))
+    return _bundle.teacher_forced_at(sentence, list(output_ids), name, _iv(key), chat)
 
 
 def teacher_forced_at(
-    bundle: Bundle, sentence: str, output_ids: tuple[int, ...], name: str, iv: Interventions
+    bundle: Bundle, sentence: str, output_ids: tuple[int, ...], name: str, iv: Interventions, chat: bool = False
 ) -> np.ndarray:
     """`teacher_forced(...).tensor(name)`, from that trace when it is cached, else from a pass that stops
     at hook point `name` (`Bundle.teacher_forced_at`: a page that shows one layer of a what-if pays for
     the layers up to it, not for a whole trace); cached."""
-    if _teacher_forced.holds(bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv)):
-        return teacher_forced(bundle, sentence, output_ids, iv).tensor(name)
-    return _teacher_forced_at(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), name, iv_key(iv))
+    if _teacher_forced.holds(bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv), chat):
+        return teacher_forced(bundle, sentence, output_ids, iv, chat).tensor(name)
+    return _teacher_forced_at(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), name, iv_key(iv), chat)
 
 
 @_cached
-def _score(_bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...], key: IvKey) -> list[float]:
-    return _bundle.score(sentence, list(output_ids), _iv(key))
+def _score(
+    _bundle: Bundle, checkpoint_id: str, sentence: str, output_ids: tuple[int, ...], key: IvKey, chat: bool
+) -> list[float]:
+    return _bundle.score(sentence, list(output_ids), _iv(key), chat)
 
 
-def score(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interventions) -> list[float]:
-    """Per-piece log-probabilities of a fixed output under the switches (teacher-forced), cached."""
-    return list(_score(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv)))
+def score(
+    bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interventions, chat: bool = False
+) -> list[float]:
+    """Per-piece log-probabilities of a fixed output under the switches (teacher-forced; with `chat`, after
+    the sentence as a chat message), cached."""
+    return list(_score(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv), chat))
 
 
 @_cached
@@ -308,10 +346,13 @@ def _attribution(
     method: str,
     key: IvKey,
     pieces: tuple[int, ...] | None,
+    chat: bool,
     progress: Callable[[float], object] | None = None,
     trace: Trace | None = None,
 ) -> np.ndarray:
-    return attribute(_bundle, sentence, output_ids, method, _iv(key), pieces=pieces, progress=progress, trace=trace)
+    return attribute(
+        _bundle, sentence, output_ids, method, _iv(key), pieces=pieces, progress=progress, trace=trace, chat=chat
+    )
 
 
 def attribution(
@@ -323,10 +364,11 @@ def attribution(
     pieces: tuple[int, ...] | None = None,
     progress: Callable[[float], object] | None = None,
     trace: Trace | None = None,
+    chat: bool = False,
 ) -> np.ndarray:
-    """`model.analysis.attribute` (output pieces, or the rows of `pieces`, x source pieces), cached;
-    `progress` hears how far a computation that is not cached has got; `trace`, the output's own, saves
-    attention and rollout a pass."""
+    """`model.analysis.attribute` (output pieces, or the rows of `pieces`, x source pieces; with `chat`,
+    the answer's pieces x the wrapped prompt's), cached; `progress` hears how far a computation that is not
+    cached has got; `trace`, the output's own, saves attention and rollout a pass."""
     return _attribution(
         bundle,
         bundle.checkpoint_id,
@@ -335,6 +377,7 @@ def attribution(
         method,
         iv_key(iv),
         pieces,
+        chat,
         progress=progress,
         trace=trace,
     )
@@ -347,10 +390,11 @@ def attribution_cached(
     method: str,
     iv: Interventions,
     pieces: tuple[int, ...] | None = None,
+    chat: bool = False,
 ) -> bool:
     """True when the whole attribution table (or the rows of `pieces`) is in the cache (a page can
     show it without asking)."""
-    return _attribution.holds(bundle.checkpoint_id, sentence, tuple(output_ids), method, iv_key(iv), pieces)
+    return _attribution.holds(bundle.checkpoint_id, sentence, tuple(output_ids), method, iv_key(iv), pieces, chat)
 
 
 LENS_TOP = 5  # candidates per layer in the lens table
@@ -383,10 +427,11 @@ def _lens(
     output_ids: tuple[int, ...],
     key: IvKey,
     pieces: tuple[int, ...] | None,
+    chat: bool,
     trace: Trace | None = None,
 ) -> LensView:
     lens = torch.from_numpy(
-        logit_lens(_bundle, sentence, output_ids, _iv(key), trace, pieces)
+        logit_lens(_bundle, sentence, output_ids, _iv(key), trace, pieces, chat)
     )  # (L, T, vocab) log-probabilities
     wanted = list(output_ids) if pieces is None else [output_ids[p] for p in pieces]
     final = lens[:, torch.arange(len(wanted)), wanted].exp().numpy()
@@ -403,34 +448,37 @@ def lens(
     iv: Interventions,
     trace: Trace | None = None,
     pieces: tuple[int, ...] | None = None,
+    chat: bool = False,
 ) -> LensView:
     """The logit lens (`model.analysis.logit_lens`) of every output piece, or of `pieces` alone (the view's
     pieces are then those, in that order), kept small; cached; `trace`, the output's own, saves it a pass."""
-    return _lens(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv), pieces, trace=trace)
+    return _lens(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv), pieces, chat, trace=trace)
 
 
-def lens_cached(bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interventions) -> bool:
+def lens_cached(
+    bundle: Bundle, sentence: str, output_ids: tuple[int, ...], iv: Interventions, chat: bool = False
+) -> bool:
     """True when the lens of every output piece is in the cache."""
-    return _lens.holds(bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv), None)
+    return _lens.holds(bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv), None, chat)
 
 
 @_cached
-def _roles(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int) -> pd.DataFrame:
+def _roles(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int, chat: bool) -> pd.DataFrame:
     iv = _iv(key)
     result = (
         encode(_bundle, sentence, iv)
         if _bundle.capabilities.encoder_only
-        else translate(_bundle, sentence, iv, beam_size)
-    )  # a decoder-only model's continuation
+        else translate(_bundle, sentence, iv, beam_size, chat=chat)
+    )  # a decoder-only model's continuation (or answer)
     if result.trace is None:
         raise ValueError("head roles read the result's trace, and this one was made without")
     return trace_roles(result.trace, iv.causal_mask)
 
 
-def roles(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int = 1) -> pd.DataFrame:
+def roles(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int = 1, chat: bool = False) -> pd.DataFrame:
     """`model.analysis.roles.trace_roles` on the sentence's cached translation (or encoding), cached
     (a copy: the cached frame is shared)."""
-    return _roles(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size).copy()
+    return _roles(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, chat).copy()
 
 
 @_cached
@@ -443,8 +491,9 @@ def _patched(
     hook: str,
     positions: tuple[int, ...] | None,
     key: IvKey,
+    chat: bool,
 ) -> np.ndarray:
-    logp = patch(_bundle, donor, receiver, output_ids, hook, positions, _iv(key))
+    logp = patch(_bundle, donor, receiver, output_ids, hook, positions, _iv(key), chat)
     return logp[np.arange(len(output_ids)), list(output_ids)]
 
 
@@ -456,9 +505,10 @@ def patched(
     hook: str,
     positions: tuple[int, ...] | None,
     iv: Interventions,
+    chat: bool = False,
 ) -> np.ndarray:
     """`model.analysis.patch`, kept small: the receiver's log-probability of each output piece; cached."""
-    return _patched(bundle, bundle.checkpoint_id, donor, receiver, tuple(output_ids), hook, positions, iv_key(iv))
+    return _patched(bundle, bundle.checkpoint_id, donor, receiver, tuple(output_ids), hook, positions, iv_key(iv), chat)
 
 
 @_cached
@@ -471,9 +521,10 @@ def _patch_grid(
     piece: int,
     hooks: tuple[str, ...],
     key: IvKey,
+    chat: bool,
     progress: Callable[[float], object] | None = None,
 ) -> np.ndarray:
-    return patch_grid(_bundle, donor, receiver, output_ids, piece, hooks, _iv(key), progress)
+    return patch_grid(_bundle, donor, receiver, output_ids, piece, hooks, _iv(key), progress, chat)
 
 
 def patch_cells(
@@ -485,6 +536,7 @@ def patch_cells(
     hooks: tuple[str, ...],
     iv: Interventions,
     progress: Callable[[float], object] | None = None,
+    chat: bool = False,
 ) -> np.ndarray:
     """`model.analysis.patch_grid` (hook points x source positions -> change in one piece's
     log-probability), cached; `progress` hears how far a computation that is not cached has got."""
@@ -497,6 +549,7 @@ def patch_cells(
         piece,
         tuple(hooks),
         iv_key(iv),
+        chat,
         progress=progress,
     )
 
@@ -509,23 +562,40 @@ def patch_cells_cached(
     piece: int,
     hooks: tuple[str, ...],
     iv: Interventions,
+    chat: bool = False,
 ) -> bool:
     """True when that patching grid is in the cache."""
-    return _patch_grid.holds(bundle.checkpoint_id, donor, receiver, tuple(output_ids), piece, tuple(hooks), iv_key(iv))
+    return _patch_grid.holds(
+        bundle.checkpoint_id, donor, receiver, tuple(output_ids), piece, tuple(hooks), iv_key(iv), chat
+    )
 
 
 @_cached
 def _patched_translation(
-    _bundle: Bundle, checkpoint_id: str, donor: str, receiver: str, hook: str, positions: tuple[int, ...], key: IvKey
+    _bundle: Bundle,
+    checkpoint_id: str,
+    donor: str,
+    receiver: str,
+    hook: str,
+    positions: tuple[int, ...],
+    key: IvKey,
+    chat: bool,
 ) -> str:
-    return _bundle.tokenizer.decode(patched_translation(_bundle, donor, receiver, hook, positions, _iv(key)))
+    return _bundle.tokenizer.decode(patched_translation(_bundle, donor, receiver, hook, positions, _iv(key), chat))
 
 
 def translation_patched(
-    bundle: Bundle, donor: str, receiver: str, hook: str, positions: tuple[int, ...], iv: Interventions
+    bundle: Bundle,
+    donor: str,
+    receiver: str,
+    hook: str,
+    positions: tuple[int, ...],
+    iv: Interventions,
+    chat: bool = False,
 ) -> str:
-    """The receiver's greedy translation with the donor's activation at `hook`, `positions`; cached."""
-    return _patched_translation(bundle, bundle.checkpoint_id, donor, receiver, hook, tuple(positions), iv_key(iv))
+    """The receiver's greedy translation (a decoder-only model's continuation, or with `chat` its answer)
+    with the donor's activation at `hook`, `positions`; cached."""
+    return _patched_translation(bundle, bundle.checkpoint_id, donor, receiver, hook, tuple(positions), iv_key(iv), chat)
 
 
 @_cached

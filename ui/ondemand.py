@@ -67,13 +67,13 @@ def without_the_mask(bundle: Bundle, controls: Controls) -> st.delta_generator.D
     if controls.causal or not bundle.capabilities.decoder_only:
         return True
     try:
-        prompt = len(bundle.read_input(controls.sentence))
+        prompt = len(bundle.read_input(controls.sentence, chat=controls.chat))
     except AnatomyError:  # the page's own run says what is wrong with the text
         return True
     steps = bundle.max_new(prompt, DecodeOptions(beam_size=controls.beam_size))
     return asked(
         work(bundle, 1, steps * prompt + steps * (steps + 1) // 2),  # step t re-reads the prompt and t pieces
-        engine.in_cache(bundle, controls.sentence, controls.interventions(), controls.beam_size),
+        engine.in_cache(bundle, controls.sentence, controls.interventions(), controls.beam_size, chat=controls.chat),
         "Continue without the causal mask",
         "continue-without-causal-mask",
         "The causal mask is off in the sidebar: no cache can hold the text then (each step changes every piece "
@@ -87,7 +87,9 @@ def second_continuation(page: Page, steps: int, label: str, key: str, **changes:
     changed (`changes`): at once when cached or cheap; a model whose decoding of `steps` pieces costs
     more than EAGER_WORK waits for a button, so that a new sentence stays quick."""
     ctl = page.controls
-    cached = engine.in_cache(page.bundle, ctl.sentence, ctl.interventions(**changes), ctl.beam_size, trace=False)
+    cached = engine.in_cache(
+        page.bundle, ctl.sentence, ctl.interventions(**changes), ctl.beam_size, trace=False, chat=ctl.chat
+    )
     again = "Continuing the text" if page.decoder_only else "Translating the sentence"
     return (
         asked(

@@ -13,7 +13,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from model import AnatomyError, Bundle, CheckpointError, EncodeResult, TranslationResult
+from model import AnatomyError, Bundle, CheckpointError, EncodeResult, InputError, TranslationResult
 from model.checkpoints.catalog import DEFAULT
 from viz.export import page_html, toolbar_config
 from viz.style import Style
@@ -23,6 +23,7 @@ from .cache import holds_more_than
 from .nav import menu
 from .ondemand import without_the_mask
 from .urlstate import (
+    CHAT,
     EXAMPLES,
     PREFIX,
     PRESENT,
@@ -43,6 +44,7 @@ __all__ = [
     "Page",
     "bind",
     "big_text",
+    "chat_offered",
     "md",
     "switches_banner",
     "table_height",
@@ -219,6 +221,20 @@ def typed_prefix(bundle: Bundle) -> bool:
     return bundle.capabilities.task_prefix and bundle.capabilities.translates and not bundle.task_prefix
 
 
+def chat_offered(bundle: Bundle) -> bool:
+    """True for a decoder-only model with a chat template (an instruct checkpoint): its text can be read as a
+    user's chat message, the shared control `chat` (on unless turned off)."""
+    return bundle.capabilities.decoder_only and bundle.chat is not None
+
+
+CHAT_LABEL = "As a chat message"
+CHAT_HELP = (
+    "This instruct checkpoint has a chat template: your text becomes a user's message, wrapped as the model was "
+    "tuned to read it, and the model writes the assistant's answer. Every page reads the wrapped text and explains "
+    "the answer; off, the model continues the bare text."
+)
+
+
 def not_applicable(label: str, reason: str) -> None:
     """A control that does not apply to the loaded model: shown greyed out, with the reason."""
     st.toggle(label, value=False, disabled=True, help=reason, key=f"na_{label}")
@@ -283,6 +299,8 @@ def _sidebar(limits: Limits, bundle: Bundle, prefix: str | None) -> None:
                 max_chars=2000,
                 help="Type the beginning of a text and press Enter: the model continues it.",
             )
+            if chat_offered(bundle):
+                bind("chat", st.checkbox, label=CHAT_LABEL, help=CHAT_HELP)
         else:
             st.markdown("### Sentence")
             bind(
@@ -513,14 +531,19 @@ class Page:
         has decoder self-attention alone, no source and no cross-attention."""
         return self.bundle.capabilities.decoder_only
 
+    @property
+    def chat(self) -> bool:
+        """True when the text is read as a chat message (an instruct decoder-only model, `chat=on`): the
+        result is the model's answer to the wrapped prompt."""
+        return self.controls.chat
+
     def translate(self, *, trace: bool = True, **changes: Any) -> TranslationResult:
         """Translate the sentence under the controls' switches, optionally changed (without a trace when
         the page reads only the text and the steps); a decoder-only model continues it instead (a
-        GenerationResult); errors stop the page."""
+        GenerationResult; with a chat message, its answer); errors stop the page."""
         iv = self.controls.interventions(**changes)
-        return _or_stop(
-            lambda: engine.translate(self.bundle, self.controls.sentence, iv, self.controls.beam_size, trace)
-        )
+        ctl = self.controls
+        return _or_stop(lambda: engine.translate(self.bundle, ctl.sentence, iv, ctl.beam_size, trace, chat=ctl.chat))
 
     def encode(self, sentence: str | None = None, **changes: Any) -> EncodeResult:
         """Run the encoder alone on the sentence (or another) under the switches; errors stop the page."""
@@ -537,7 +560,7 @@ class Page:
         from the page's namespace (`globals()` of the page script)."""
         if self.figures:
             figures, title, fmt = list(self.figures), f"Transformer Anatomy: {self.title}", self.controls.export
-            intro = f"{'Prompt' if self.decoder_only else 'Sentence'}: {self.controls.sentence}"
+            intro = f"{self._text_label}: {self.controls.sentence}"
             st.divider()
             st.download_button(
                 "Download this page's charts as HTML (works offline)",
@@ -562,11 +585,22 @@ class Page:
             shown = self.figures[:start] + frame + self.figures[end:]
             room.publish(self.room, lambda: self._view(shown))
 
+    @property
+    def output_noun(self) -> str:
+        """What the model makes of the text, in words: "answer" (to a chat message), "continuation" or
+        "translation"."""
+        return "answer" if self.chat else "continuation" if self.decoder_only else "translation"
+
+    @property
+    def _text_label(self) -> str:
+        """What the typed text is: a sentence, a prompt, or a chat message."""
+        return "Chat message" if self.chat else "Prompt" if self.decoder_only else "Sentence"
+
     def _view(self, figures: list[tuple[str, go.Figure]] | None = None) -> bytes:
         """What this run showed, for the room's phones: the sentence, the result, the controls, the figures."""
-        texts = [("Prompt" if self.decoder_only else "Sentence", self.controls.sentence)]
+        texts = [(self._text_label, self.controls.sentence)]
         if isinstance(self.result, TranslationResult):
-            texts.append(("Continuation" if self.decoder_only else "Translation", self.result.translation))
+            texts.append((self.output_noun.capitalize(), self.result.translation))
         said = changed_switches(_values(), _applies(self.bundle))
         controls = room.controls_line(_values(), said)
         code = self.room.code if self.room else ""
@@ -627,12 +661,16 @@ def start(
     if typed_prefix(bundle):
         st.session_state[NOTES].extend(_register([PREFIX]))
         prefix = _values()[PREFIX.key]
+    if chat_offered(bundle):  # an instruct checkpoint: its text is a chat message unless turned off
+        st.session_state[NOTES].extend(_register([CHAT]))
     _fit(limits)
     _sidebar(limits, bundle, prefix)
     presenting = room.begin(st.session_state[NOTES])
     # a blank sentence gets no prefix either: the engine then refuses the empty text with its own message
-    controls = Controls.from_values(_values(), prefix=prefix if prefix and _values()["sentence"].strip() else "")
-    _take_turn(bundle, controls.sentence if needs_result else "")
+    controls = Controls.from_values(
+        _values(), prefix=prefix if prefix and _values()["sentence"].strip() else "", chat=_chat_on(bundle)
+    )
+    _take_turn(bundle, controls.sentence if needs_result else "", controls.chat)
     style = Style(presentation=controls.presentation)
     st.html(APP_CSS + (PRESENTATION_CSS if controls.presentation else ""))
     renamed = (
@@ -651,6 +689,7 @@ def start(
     room.back_link(presenting)
     _top_sentence(bundle)
     switches_banner(bundle)
+    chat_spot = st.container() if controls.chat else None  # the chat note, with the answer once it is made
     for note in st.session_state[NOTES]:
         st.warning(md(note))
     st.session_state[NOTES] = []
@@ -666,6 +705,9 @@ def start(
             st.warning(md(warning))
         if bundle.capabilities.trained_here:
             _offer_sentences(bundle, _values()["sentence"], page.result.unknown_words)
+    if chat_spot is not None:
+        with chat_spot:
+            chat_note(bundle, page.result)
     return page
 
 
@@ -762,6 +804,35 @@ def _top_sentence(bundle: Bundle) -> None:
             placeholder="Text to continue" if bundle.capabilities.decoder_only else "English sentence",
             max_chars=2000,
         )
+        if chat_offered(bundle):
+            bind("chat", st.checkbox, widget="top_chat", label=CHAT_LABEL, help=CHAT_HELP)
+
+
+def _chat_on(bundle: Bundle) -> bool:
+    """Whether this run reads the text as a chat message: the stored control, for a model that offers it, when
+    its chat template wraps the text (else a note says why the plain prompt is read instead)."""
+    if not chat_offered(bundle) or not _values()[CHAT.key]:
+        return False
+    sentence = _values()["sentence"]
+    if sentence.strip():
+        try:
+            bundle.chat_prompt(sentence)
+        except InputError as exc:
+            st.session_state[NOTES].append(f"{exc} Every page reads the plain prompt instead.")
+            return False
+    return True
+
+
+def chat_note(bundle: Bundle, result: TranslationResult | EncodeResult | None = None) -> None:
+    """Under the title of every page, while the text is a chat message: what the model reads and explains, and
+    the answer when the page has it (`result`)."""
+    answer = f" Its answer: **{md(result.translation) or '(empty)'}**" if isinstance(result, TranslationResult) else ""
+    st.caption(
+        f"**{CHAT_LABEL}:** your text is a user's message, wrapped by {md(bundle.name)}'s chat template (its "
+        "special pieces and line breaks included), and the model writes the assistant's answer: every page reads "
+        f"the wrapped text and explains the answer.{answer}",
+        help=CHAT_HELP + f" Untick “{CHAT_LABEL}” in the sidebar to continue the bare text.",
+    )
 
 
 def _presenting() -> bool:
@@ -772,10 +843,14 @@ def _presenting() -> bool:
     return bool(read_fields([PRESENT], st.query_params)[0][PRESENT.key])
 
 
-def _take_turn(bundle: Bundle, sentence: str) -> None:
-    """Wait, if the sentence is long, until no other page run works on a long text (ui/turns.py)."""
+def _take_turn(bundle: Bundle, sentence: str, chat: bool = False) -> None:
+    """Wait, if the sentence is long (with `chat`, the wrapped chat message), until no other page run works on
+    a long text (ui/turns.py)."""
     try:
-        pieces = len(bundle.encode_source(sentence)[1]) if sentence else 0
+        if not sentence:
+            pieces = 0
+        else:
+            pieces = len(bundle.read_input(sentence, chat=True) if chat else bundle.encode_source(sentence)[1])
     except AnatomyError:  # the page's own run shows what is wrong with it
         pieces = 0
     long = pieces > turns.LONG_PIECES

@@ -58,9 +58,11 @@ def why(
     step: int,
     source_pieces: list[str],
     decoder_only: bool,
+    chat: bool = False,
 ) -> Offer | None:
     """Which source piece does the output piece at `step` depend on most: occlusion, the drop in its
-    log-probability when that piece's embedding is taken away."""
+    log-probability when that piece's embedding is taken away (with `chat`, a piece of the wrapped chat
+    message, for a piece of the answer)."""
     if not output_ids or not source_pieces or len(source_pieces) > MAX_OPTIONS:
         return None
     step = min(max(step, 0), len(output_ids) - 1)
@@ -68,7 +70,7 @@ def why(
     labels = option_labels(source_pieces)
 
     def answer() -> tuple[int, str]:
-        row = engine.attribution(bundle, sentence, output_ids, "occlusion", iv, pieces=(step,))[0]
+        row = engine.attribution(bundle, sentence, output_ids, "occlusion", iv, pieces=(step,), chat=chat)[0]
         best = int(np.asarray(row).argmax())
         return best, (
             f"Occlusion: taking “{labels[best]}” away lowers the log-probability of “{written}” most "

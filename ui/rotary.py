@@ -197,7 +197,7 @@ def what_if(page: Page, factor: float, steps: int, with_text: str) -> None:
         page, steps, f"Continue with the base × {factor:g}", "continue-rope-base", rotary_base_factor=factor
     ):
         two_translations(
-            ("Continuation as trained", with_text),
+            (f"{page.output_noun.capitalize()} as trained", with_text),
             (f"Base × {factor:g}", page.translate(rotary_base_factor=factor, trace=False).translation),
             1.5,
         )

@@ -74,7 +74,7 @@ def _hide_first(page: Page) -> None:
         )
         return
     result = page.translate()
-    verb = "Continuation" if page.decoder_only else "Translation"
+    verb = page.output_noun.capitalize()
     label = f"{'Continue' if page.decoder_only else 'Translate'} with the first piece hidden"
     if not second_continuation(page, len(result.output_ids), label, "continue-hide-first", hide_first=True):
         return

@@ -230,6 +230,11 @@ def _prefix(text: str) -> str:
 
 PREFIX = Field("prefix", SUGGESTED_PREFIX, _prefix)
 
+# An instruct checkpoint's text read as a user's chat message, wrapped by its chat template (`chat=on` in the
+# URL): every page then reads the wrapped prompt and explains the answer. It is on unless turned off, and a
+# control of every page for a decoder-only model with a chat template only (ui.page registers it then).
+CHAT = on_off_field("chat", True)
+
 # Controls of the pages that draw attention at any length (Attention, Masks lab): the window of
 # source pieces the detailed heatmaps show, their colour mode, and the query piece read as text.
 WINDOW = Field("window", (0, DETAIL), _span, _dump_span)
@@ -279,13 +284,18 @@ class Controls:
     presentation: bool
     export: str
     prefix: str = ""  # a task prefix the person typed for a T5 without one of its own ('' otherwise)
+    # the sentence is a user's chat message, wrapped by the checkpoint's chat template before the model reads
+    # it (an instruct decoder-only model; False for every other model)
+    chat: bool = False
 
     @classmethod
-    def from_values(cls, values: Mapping[str, Any], prefix: str = "") -> Controls:
-        """Build from the store of URL-keyed values; `prefix` goes before the typed sentence."""
+    def from_values(cls, values: Mapping[str, Any], prefix: str = "", chat: bool = False) -> Controls:
+        """Build from the store of URL-keyed values; `prefix` goes before the typed sentence; `chat`: the
+        sentence is read as a chat message (the caller knows whether the model has a chat template)."""
         return cls(
             sentence=prefix + values["sentence"],
             prefix=prefix,
+            chat=chat,
             beam_size=values["beam"] if values["decode"] == "beam" else 1,
             layer=values["layer"] - 1,
             head=values["head"] - 1,

@@ -32,14 +32,17 @@ class _NoContextWarning(logging.Filter):
 def _warm_up() -> None:
     started = time.monotonic()
     try:
-        from model import AnatomyError, Interventions
+        from model import AnatomyError, InputError, Interventions
 
-        from . import engine, page  # noqa: F401  (page pulls in what every page imports)
+        from . import engine, page  # page also pulls in what every page imports
         from .urlstate import EXAMPLES
 
         try:
             bundle = engine.get_bundle(engine.checkpoint_path())
-            engine.translate(bundle, EXAMPLES[0], Interventions())
+            try:  # what the first page shows: an instruct model's answer to the text as a chat message
+                engine.translate(bundle, EXAMPLES[0], Interventions(), chat=page.chat_offered(bundle))
+            except InputError:  # a chat template that cannot wrap it: the pages read the plain prompt
+                engine.translate(bundle, EXAMPLES[0], Interventions())
         except AnatomyError as exc:  # the page shows the same message to the visitor
             print(f"Warm-up could not load the model: {exc}", flush=True)
             return

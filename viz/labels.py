@@ -20,6 +20,12 @@ def display_piece(piece: str) -> str:
     return text if text else SPACE_SIGN
 
 
+def visible_breaks(text: str) -> str:
+    """Text with every line break shown as NEWLINE_SIGN before it (a chat template's wrapped prompt, whose
+    line breaks the model reads as pieces of their own), the breaks themselves kept."""
+    return text.replace("\n", NEWLINE_SIGN + "\n")
+
+
 def _marker(pieces: list[str]) -> str:
     """The word-start marker these pieces use: '▁' (SentencePiece), 'Ġ' (byte-level BPE) or '' (WordPiece)."""
     for marker in (WORD_START, BYTE_SPACE):

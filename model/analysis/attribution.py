@@ -64,17 +64,19 @@ def attribute(
     pieces: Sequence[int] | None = None,
     progress: Callable[[float], object] | None = None,
     trace: Trace | None = None,
+    chat: bool = False,
 ) -> np.ndarray:
     """(output pieces, source pieces): how much each source piece contributed to each output piece's
     log-probability, by `method` (one of METHODS, defined in this module's docstring). With `pieces`,
     only those output pieces' rows, in that order (the gradient methods then cost that much less).
     `progress` hears the share done after each pass of integrated gradients. `trace`: the output's own
     trace, whose patterns "attention" and "rollout" read instead of a pass when it is this input's
-    (`forced.recorded`)."""
+    (`forced.recorded`). `chat`: a decoder-only instruct model's prompt is the sentence as a chat message
+    (`forced.inputs`), and the output is its answer."""
     if method not in METHODS:
         raise InputError(f"Unknown attribution method {method!r}: use one of {', '.join(METHODS)}.")
     bundle.check_interventions(interventions)
-    src, tgt, produced = forced.inputs(bundle, sentence, output_ids)
+    src, tgt, produced = forced.inputs(bundle, sentence, output_ids, chat)
     rows = list(range(len(produced))) if pieces is None else [int(p) for p in pieces]
     if not rows or any(not 0 <= row < len(produced) for row in rows):
         raise InputError(f"Output pieces to explain must be among the {len(produced)} of this output.")

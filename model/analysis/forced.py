@@ -3,8 +3,10 @@ of every output piece out, with hook points patched as asked and gradients when 
 
 The "source" is what the model reads before it writes: an encoder-decoder's source sentence (the
 encoder's input; T5's task prefix included), or a decoder-only model's prompt, which is fed to the
-decoder ahead of the output. Output piece t is then predicted at decoder row `first_row + t`: row t
-after the start piece, row P - 1 + t after a prompt of P pieces."""
+decoder ahead of the output; an instruct model's prompt may be a chat message (`chat`: the sentence
+wrapped by its chat template, as `Bundle.generate(chat=True)` reads it). Output piece t is then
+predicted at decoder row `first_row + t`: row t after the start piece, row P - 1 + t after a prompt
+of P pieces."""
 
 from __future__ import annotations
 
@@ -22,16 +24,19 @@ from ..errors import InputError
 from ..results import Trace
 
 
-def inputs(bundle: Bundle, sentence: str, output_ids: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor, list[int]]:
+def inputs(
+    bundle: Bundle, sentence: str, output_ids: Sequence[int], chat: bool = False
+) -> tuple[torch.Tensor, torch.Tensor, list[int]]:
     """(source or prompt ids (1, S), decoder input (1, T'), the output pieces) for a model that
     writes pieces: an encoder-decoder's decoder input is the start piece and the output but its
-    last piece; a decoder-only model's is the prompt, then the output but its last piece."""
+    last piece; a decoder-only model's is the prompt (with `chat`, the sentence as a user's chat
+    message wrapped by the checkpoint's chat template), then the output but its last piece."""
     if not bundle.capabilities.decoder:
         raise InputError(f"{bundle.name} does not translate: there is no output to explain.")
     produced = list(output_ids)[: bundle.config.max_len]
     if not produced:
         raise InputError("There is no output to explain.")
-    src_ids = bundle.read_input(sentence, len(produced))  # as Bundle.teacher_forced and Bundle.score read it
+    src_ids = bundle.read_input(sentence, len(produced), chat)  # as Bundle.teacher_forced and Bundle.score read it
     return torch.tensor([src_ids]), torch.tensor([bundle.decoder_input_ids(src_ids, produced)]), produced
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..bundle import Bundle
 from ..engine.interventions import DecodeOptions, Head, Interventions
-from ..results import cosine
+from ..results import TranslationResult, cosine
 
 RETRANSLATED = 24  # past this many heads, only the heads that matter most are translated again
 
@@ -19,19 +19,29 @@ def with_head_off(iv: Interventions, head: Head) -> Interventions:
     return replace(iv, ablate=iv.ablate | {head})
 
 
-def sweep(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int, heads: list[Head]) -> list[dict]:
+def sweep(
+    bundle: Bundle, sentence: str, iv: Interventions, beam_size: int, heads: list[Head], chat: bool = False
+) -> list[dict]:
     """Knock out each head in turn (on top of `iv`): per head, the teacher-forced log-probability of
     the unablated output under that ablation ("log_prob"), and for the RETRANSLATED heads whose
     knock-out lowers it most, the translation the model makes instead ("translation", None for the
     others); every row also carries the unablated translation and its log-probability. A decoder-only
-    model's "translation" is its continuation of the sentence."""
+    model's "translation" is its continuation of the sentence (with `chat`, its answer to the sentence
+    as a chat message)."""
     options = DecodeOptions(beam_size=beam_size)
-    run = bundle.translate if bundle.capabilities.encoder else bundle.generate
-    base = run(sentence, iv, options, trace=False)
-    log_probs = {head: float(sum(bundle.score(sentence, base.output_ids, with_head_off(iv, head)))) for head in heads}
+
+    def run(ablated: Interventions) -> TranslationResult:
+        if bundle.capabilities.encoder:
+            return bundle.translate(sentence, ablated, options, trace=False)
+        return bundle.generate(sentence, ablated, options, trace=False, chat=chat)
+
+    base = run(iv)
+    log_probs = {
+        head: float(sum(bundle.score(sentence, base.output_ids, with_head_off(iv, head), chat))) for head in heads
+    }
     # one teacher-forced pass per head is cheap; a whole new translation is not (opus-mt has 144 heads)
     lowest = sorted(log_probs, key=log_probs.__getitem__)[:RETRANSLATED]
-    translations = {head: run(sentence, with_head_off(iv, head), options, trace=False).translation for head in lowest}
+    translations = {head: run(with_head_off(iv, head)).translation for head in lowest}
     return [
         {
             "head": head,

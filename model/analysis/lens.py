@@ -21,6 +21,7 @@ def logit_lens(
     interventions: Interventions = Interventions(),
     trace: Trace | None = None,
     pieces: Sequence[int] | None = None,
+    chat: bool = False,
 ) -> np.ndarray:
     """(decoder layers, output pieces, vocabulary) log-probabilities under teacher forcing on
     `output_ids`: each decoder layer's output put through what the model applies after its last
@@ -30,9 +31,10 @@ def logit_lens(
     output piece (the prompt's last, then every output piece's but the last). `trace`: the output's own
     trace, read instead of a pass when it is this input's (`forced.recorded`). `pieces`: those output
     pieces' rows alone, in that order (the whole lens's rows there, up to float rounding: every row is
-    normalized and projected on its own)."""
+    normalized and projected on its own). `chat`: the prompt is the sentence as a chat message
+    (`forced.inputs`)."""
     bundle.check_interventions(interventions)
-    src, tgt, _ = forced.inputs(bundle, sentence, output_ids)
+    src, tgt, _ = forced.inputs(bundle, sentence, output_ids, chat)
     tensors = forced.recorded(bundle, src, tgt, interventions, trace)
     model, cfg = bundle.model, bundle.config
     first = forced.first_row(bundle, src)

@@ -31,6 +31,7 @@ def patch(
     hook: str,
     positions: Sequence[int] | None = None,
     interventions: Interventions = Interventions(),
+    chat: bool = False,
 ) -> np.ndarray:
     """(output pieces, vocabulary): the receiver sentence's log-probabilities, teacher-forced on
     `output_ids`, with the activation at hook point `hook` (a name from `trace.stages`) replaced by
@@ -39,13 +40,14 @@ def patch(
     changes nothing, exactly. For an encoder-only model (BERT), `output_ids` is not read and the
     result is the receiver's sentence embedding (d_model,) instead (`patch_embedding`). For a
     decoder-only model, donor and receiver are prompts, each followed by `output_ids` (so a decoder
-    position past the prompts holds the same output piece in both)."""
+    position past the prompts holds the same output piece in both; with `chat`, both are chat messages,
+    wrapped by the checkpoint's chat template)."""
     _stage(hook)
     bundle.check_interventions(interventions)
     if bundle.capabilities.encoder_only:
         return patch_embedding(bundle, donor, receiver, hook, positions, interventions)
-    donor_src, donor_tgt, produced = forced.inputs(bundle, donor, output_ids)
-    receiver_src, receiver_tgt, _ = forced.inputs(bundle, receiver, produced)
+    donor_src, donor_tgt, produced = forced.inputs(bundle, donor, output_ids, chat)
+    receiver_src, receiver_tgt, _ = forced.inputs(bundle, receiver, produced, chat)
     value = _activation(bundle, forced.recorded(bundle, donor_src, donor_tgt, interventions), hook).clone()
     try:
         out = forced.log_probs(bundle, receiver_src, receiver_tgt, interventions, {hook: Patch(value, positions)})
@@ -63,18 +65,19 @@ def patch_grid(
     hooks: Sequence[str],
     interventions: Interventions = Interventions(),
     progress: Callable[[float], object] | None = None,
+    chat: bool = False,
 ) -> np.ndarray:
     """(hooks, source positions both sentences have): how much the receiver's log-probability of
     output piece `piece` (teacher-forced on `output_ids`) changes when the activation at one hook
     point, at one source position, is the donor's. Every hook must hold source positions
     (`Stage.source_rows`; for a decoder-only model, any decoder hook point, whose first positions
     are the prompt's); each hook's row is one batched pass, a batch row per position, after which
-    `progress` hears the share done."""
+    `progress` hears the share done. `chat`: both prompts are chat messages, as `patch` reads them."""
     for hook in hooks:
         _source_side(bundle, hook)
     bundle.check_interventions(interventions)
-    donor_src, donor_tgt, produced = forced.inputs(bundle, donor, output_ids)
-    receiver_src, receiver_tgt, _ = forced.inputs(bundle, receiver, produced)
+    donor_src, donor_tgt, produced = forced.inputs(bundle, donor, output_ids, chat)
+    receiver_src, receiver_tgt, _ = forced.inputs(bundle, receiver, produced, chat)
     if not 0 <= piece < len(produced):
         raise InputError(f"Output piece {piece + 1} is not among the {len(produced)} of this output.")
     # activations of passes as long as the grid's (with the causal mask on, they stop at the piece)
@@ -113,18 +116,20 @@ def patched_translation(
     hook: str,
     positions: Sequence[int],
     interventions: Interventions = Interventions(),
+    chat: bool = False,
 ) -> list[int]:
     """The receiver's greedy translation (output ids) with the activation at a source-side hook
     point taken from the donor at `positions`, at every decoding step. For a decoder-only model,
     the receiver prompt's greedy continuation (new ids, the piece that ended it included) with the
-    donor prompt's activation at prompt `positions` of a decoder hook point, in every step's pass."""
+    donor prompt's activation at prompt `positions` of a decoder hook point, in every step's pass (with
+    `chat`, both prompts are chat messages, and the continuation is the receiver's answer)."""
     _source_side(bundle, hook)
     bundle.check_interventions(interventions)
-    donor_src, tgt, _ = forced.inputs(bundle, donor, [bundle.specials.eos])
+    donor_src, tgt, _ = forced.inputs(bundle, donor, [bundle.specials.eos], chat)
     value = _activation(bundle, forced.recorded(bundle, donor_src, tgt, interventions), hook).clone()
     if not bundle.capabilities.encoder:
         return _patched_continuation(
-            bundle, donor_src.size(1), receiver, {hook: Patch(value, positions)}, interventions
+            bundle, donor_src.size(1), receiver, {hook: Patch(value, positions)}, interventions, chat
         )
     try:
         with patching({hook: Patch(value, positions)}):
@@ -134,14 +139,14 @@ def patched_translation(
 
 
 def _patched_continuation(
-    bundle: Bundle, donor_length: int, receiver: str, patches: dict[str, Patch], iv: Interventions
+    bundle: Bundle, donor_length: int, receiver: str, patches: dict[str, Patch], iv: Interventions, chat: bool
 ) -> list[int]:
     """Greedy decoding as `Bundle.generate` does it (as many new pieces at most) with `patches` at
     the prompt's positions. A patch's positions count from the start of each pass, so it is active
     in passes that start at position 0 only: with the causal mask on, the first (the prompt, whose
     keys and values every later step reads from the cache, as patched); with it off, every step's
     pass over the whole prefix."""
-    prompt = bundle.read_input(receiver)
+    prompt = bundle.read_input(receiver, chat=chat)
     both = min(donor_length, len(prompt))
     if any(not 0 <= p < both for patch_ in patches.values() for p in (patch_.positions or ())):
         raise InputError(f"Positions to patch must be among the {both} prompt positions both prompts have.")
@@ -186,10 +191,14 @@ def _activation(bundle: Bundle, recorded: dict[str, torch.Tensor], hook: str) ->
 
 
 def unpatched(
-    bundle: Bundle, sentence: str, output_ids: Sequence[int], interventions: Interventions = Interventions()
+    bundle: Bundle,
+    sentence: str,
+    output_ids: Sequence[int],
+    interventions: Interventions = Interventions(),
+    chat: bool = False,
 ) -> np.ndarray:
     """(output pieces, vocabulary): the sentence's own teacher-forced log-probabilities."""
-    src, tgt, _ = forced.inputs(bundle, sentence, output_ids)
+    src, tgt, _ = forced.inputs(bundle, sentence, output_ids, chat)
     return forced.log_probs(bundle, src, tgt, interventions)[0].numpy()
 
 
@@ -224,12 +233,13 @@ class Mismatch:
     positions: tuple[int, ...]  # the positions both have where the two pieces differ
 
 
-def mismatch(bundle: Bundle, donor: str, receiver: str, output_ids: Sequence[int]) -> Mismatch:
-    """The donor's and the receiver's source pieces (a decoder-only model's prompt pieces), as the
-    patching passes read them for `output_ids`, and the positions where they differ."""
+def mismatch(bundle: Bundle, donor: str, receiver: str, output_ids: Sequence[int], chat: bool = False) -> Mismatch:
+    """The donor's and the receiver's source pieces (a decoder-only model's prompt pieces; with `chat`,
+    both wrapped as chat messages), as the patching passes read them for `output_ids`, and the positions
+    where they differ."""
     new = len(list(output_ids)[: bundle.config.max_len])
-    ours = tuple(bundle.tokenizer.pieces(bundle.read_input(receiver, new)))
-    theirs = tuple(bundle.tokenizer.pieces(bundle.read_input(donor, new)))
+    ours = tuple(bundle.tokenizer.pieces(bundle.read_input(receiver, new, chat)))
+    theirs = tuple(bundle.tokenizer.pieces(bundle.read_input(donor, new, chat)))
     return Mismatch(ours, theirs, tuple(p for p, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b))
 
 
