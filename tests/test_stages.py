@@ -76,6 +76,6 @@ def test_no_module_but_stages_spells_a_hook_point():
     spelled = []
     for folder in ("model", "ui", "viz", "pages", "bench", "scripts"):
         for path in sorted((ROOT / folder).rglob("*.py")):
-            if path != ROOT / "model" / "engine" / "stages.py" and "families" not in path.parts:
-                spelled += _spelled_paths(path)  # families map parameter names, not hook points
+            if path != ROOT / "model" / "engine" / "stages.py" and not {"families", "gguf"} & set(path.parts):
+                spelled += _spelled_paths(path)  # families and GGUF files map parameter names, not hook points
     assert not spelled, "\n".join(spelled)

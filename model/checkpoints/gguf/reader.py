@@ -69,7 +69,7 @@ class _Cursor:
     def count(self) -> int:
         value = int(self.scalar("Q"))
         if value > len(self.data):  # no count of anything can exceed the file's bytes
-            raise self.refuse(f"its header gives a count of {value}, more than the file's bytes (cut short, or corrupt)")
+            raise self.refuse(f"its header gives a count of {value}, more than the file has bytes (cut short?)")
         return value
 
     def string(self) -> str:

