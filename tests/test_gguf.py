@@ -247,3 +247,29 @@ def test_the_first_open_reports_its_progress(llama_file, tmp_path, monkeypatch):
     assert not any("Dequantizing" in text for _, text in heard)  # a reopen maps the image
     config = json.loads(next((tmp_path / "fresh" / "gguf").glob("*/config.json")).read_text())
     assert config["model_type"] == "llama" and config["rms_norm_eps"] == 1e-6  # float32 in the file, read back as 1e-06
+
+
+@pytest.mark.parametrize("damage", ["cut", "magic", "architecture"])
+def test_the_app_says_what_is_wrong_with_a_broken_file_and_nothing_else(llama_file, tmp_path, monkeypatch, damage):
+    from streamlit.testing.v1 import AppTest
+    from test_app import ROOT, TIMEOUT
+
+    data = bytearray(llama_file.read_bytes())
+    if damage == "cut":
+        data = data[: len(data) * 2 // 3]
+    elif damage == "magic":
+        data[:4] = b"GGJT"
+    else:
+        at = bytes(data).index(b"llama")
+        data[at : at + 5] = b"bloom"
+    broken = tmp_path / f"broken-{damage}.gguf"
+    broken.write_bytes(bytes(data))
+    monkeypatch.setenv(MODELS_ENV, str(broken))
+    at = AppTest.from_file(str(ROOT / "pages/1_translate.py"), default_timeout=TIMEOUT)
+    at.query_params["model"] = broken.stem
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    said = [e.value.replace("\\", "") for e in at.error]
+    assert len(said) == 1 and broken.name in said[0], said
+    assert {"cut": "cut short", "magic": "magic bytes", "architecture": "'bloom' is not supported"}[damage] in said[0]
+    assert "Traceback" not in said[0]

@@ -105,11 +105,38 @@ def get_bundle(path: str) -> Bundle:
     threads while another process kept both cores busy; sessions run in parallel threads anyway.
     """
 
+    bar = _LoadingBar() if get_script_run_ctx(suppress_warning=True) is not None else None
+
     def load() -> Bundle:
         torch.set_num_threads(max(1, int(os.environ.get(THREADS_ENV, "1") or 1)))
-        return load_bundle(path or None)
+        return load_bundle(path or None, progress=bar.update if bar else None)
 
-    return MODELS.get(("bundle", path), load, _spinner("Loading the model ..."))
+    try:
+        return MODELS.get(("bundle", path), load, _spinner("Loading the model ..."))
+    finally:
+        if bar is not None:
+            bar.clear()
+
+
+class _LoadingBar:
+    """A progress bar for a GGUF file's first open (its dequantizing takes seconds), drawn on the first report
+    past the start and removed when the model is loaded; a reopen reports only its start, so it draws nothing."""
+
+    def __init__(self) -> None:
+        self.slot: Any = None
+
+    def update(self, share: float, text: str) -> None:
+        """Show how far the first open is."""
+        if share <= 0.0 and self.slot is None:
+            return
+        if self.slot is None:
+            self.slot = st.empty()
+        self.slot.progress(min(max(share, 0.0), 1.0), text=f"First open of this model file: {text}")
+
+    def clear(self) -> None:
+        """Remove the bar."""
+        if self.slot is not None:
+            self.slot.empty()
 
 
 def get_snapshot(path: str, step: int) -> Bundle:

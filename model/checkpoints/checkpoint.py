@@ -124,6 +124,8 @@ def load_gguf(file: Path, progress: gguf.Progress | None = None) -> Checkpoint:
             continue
         if tensors is not None:
             del tensors
+            if progress is not None:
+                progress(0.96, f"Keeping the float32 weights under {folder.parent} for the next open ...")
             try:
                 save_image(dict(checkpoint.model.named_parameters()), folder / gguf.IMAGE)
             except OSError as exc:
