@@ -22,7 +22,7 @@ from model import CheckpointError, DecodeOptions, load_bundle
 from model.checkpoints import gguf
 from model.checkpoints.catalog import MODELS_ENV, SMOLLM2, available_models, package_folder
 from model.checkpoints.gguf.reader import GGUFFile
-from model.checkpoints.image import load_image, save_image
+from model.checkpoints.image import images_written, load_image, save_image
 
 PROMPTS = [ENGLISH[3], ENGLISH[14], "Numbers 2024 and 7,\ttabs and  two spaces."]
 TRANSFORMERS_READS = ("llama", "qwen2", "qwen3", "gemma3_text")  # transformers 5.24 has no GPT-NeoX GGUF loading
@@ -120,6 +120,7 @@ def test_the_header_reader_equals_ggufs_own(tiny):
 def test_a_reopen_maps_the_weights_image_and_a_broken_image_is_made_again(tiny, monkeypatch):
     family, _, file, _ = tiny
     first = load_bundle(file)
+    images_written()  # written beside the running model
     folder = next((gguf.cache_root() / "gguf").glob(f"{gguf.display_name(file)}-*"))
     assert (folder / gguf.IMAGE).is_file() and not (folder / "model.safetensors").exists()
 
@@ -242,6 +243,7 @@ def test_the_first_open_reports_its_progress(llama_file, tmp_path, monkeypatch):
     shares = [share for share, _ in heard]
     assert shares == sorted(shares) and shares[0] == 0.0 and len(heard) >= 3
     assert any("Dequantizing" in text for _, text in heard)
+    images_written()
     heard.clear()
     load_bundle(file, progress=lambda share, text: heard.append((share, text)))
     assert not any("Dequantizing" in text for _, text in heard)  # a reopen maps the image

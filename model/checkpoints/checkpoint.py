@@ -16,7 +16,7 @@ from ..engine.transformer import Transformer
 from ..errors import REBUILD_HINT, CheckpointError
 from . import gguf, snapshots
 from .families import load_family
-from .image import load_image, release_freed_memory, save_image
+from .image import keep_image, load_image, release_freed_memory
 from .record import Checkpoint
 from .weights import build_model, fingerprint, read_tensors, weight_files
 
@@ -109,8 +109,8 @@ def load_checkpoint(path: Path, snapshot: int | None = None, progress: gguf.Prog
 
 def load_gguf(file: Path, progress: gguf.Progress | None = None) -> Checkpoint:
     """A GGUF file through its family. The first open dequantizes it and keeps the loaded weights as an
-    image in the cache (`image.py`); a later open maps that image (made again when it no longer opens).
-    The checkpoint id is the file's own hash."""
+    image in the cache (`image.py`, written beside the running model); a later open maps that image (made
+    again when it no longer opens). The checkpoint id is the file's own hash."""
     for attempt in range(2):
         folder, sha, tensors = gguf.hub_folder(file, progress)
         try:
@@ -124,15 +124,7 @@ def load_gguf(file: Path, progress: gguf.Progress | None = None) -> Checkpoint:
             continue
         if tensors is not None:
             del tensors
-            if progress is not None:
-                progress(0.96, f"Keeping the float32 weights under {folder.parent} for the next open ...")
-            try:
-                save_image(dict(checkpoint.model.named_parameters()), folder / gguf.IMAGE)
-            except OSError as exc:
-                raise gguf.unwritable(file, folder, exc) from None
-            # the same weights mapped from the image: the process's own copy goes back to the system
-            mapped = load_family(folder, config, identity=sha[:16], ours=load_image(folder / gguf.IMAGE))
-            checkpoint = replace(checkpoint, model=mapped.model)
+            keep_image(dict(checkpoint.model.named_parameters()), folder / gguf.IMAGE)
             release_freed_memory()
         card = checkpoint.card | {
             "name": facts["name"],

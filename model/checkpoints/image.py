@@ -19,6 +19,7 @@ import json
 import os
 import struct
 import tempfile
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +54,30 @@ def save_image(tensors: dict[str, torch.Tensor], file: Path) -> None:
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)
+
+
+_WRITERS: list[threading.Thread] = []
+
+
+def keep_image(tensors: dict[str, torch.Tensor], file: Path) -> None:
+    """Write an image of `tensors` in a thread of its own, beside whatever runs next: the 538 MB of SmolLM2
+    took 1.3 s to write here, and safetensors writes without holding the GIL. The thread is not a daemon,
+    so a process that ends at once still finishes the image first. A cache that cannot be written costs
+    only the next open's speed (it converts the file again)."""
+
+    def write() -> None:
+        with contextlib.suppress(OSError):
+            save_image(tensors, file)
+
+    writer = threading.Thread(target=write, name=f"image {file.parent.name}")
+    _WRITERS.append(writer)
+    writer.start()
+
+
+def images_written() -> None:
+    """Wait for every image being written (tests, benchmarks)."""
+    while _WRITERS:
+        _WRITERS.pop().join()
 
 
 def load_image(file: Path) -> dict[str, torch.Tensor]:
