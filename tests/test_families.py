@@ -28,7 +28,7 @@ from safetensors.torch import load_file, save_file
 
 from model import CheckpointError, DecodeOptions, InputError, Interventions, load_bundle
 from model.analysis.experiments import translate_batch
-from model.checkpoints.catalog import DEFAULT, MINILM, MODELS_ENV, available_models
+from model.checkpoints.catalog import DEFAULT, MINILM, MODELS_ENV, available_models, packaged_models
 
 ROOT = Path(__file__).resolve().parent.parent
 ATOL = 1e-4
@@ -765,9 +765,10 @@ def test_available_models_lists_every_source(tmp_path, monkeypatch, minilm_dir):
     assert found["opus-mt-en-de"] == str((models / "opus-mt-en-de").resolve())
     assert found["mine"] == str((elsewhere / "mine").resolve())
     assert found["elsewhere/opus-mt-en-de"] == str((elsewhere / "opus-mt-en-de").resolve())  # same name, kept apart
-    assert set(found) == {DEFAULT, MINILM, "bert-small", "opus-mt-en-de", "mine", "elsewhere/opus-mt-en-de"}
+    packaged = set(packaged_models()) - {MINILM}  # SmolLM2-135M-Instruct, installed by ./test.sh
+    assert set(found) == {DEFAULT, MINILM, "bert-small", "opus-mt-en-de", "mine", "elsewhere/opus-mt-en-de"} | packaged
     monkeypatch.delenv(MODELS_ENV)
-    assert set(available_models(tmp_path / "nowhere")) == {DEFAULT, MINILM}
+    assert set(available_models(tmp_path / "nowhere")) == {DEFAULT, MINILM} | packaged
 
 
 def test_catalog_entries_open(tmp_path, monkeypatch, marian_dir):
