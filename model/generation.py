@@ -15,7 +15,7 @@ from .checkpoints.record import ChatTemplate
 from .engine import stages
 from .engine.attention import KVCache
 from .engine.config import ModelConfig
-from .engine.decoding import Hypothesis, beam_search, continued_trace, decoded_logits, greedy
+from .engine.decoding import Hypothesis, beam_search, continued_trace, decoded_logits, greedy, stepped_trace
 from .engine.hooks import Recorder, not_recording, recording
 from .engine.interventions import DecodeOptions, Interventions
 from .engine.tokenizer import normalize_source
@@ -184,6 +184,9 @@ class Generator:
             produced = best.produced
             if not produced:  # a maximum length of 0 pieces cannot happen; keep one row anyway
                 produced = [specials.eos]
+            # one pass over the output after decoding: the trace equals teacher_forced's bit for bit, as
+            # tests/test_translate.py holds it (decoding.stepped_trace makes it from the steps too, to 1e-5:
+            # tests/test_decoding_trace.py)
             logits = decoded_logits(
                 self.model,
                 torch.tensor([self.decoder_input_ids(src_ids, produced)]),
@@ -255,23 +258,30 @@ class Generator:
         options: DecodeOptions = DecodeOptions(),
         trace: bool = True,
         chat: bool = False,
+        *,
+        second_pass: bool = False,
     ) -> GenerationResult:
         """Continue `text` with a decoder-only model (greedy or beam search, `options.max_len` new
         pieces at most); record a Trace of the prompt and every new piece but the last unless
         trace=False. With `chat`, `text` is a user's message wrapped by the checkpoint's chat template
-        (`chat_prompt`): the result's prompt is the wrapped text, what the model really reads."""
+        (`chat_prompt`): the result's prompt is the wrapped text, what the model really reads.
+        `second_pass`: greedy's trace as it was made before its steps' own passes made it (a pass over
+        the new pieces after decoding, `decoding.continued_trace`, and a cache grown by concatenation),
+        the same Trace: kept for bench/bench_trace.py to time against."""
         self.require_decoder_only()
         self.check_interventions(interventions)
         prompt, prompt_ids, warnings = self._read_prompt(text, options, chat)
         max_new = self.max_new(len(prompt_ids), options)
         specials = self.specials
         # greedy keeps the logits each step chose from; with the causal mask on, what it computed also
-        # makes the trace: its first step's pass over the prompt and its cache of the prompt's keys and
-        # values (decoding.continued_trace), so only the new pieces are read again
+        # makes the trace: each step's recorded pass and the cache's keys and values
+        # (decoding.stepped_trace), so nothing is read again. Beams (the cache follows the surviving
+        # beams) and the mask off (each step re-reads its prefix, whose rows change) keep a pass after decoding
         greedy_trace = trace and options.beam_size == 1 and interventions.causal_mask
+        recorded_steps: list[Recorder] | None = [] if greedy_trace and not second_pass else None
         steps_seen: list[torch.Tensor] = []
         prompt_pass = Recorder()
-        cache = KVCache() if interventions.causal_mask else None
+        cache = KVCache(in_place=not second_pass) if interventions.causal_mask else None
         with torch.inference_mode():
             start = torch.tensor([prompt_ids])
             if options.beam_size == 1:
@@ -285,7 +295,8 @@ class Generator:
                     steps_seen,
                     prompt=start,
                     cache=cache,
-                    first_step=recording(recorder=prompt_pass) if greedy_trace else None,
+                    first_step=recording(recorder=prompt_pass) if greedy_trace and second_pass else None,
+                    recorded_steps=recorded_steps,
                 )
                 hypotheses = [Hypothesis(tuple(ids), 0.0, 0.0, end)]
             else:
@@ -306,7 +317,11 @@ class Generator:
             tensors = None
             if greedy_trace and cache is not None:  # greedy_trace decodes with the causal mask, so a cache
                 logits = torch.stack(steps_seen, dim=1)
-                tensors = continued_trace(self.model, prompt_pass.tensors, cache, fed, interventions)
+                tensors = (
+                    stepped_trace(self.model, recorded_steps, cache, interventions)
+                    if recorded_steps is not None
+                    else continued_trace(self.model, prompt_pass.tensors, cache, fed, interventions)
+                )
                 unprojected = logits.new_full((1, len(prompt_ids) - 1, logits.size(-1)), float("nan"))
                 tensors[stages.LOGITS] = torch.cat([unprojected, logits], dim=1)
             elif trace:

@@ -20,17 +20,69 @@ from .positional import rotate
 
 
 class KVCache:
-    """Keys and values that earlier decoding steps computed, one entry per attention block."""
+    """Keys and values that earlier decoding steps computed, one entry per attention block.
 
-    def __init__(self) -> None:
+    `store` holds each block's keys and values (B, kv heads, positions, d_k). A self-attention block's
+    are views of a buffer with room for more positions, which each step writes its own into in place
+    (`append`): `capacity` positions at first (`reserve`: what a decoding will read at most), else as many
+    as the first step brings, then twice as many whenever they run out. With `in_place` False each step
+    concatenates instead (a new copy of everything cached at every step: the way before, for the bench).
+    A position once written is never written again (a step writes after the positions held; a prefix or
+    a reordered cache writes into buffers of its own), so a recorded view of the keys never changes."""
+
+    def __init__(self, capacity: int = 0, in_place: bool = True) -> None:
         self.store: dict[nn.Module, tuple[torch.Tensor, torch.Tensor]] = {}
         self.static: set[nn.Module] = set()  # cross-attention blocks: their keys and values are the memory's
         self.length = 0  # positions of the decoder's input whose keys and values are held
+        self.capacity = capacity
+        self.in_place = in_place
+        # what `store`'s views are of, and how many positions they hold
+        self._buffers: dict[nn.Module, tuple[torch.Tensor, torch.Tensor, int]] = {}
+
+    def reserve(self, positions: int) -> None:
+        """Make the buffers allocated from now on room for `positions` positions at least."""
+        self.capacity = max(self.capacity, positions)
+
+    def append(self, block: nn.Module, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The keys and values of `block` (B, kv heads, positions, d_k) with this step's `k` and `v` after the
+        earlier ones, kept as the block's entry."""
+        buffers = self._buffers.get(block)  # when there, `store[block]` is a view of its first `held` positions
+        new = k.size(2)
+        graph = k.requires_grad or v.requires_grad  # a graph through the cache: a buffer written in place breaks it
+        if buffers is not None and not graph:
+            keys, values, held = buffers
+            if held + new <= keys.size(2) and keys.size(0) == k.size(0):
+                keys.narrow(2, held, new).copy_(k)
+                values.narrow(2, held, new).copy_(v)
+                self._buffers[block] = keys, values, held + new
+                self.store[block] = entry = keys.narrow(2, 0, held + new), values.narrow(2, 0, held + new)
+                return entry
+        past = self.store.get(block)
+        if not self.in_place or graph:
+            if past is not None:
+                k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
+            self._buffers.pop(block, None)
+            self.store[block] = (k, v)
+            return k, v
+        held = 0 if past is None else past[0].size(2)
+        total = held + new
+        room = max(total, self.capacity, 2 * held)  # a first buffer, or one twice as long
+        batch, heads, _, width = k.shape
+        keys, values = k.new_empty(batch, heads, room, width), v.new_empty(batch, heads, room, v.size(-1))
+        if past is not None:
+            keys.narrow(2, 0, held).copy_(past[0])
+            values.narrow(2, 0, held).copy_(past[1])
+        keys.narrow(2, held, new).copy_(k)
+        values.narrow(2, held, new).copy_(v)
+        self._buffers[block] = keys, values, total
+        self.store[block] = entry = keys.narrow(2, 0, total), values.narrow(2, 0, total)
+        return entry
 
     def prefix(self, length: int) -> KVCache:
         """A cache of the first `length` positions only (self-attention's keys and values cut there;
-        cross-attention's, the memory's, whole)."""
-        cut = KVCache()
+        cross-attention's, the memory's, whole). It shares this one's memory until a step adds to it,
+        which then writes into a buffer of its own."""
+        cut = KVCache(self.capacity, self.in_place)
         cut.store = {
             block: (k, v) if block in self.static else (k[:, :, :length], v[:, :, :length])
             for block, (k, v) in self.store.items()
@@ -39,10 +91,20 @@ class KVCache:
         return cut
 
     def reorder(self, index: torch.Tensor) -> None:
-        """Keep the batch rows `index` (beam search follows its surviving hypotheses)."""
-        self.store = {
-            block: (k.index_select(0, index), v.index_select(0, index)) for block, (k, v) in self.store.items()
-        }
+        """Keep the batch rows `index` (beam search follows its surviving hypotheses), in buffers of
+        the same room."""
+        for block, (k, v) in list(self.store.items()):
+            buffers = self._buffers.get(block)
+            if buffers is None:
+                self.store[block] = k.index_select(0, index), v.index_select(0, index)
+                continue
+            held, room = buffers[2], buffers[0].size(2)
+            keys = k.new_empty(len(index), k.size(1), room, k.size(3))
+            values = v.new_empty(len(index), v.size(1), room, v.size(3))
+            torch.index_select(k, 0, index, out=keys.narrow(2, 0, held))
+            torch.index_select(v, 0, index, out=values.narrow(2, 0, held))
+            self._buffers[block] = keys, values, held
+            self.store[block] = keys.narrow(2, 0, held), values.narrow(2, 0, held)
 
 
 class MultiHeadAttention(nn.Module):
@@ -207,14 +269,14 @@ class MultiHeadAttention(nn.Module):
             q, k, v = self._project(x_q, x_kv)  # (B, h, T, d_k), (B, kv heads, S, d_k) twice
             if rotary is not None:
                 q, k = rotate(q, *rotary), rotate(k, *rotary)
-            if cache is not None:
-                if not static_kv and self in cache.store:
-                    past_k, past_v = cache.store[self]
-                    k, v = torch.cat([past_k, k], dim=2), torch.cat([past_v, v], dim=2)
+            if cache is not None and static_kv:
                 cache.store[self] = (k, v)
-                if static_kv:
-                    cache.static.add(self)
-        if self.n_kv_heads != self.n_heads and watched():  # what is recorded or patched is per query head
+                cache.static.add(self)
+            elif cache is not None:
+                k, v = cache.append(self, k, v)
+        # what is recorded or patched is per query head (a recording that leaves the keys and values out
+        # does without the copies)
+        if self.n_kv_heads != self.n_heads and watched(self.hook_k.name, self.hook_v.name):
             k, v = self.per_query_head(k), self.per_query_head(v)
         q, k, v = self.hook_q(q), self.hook_k(k), self.hook_v(v)
         scores = self.hook_scores(self.scores(q, k, scale, bias))  # (B, h, T, S)

@@ -1,9 +1,10 @@
 """Greedy and beam-search decoding that honour the interventions at every step.
 
 With the causal mask on, each step feeds only its new piece and reuses the keys and values of
-earlier steps (a KV cache). With it off, earlier positions may look at later ones, so their
-states change as the output grows: every step then recomputes the whole prefix, which is what
-the switched-off mask really means.
+earlier steps (a KV cache, written in place), and greedy decoding's trace is put together from the
+steps' own recorded passes (`stepped_trace`). With it off, earlier positions may look at later
+ones, so their states change as the output grows: every step then recomputes the whole prefix,
+which is what the switched-off mask really means.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import torch
 
 from . import stages
 from .attention import KVCache
-from .hooks import not_recording, recording, sequence_axis
+from .hooks import Recorder, not_recording, recording, sequence_axis
 from .interventions import Interventions
 from .tokens import PROJECT_SPECIALS, SpecialIds
 from .transformer import Transformer, layers_of
@@ -94,6 +95,7 @@ def greedy(
     prompt: torch.Tensor | None = None,
     cache: KVCache | None = None,
     first_step: AbstractContextManager | None = None,
+    recorded_steps: list[Recorder] | None = None,
 ) -> list[tuple[list[int], int | None]]:
     """Most likely piece at each step, for a batch (of encoded sources, or of one `prompt` (1, P)
     to continue when `memory` is None); returns (new ids without BOS and the end, the piece that ended
@@ -101,17 +103,25 @@ def greedy(
     generate with a list of eos_token_id).
     With `step_logits`, each step's logits (B, vocab) are appended to it, as the model gave them.
     `cache`: the KV cache to fill (the caller's, to read afterwards; causal mask on). `first_step`:
-    a context the first step runs in (a Recorder or a Patching of a prompt's pass)."""
+    a context the first step runs in (a Recorder or a Patching of a prompt's pass). `recorded_steps`: each
+    step's pass is recorded into a Recorder of its own appended to it, the attention keys and values left
+    out (the cache holds them: `stepped_trace` puts the whole trace together from these)."""
     tokens = start_tokens(
         specials, 1 if memory is None else memory.size(0), None if memory is None else memory.device, prompt
     )
     batch, first = tokens.shape
     if cache is None and iv.causal_mask:
         cache = KVCache()
+    if cache is not None:
+        cache.reserve(first + max_len - 1)  # the positions fed at most: the buffers never grow
+    skip = _cached_stages(model) if recorded_steps is not None else frozenset()
     finished = torch.zeros(batch, dtype=torch.bool, device=tokens.device)
     ends = torch.tensor(specials.ends, device=tokens.device)
     for step in range(max_len):
-        with first_step if step == 0 and first_step is not None else nullcontext():
+        with (
+            first_step if step == 0 and first_step is not None else nullcontext(),
+            nullcontext() if recorded_steps is None else recording(recorder=_appended(recorded_steps, skip)),
+        ):
             logits = _step_logits(model, tokens, memory, src_mask, iv, cache)
         if step_logits is not None:
             step_logits.append(logits)
@@ -127,6 +137,75 @@ def greedy(
         cut = next(t for t, piece in enumerate(row) if piece in specials.ends) if done else len(row)
         results.append((row[:cut], row[cut] if done else None))
     return results
+
+
+def _cached_stages(model: Transformer) -> frozenset[str]:
+    """The names of every attention block's keys and values: what a KV cache holds."""
+    return frozenset(
+        name for name in model.hook_names if (stage := stages.parse(name)).kind and stage.stage in ("k", "v")
+    )
+
+
+def _appended(recorders: list[Recorder], skip: frozenset[str]) -> Recorder:
+    recorder = Recorder(skip=skip)
+    recorders.append(recorder)
+    return recorder
+
+
+def stepped_trace(
+    model: Transformer, steps: list[Recorder], cache: KVCache, iv: Interventions
+) -> dict[str, torch.Tensor]:
+    """The one teacher-forced pass's recording over what greedy decoding fed the decoder (causal mask on),
+    put together from the decoding's own passes instead of a second one: `steps`, each step's recording
+    (`greedy(recorded_steps=...)`: the first step's rows, a prompt's or the start piece's, then one row per
+    step) and `cache`, the keys and values of every position (the cache after the last step). The names,
+    order and shapes are the one pass's; a row's scores for the keys after it (which no step computed:
+    they did not exist yet) are q·k from its recorded queries and the cached keys, its masked scores there
+    `iv.fill` and its weights 0, as the causal mask makes them. Logits are not recorded (no output
+    projection runs with the hook): the steps kept those the model chose from.
+
+    Not for the causal mask off (each step re-reads its prefix, whose rows change: `as_decoded`) nor beams
+    (the cache follows the surviving beams): those keep the pass after decoding."""
+    total = cache.length
+    first = total - (len(steps) - 1)  # positions the first step read at once
+    layers = layers_of(model.decoder)
+    whole: dict[str, torch.Tensor] = {}
+    for name in steps[0].fired:
+        stage = stages.parse(name)
+        if stage.kind is not None and stage.layer is not None and stage.stage in ("k", "v"):
+            block = getattr(layers[stage.layer], f"{stage.kind}_attn")
+            k, v = cache.store[block]
+            whole[name] = block.per_query_head(k if stage.stage == "k" else v)  # as the one pass records them
+            continue
+        rows = [step.tensors[name] for step in steps]
+        if stage.keys != "target":  # rows of their own: concatenated along the positions
+            whole[name] = rows[0] if len(rows) == 1 else torch.cat(rows, dim=sequence_axis(rows[0]))
+            continue
+        if stage.stage == stages.POSITION_BIAS:  # the bias of every (query, key) pair, as the one pass adds
+            whole[name] = model.decoder.relative_bias(total, total)
+            continue
+        if stage.stage == "scores":
+            if stage.layer is None:
+                raise ValueError(f"{name} is not an attention stage")
+            block = layers[stage.layer].self_attn
+            query = whole[stages.attention("decoder", "self", stage.layer, "q")]
+            bias = stages.position_bias("decoder")
+            later = block.scores(
+                query,
+                cache.store[block][0][:, :, first:],
+                iv.scale_scores,
+                whole[bias][..., first:] if bias in whole else None,
+            )  # every row against the keys after the first step's
+            out = rows[0].new_empty((*rows[0].shape[:2], total, total))
+            out[..., first:] = later
+        else:
+            out = rows[0].new_full((*rows[0].shape[:2], total, total), 0.0 if stage.stage == "pattern" else iv.fill)
+        out[..., :first, :first] = rows[0]
+        for offset, row in enumerate(rows[1:]):
+            position = first + offset
+            out[..., position, : position + 1] = row[..., 0, :]
+        whole[name] = out
+    return whole
 
 
 def decoded_logits(
@@ -204,9 +283,11 @@ def continued_trace(
     model: Transformer, prompt_pass: dict[str, torch.Tensor], cache: KVCache, fed: torch.Tensor, iv: Interventions
 ) -> dict[str, torch.Tensor]:
     """The one-pass recording over `fed` (1, T): a prompt then the pieces generated after it, with the
-    causal mask on, put together from what generating already computed instead of a second pass over
-    everything: `prompt_pass`, the first step's recording (the prompt's rows), and a recorded pass over
-    the new pieces alone on the prompt's keys and values (`cache` cut to the prompt). The prompt's
+    causal mask on, the way before `stepped_trace` (kept for `Generator.generate(second_pass=True)`, which
+    bench/bench_trace.py times against it): put together from what generating already computed and a
+    second pass over the new pieces: `prompt_pass`, the first step's recording (the prompt's rows), and a
+    recorded pass over the new pieces alone on the prompt's keys and values (`cache` cut to the prompt,
+    which then writes into buffers of its own: `KVCache.prefix`). The prompt's
     rows then gain the keys after the prompt: masked scores `iv.fill` and weight 0, as the mask makes
     them, and scores q·k from their recorded queries and the new keys. Logits are not recorded (no
     output projection runs): the steps kept those the model chose from."""
@@ -309,7 +390,7 @@ def beam_search(
     if tokens.size(0) != 1 or (memory is not None and memory.size(0) != 1):
         raise ValueError("beam search decodes one sentence at a time")
     first, device = tokens.size(1), tokens.device
-    cache = KVCache() if iv.causal_mask else None
+    cache = KVCache(first + max_len - 1) if iv.causal_mask else None
     scores = torch.zeros(1, device=device)  # (k,)
     done: list[Hypothesis] = []
     candidates = max(2, 1 + len(specials.ends)) * beam_size  # enough for k live beams if the first k all end

@@ -26,11 +26,18 @@ _PATCHING: ContextVar[Patching | None] = ContextVar("anatomy_patching", default=
 
 
 class Recorder:
-    """Collects named tensors in execution order while it is active."""
+    """Collects named tensors in execution order while it is active; with `skip`, the names it leaves
+    out (they are in `fired` still, with the names kept, in execution order)."""
 
-    def __init__(self, keep_grad: bool = False) -> None:
+    def __init__(self, keep_grad: bool = False, skip: frozenset[str] | None = None) -> None:
         self.tensors: dict[str, torch.Tensor] = {}
         self.keep_grad = keep_grad
+        self.skip = skip
+        self.fired: list[str] = []  # every name that fired, kept or not (kept up with `skip` only)
+
+    def wants(self, name: str) -> bool:
+        """True when this recorder keeps what hook point `name` sees."""
+        return self.skip is None or name not in self.skip
 
     def record(self, name: str, x: torch.Tensor) -> None:
         """Keep `x` under `name` (detached and on the CPU, unless the recorder keeps gradients);
@@ -38,6 +45,10 @@ class Recorder:
 
         No copy is made: the model never changes a tensor in place after it passed a hook.
         """
+        if self.skip is not None:
+            self.fired.append(name)
+            if name in self.skip:
+                return
         if name in self.tensors:
             raise RuntimeError(f"hook point {name!r} fired twice in one recorded pass")
         self.tensors[name] = x if self.keep_grad else x.detach().cpu()
@@ -187,9 +198,13 @@ class HookPoint(nn.Module):
     __call__ = forward
 
 
-def watched() -> bool:
-    """True while a Recorder or a Patching is active in this context: hook points then see their tensors."""
-    return _ACTIVE.get() is not None or _PATCHING.get() is not None
+def watched(*names: str) -> bool:
+    """True while a Patching is active in this context, or a Recorder that keeps any of `names` (any
+    Recorder, without names): hook points then see their tensors."""
+    if _PATCHING.get() is not None:
+        return True
+    recorder = _ACTIVE.get()
+    return recorder is not None and (not names or any(recorder.wants(name) for name in names))
 
 
 def name_hook_points(model: nn.Module) -> list[str]:
