@@ -32,6 +32,7 @@ def main() -> None:
     from model import DecodeOptions, load_bundle
     from model.analysis.sinks import sinks
     from model.checkpoints.catalog import packaged_models
+    from model.engine import stages
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model")
@@ -61,7 +62,7 @@ def main() -> None:
             float(np.abs(trace.pattern("decoder", "self", layer) - p[0].numpy()).max())
             for layer, p in enumerate(out.attentions)
         )
-        logits = float(np.abs(trace.tensor("hook_logits")[0] - out.logits[0].numpy()).max())
+        logits = float(np.abs(trace.tensor(stages.LOGITS)[0] - out.logits[0].numpy()).max())
         theirs = row.tolist()[len(ids) :]
         greedy = list(ours.output_ids) == theirs[: len(ours.output_ids)]
         print(
