@@ -10,7 +10,7 @@ from ui.page import bind, md, page_value, set_value, start, stored
 from ui.urlstate import BLOCK_NAMES, BLOCKS, FOCUS, Field
 from viz.attention import attention_heads, attention_map, model_view, model_view_cell, model_view_legend
 from viz.focus import shaded_text
-from viz.labels import display_piece
+from viz.labels import CONTAINER_PX, display_piece
 from viz.lengths import around, colour_mode, pooled
 
 page = start("Attention")
@@ -156,6 +156,8 @@ def _step_view(step: int, source, output, colour: str) -> None:
                     + (" (knocked out)" if ctl.head in off else ""),
                     step,
                     colour=colour,
+                    first=block != "dec-cross",
+                    width_px=CONTAINER_PX / len(decoding),
                     **lengths.block_windows(block, source, output),
                 ),
                 key=f"step-{block}",
@@ -210,7 +212,7 @@ def body(step: int) -> None:
         pattern = trace.pattern(stack, kind, layer)
         highlight = None if block == "enc-self" else step
         off = ctl.interventions().heads_off(stack, kind, layer)
-        window = lengths.block_windows(block, source, output)
+        window = {**lengths.block_windows(block, source, output), "first": block != "dec-cross"}
         st.subheader(f"{BLOCK_NAMES[block].capitalize()} · layer L{layer + 1}")
         if layer != ctl.layer:
             st.caption(f"The {stack} has {n_layers} layers: showing its last.")
@@ -243,6 +245,7 @@ def body(step: int) -> None:
                     f"Average of the {len(live)} heads" + (" still on" if off else ""),
                     highlight,
                     colour=colour,
+                    width_px=CONTAINER_PX / 2,
                     **window,
                 ),
                 "The mean over heads: what the layer attends to as a whole."
@@ -264,6 +267,7 @@ def body(step: int) -> None:
                     f"Head H{ctl.head + 1} alone" + (" (knocked out)" if ctl.head in off else ""),
                     highlight,
                     colour=colour,
+                    width_px=CONTAINER_PX / 2,
                     **window,
                 ),
                 "The head picked in the sidebar, with its weights"
@@ -293,7 +297,7 @@ def body(step: int) -> None:
         colour_mode(colour, len(keys)), ""
     )
     roles = {cell: f"{tag} (corpus)" for cell, tag in card_roles(page.bundle.card, stack, kind).items()}
-    roles.update(block_roles(patterns, stack, kind, ctl.interventions().causal_mask))
+    roles.update(block_roles(patterns, stack, kind, ctl.interventions().causal_mask, page.bundle.config.windows))
     page.show(
         shared(
             model_view,
@@ -347,6 +351,7 @@ def body(step: int) -> None:
             + (" (knocked out)" if selected in knocked else ""),
             None if view == "enc-self" else step,
             colour=colour,
+            first=view != "dec-cross",
             **lengths.block_windows(view, source, output),
         ),
         "The selected head, large.",

@@ -38,6 +38,9 @@ pieces = trace.tgt_pieces if decoder_only else trace.src_pieces
 relative = cfg.positional == "relative"
 learned = cfg.positional == "learned"
 rotary = cfg.positional == "rotary"
+# the run with the positions as trained: the page's own result when the sidebar leaves them on (a long text's
+# trace may be too large for the results cache to keep, and would be computed again at every call)
+as_trained = page.result if ctl.positional and page.result is not None else page.run(positional_encoding=True)
 SHOWN = 128  # positions drawn: a sentence uses few, and 512 rows would only slow the page down
 BEYOND = 1.25  # the distance chart runs this far past max_distance, to show the last bucket's flat stretch
 
@@ -49,7 +52,7 @@ st.markdown(
 )
 
 if relative:
-    with_pe = page.run(positional_encoding=True)  # the bias as the model adds it, whatever the sidebar says
+    with_pe = as_trained  # the bias as the model adds it, whatever the sidebar says
     recorded = with_pe.trace
     n_buckets, max_distance = cfg.relative_buckets, cfg.relative_max_distance
     st.info(
@@ -143,7 +146,7 @@ if relative:
 elif rotary:
     # the typed text's pieces: a continuation's own pieces come after the prompt's
     typed = len(getattr(page.result, "prompt_ids", ())) or len(pieces)
-    rope_factor = rotary_section(page, page.run(positional_encoding=True).trace, pieces[:typed])
+    rope_factor = rotary_section(page, as_trained.trace, pieces[:typed])
 else:
 
     def _dims(text: str) -> tuple[int, int]:
@@ -269,7 +272,7 @@ else:
 
 what = "the bias" if relative else "the learned positions" if learned else "the rotation" if rotary else "the encoding"
 st.subheader(f"Experiment: switch {what} off")
-with_pe = page.run(positional_encoding=True)
+with_pe = as_trained
 if page.encoder_only:
     without_pe = page.run(positional_encoding=False)
     st.metric(
@@ -328,7 +331,7 @@ page.show(
     ),
     (
         "Both panels read the same text: your prompt and the continuation made with the positions on. Without "
-        "the table a piece still sees only the pieces before it (the causal mask), so order is not lost "
+        f"{what} a piece still sees only the pieces before it (the causal mask), so order is not lost "
         "altogether, but nothing tells it how far back each of them stands. The pass without positions runs only "
         "up to the layer on show (the layers after it would change nothing here), so a later layer takes a "
         "little longer the first time it is picked."

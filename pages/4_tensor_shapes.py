@@ -71,10 +71,41 @@ if cfg.positional == "relative":
         f"`{stages.attention('encoder', 'self', 0, 'scores')}`"
         " and the others, include it)."
     )
-if cfg.norm == "rms":
+rope_stack = "decoder" if cfg.n_decoder_layers else "encoder"
+if cfg.positional == "rotary":
     notes.append(
-        "Its norms are RMS norms: x divided by the root of its mean square, times a learned gain; no mean is "
-        "subtracted and no bias added, so each norm has one vector of d_model numbers."
+        f"There is no `{stages.embedding('position', 'source' if has.encoder else 'target')}` stage: nothing "
+        "positional is added to the embeddings. Each self-attention turns its queries and keys by their position "
+        "instead (rotary positions, RoPE: the Positional encoding page), after the projections"
+        + (" and the per-head q/k norms" if cfg.qk_norm else "")
+        + f": `{stages.attention(rope_stack, 'self', 0, 'q')}` and `{stages.attention(rope_stack, 'self', 0, 'k')}` "
+        "hold them turned."
+    )
+if cfg.kv_heads < cfg.n_heads:
+    notes.append(
+        f"Keys and values have {cfg.kv_heads} head{'s' if cfg.kv_heads > 1 else ''}, not {cfg.n_heads}: "
+        + (
+            f"all {cfg.n_heads} query heads share one (multi-query attention)"
+            if cfg.kv_heads == 1
+            else f"each shared by {cfg.n_heads // cfg.kv_heads} query heads (grouped-query attention)"
+        )
+        + f". W_K and W_V project d_model → {cfg.kv_heads} × {cfg.d_k} = {cfg.kv_heads * cfg.d_k} (the weights "
+        f"below), and the KV cache keeps those; `{stages.attention(rope_stack, 'self', 0, 'k')}` and "
+        f"`{stages.attention(rope_stack, 'self', 0, 'v')}` "
+        f"hold each repeated for its query heads, (B, h = {cfg.n_heads}, T, d_k), so that every head has its "
+        "pattern."
+    )
+if cfg.norm in ("rms", "rms_plus_one"):
+    notes.append(
+        "Its norms are RMS norms: x divided by the root of its mean square, times a learned gain"
+        + (" (stored as w, applied as 1 + w, computed in float32: Gemma's form)" if cfg.norm == "rms_plus_one" else "")
+        + "; no mean is subtracted and no bias added, so each norm has one vector of d_model numbers."
+        + (
+            " Besides the norm before each sublayer, another normalizes the sublayer's output before it is added "
+            "back: four norms a layer."
+            if cfg.sandwich_norm
+            else ""
+        )
     )
 if cfg.norm_first:
     notes.append(

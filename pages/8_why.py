@@ -17,7 +17,7 @@ from ui.figures import shared
 from ui.ondemand import asked, filling, spare_work, without_the_mask
 from ui.page import _take_turn, bind, md, page_value, set_value, start
 from ui.urlstate import Field
-from viz.explain import doubts, lens_heatmap, lens_table, patch_effect, patch_grid_map, roles_frame
+from viz.explain import doubts, lens_heatmap, lens_table, patch_effect, patch_grid_map, roles_frame, roles_summary
 from viz.focus import shaded_text
 from viz.labels import display_piece
 from viz.lengths import DETAIL, around
@@ -190,6 +190,7 @@ def _method_notes(rows: dict[str, np.ndarray], best: dict[str, int], step: int) 
         )
     )
     _doubts(rows, step)
+    _sink_note(rows, best)
     notes = []
     if decoder_only:
         notes.append(
@@ -219,6 +220,25 @@ def _method_notes(rows: dict[str, np.ndarray], best: dict[str, int], step: int) 
         )
     for note in notes:
         st.caption(note)
+
+
+def _sink_note(rows: dict[str, np.ndarray], best: dict[str, int]) -> None:
+    """Attention and rollout of a decoder alone pointing first to the first piece, which a trained model's heads
+    use as a sink: say so, and what they point to after it."""
+    sunk = [name for name in ("attention", "rollout") if best.get(name) == 0 and len(rows[name]) > 1]
+    if not decoder_only or not sunk:
+        return
+    first = md(display_piece(src_pieces[0]))
+    weight = ", ".join(f"{name} {rows[name][0]:.2f}" for name in sunk)
+    after = ", ".join(
+        f"{name} to **{md(display_piece(src_pieces[1 + int(abs(rows[name][1:]).argmax())]))}**" for name in sunk
+    )
+    st.caption(
+        f"{' and '.join(sunk).capitalize()} point{'s' if len(sunk) == 1 else ''} first to "
+        f"**{first}**, the first piece ({weight} of the weight): {md(bundle.name)}'s heads park much of their "
+        "attention there whatever the piece (an attention sink: the Attention page's sink view), so this says "
+        f"where they rest rather than what they read. After the first piece, {after}."
+    )
 
 
 def _count(value: object) -> str:
@@ -636,8 +656,10 @@ else:
         )
 
 st.subheader("What each head mostly does")
+head_roles = engine.roles(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size, ctl.chat)
+st.markdown(md(roles_summary(head_roles)))
 st.dataframe(
-    roles_frame(engine.roles(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size, ctl.chat)),
+    roles_frame(head_roles),
     hide_index=True,
     column_config={
         c: st.column_config.NumberColumn(c, format="%.3f")

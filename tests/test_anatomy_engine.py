@@ -14,7 +14,7 @@ from test_families_t5_gpt2 import PROMPTS, _sharpen
 from model import DecodeOptions, Interventions, load_bundle
 from model.analysis import rotary
 from model.analysis.cache import cache_step, kv_bytes, window_masks, without_cache
-from model.analysis.roles import role
+from model.analysis.roles import block_roles, role
 from model.analysis.sinks import first_shares, sinks
 from model.engine import stages
 from model.engine.hooks import recording
@@ -172,6 +172,42 @@ def test_sink_shares_and_the_sink_tag(decoder):
     assert (
         role({"previous": 0.1, "same": 0.1, "first": 0.8, "last": np.nan, "broad": 0.2, "alignment": np.nan}) == "sink"
     )
+
+
+def test_sink_shares_count_the_queries_a_sliding_window_lets_see_the_first_piece(decoder):
+    """Gemma 3's window (4 pieces in the tiny model) hides the first piece from every later query of its sliding
+    layers: their shares average the queries that can see it, and the figures say which layers those are."""
+    _, _, bundle = decoder
+    cfg = bundle.config
+    trace = bundle.generate(PROMPTS[2], options=DecodeOptions(max_len=3)).trace
+    found = sinks(trace, "decoder", cfg.norm_first, cfg.windows)
+    n = len(trace.tgt_pieces)
+    for layer in range(cfg.n_decoder_layers):
+        pattern = trace.pattern("decoder", "self", layer)
+        window = cfg.window(layer)
+        stop = min(n, window) if window else n
+        assert np.allclose(found.shares[layer], pattern[:, 1:stop, 0].mean(axis=1))
+        assert found.seeing[layer] == stop - 1
+        if window:
+            assert np.all(pattern[:, stop:, 0] == 0)  # out of the window: nothing can land on it
+    assert found.windowed == tuple(layer for layer in range(cfg.n_decoder_layers) if 0 < cfg.window(layer) < n)
+    roles = block_roles(
+        [trace.pattern("decoder", "self", layer) for layer in range(cfg.n_decoder_layers)],
+        "decoder",
+        "self",
+        windows=cfg.windows,
+    )
+    tagged = {cell for cell, tag in roles.items() if tag == "sink"}
+    assert tagged <= {(layer, head) for layer, head in zip(*np.nonzero(found.shares >= 0.5), strict=True)}
+
+
+def test_the_cache_with_the_windows_keeps_window_minus_one_positions_in_a_sliding_layer(decoder):
+    _, _, bundle = decoder
+    cfg = bundle.config
+    per_position = 2 * cfg.kv_heads * cfg.d_k * 4
+    kept = sum(min(100, cfg.window(layer) - 1) if cfg.window(layer) else 100 for layer in range(cfg.n_decoder_layers))
+    assert kv_bytes(cfg, 100, 4, windowed=True) == per_position * kept
+    assert (kv_bytes(cfg, 100, 4, windowed=True) < kv_bytes(cfg, 100, 4)) == bool(cfg.windows)
 
 
 def test_gemma_window_masks_show_the_band(decoder):

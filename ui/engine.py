@@ -499,7 +499,7 @@ def _roles(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_
     )  # a decoder-only model's continuation (or answer)
     if result.trace is None:
         raise ValueError("head roles read the result's trace, and this one was made without")
-    return trace_roles(result.trace, iv.causal_mask)
+    return trace_roles(result.trace, iv.causal_mask, _bundle.config.windows)  # a window hides the first piece
 
 
 def roles(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int = 1, chat: bool = False) -> pd.DataFrame:

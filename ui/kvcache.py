@@ -47,11 +47,29 @@ def shared_heads(page: Page, positions: int) -> None:
     st.markdown(
         f"{md(page.bundle.name)}: **n_q / n_kv = {n_q} / {n_kv}**, {kind_of_sharing(n_q, n_kv)}. Decoding keeps "
         f"every layer's keys and values (the KV cache): 2 × {cfg.n_decoder_layers} layers × {n_kv} key/value "
-        f"heads × {cfg.d_k} dims × {number} bytes = **{kv_bytes(cfg, 1, number):,} bytes per piece** "
+        f"head{'s' if n_kv > 1 else ''} × {cfg.d_k} dims × {number} bytes = "
+        f"**{kv_bytes(cfg, 1, number):,} bytes per piece** "
         f"(float32 as computed here; a bfloat16 cache holds half), against {kv_bytes(cfg, 1, number, n_q):,} "
         f"with one key/value head per query head."
     )
-    st.dataframe(shared_heads_table(lengths, ours, full), height=table_height(len(lengths)))
+    windowed = {name: kv_bytes(cfg, n, number, windowed=True) for name, n in lengths.items()} if cfg.windows else None
+    sliding = sum(1 for layer in range(cfg.n_decoder_layers) if cfg.window(layer))
+    window = max(cfg.windows, default=0)
+    column = f"with the windows ({sliding} layers keep {window - 1:,})"
+    st.dataframe(shared_heads_table(lengths, ours, full, windowed, column), height=table_height(len(lengths)))
+    if windowed is not None:
+        st.caption(
+            f"The cache above keeps every position in every layer, as this app does. {sliding} of "
+            f"{cfg.n_decoder_layers} layers read only the last {window} pieces, so transformers' cache keeps "
+            f"just their last {window - 1:,} positions: the last column, which stops growing in those layers "
+            f"past {window - 1:,} pieces (at 32k pieces, {_ratio(ours, windowed)} less again)."
+        )
+
+
+def _ratio(ours: dict[str, int], windowed: dict[str, int]) -> str:
+    """How many times less the windowed cache keeps at the longest length."""
+    longest = list(ours)[-1]
+    return f"{ours[longest] / windowed[longest]:.1f}×" if windowed[longest] else "no"
 
 
 def cache_at_step(page: Page, step: int, pieces: list[str]) -> None:
@@ -94,7 +112,8 @@ def cache_at_step(page: Page, step: int, pieces: list[str]) -> None:
             now.positions,
             now.added,
             page.style,
-            f"KV cache after step {step + 1}: {now.positions} positions × {cfg.kv_heads} key/value heads per layer",
+            f"KV cache after step {step + 1}: {now.positions} positions × {cfg.kv_heads} key/value "
+            f"head{'s' if cfg.kv_heads > 1 else ''} per layer",
         ),
         "Rows are the positions kept, columns each layer's key/value heads; a cell is the length of one cached "
         "vector. The outlined row is what this step added; rows below it are not computed yet.",

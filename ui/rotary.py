@@ -36,6 +36,32 @@ def _key_field(length: int) -> Field:
     return Field("rkey", max(0, length - 4), lambda t: int(t) if 0 <= int(t) < length else _bad(length))
 
 
+def base_text(base: float) -> str:
+    """A rotary base as a person reads it: 10,000 and 1,000,000, not 10000 and 1e+06."""
+    return f"{base:,.0f}" if float(base).is_integer() else f"{base:,g}"
+
+
+def layer_list(layers: tuple[int, ...]) -> str:
+    """Layers (from 0) as "L6, L12 and L18"."""
+    names = [f"L{layer + 1}" for layer in layers]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _where(found: rotary.RotaryBase, layers: int) -> str:
+    """Which layers turn by one base: "θ base 100,000 in every layer", "θ base 10,000 in its 15
+    sliding-window layers (window 512)", "θ base 1,000,000 in its 3 full-attention layers (L6, L12 and L18)"."""
+    if found.kind == "every layer":
+        return f"θ base {base_text(found.base)} in every layer"
+    count = len(found.layers)
+    named = [f"window {found.window}"] if found.window else []
+    if count <= 4:
+        named.append(layer_list(found.layers))
+    return (
+        f"θ base {base_text(found.base)} in its {count} {found.kind if count > 1 else found.kind.removesuffix('s')}"
+        + (f" ({', '.join(named)})" if named else "")
+    )
+
+
 def _bad(length: int) -> int:
     raise ValueError(f"expected a position from 0 to {length - 1}")
 
@@ -52,9 +78,7 @@ def section(page: Page, trace: Trace, pieces: list[str]) -> float:
         if cfg.rotary_dims < cfg.d_k
         else f"all {cfg.d_k} dimensions of each head"
     )
-    said = " and ".join(
-        f"θ base {b.base:g} in its {b.kind}" + (f" (window {b.window})" if b.window else "") for b in found
-    )
+    said = " and ".join(_where(b, cfg.n_decoder_layers or cfg.n_encoder_layers) for b in found)
     st.info(
         f"{name} adds **nothing** to its embeddings: it turns every query and key instead (**rotary position "
         f"embedding, RoPE**). After the projections, {turned} are taken in pairs (dim i with dim i + "
@@ -77,7 +101,9 @@ def section(page: Page, trace: Trace, pieces: list[str]) -> float:
         format_func=lambda f: f"× {f:g}" + (" (as trained)" if f == 1.0 else ""),
     )
     found = rotary.bases(cfg, factor)
-    names = [f"base {b.base * factor:g}: {b.kind}" + (f", window {b.window}" if b.window else "") for b in found]
+    names = [
+        f"base {base_text(b.base * factor)}: {b.kind}" + (f", window {b.window}" if b.window else "") for b in found
+    ]
     page.show(
         shared(
             frequency_chart,
@@ -91,7 +117,8 @@ def section(page: Page, trace: Trace, pieces: list[str]) -> float:
         "Pair 0 turns by one radian per position (a full turn every 6.3 positions); each later pair turns "
         "slower, geometrically, down to "
         + ", ".join(
-            f"one turn every {6.283 / b.frequencies[-1]:,.0f} positions (base {b.base * factor:g})" for b in found
+            f"one turn every {6.283 / b.frequencies[-1]:,.0f} positions (base {base_text(b.base * factor)})"
+            for b in found
         )
         + ". Hover a point for its wavelength.",
         key="rope-freq",
@@ -173,7 +200,15 @@ def section(page: Page, trace: Trace, pieces: list[str]) -> float:
                 f"“{display_piece(pieces[key])}” at every offset",
             ),
             "The same two vectors (this head's projections of those pieces, their rotation undone), turned to "
-            "every pair of positions m, n. The line puts the key at one position and the query at each offset "
+            "every pair of positions m, n"
+            + (
+                f" by L{layer + 1}'s own base, {base_text(cfg.rotary_base_of(layer) * factor)} (a "
+                + ("sliding-window" if cfg.window(layer) else "full-attention")
+                + " layer; pick a layer in the sidebar for the other base)"
+                if len(found) > 1
+                else ""
+            )
+            + ". The line puts the key at one position and the query at each offset "
             f"from it; the circles move both by k = {shift}: they sit on the line, because the score depends on "
             "m − n alone. That is what makes RoPE relative, while each vector still carries its own position.",
             key="rope-relative",

@@ -12,6 +12,7 @@ from .labels import CONTAINER_PX, axis_labels, token_axis
 from .lengths import Span, bin_label, bins, colour_mode, colour_range, coloured, pool, pooled, whole, window_note
 from .style import Style
 
+MAP_MARGINS_PX = 250  # what a heatmap's query labels, margins and colour bar take of its width
 HOVER = "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"
 
 
@@ -44,17 +45,38 @@ def _row_outline(fig: go.Figure, row_index: int, n_keys: int, style: Style, xref
 
 
 def _windowed(
-    pattern: np.ndarray, queries: list[str], keys: list[str], rows: Span | None, columns: Span | None, colour: str
+    pattern: np.ndarray,
+    queries: list[str],
+    keys: list[str],
+    rows: Span | None,
+    columns: Span | None,
+    colour: str,
+    first: bool = False,
 ) -> tuple[np.ndarray, np.ndarray | None, list[str], list[str], Span, str]:
     """The part of a [..., q, k] pattern inside the window, coloured (rows scaled over their whole
     length), the real weights for the hover when colour values differ from them, the window's labels
-    (numbered by their place in the whole sentence), the rows shown and the resolved colour mode."""
+    (numbered by their place in the whole sentence), the rows shown and the resolved colour mode.
+    `first`: a key window that starts after the first key keeps that key as its first column (where a
+    trained model's heads park most of their weight: an attention sink)."""
     rows, columns = rows or whole(len(queries)), columns or whole(len(keys))
     mode = colour_mode(colour, len(keys))
-    z = coloured(pattern, mode)[..., rows[0] : rows[1], columns[0] : columns[1]]
-    weights = None if mode == "linear" else pattern[..., rows[0] : rows[1], columns[0] : columns[1]]
+    keep = np.r_[0:1, columns[0] : columns[1]] if _pinned(first, columns) else np.arange(*columns)
+    z = coloured(pattern, mode)[..., rows[0] : rows[1], :][..., keep]
+    weights = None if mode == "linear" else pattern[..., rows[0] : rows[1], :][..., keep]
     qlabels, klabels = axis_labels(queries), axis_labels(keys)
-    return z, weights, qlabels[rows[0] : rows[1]], klabels[columns[0] : columns[1]], rows, mode
+    return z, weights, qlabels[rows[0] : rows[1]], [klabels[k] for k in keep], rows, mode
+
+
+def _pinned(first: bool, columns: Span | None) -> bool:
+    """Whether the first key is shown before a key window that leaves it out."""
+    return first and columns is not None and columns[0] > 0
+
+
+def _first_divider(xref: str, yref: str) -> dict:
+    """A white line between the first key and the window of keys after it (positions that do not follow)."""
+    return dict(
+        type="line", x0=0.5, x1=0.5, y0=0, y1=1, xref=xref, yref=f"{yref} domain", line=dict(color="white", width=3)
+    )
 
 
 def _hover(weights: np.ndarray | None) -> str:
@@ -72,11 +94,13 @@ def attention_heads(
     rows: Span | None = None,
     columns: Span | None = None,
     colour: str = "linear",
+    first: bool = False,
 ) -> go.Figure:
     """All heads of one attention block side by side on one colour scale ([heads, q, k]), inside a
-    window of query rows and key columns (default: all) and in a colour mode of viz.lengths."""
+    window of query rows and key columns (default: all) and in a colour mode of viz.lengths; `first`
+    keeps the first key in view before a key window that starts after it."""
     check_pattern(pattern, queries, keys)
-    z, weights, qlabels, klabels, rows, mode = _windowed(pattern, queries, keys, rows, columns, colour)
+    z, weights, qlabels, klabels, rows, mode = _windowed(pattern, queries, keys, rows, columns, colour, first)
     zmin, zmax, bar = colour_range(mode)
     heads = pattern.shape[0]
     per_row = min(heads, 4 if len(klabels) <= 16 else 2)
@@ -137,6 +161,8 @@ def attention_heads(
                 font=dict(size=style.font),
             )
         )
+        if _pinned(first, columns):
+            shapes.append(_first_divider(f"x{suffix}", f"y{suffix}"))
         if outlined is not None and 0 <= outlined < len(qlabels):
             shapes.append(
                 dict(
@@ -158,7 +184,9 @@ def attention_heads(
     )
     fig.add_traces(data)
     return style.apply(
-        fig, title + window_note(rows, columns or whole(len(keys)), len(queries), len(keys)), height=height
+        fig,
+        title + window_note(rows, columns or whole(len(keys)), len(queries), len(keys), _pinned(first, columns)),
+        height=height,
     )
 
 
@@ -173,17 +201,21 @@ def attention_map(
     rows: Span | None = None,
     columns: Span | None = None,
     colour: str = "linear",
+    first: bool = False,
+    width_px: float = CONTAINER_PX,
 ) -> go.Figure:
     """One [queries, keys] weight matrix as a large heatmap (a single head or the head average),
-    inside a window (default: all) and in a colour mode of viz.lengths."""
+    inside a window (default: all) and in a colour mode of viz.lengths; `first` keeps the first key in
+    view before a key window that starts after it. `width_px`: the chart's width on the page (half of it in
+    one of two columns), which the key labels are thinned to so that none overlaps."""
     check_pattern(matrix, queries, keys)
-    z, weights, qlabels, klabels, rows, mode = _windowed(matrix, queries, keys, rows, columns, colour)
+    z, weights, qlabels, klabels, rows, mode = _windowed(matrix, queries, keys, rows, columns, colour, first)
     zmin, zmax, bar = colour_range(mode)
     if show_values is None:  # only where a "0.00" fits in a cell (the map may fill half the page)
         show_values = z.size <= 300 and len(klabels) <= (7 if style.presentation else 12)
     height = _panel_height(len(qlabels), style, low=320, high=760)
     fig = style.figure(
-        xaxis=token_axis(klabels, min(CONTAINER_PX, 900), style.tick, tickangle=-90),
+        xaxis=token_axis(klabels, min(width_px - MAP_MARGINS_PX, 900), style.tick, tickangle=-90),
         yaxis=token_axis(qlabels, height - 100, style.tick, autorange="reversed"),
     )
     fig.add_trace(
@@ -203,9 +235,27 @@ def attention_map(
     )
     if highlight_row is not None and 0 <= highlight_row - rows[0] < len(qlabels):
         _row_outline(fig, highlight_row - rows[0], len(klabels), style, "x", "y")
+    if _pinned(first, columns):
+        fig.add_shape(**_first_divider("x", "y"))
     return style.apply(
-        fig, title + window_note(rows, columns or whole(len(keys)), len(queries), len(keys)), height=height
+        fig,
+        title + window_note(rows, columns or whole(len(keys)), len(queries), len(keys), _pinned(first, columns)),
+        height=height,
     )
+
+
+TILE_PX = 170  # a model-view tile's height on a wide page (presentation mode: × PRESENTED)
+MANY_LAYERS = 12  # past this many layers the tiles shrink, so the whole view stays about VIEW_PX tall
+VIEW_PX = 2400
+SMALLEST_TILE_PX = 70
+PRESENTED = 220 / 170
+
+
+def _tile_px(layers: int, style: Style) -> float:
+    """A model-view tile's height: TILE_PX up to MANY_LAYERS layers; for a deeper model (SmolLM2's 30) less,
+    down to SMALLEST_TILE_PX, so that every layer fits in about VIEW_PX (5,180 px at 30 layers otherwise)."""
+    px = TILE_PX if layers <= MANY_LAYERS else min(TILE_PX, max(SMALLEST_TILE_PX, VIEW_PX / layers))
+    return px * (PRESENTED if style.presentation else 1.0)
 
 
 def _tile_gap(n: int) -> int:
@@ -309,7 +359,7 @@ def model_view(
             hovertemplate=f"%{{y}}<br>%{{x}}<br>{value} {shown}<extra></extra>",
         )
     )
-    tile_px = 170 if not style.presentation else 220
+    tile_px = _tile_px(layers, style)
     tile_height = tile_px * max(0.5, min(1.5, nq / max(nk, 1))) * nq / (nq + gq)
     # a tile's width on a wide page (about 80% of it is the plot): a marker wider than its tile would
     # take the clicks of its neighbours; past its edge, the hover distance finds the nearest tile
@@ -375,7 +425,7 @@ def model_view(
         title += f" · every head: {shared_role}"
     fig = style.apply(fig, title, height=int(80 + layers * tile_px * max(0.5, min(1.5, nq / max(nk, 1)))))
     # the tiles' markers are as large as the tiles: without fixed ranges, plotly would pad the axes for them
-    fig.update_layout(margin=dict(t=90 if group <= 1 else 130), hoverdistance=tile_px // 2)
+    fig.update_layout(margin=dict(t=90 if group <= 1 else 130), hoverdistance=int(tile_px // 2))
     fig.update_xaxes(autorange=False, range=[-0.5, len(xs) - 0.5])
     fig.update_yaxes(autorange=False, range=[len(ys) - 0.5, -0.5])
     return fig

@@ -95,11 +95,13 @@ def bytes_by_step(self_bytes: np.ndarray, cross_bytes: np.ndarray, step: int, st
     """Cache bytes after each step: self-attention grows by one position per step; an encoder-decoder's
     cross-attention (the source's keys and values, computed once) stays flat."""
     steps = np.arange(1, len(self_bytes) + 1)
+    most = float(max(self_bytes.max(initial=0), cross_bytes.max(initial=0)))
+    unit, scale = ("MiB", 1024**2) if most >= 1024**2 else ("KiB", 1024)  # SmolLM2's 2 MiB, not 2×10³ KiB
     fig = style.figure()
     fig.add_trace(
         go.Scatter(
             x=steps,
-            y=self_bytes / 1024,
+            y=self_bytes / scale,
             mode="lines+markers",
             name="self-attention cache (grows)",
             line=dict(color=style.palette[0], width=style.line_width),
@@ -109,7 +111,7 @@ def bytes_by_step(self_bytes: np.ndarray, cross_bytes: np.ndarray, step: int, st
         fig.add_trace(
             go.Scatter(
                 x=steps,
-                y=cross_bytes / 1024,
+                y=cross_bytes / scale,
                 mode="lines",
                 name="cross-attention cache (computed once)",
                 line=dict(color=style.palette[1], width=style.line_width, dash="dash"),
@@ -117,7 +119,7 @@ def bytes_by_step(self_bytes: np.ndarray, cross_bytes: np.ndarray, step: int, st
         )
     fig.add_vline(x=step + 1, line=dict(color=style.highlight, width=style.line_width))
     fig.update_xaxes(title_text="decoding step t")
-    fig.update_yaxes(title_text="KiB held", rangemode="tozero")
+    fig.update_yaxes(title_text=f"{unit} held", rangemode="tozero")
     fig = style.apply(fig, title, height=320 if not style.presentation else 420)
     fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, xanchor="left"), margin=dict(t=90))
     return fig
@@ -131,20 +133,28 @@ def _size(n: float) -> str:
     return f"{n:,.1f} GiB"
 
 
-def shared_heads_table(lengths: dict[str, int], shared: dict[str, int], one_per_query: dict[str, int]) -> pd.DataFrame:
+def shared_heads_table(
+    lengths: dict[str, int],
+    shared: dict[str, int],
+    one_per_query: dict[str, int],
+    windowed: dict[str, int] | None = None,
+    window_column: str = "",
+) -> pd.DataFrame:
     """Cache bytes at each length (name -> pieces) with the model's shared key/value heads and with one
-    per query head, and how many times less the shared heads keep."""
+    per query head, and how many times less the shared heads keep; with `windowed`, a column (named
+    `window_column`) of what the cache holds when its sliding-window layers keep only their window."""
     rows = []
     for name, pieces in lengths.items():
-        rows.append(
-            {
-                "text": name,
-                "pieces": f"{pieces:,}",
-                "cache with shared key/value heads": _size(shared[name]),
-                "one key/value head per query head": _size(one_per_query[name]),
-                "saved": f"{one_per_query[name] / shared[name]:.0f}× less" if shared[name] else "",
-            }
-        )
+        row = {
+            "text": name,
+            "pieces": f"{pieces:,}",
+            "cache with shared key/value heads": _size(shared[name]),
+            "one key/value head per query head": _size(one_per_query[name]),
+            "saved": f"{one_per_query[name] / shared[name]:.0f}× less" if shared[name] else "",
+        }
+        if windowed is not None:
+            row[window_column or "windowed"] = _size(windowed[name])
+        rows.append(row)
     return pd.DataFrame(rows).set_index("text")
 
 

@@ -18,6 +18,7 @@ from .style import Style
 EXPONENTS = "power"
 # A method whose most-attributed word is the gold one for fewer than this share (%) of a card's words is flagged
 KNOWN_TO_DISAGREE = 50.0
+LENS_ROWS, LENS_PX = 8, 1400  # past LENS_ROWS layers, the lens heatmap's rows share about LENS_PX
 SIGNED = ("gradient", "integrated-gradients", "occlusion")  # methods that can say a word lowers the piece
 
 
@@ -58,7 +59,9 @@ def lens_heatmap(
             hovertemplate="%{y}, output %{x}<br>p(final piece) %{z:.3f}<br>its first choice: %{text}<extra></extra>",
         )
     )
-    return style.apply(fig, title, height=int(max(260, 90 * final_prob.shape[0] + 160)))
+    layers = final_prob.shape[0]
+    row = 90 if layers <= LENS_ROWS else max(32, LENS_PX / layers)  # SmolLM2's 30 layers: 47 px each, not 90
+    return style.apply(fig, title, height=int(max(260, row * layers + 160)))
 
 
 def patch_effect(
@@ -89,6 +92,23 @@ def roles_frame(roles: pd.DataFrame) -> pd.DataFrame:
     frame["head"] += 1
     frame["role"] = frame["role"].fillna("—")
     return frame.drop(columns=["stack", "kind"]).dropna(axis=1, how="all").round(3)
+
+
+def roles_summary(roles: pd.DataFrame) -> str:
+    """How many heads each role tags, in one sentence ("182 of 270 heads are tagged sink, 6 previous ...;
+    the other 69 none"), most common first; '' without heads."""
+    if roles.empty:
+        return ""
+    counts = roles["role"].value_counts()
+    if counts.empty:
+        return f"None of the {len(roles)} heads is tagged."
+    named = [f"{n} {tag}" for tag, n in counts.items()]
+    untagged = len(roles) - int(counts.sum())
+    return (
+        f"Of the {len(roles)} heads on this text: {named[0]}"
+        + "".join(f", {item}" for item in named[1:])
+        + (f"; {untagged} untagged." if untagged else ".")
+    )
 
 
 def lens_table(pieces: list[list[str]], probs: np.ndarray, final: str) -> pd.io.formats.style.Styler:

@@ -12,11 +12,37 @@ SPACE_SIGN = "␣"
 NEWLINE_SIGN = "↵"
 
 
+def _byte_characters() -> dict[str, int]:
+    """Byte-level BPE's stand-in character for each byte (GPT-2's bytes_to_unicode), back to the byte: the
+    printable Latin-1 bytes stand for themselves, the others are moved to U+0100 and on."""
+    kept = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    moved = [b for b in range(256) if b not in kept]
+    return {chr(b): b for b in kept} | {chr(256 + i): b for i, b in enumerate(moved)}
+
+
+BYTE_CHARACTERS = _byte_characters()
+
+
+def _byte_text(piece: str) -> str:
+    """A byte-level BPE piece whose bytes spell a character outside ASCII ("âĢĵ": the bytes e2 80 93, "–")
+    as that text; any other piece as it is (SentencePiece's and WordPiece's pieces, a byte-level piece of
+    ASCII, or one holding only part of a character's bytes)."""
+    if piece.isascii():
+        return piece
+    try:
+        data = bytes(BYTE_CHARACTERS[ch] for ch in piece)
+        text = data.decode("utf-8")
+    except (KeyError, UnicodeDecodeError):
+        return piece
+    return text.replace("\n", BYTE_NEWLINE) if any(ord(ch) > 0x7F for ch in text) else piece
+
+
 def display_piece(piece: str) -> str:
     """A piece as a person reads it: the word-start marker dropped (SentencePiece's ▁, byte-level BPE's Ġ),
-    a line break and a bare space made visible."""
+    a line break and a bare space made visible, and a byte-level piece's bytes read as the characters they
+    spell ("âĢĵ" is "–")."""
     text = piece[1:] if piece.startswith((WORD_START, BYTE_SPACE)) else piece
-    text = text.replace(BYTE_NEWLINE, NEWLINE_SIGN)
+    text = _byte_text(text).replace(BYTE_NEWLINE, NEWLINE_SIGN)
     return text if text else SPACE_SIGN
 
 

@@ -38,10 +38,11 @@ def clip(span: Span, n: int, most: int = MOST_SHOWN) -> Span:
     return start, stop
 
 
-def window_note(rows: Span, columns: Span, n_queries: int, n_keys: int) -> str:
-    """' · queries 0–39 of 413, keys ...' for a title, naming each axis the window cuts (empty if none)."""
+def window_note(rows: Span, columns: Span, n_queries: int, n_keys: int, first: bool = False) -> str:
+    """' · queries 0–39 of 413, keys ...' for a title, naming each axis the window cuts (empty if none);
+    `first`: the first key is shown too, before a key window that starts after it ("keys 0 and 373–412")."""
     parts = [
-        f"{name} {a}–{b - 1} of {n}"
+        f"{name} {'0 and ' if first and name == 'keys' and a > 0 else ''}{a}–{b - 1} of {n}"
         for name, (a, b), n in (("queries", rows, n_queries), ("keys", columns, n_keys))
         if b - a < n
     ]

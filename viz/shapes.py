@@ -162,12 +162,14 @@ class Blueprint:
     norm: str = "layer"  # "layer" (LayerNorm) or "rms" (RMS norm: no centring, no bias)
     norm_first: bool = False  # Pre-LN: a norm before each sublayer, and a final one after the last layer
     gated_ffn: bool = False
-    positional: str = "sinusoidal"  # "sinusoidal", "sinusoidal_halves", "learned" or "relative"
+    positional: str = "sinusoidal"  # "sinusoidal", "sinusoidal_halves", "learned", "relative" or "rotary"
     scale_embeddings: bool = True
     embed_norm: bool = False
     n_heads: int = 0
     d_k: int = 0
     d_model: int = 0
+    kv_heads: int = 0  # key/value heads (fewer than n_heads: shared by groups of query heads); 0: one per query head
+    sandwich_norm: bool = False  # a norm on each sublayer's output too, before it is added back (Gemma's four)
 
     @classmethod
     def of(cls, config: object) -> Blueprint:
@@ -177,7 +179,7 @@ class Blueprint:
     @property
     def norm_name(self) -> str:
         """The norm as the boxes name it."""
-        return "RMS norm" if self.norm == "rms" else "LayerNorm"
+        return {"rms": "RMS norm", "rms_plus_one": "RMS norm (1 + w)"}.get(self.norm, "LayerNorm")
 
 
 Box = tuple[str, str, str | None]  # (key, label, the hook whose shape the arrow into it carries)
@@ -189,6 +191,8 @@ def _embedding_box(blueprint: Blueprint, side: str, shapes: dict[str, tuple[int,
     scaled = " ×√d_model" if blueprint.scale_embeddings else ""
     if blueprint.positional == "relative":
         return f"token embedding{scaled}<br>(no positions added)"
+    if blueprint.positional == "rotary":
+        return f"token embedding{scaled}<br>(no positions added: q, k turn)"
     return f"embed{scaled}<br>+ {'learned positions' if blueprint.positional == 'learned' else 'positional enc.'}"
 
 
@@ -197,15 +201,23 @@ def _attention_box(name: str, stack: str, shapes: dict[str, tuple[int, ...]], bl
     bias = stages.position_bias(stack)
     if bias in shapes:
         lines.append(f"+ position bias {symbolic_shape(bias, 4)}")
+    if blueprint.positional == "rotary" and "self" in name:
+        lines.append("q, k turned by position (RoPE)")
+    if 0 < blueprint.kv_heads < blueprint.n_heads:
+        lines.append(f"keys, values: {blueprint.kv_heads} head{'s' if blueprint.kv_heads > 1 else ''}, shared")
     width = blueprint.n_heads * blueprint.d_k
     if width and blueprint.d_model and width != blueprint.d_model:
         lines.append(f"h × d_k = {blueprint.n_heads} × {blueprint.d_k} = {width} wide")
+    if blueprint.sandwich_norm:
+        lines.append(f"then {blueprint.norm_name} of its output")
     return "<br>".join(lines)
 
 
 def _ffn_box(blueprint: Blueprint) -> str:
     lines = [f"{blueprint.norm_name}, then"] if blueprint.norm_first else []
     lines += ["gated feed-forward", "act(x W₁) ⊙ x W₃, then W₂"] if blueprint.gated_ffn else ["feed-forward"]
+    if blueprint.sandwich_norm:
+        lines.append(f"then {blueprint.norm_name} of its output")
     return "<br>".join(lines)
 
 
@@ -571,10 +583,12 @@ def _weight_role(name: str, blueprint: Blueprint) -> str:
     module, _, kind = name.rpartition(".")
     leaf = module.rpartition(".")[2]
     bias = kind == "bias"
+    shared = 0 < blueprint.kv_heads < blueprint.n_heads
+    kv = f"{blueprint.kv_heads}·d_k ({blueprint.kv_heads} key/value head{'s' if blueprint.kv_heads > 1 else ''})"
     projections = {
         "w_q": "query projection: d_model → h·d_k",
-        "w_k": "key projection: d_model → h·d_k",
-        "w_v": "value projection: d_model → h·d_k",
+        "w_k": f"key projection: d_model → {kv if shared else 'h·d_k'}",
+        "w_v": f"value projection: d_model → {kv if shared else 'h·d_k'}",
         "w_o": "output projection: h·d_k → d_model",
     }
     if leaf in projections and ("self_attn" in module or "cross_attn" in module):

@@ -12,28 +12,41 @@ from .style import Style
 
 def sink_shares(shares: np.ndarray, style: Style, title: str, threshold: float) -> go.Figure:
     """(layers, heads) share of each head's attention on the first piece (0 to 1); the heads at or above
-    `threshold` (tagged "sink") carry their figure in the cell."""
+    `threshold` (tagged "sink") carry their figure in the cell. A last column, after a gap, is each layer's
+    mean over its heads, every figure written."""
     layers, heads = shares.shape
-    text = [[f"{v:.2f}" if v >= threshold else "" for v in row] for row in shares]
+    means = shares.mean(axis=1)
+    z = np.full((layers, heads + 2), np.nan, dtype=np.float32)
+    z[:, :heads], z[:, -1] = shares, means
+    text = [
+        [f"{v:.2f}" if v >= threshold else "" for v in row] + ["", f"{mean:.0%}"]
+        for row, mean in zip(shares, means, strict=True)
+    ]
+    written = layers * heads <= 400
+    x = [f"H{h + 1}" for h in range(heads)] + ["\u200b", "layer mean"]
     fig = style.figure()
     fig.add_trace(
         go.Heatmap(
-            z=shares.astype(np.float32),
-            x=[f"H{h + 1}" for h in range(heads)],
+            z=z,
+            x=x,
             y=[f"L{layer + 1}" for layer in range(layers)],
             zmin=0,
             zmax=1,
             colorscale=style.weights,
-            text=text if layers * heads <= 400 else None,
-            texttemplate="%{text}" if layers * heads <= 400 else None,
+            text=text if written else [["" for _ in row[:-1]] + [row[-1]] for row in text],
+            texttemplate="%{text}",
+            hoverongaps=False,
             colorbar=dict(title="share on<br>first piece", thickness=14),
             hovertemplate="%{y} %{x}<br>%{z:.2f} of its attention on the first piece<extra></extra>",
         )
     )
-    fig.update_xaxes(side="top")
+    fig.update_xaxes(side="top", type="category", tickmode="array", tickvals=x[:heads] + x[-1:])
     fig.update_yaxes(title_text="layer", autorange="reversed")
     cell = 22 if not style.presentation else 30
-    return style.apply(fig, title, height=int(min(1100, max(280, 110 + layers * cell))))
+    fig = style.apply(fig, title, height=int(min(1100, max(280, 110 + layers * cell))))
+    fig.update_xaxes(showgrid=False)  # no line down the gap before the layers' means
+    fig.update_yaxes(showgrid=False)
+    return fig
 
 
 def residual_norms(norms: np.ndarray, pieces: list[str], style: Style, title: str) -> go.Figure:

@@ -18,11 +18,18 @@ from ..engine.interventions import Interventions
 from ..results import KVCacheData
 
 
-def kv_bytes(cfg: ModelConfig, positions: int, bytes_per_number: int, kv_heads: int | None = None) -> int:
+def kv_bytes(
+    cfg: ModelConfig, positions: int, bytes_per_number: int, kv_heads: int | None = None, windowed: bool = False
+) -> int:
     """Bytes a decoder's self-attention cache holds at `positions` pieces:
-    2 (keys and values) × layers × key/value heads × d_head × bytes per number × positions."""
+    2 (keys and values) × layers × key/value heads × d_head × bytes per number × positions; `windowed`: a
+    sliding-window layer keeps only its last window − 1 positions, as transformers' cache does (Gemma 3)."""
     heads = cfg.kv_heads if kv_heads is None else kv_heads
-    return 2 * cfg.n_decoder_layers * heads * cfg.d_k * bytes_per_number * positions
+    kept = sum(
+        min(positions, cfg.window(layer) - 1) if windowed and cfg.window(layer) else positions
+        for layer in range(cfg.n_decoder_layers)
+    )
+    return 2 * heads * cfg.d_k * bytes_per_number * kept
 
 
 @dataclass(frozen=True)

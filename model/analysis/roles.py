@@ -5,7 +5,8 @@ over the sentences:
 
     previous  A[i, i-1]                        looks at the piece just before (self-attention; i >= 1)
     same      A[i, i]                          looks at itself (self-attention)
-    first     A[i, 0]                          sinks on the first piece
+    first     A[i, 0]                          sinks on the first piece (self-attention: the queries after
+                                               the first that can see it, as sinks.first_share counts them)
     last      A[i, K-1]                        sinks on the last source piece (</s> or [SEP]; keys that are
                                                the source: encoder self-attention and cross-attention)
     broad     H(A[i]) / log(visible keys)      spreads its weight (normalised entropy; rows that see
@@ -34,6 +35,7 @@ from ..engine.interventions import Interventions
 from ..errors import InputError
 from ..results import Trace
 from .alignment import AlignmentCase, agreement_hits
+from .sinks import first_share
 
 SCORES = ("previous", "same", "first", "last", "broad", "alignment")
 POINTED = ("previous", "same", "first", "last", "alignment")  # roles that put weight somewhere
@@ -41,17 +43,24 @@ TAGGED = 0.5
 BROAD = 0.9
 
 
-def role_scores(pattern: np.ndarray, self_attention: bool, causal: bool, keys_are_source: bool) -> dict[str, float]:
-    """The scores of one head's pattern (queries, keys), as this module's docstring defines them."""
+def role_scores(
+    pattern: np.ndarray, self_attention: bool, causal: bool, keys_are_source: bool, window: int = 0
+) -> dict[str, float]:
+    """The scores of one head's pattern (queries, keys), as this module's docstring defines them; `window`: the
+    layer's sliding window (0: none), which bounds the keys a causal query sees."""
     queries, keys = pattern.shape
     rows = np.arange(queries)
     visible = np.minimum(rows + 1, keys) if causal else np.full(queries, keys)
+    if causal and window:
+        visible = np.minimum(visible, window)
     entropy = -np.sum(np.where(pattern > 0, pattern * np.log(np.where(pattern > 0, pattern, 1.0)), 0.0), axis=1)
     spread = visible > 1
     return {
         "previous": float(pattern[rows[1:], rows[1:] - 1].mean()) if self_attention and queries > 1 else np.nan,
         "same": float(pattern[rows, rows].mean()) if self_attention else np.nan,
-        "first": float(pattern[:, 0].mean()),
+        "first": float(first_share(pattern[None], window if causal else 0)[0])
+        if self_attention
+        else float(pattern[:, 0].mean()),
         "last": float(pattern[:, -1].mean()) if keys_are_source else np.nan,
         "broad": float((entropy[spread] / np.log(visible[spread])).mean()) if spread.any() else np.nan,
         "alignment": np.nan,
@@ -68,13 +77,20 @@ def role(scores: dict[str, float]) -> str | None:
 
 
 def block_roles(
-    patterns: list[np.ndarray], stack: str, kind: str, causal_mask: bool = True
+    patterns: list[np.ndarray], stack: str, kind: str, causal_mask: bool = True, windows: tuple[int, ...] = ()
 ) -> dict[tuple[int, int], str]:
     """(layer, head) -> role of every tagged head of one attention block, from that block's patterns
-    on one sentence (a list over layers of (heads, queries, keys)), scored as `head_roles` scores them."""
+    on one sentence (a list over layers of (heads, queries, keys)), scored as `head_roles` scores them
+    (`windows`: the decoder's sliding window per layer, Gemma 3's; empty for none)."""
     scored = {
         (layer, head): role(
-            role_scores(pattern, kind == "self", _causal(stack, kind, causal_mask), _keys_are_source(stack, kind))
+            role_scores(
+                pattern,
+                kind == "self",
+                _causal(stack, kind, causal_mask),
+                _keys_are_source(stack, kind),
+                windows[layer] if windows and stack == "decoder" and kind == "self" else 0,
+            )
         )
         for layer, patterns_ in enumerate(patterns)
         for head, pattern in enumerate(patterns_)
@@ -138,7 +154,7 @@ def head_roles(
     for index, sentence in enumerate(sentences):
         case = gold[index] if gold is not None else None
         trace = _trace(bundle, sentence, interventions, case)
-        for key, scores in _scores(trace, interventions.causal_mask).items():
+        for key, scores in _scores(trace, interventions.causal_mask, bundle.config.windows).items():
             totals.setdefault(key, []).append(scores)
         if case is not None:
             for layer in range(trace.n_layers("decoder")):
@@ -148,18 +164,25 @@ def head_roles(
     return _table(totals, aligned, words)
 
 
-def trace_roles(trace: Trace, causal_mask: bool = True) -> pd.DataFrame:
+def trace_roles(trace: Trace, causal_mask: bool = True, windows: tuple[int, ...] = ()) -> pd.DataFrame:
     """`head_roles`' table for one trace already recorded (a page's own translation or encoding):
     no model runs. With a decoding trace and the causal mask on, it is the table of `head_roles` on
-    that sentence (to float rounding); with the mask off, the decoder rows are what each step saw."""
-    return _table({key: [scores] for key, scores in _scores(trace, causal_mask).items()}, {}, 0)
+    that sentence (to float rounding); with the mask off, the decoder rows are what each step saw.
+    `windows`: the decoder's sliding window per layer (the model's config.windows)."""
+    return _table({key: [scores] for key, scores in _scores(trace, causal_mask, windows).items()}, {}, 0)
 
 
-def _scores(trace: Trace, causal_mask: bool) -> dict[tuple[str, str, int, int], dict[str, float]]:
+def _scores(
+    trace: Trace, causal_mask: bool, windows: tuple[int, ...] = ()
+) -> dict[tuple[str, str, int, int], dict[str, float]]:
     """(stack, kind, layer, head) -> the role scores of every head in one trace."""
     return {
         (stack, kind, layer, head): role_scores(
-            pattern, kind == "self", _causal(stack, kind, causal_mask), _keys_are_source(stack, kind)
+            pattern,
+            kind == "self",
+            _causal(stack, kind, causal_mask),
+            _keys_are_source(stack, kind),
+            windows[layer] if windows and (stack, kind) == ("decoder", "self") else 0,
         )
         for stack, kind in stages.BLOCKS
         if stages.attention(stack, kind, 0, "pattern") in trace.tensors
