@@ -85,7 +85,8 @@ if not bundle.capabilities.trained_here:
         f"**{md(bundle.name)}**, a {md(bundle.family)} checkpoint ({md(bundle.kind)}), opened in this app's own "
         f"engine through its {md(bundle.family)} converter.  \n"
         f"Source: {md(card.get('source', '?'))} · Licence: {md(card.get('licence', '?'))} · "
-        f"Weights: {card.get('weights_bytes', 0) / 1e6:,.1f} MB · Folder: {md(card.get('path', bundle.path))}"
+        f"Weights: {card.get('weights_bytes', 0) / 1e6:,.1f} MB · "
+        f"{'File' if bundle.path.is_file() else 'Folder'}: {md(card.get('path', bundle.path))}"  # a GGUF is a file
     )
     if card.get("stored_as", "float32") != "float32":
         st.caption(

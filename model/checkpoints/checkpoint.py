@@ -128,7 +128,7 @@ def load_gguf(file: Path, progress: gguf.Progress | None = None) -> Checkpoint:
             release_freed_memory()
         card = checkpoint.card | {
             "name": facts["name"],
-            "source": facts["file"],
+            "source": f"{Path(facts['file']).name} (a GGUF file, llama.cpp's format)",
             "path": facts["file"],
             "licence": facts["licence"],
             "stored_as": f"GGUF: {facts['stored_as']}; dequantized to float32",
