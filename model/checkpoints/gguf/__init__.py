@@ -1,10 +1,10 @@
 """GGUF files (llama.cpp's format, what most people download) as checkpoints.
 
 A file is read once (`reader`), its architecture picks the family (`layout`), its tensors are
-dequantized to float32 and put back as the Hugging Face checkpoint had them, its tokenizer is rebuilt
-from the metadata (`tokenizer`), and the result is written as a hub folder under the cache
-($ANATOMY_CACHE, else ~/.cache/transformer-anatomy), keyed by the file's SHA-256. The family module
-then opens that folder like any other, so every later open skips the dequantizing.
+dequantized to float32 and put back as the Hugging Face checkpoint had them, and its tokenizer is rebuilt
+from the metadata (`tokenizer`). A cache folder ($ANATOMY_CACHE, else ~/.cache/transformer-anatomy),
+keyed by the file's SHA-256, keeps what the family module reads (config.json, the tokenizer files) and
+the loaded weights' image (checkpoints/image.py), so every later open skips the dequantizing.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections import Counter
@@ -64,16 +65,12 @@ def digest(file: Path) -> str:
     return sha.hexdigest()
 
 
+_QUANT_SUFFIX = re.compile(r"[._-](?:(?:Q[2-6]_K|Q[45]_[01]|Q8_0)(?:_[SML])?|BF16|F16|F32)$", re.IGNORECASE)
+
+
 def display_name(file: Path) -> str:
     """The model's name from its file's: "SmolLM2-135M-Instruct.Q4_1.gguf" -> "SmolLM2-135M-Instruct"."""
-    stem = file.stem
-    for quant in ("Q2_K", "Q3_K", "Q4_0", "Q4_1", "Q4_K", "Q5_0", "Q5_1", "Q5_K", "Q6_K", "Q8_0", "F16", "BF16", "F32"):
-        for sep in (".", "-", "_"):
-            for tail in ("", "_S", "_M", "_L"):
-                for case in (quant + tail, (quant + tail).lower()):
-                    if stem.endswith(sep + case):
-                        return stem[: -len(sep + case)]
-    return stem
+    return _QUANT_SUFFIX.sub("", file.stem)
 
 
 IMAGE = "weights.image"  # the loaded model's weights, laid out for decoding (checkpoints/image.py)
@@ -142,12 +139,12 @@ def convert(file: Path, folder: Path, sha: str, report: Progress) -> dict[str, t
         finally:
             shutil.rmtree(work, ignore_errors=True)
     except OSError as exc:
-        raise unwritable(file, folder, exc) from None
+        raise _unwritable(file, folder, exc) from None
     report(0.92, "Building the model ...")
     return tensors
 
 
-def unwritable(file: Path, folder: Path, exc: OSError) -> CheckpointError:
+def _unwritable(file: Path, folder: Path, exc: OSError) -> CheckpointError:
     """The refusal when the cache cannot be written."""
     return CheckpointError(
         f"Cannot open the GGUF file {file}: its converted copy could not be written under {folder.parent} "

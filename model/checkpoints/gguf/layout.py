@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +34,6 @@ _NEOX_BLOCK = {
     "attn_norm": "input_layernorm",
     "attn_qkv": "attention.query_key_value",
     "attn_output": "attention.dense",
-    "ffn_norm": "post_attention_layernorm",
     "ffn_up": "mlp.dense_h_to_4h",
     "ffn_down": "mlp.dense_4h_to_h",
 }
@@ -75,12 +75,12 @@ def _rows(gguf: GGUFFile, name: str) -> int:
     return info.shape[0] if info is not None else 0
 
 
-def _sizes(gguf: GGUFFile, arch: str, refuse: Refuse) -> dict[str, object]:
+def _sizes(gguf: GGUFFile, arch: str, refuse: Refuse) -> dict[str, Any]:
     """The sizes every rotary decoder states under its architecture's prefix."""
     heads = _whole(gguf, f"{arch}.attention.head_count", refuse)
     tokens = gguf.field("tokenizer.ggml.tokens")
     vocab = _rows(gguf, "token_embd.weight") or (len(tokens) if isinstance(tokens, list) else 0)
-    hf: dict[str, object] = {
+    hf: dict[str, Any] = {
         "vocab_size": _whole(gguf, f"{arch}.vocab_size", refuse, vocab),
         "hidden_size": _whole(gguf, f"{arch}.embedding_length", refuse),
         "intermediate_size": _whole(gguf, f"{arch}.feed_forward_length", refuse),
@@ -118,21 +118,17 @@ GEMMA3_FULL_EVERY, GEMMA3_LOCAL_BASE = 6, 10000.0
 
 def _gemma3(gguf: GGUFFile, arch: str, refuse: Refuse) -> dict:
     hf = _sizes(gguf, arch, refuse)
-    layers, window = (
-        _whole(gguf, f"{arch}.block_count", refuse),
-        _whole(gguf, f"{arch}.attention.sliding_window", refuse, 0),
-    )
-    width = _whole(gguf, f"{arch}.embedding_length", refuse) // _whole(gguf, f"{arch}.attention.head_count", refuse)
+    window = _whole(gguf, f"{arch}.attention.sliding_window", refuse, 0)
     hf |= {
         "hidden_activation": "gelu_pytorch_tanh",
-        "query_pre_attn_scalar": hf.get("head_dim", width),
+        "query_pre_attn_scalar": hf.get("head_dim", hf["hidden_size"] // hf["num_attention_heads"]),
         "rope_parameters": {
             "full_attention": {"rope_type": "default", "rope_theta": hf.pop("rope_theta")},
             "sliding_attention": {"rope_type": "default", "rope_theta": GEMMA3_LOCAL_BASE},
         },
     }
     if window:
-        slides = [i % GEMMA3_FULL_EVERY < GEMMA3_FULL_EVERY - 1 for i in range(layers)]
+        slides = [i % GEMMA3_FULL_EVERY < GEMMA3_FULL_EVERY - 1 for i in range(hf["num_hidden_layers"])]
         kinds = ["sliding_attention" if slide else "full_attention" for slide in slides]
         hf |= {"sliding_window": window, "layer_types": kinds}
     return hf
@@ -169,7 +165,6 @@ ARCHITECTURES = {
         block=_NEOX_BLOCK,
         top=_NEOX_TOP,
         layer_prefix="gpt_neox.layers",
-        ffn_norm="post_attention_layernorm",
         fused_qkv=True,
     ),
 }

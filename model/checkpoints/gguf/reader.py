@@ -115,7 +115,7 @@ class GGUFFile:
         except (OSError, ValueError) as exc:
             raise self.refuse(f"it cannot be read ({exc})") from None
         cursor = _Cursor(memoryview(self._map.data), self.refuse)
-        if len(self._map) < 24 or bytes(self._map[:4]) != MAGIC:
+        if bytes(self._map[:4]) != MAGIC:
             raise self.refuse("it does not start with GGUF's magic bytes, so it is not a GGUF file")
         cursor.at = 4
         version = int(cursor.scalar("I"))
