@@ -2,12 +2,12 @@
 
 The app itself is app.py (`streamlit run app.py` works too); this launcher adds the start-up hook that
 loads the model before the first visitor arrives, and the audience's routes of a shared room
-(ui/follow_server.py: the phone page, the room's files, its events and votes).
+(ui/room/server.py: the phone page, the room's files, its events and votes).
 """
 
 import streamlit as st
 
-from ui.follow_server import routes
-from ui.warmup import lifespan
+from ui.page.warmup import lifespan
+from ui.room.server import routes
 
 app = st.App("app.py", lifespan=lifespan, routes=routes())

@@ -7,7 +7,7 @@ Prints, per page, the median time of: the first run (model already loaded), a vi
 (head picker), and a switch change (causal mask switched off, so a new translation is needed the
 first time and comes from the cache afterwards; the padding mask for an encoder-only model; the
 switch goes back on, untimed; at a real size a decoder-only model's pages show the button that
-continues without the mask instead, ui.ondemand.without_the_mask), plus a new sentence each rerun
+continues without the mask instead, ui.page.ondemand.without_the_mask), plus a new sentence each rerun
 (never cached, on any page) under the default switches. A page that fails on the model (an exception
 in the page, an error it shows instead of its content, or a control it does not have) is reported and
 the others are timed; the exit status then says which failed.

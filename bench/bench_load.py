@@ -7,7 +7,7 @@ the shipped model; prints requests, errors, mismatches against single-session ru
 (deploy/room.py, the topology of ./scripts/serve_room.sh). The last line of every run reads
 `load: sessions=S runs=R errors=E mismatched=M p50=X.Xs p95=Y.Ys rss_start=A rss_end=B`: the server's
 resident memory in MiB after loading the model and opening every page once, and at the end (with
---via-proxy, summed over the replicas). The caches' byte budgets (ui/cache.py) come from the
+--via-proxy, summed over the replicas). The caches' byte budgets (ui/session/cache.py) come from the
 environment, e.g. `ANATOMY_RESULTS_MB=64 python bench/bench_load.py`.
 """
 

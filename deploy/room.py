@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = Path(__file__).resolve().parent / "nginx.conf.in"
 THREADS_ENV = "ANATOMY_TORCH_THREADS"
-ROOMS_ENV = "ANATOMY_ROOMS_DIR"  # ui/rooms.py: a shared room's files, written by any replica, served by nginx
+ROOMS_ENV = "ANATOMY_ROOMS_DIR"  # ui/room/store.py: a shared room's files, written by any replica, served by nginx
 
 
 def free_port() -> int:
@@ -60,7 +60,7 @@ def app_command(port: int, script: str = "serve.py") -> list[str]:
 
 def app_env(checkpoint: Path | None = None, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment an app process starts with: this one's, the checkpoint to serve (None: the
-    shipped model) and `extra` (the cache budgets of ui/cache.py, torch threads, ...)."""
+    shipped model) and `extra` (the cache budgets of ui/session/cache.py, torch threads, ...)."""
     env = {**os.environ, "ANATOMY_CHECKPOINT": str(checkpoint) if checkpoint else ""}
     return {**env, **(extra or {})}
 

@@ -5,10 +5,10 @@ For an encoder-only model: the sentence, its pieces, its embedding and its simil
 import streamlit as st
 
 from model import cosine
-from ui import player
-from ui.figures import shared
-from ui.page import Page, big_text, bind, md, page_value, start, table_height, typed_prefix, vocabulary
-from ui.urlstate import MAX_PREFIX, SUGGESTED_PREFIX, Field
+from ui.page import player
+from ui.page.start import Page, big_text, bind, md, page_value, start, table_height, typed_prefix, vocabulary
+from ui.session.figures import shared
+from ui.session.urlstate import MAX_PREFIX, SUGGESTED_PREFIX, Field
 from viz.embedding import embedding_strips
 from viz.labels import marker_note, visible_breaks
 from viz.translate import beams_frame, pieces_frame, step_candidates, steps_frame

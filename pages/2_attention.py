@@ -4,10 +4,12 @@ A decoder-only model (GPT-2) has decoder self-attention alone, over its prompt a
 import streamlit as st
 
 from model.analysis.roles import block_roles, card_roles
-from ui import kvcache, lengths, player, questions, room, sinks
-from ui.figures import shared
-from ui.page import bind, md, page_value, set_value, start, stored
-from ui.urlstate import BLOCK_NAMES, BLOCKS, FOCUS, Field
+from ui.page import player
+from ui.page.start import bind, md, page_value, set_value, start, stored
+from ui.parts import kvcache, lengths, sinks
+from ui.room import presenter, questions
+from ui.session.figures import shared
+from ui.session.urlstate import BLOCK_NAMES, BLOCKS, FOCUS, Field
 from viz.attention import attention_heads, attention_map, model_view, model_view_cell, model_view_legend
 from viz.focus import shaded_text
 from viz.labels import CONTAINER_PX, display_piece
@@ -396,7 +398,7 @@ else:
     set_value("step", min(ctl.step, n_steps - 1) + 1)
     player.DECODING.controls(n_steps, "attention")
     player.DECODING.run(body, n_steps, page)
-    room.offer(
+    presenter.offer(
         page.room, lambda: questions.attention(trace, ctl.layer, ctl.head, stored("step") - 1), questions.NO_CROSS
     )
 if not page.encoder_only:

@@ -5,13 +5,14 @@ import streamlit as st
 
 from model import cosine
 from model.engine import stages
-from ui import engine, lengths
-from ui.figures import shared
-from ui.ondemand import second_continuation
-from ui.page import bind, md, page_value, set_value, start, two_translations
-from ui.rotary import section as rotary_section
-from ui.rotary import what_if as rotary_what_if
-from ui.urlstate import Field
+from ui.page.ondemand import second_continuation
+from ui.page.start import bind, md, page_value, set_value, start, two_translations
+from ui.parts import lengths
+from ui.parts.rotary import section as rotary_section
+from ui.parts.rotary import what_if as rotary_what_if
+from ui.session import engine
+from ui.session.figures import shared
+from ui.session.urlstate import Field
 from viz.lengths import around
 from viz.masks import mask_comparison
 from viz.positional import (

@@ -5,10 +5,10 @@ import re
 import streamlit as st
 
 from model.engine import stages
-from ui import lengths
-from ui.figures import shared
-from ui.page import bind, md, page_value, set_value, start
-from ui.urlstate import Field
+from ui.page.start import bind, md, page_value, set_value, start
+from ui.parts import lengths
+from ui.session.figures import shared
+from ui.session.urlstate import Field
 from viz.lengths import Span, around
 from viz.shapes import (
     Blueprint,

@@ -9,11 +9,12 @@ from model.analysis.forced import work
 from model.analysis.knockout import RETRANSLATED
 from model.engine import stages
 from model.engine.interventions import Head
-from ui import engine, lengths
-from ui.figures import shared
-from ui.ondemand import asked
-from ui.page import bind, md, page_value, set_value, start, two_translations
-from ui.urlstate import BLOCK_NAMES, BLOCKS, Field, all_heads, head_label
+from ui.page.ondemand import asked
+from ui.page.start import bind, md, page_value, set_value, start, two_translations
+from ui.parts import lengths
+from ui.session import engine
+from ui.session.figures import shared
+from ui.session.urlstate import BLOCK_NAMES, BLOCKS, Field, all_heads, head_label
 from viz.lengths import Span, around, whole
 from viz.masks import (
     SMALL_DROP,

@@ -9,10 +9,11 @@ import streamlit as st
 from model import Trace, cosine
 from model.analysis.measures import mean_entropy, nan_share, random_dot_variance, raw_dot_variance, softmax_sharpness
 from model.engine import stages
-from ui import engine, lengths, recipes
-from ui.figures import shared
-from ui.ondemand import second_continuation
-from ui.page import md, start, two_translations
+from ui.page.ondemand import second_continuation
+from ui.page.start import md, start, two_translations
+from ui.parts import lengths, recipes
+from ui.session import engine
+from ui.session.figures import shared
 from viz.attention import attention_map
 from viz.design import dot_variance_by_head, nan_spread, softmax_against_width, variance_against_width
 from viz.lengths import around

@@ -4,8 +4,8 @@ learning-rate schedule, the recipe comparison and the model card."""
 import streamlit as st
 
 from model.checkpoints.checkpoint import read_train_log
-from ui import recipes, timelapse
-from ui.page import md, start
+from ui.page.start import md, start
+from ui.parts import recipes, timelapse
 from viz.training import (
     alignment_heatmap,
     card_frame,

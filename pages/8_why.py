@@ -12,11 +12,14 @@ from model.analysis.attribution import BATCH, IG_STEPS, padding_baseline
 from model.analysis.forced import work
 from model.analysis.patching import Mismatch, mismatch, moved_pieces
 from model.engine import stages
-from ui import engine, lengths, player, questions, room
-from ui.figures import shared
-from ui.ondemand import asked, filling, spare_work, without_the_mask
-from ui.page import _take_turn, bind, md, page_value, set_value, start
-from ui.urlstate import Field
+from ui.page import player
+from ui.page.ondemand import asked, filling, spare_work, without_the_mask
+from ui.page.start import _take_turn, bind, md, page_value, set_value, start
+from ui.parts import lengths
+from ui.room import presenter, questions
+from ui.session import engine
+from ui.session.figures import shared
+from ui.session.urlstate import Field
 from viz.explain import doubts, lens_heatmap, lens_table, patch_effect, patch_grid_map, roles_frame, roles_summary
 from viz.focus import shaded_text
 from viz.labels import display_piece
@@ -604,7 +607,7 @@ PIECE, SOURCE, WHAT = (
     else ("Output piece", "source", "translation")
 )
 
-if decoder_only:  # its continuation (ui.page runs a translation or an encoding)
+if decoder_only:  # its continuation (ui.page.start runs a translation or an encoding)
     unmasked = without_the_mask(bundle, ctl)  # a costly continuation without the causal mask waits
     if unmasked is False:
         st.stop()
@@ -650,7 +653,7 @@ else:
             player.DECODING.run(body, len(out_ids), page)
         except AnatomyError as exc:
             st.error(md(str(exc)))
-        room.offer(
+        presenter.offer(
             page.room,
             lambda: questions.why(bundle, ctl.sentence, out_ids, iv, ctl.step, src_pieces, decoder_only, ctl.chat),
         )

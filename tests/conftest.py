@@ -79,7 +79,7 @@ def tiny_bundle(tiny_checkpoint):
 
 @pytest.fixture(scope="module", autouse=True)
 def restore_torch_threads():
-    """The app sets one torch thread (ui.engine), and new threads inherit the last value set in
+    """The app sets one torch thread (ui.session.engine), and new threads inherit the last value set in
     any thread: give every test module torch's own count back, in this thread and for new ones,
     so that traces compared across threads are computed alike."""
     import torch

@@ -1,7 +1,7 @@
 """A presenter and N browser-less followers of one room on the real app: the follow test and its benchmark.
 
 The presenter is a Streamlit session (tests/st_session.py) on the Attention page of a room; each follower holds
-the room's server-sent events open and, at each new view, fetches it (gzip), as ui/follow.html does. Then V
+the room's server-sent events open and, at each new view, fetches it (gzip), as ui/room/follow.html does. Then V
 phones vote at once on one question.
 """
 
@@ -28,7 +28,7 @@ from st_session import Session
 sys.path.insert(0, str(ROOT))
 
 from deploy.room import running_room
-from ui import rooms
+from ui.room import store
 
 SENTENCES = [
     "The small girl sees a white bird.",
@@ -121,7 +121,7 @@ async def _head(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]:
 
 
 class Follower:
-    """One phone, as ui/follow.html behaves in a browser: the room's events held open on one connection, and each
+    """One phone, as ui/room/follow.html behaves in a browser: the room's events held open on one connection, and each
     new view fetched (gzip) on a second connection kept alive between views, as a browser keeps it."""
 
     def __init__(self, host: str, port: int, code: str, report: FollowReport, held: dict[bytes, bool]) -> None:
@@ -258,8 +258,8 @@ def run_follow(followers: int, changes: int, votes: int | None = None, replicas:
     """The presenter's `changes` on the Attention page with `followers` following, then `votes` votes."""
     report = FollowReport(followers, changes, votes=followers if votes is None else votes)
     folder = tempfile.mkdtemp(prefix="anatomy-rooms-")
-    os.environ[rooms.ROOMS_ENV] = folder  # this process opens the room and asks the question, as the presenter's would
-    env = {rooms.ROOMS_ENV: folder}
+    os.environ[store.ROOMS_ENV] = folder  # this process opens the room and asks the question, as the presenter's would
+    env = {store.ROOMS_ENV: folder}
     alone, report.presenter_alone = _presenter_runs_alone(changes)
     if replicas:
         with running_room(replicas, env=env) as room:
@@ -297,7 +297,7 @@ def _presenter_process() -> ProcessPoolExecutor:
 def _measure(url: str, pids: list[int], servers: list[tuple[str, int]], report: FollowReport, alone: int) -> None:
     parts = urlsplit(url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
-    code, key = rooms.create()
+    code, key = store.create()
 
     async def scenario() -> None:
         async with Session(url, cookie=PRESENTER_COOKIE) as presenter:
@@ -320,8 +320,8 @@ def _measure(url: str, pids: list[int], servers: list[tuple[str, int]], report: 
                 seconds, ended, errors = await loop.run_in_executor(presenter_process, _reload, url, urlencode(query))
                 report.presenter_followed.append(seconds)
                 report.errors.extend(errors)
-                version = rooms.state(code)["version"]
-                published = (rooms.public_dir(code) / f"view-{version}.json.gz").stat().st_mtime
+                version = store.state(code)["version"]
+                published = (store.public_dir(code) / f"view-{version}.json.gz").stat().st_mtime
                 deadline = ended + 30
                 while time.monotonic() < deadline and any(version not in f.views for f in crowd):
                     await asyncio.sleep(0.02)
@@ -336,10 +336,10 @@ def _measure(url: str, pids: list[int], servers: list[tuple[str, int]], report: 
             runs_after = await _model_runs(servers)
             # the presenter's own changes computed results; followers add none: what the same changes cost alone
             report.model_runs = max(0, runs_after - runs_before - alone)
-            qid = rooms.ask(code, key, rooms.Question("Which one?", ("a", "b", "c"), 0))
+            qid = store.ask(code, key, store.Question("Which one?", ("a", "b", "c"), 0))
             await _vote_all(host, port, code, qid, report.votes, report)
-            report.counted = sum(rooms.tally(code, qid))
-            rooms.reveal(code, key, qid)
+            report.counted = sum(store.tally(code, qid))
+            store.reveal(code, key, qid)
             report.rss_end = sum(rss_mib(pid) for pid in pids)
             for task in tasks:
                 task.cancel()
@@ -356,8 +356,8 @@ def _presenter_runs_alone(changes: int) -> tuple[int, list[float]]:
     """Model results the presenter's changes compute with nobody following, on a fresh server (measured once),
     and the seconds each of those page runs took."""
     if changes not in _ALONE:
-        with running_app(None, env={rooms.ROOMS_ENV: os.environ[rooms.ROOMS_ENV]}) as app:
-            code, key = rooms.create()
+        with running_app(None, env={store.ROOMS_ENV: os.environ[store.ROOMS_ENV]}) as app:
+            code, key = store.create()
             parts = urlsplit(app.url)
 
             async def alone() -> tuple[int, list[float]]:

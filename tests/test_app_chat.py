@@ -22,7 +22,7 @@ from model import DecodeOptions, InputError, Interventions, load_bundle
 from model.analysis import attribute, logit_lens
 from model.analysis.patching import mismatch, patch
 from model.engine import stages
-from ui import engine
+from ui.session import engine
 from viz.labels import axis_labels, display_piece, visible_breaks
 from viz.lengths import around
 
@@ -68,7 +68,7 @@ def answer(bundle):
 
 
 def _headline(at: AppTest) -> str:
-    """The Continue page's large text, as read (ui.page.big_text: whitespace runs shown as one space)."""
+    """The Continue page's large text, as read (ui.page.start.big_text: whitespace runs shown as one space)."""
     return html.unescape(re.sub(r"<[^>]+>", "", translation(at))).replace("\xa0", " ").strip()
 
 

@@ -13,7 +13,7 @@ from test_app_models import FLAN, GPT2, T5, flan_folder, gpt2_folder, t5_folder
 from test_player import button, step_shown
 
 from model import DecodeOptions, Interventions, load_bundle
-from ui.urlstate import SUGGESTED_PREFIX
+from ui.session.urlstate import SUGGESTED_PREFIX
 
 CONTINUE, ATTENTION, MASKS = "pages/1_translate.py", "pages/2_attention.py", "pages/5_masks_and_heads.py"
 PROMPT = "The small girl sees a white bird."
@@ -36,7 +36,7 @@ def gpt2(folders):
 
 
 def shown(text: str) -> str:
-    """Text as ui.page.big_text draws it."""
+    """Text as ui.page.start.big_text draws it."""
     return html.escape(" ".join(text.split()))
 
 
@@ -264,7 +264,7 @@ def test_a_t5_with_its_own_prefix_says_the_model_reads_it_first():
 def test_at_a_costly_size_the_causal_experiment_generates_without_the_mask_when_asked(gpt2, monkeypatch):
     """A model too large for every step to re-read the whole text unasked (EAGER_WORK 0 stands in for a
     real-size GPT-2): the one-pass view at once, the continuation without the mask behind a button."""
-    monkeypatch.setattr("ui.ondemand.EAGER_WORK", 0.0)
+    monkeypatch.setattr("ui.page.ondemand.EAGER_WORK", 0.0)
     at = run(MASKS, {"model": GPT2, "sentence": "The old man reads", "lab": "causal"})
     assert_clean(at)
     assert chart_titled(at, "Self-attention over prompt and continuation")
@@ -286,7 +286,7 @@ def test_at_a_costly_size_the_causal_experiment_generates_without_the_mask_when_
 def test_at_a_costly_size_a_second_continuation_waits_for_its_button(page, key, monkeypatch):
     """Continuing the text again under another switch (positions off, no 1/sqrt(d_k)) costs a whole
     continuation: at a real GPT-2's size (EAGER_WORK 0 stands in for it) it waits for its button."""
-    monkeypatch.setattr("ui.ondemand.EAGER_WORK", 0.0)
+    monkeypatch.setattr("ui.page.ondemand.EAGER_WORK", 0.0)
     prompt = "I drink water every"  # a continuation no other test has cached
     at = run(page, {"model": GPT2, "sentence": prompt})
     assert_clean(at)
@@ -308,7 +308,7 @@ def test_at_a_costly_size_a_second_continuation_waits_for_its_button(page, key, 
 def test_at_a_costly_size_the_continuation_without_the_causal_mask_waits_for_its_button(page, prompt, monkeypatch):
     """With the causal mask off every step re-reads the whole text (no cache can hold it): at a real size
     (EAGER_WORK 0 stands in for it) the page's own continuation waits for a button, then shows, and stays."""
-    monkeypatch.setattr("ui.ondemand.EAGER_WORK", 0.0)
+    monkeypatch.setattr("ui.page.ondemand.EAGER_WORK", 0.0)
     at = run(page, {"model": GPT2, "sentence": prompt, "causal": "off"})  # a prompt no other test continues so
     assert_clean(at)
     assert "re-reads the prompt" in texts(at) and "Continuation" not in texts(at) and not at.get("plotly_chart")

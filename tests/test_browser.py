@@ -37,7 +37,7 @@ PAGES = [
     ("Why this word?", "why"),
 ]
 SENTENCE = "The old man reads a book in the garden"
-MENU_LINKS = "[data-testid='stSidebar'] [data-testid='stPageLink-NavLink']"  # ui.nav.menu()
+MENU_LINKS = "[data-testid='stSidebar'] [data-testid='stPageLink-NavLink']"  # ui.session.nav.menu()
 
 pytestmark = pytest.mark.e2e
 
@@ -185,7 +185,7 @@ def test_every_page_renders_its_charts_and_keeps_the_controls(server, browser):
 
 def test_every_page_opens_straight_from_its_url(server, browser):
     """A shared link to any page opens that page, with no "Page not found" dialog on the way."""
-    from ui.nav import PAGES as MENU  # the paths the app itself puts in the address bar
+    from ui.session.nav import PAGES as MENU  # the paths the app itself puts in the address bar
 
     url, _ = server
     with _visit(browser) as page:

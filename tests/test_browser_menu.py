@@ -14,7 +14,7 @@ import pytest
 from live_server import running_app
 from test_browser import MENU_LINKS, SHOTS, _load, _query, _settle, _visit, browser  # noqa: F401  (browser: fixture)
 
-from ui.nav import PAGES
+from ui.session.nav import PAGES
 
 SENTENCE = "The small girl sees a white bird."
 TITLES = [title for _, title, _ in PAGES]

@@ -1,4 +1,4 @@
-"""The shared caches (ui/cache.py): bounded in bytes, shared read-only, safe across threads."""
+"""The shared caches (ui/session/cache.py): bounded in bytes, shared read-only, safe across threads."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ import torch
 
 from model import Interventions
 from model.analysis.experiments import translate_batch
-from ui import engine
-from ui.cache import MIB, ByteCache, budget_bytes, freeze, held_bytes, holds_more_than, model_bytes
-from ui.page import RELEASED_ABOVE, release
+from ui.page.start import RELEASED_ABOVE, release
+from ui.session import engine
+from ui.session.cache import MIB, ByteCache, budget_bytes, freeze, held_bytes, holds_more_than, model_bytes
 
 
 def block(size: int) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Figures shared between sessions (ui/figures.py): one drawing per function and inputs, and never
+"""Figures shared between sessions (ui/session/figures.py): one drawing per function and inputs, and never
 one session's picture for another's inputs."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from model import Step
-from ui.figures import shared
+from ui.session.figures import shared
 from viz.attention import attention_map
 from viz.style import Style
 

@@ -6,7 +6,7 @@ from load_scenario import run_load
 
 pytestmark = pytest.mark.slow
 
-# Small budgets (ui/cache.py), so that the fixed work below overflows every cache several times over:
+# Small budgets (ui/session/cache.py), so that the fixed work below overflows every cache several times over:
 # each half of it computes about 40 new results (about 1 MiB each) and their figures.
 BUDGETS_MIB = {"ANATOMY_RESULTS_MB": 8, "ANATOMY_FIGURES_MB": 4, "ANATOMY_MODELS_MB": 32}
 # A closed tab's session keeps its last page (result and figures) for server.disconnectedSessionTTL, so

@@ -1,4 +1,4 @@
-"""Rooms (ui/rooms.py) and their audience routes (ui/follow_server.py), without Streamlit: unguessable codes and
+"""Rooms (ui/room/store.py) and their audience routes (ui/room/server.py), without Streamlit: unguessable codes and
 keys, a forged key moves nobody, one vote per phone, clear refusals that change nothing; and, in AppTest, the
 way back to the room for a follower who stepped out to explore."""
 
@@ -18,61 +18,61 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 from streamlit.testing.v1 import AppTest
 
-from ui import follow_server, rooms
+from ui.room import server, store
 
 
 @pytest.fixture(autouse=True)
 def folder(tmp_path, monkeypatch):
-    monkeypatch.setenv(rooms.ROOMS_ENV, str(tmp_path))
+    monkeypatch.setenv(store.ROOMS_ENV, str(tmp_path))
     return tmp_path
 
 
 @pytest.fixture
 def client():
-    with TestClient(Starlette(routes=follow_server.routes())) as test_client:
+    with TestClient(Starlette(routes=server.routes())) as test_client:
         yield test_client
 
 
 def test_codes_and_keys_are_unguessable_and_the_audience_never_sees_the_key(folder):
-    made = [rooms.create() for _ in range(20)]
+    made = [store.create() for _ in range(20)]
     codes, keys = {c for c, _ in made}, {k for _, k in made}
     assert len(codes) == len(keys) == 20
-    assert all(rooms.valid_code(c) and len(c) * 5 >= 80 for c in codes)  # base32: 5 bits a letter
+    assert all(store.valid_code(c) and len(c) * 5 >= 80 for c in codes)  # base32: 5 bits a letter
     assert all(len(k) >= 22 for k in keys)  # token_urlsafe(16): 128 bits
     code, key = made[0]
     served = "".join(p.read_text(errors="ignore") for p in (folder / "public").rglob("*") if p.is_file())
-    assert key not in served and rooms._hash(key) not in served
+    assert key not in served and store._hash(key) not in served
 
 
 def test_a_forged_key_moves_nobody():
-    code, key = rooms.create()
-    rooms.publish(code, key, b'{"page":"A","figures":[]}')
-    with pytest.raises(rooms.RoomError, match="only its presenter"):
-        rooms.publish(code, key[:-1] + ("A" if key[-1] != "A" else "B"), b'{"page":"forged"}')
-    with pytest.raises(rooms.RoomError, match="only its presenter"):
-        rooms.ask(code, "", rooms.Question("q", ("a", "b"), 0))
-    assert rooms.state(code)["version"] == 1
-    other, _ = rooms.create()
-    assert not rooms.is_presenter(other, key)
+    code, key = store.create()
+    store.publish(code, key, b'{"page":"A","figures":[]}')
+    with pytest.raises(store.RoomError, match="only its presenter"):
+        store.publish(code, key[:-1] + ("A" if key[-1] != "A" else "B"), b'{"page":"forged"}')
+    with pytest.raises(store.RoomError, match="only its presenter"):
+        store.ask(code, "", store.Question("q", ("a", "b"), 0))
+    assert store.state(code)["version"] == 1
+    other, _ = store.create()
+    assert not store.is_presenter(other, key)
 
 
 def test_a_view_is_published_once_plain_and_compressed_and_old_ones_go():
-    code, key = rooms.create()
+    code, key = store.create()
     for n in range(1, 8):
-        assert rooms.publish(code, key, json.dumps({"n": n}).encode()) == n
-    state = rooms.state(code)
+        assert store.publish(code, key, json.dumps({"n": n}).encode()) == n
+    state = store.state(code)
     assert state["view"] == "view-7.json" and not state["ended"]
-    folder = rooms.public_dir(code)
+    folder = store.public_dir(code)
     assert json.loads(gzip.decompress((folder / "view-7.json.gz").read_bytes())) == {"n": 7}
     assert not (folder / "view-1.json").exists() and (folder / "view-4.json").exists()
 
 
 def test_votes_count_once_per_phone_change_until_the_reveal_and_bad_ones_are_refused():
-    code, key = rooms.create()
-    qid = rooms.ask(code, key, rooms.Question("Which?", ("le", "chat", "dort"), 1, "because"))
-    assert "answer" not in rooms.state(code)["question"]  # the answer stays private until the reveal
-    assert rooms.vote(code, qid, "phone-0001", 0).startswith("Counted")
-    assert rooms.vote(code, qid, "phone-0001", 2).startswith("Changed")
+    code, key = store.create()
+    qid = store.ask(code, key, store.Question("Which?", ("le", "chat", "dort"), 1, "because"))
+    assert "answer" not in store.state(code)["question"]  # the answer stays private until the reveal
+    assert store.vote(code, qid, "phone-0001", 0).startswith("Counted")
+    assert store.vote(code, qid, "phone-0001", 2).startswith("Changed")
     refusals = [
         ("aaaaaaaaaaaaaaaa", qid, "phone-0002", 0, "no room"),
         (code, "nope", "phone-0002", 0, "no longer asked"),
@@ -83,25 +83,25 @@ def test_votes_count_once_per_phone_change_until_the_reveal_and_bad_ones_are_ref
         (code, qid, "phone-0001", 2, "already voted"),
     ]
     for room, question, voter, option, words in refusals:
-        with pytest.raises(rooms.RoomError, match=words):
-            rooms.vote(room, question, voter, option)
-    assert rooms.tally(code, qid) == [0, 0, 1]
-    revealed = rooms.reveal(code, key, qid)
+        with pytest.raises(store.RoomError, match=words):
+            store.vote(room, question, voter, option)
+    assert store.tally(code, qid) == [0, 0, 1]
+    revealed = store.reveal(code, key, qid)
     assert revealed["answer"] == 1 and revealed["tally"] == [0, 0, 1] and not revealed["open"]
-    with pytest.raises(rooms.RoomError, match="revealed"):
-        rooms.vote(code, qid, "phone-0003", 0)
-    assert rooms.tally(code, qid) == [0, 0, 1]
+    with pytest.raises(store.RoomError, match="revealed"):
+        store.vote(code, qid, "phone-0003", 0)
+    assert store.tally(code, qid) == [0, 0, 1]
 
 
 def test_votes_cast_at_once_are_each_counted_once():
-    code, key = rooms.create()
-    qid = rooms.ask(code, key, rooms.Question("Which?", ("a", "b", "c"), 0))
+    code, key = store.create()
+    qid = store.ask(code, key, store.Question("Which?", ("a", "b", "c"), 0))
     errors = []
 
     def cast(index: int) -> None:
         try:
-            rooms.vote(code, qid, f"phone-{index:05d}", index % 3)
-        except rooms.RoomError as exc:
+            store.vote(code, qid, f"phone-{index:05d}", index % 3)
+        except store.RoomError as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=cast, args=(i,)) for i in range(300)]
@@ -109,12 +109,12 @@ def test_votes_cast_at_once_are_each_counted_once():
         thread.start()
     for thread in threads:
         thread.join()
-    assert not errors and sum(rooms.tally(code, qid)) == 300 and rooms.tally(code, qid) == [100, 100, 100]
+    assert not errors and sum(store.tally(code, qid)) == 300 and store.tally(code, qid) == [100, 100, 100]
 
 
 def test_the_routes_serve_the_page_the_views_and_refuse_bad_votes(client):
-    code, key = rooms.create()
-    rooms.publish(code, key, b'{"page":"Attention","figures":[]}')
+    code, key = store.create()
+    store.publish(code, key, b'{"page":"Attention","figures":[]}')
     assert client.get(f"/room/{code}").status_code == 200
     assert "No such room" in client.get("/room/aaaaaaaaaaaaaaaa").text
     view = client.get(f"/room-files/{code}/view-1.json", headers={"Accept-Encoding": "gzip"})
@@ -122,7 +122,7 @@ def test_the_routes_serve_the_page_the_views_and_refuse_bad_votes(client):
     assert "immutable" in view.headers["cache-control"]
     assert client.get(f"/room-files/{code}/../private").status_code == 404
     assert client.get(f"/room-files/{code}/room.json").status_code == 404
-    qid = rooms.ask(code, key, rooms.Question("Which?", ("a", "b"), 0))
+    qid = store.ask(code, key, store.Question("Which?", ("a", "b"), 0))
     vote = lambda body: client.post(f"/room-vote/{code}", content=body)  # noqa: E731
     assert vote(json.dumps({"question": qid, "option": 1, "voter": "phone-0001"})).json()["message"]
     assert vote(json.dumps({"question": qid, "option": 1, "voter": "phone-0001"})).status_code == 409
@@ -134,26 +134,26 @@ def test_the_routes_serve_the_page_the_views_and_refuse_bad_votes(client):
         400,
         404,
     )
-    assert rooms.tally(code, qid) == [0, 1]
+    assert store.tally(code, qid) == [0, 1]
 
 
 def test_the_events_say_the_state_and_whether_the_presenter_is_there(client):
-    code, key = rooms.create()
-    rooms.publish(code, key, b'{"page":"Attention","figures":[]}')
+    code, key = store.create()
+    store.publish(code, key, b'{"page":"Attention","figures":[]}')
     with client.stream("GET", f"/room-events/{code}") as stream:
         for line in stream.iter_lines():
             if line.startswith("data: "):
                 state = json.loads(line[6:])
                 break
     assert state["view"] == "view-1.json" and state["present"] is True and state["room"] == code
-    rooms.end(code, key)
-    assert rooms.state(code)["ended"] and not rooms.presenter_present(code)
+    store.end(code, key)
+    assert store.state(code)["ended"] and not store.presenter_present(code)
 
 
 def test_an_event_carries_a_small_view_itself_and_a_change_in_this_process_is_pushed_at_once(client, monkeypatch):
-    monkeypatch.setattr(follow_server, "WATCH_SECONDS", 5.0)  # the watcher's own looks come too late to count
-    code, key = rooms.create()
-    rooms.publish(code, key, b'{"page":"Attention","figures":[1]}')
+    monkeypatch.setattr(server, "WATCH_SECONDS", 5.0)  # the watcher's own looks come too late to count
+    code, key = store.create()
+    store.publish(code, key, b'{"page":"Attention","figures":[1]}')
     with client.stream("GET", f"/room-events/{code}") as stream:
         lines = stream.iter_lines()
         states = []
@@ -162,7 +162,7 @@ def test_an_event_carries_a_small_view_itself_and_a_change_in_this_process_is_pu
                 states.append(json.loads(line[6:]))
                 if len(states) == 1:  # the state on connect; then a change, made in this process
                     started = time.monotonic()
-                    rooms.publish(code, key, b'{"page":"Why this word?","figures":[2]}')
+                    store.publish(code, key, b'{"page":"Why this word?","figures":[2]}')
                 else:
                     break
         waited = time.monotonic() - started
@@ -180,7 +180,7 @@ def test_a_follower_who_steps_out_to_explore_finds_the_way_back_to_the_room(fold
     presenter.run()
     code = presenter.query_params["room"]
     code = code[0] if isinstance(code, list) else code
-    explore = json.loads((rooms.public_dir(code) / rooms.state(code)["view"]).read_bytes())["explore"]
+    explore = json.loads((store.public_dir(code) / store.state(code)["view"]).read_bytes())["explore"]
     query = dict(parse_qsl(urlsplit(explore).query))
     assert query["follow"] == code and "key" not in query and "room" not in query
     assert query["sentence"] == "The cat eats the apple."
@@ -198,20 +198,20 @@ def test_a_follower_who_steps_out_to_explore_finds_the_way_back_to_the_room(fold
 
 
 def test_a_room_idle_for_longer_than_the_limit_is_gone_with_its_views_and_votes(folder, monkeypatch):
-    old, old_key = rooms.create()
-    rooms.publish(old, old_key, b'{"page":"A","figures":[]}')
-    rooms.vote(old, rooms.ask(old, old_key, rooms.Question("q", ("a", "b"), 0)), "phone-0001", 1)
-    recent, recent_key = rooms.create()
+    old, old_key = store.create()
+    store.publish(old, old_key, b'{"page":"A","figures":[]}')
+    store.vote(old, store.ask(old, old_key, store.Question("q", ("a", "b"), 0)), "phone-0001", 1)
+    recent, recent_key = store.create()
     hours_ago = time.time() - 7 * 3600
     for path in [*(folder / "private" / old).rglob("*"), *(folder / "public" / old).rglob("*")]:
         os.utime(path, (hours_ago, hours_ago))
-    assert not rooms.exists(old) and rooms.exists(recent), "7 hours without the presenter: the room is over"
-    assert not rooms.is_presenter(old, old_key)
-    monkeypatch.setenv(rooms.IDLE_ENV, "8")
-    assert rooms.exists(old)
-    monkeypatch.delenv(rooms.IDLE_ENV)
-    assert rooms.sweep(time.time() - 2 * 3600) == []  # two hours ago it had been idle for 5 hours only
-    newest, _ = rooms.create()  # opening a room sweeps the idle ones
+    assert not store.exists(old) and store.exists(recent), "7 hours without the presenter: the room is over"
+    assert not store.is_presenter(old, old_key)
+    monkeypatch.setenv(store.IDLE_ENV, "8")
+    assert store.exists(old)
+    monkeypatch.delenv(store.IDLE_ENV)
+    assert store.sweep(time.time() - 2 * 3600) == []  # two hours ago it had been idle for 5 hours only
+    newest, _ = store.create()  # opening a room sweeps the idle ones
     assert not (folder / "private" / old).exists() and not (folder / "public" / old).exists()
-    assert rooms.exists(recent) and rooms.exists(newest)
-    rooms.touch(recent, recent_key)
+    assert store.exists(recent) and store.exists(newest)
+    store.touch(recent, recent_key)

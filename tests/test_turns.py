@@ -1,11 +1,11 @@
-"""Long texts take turns (ui/turns.py): one page run with a long text at a time, and a turn a run
+"""Long texts take turns (ui/session/turns.py): one page run with a long text at a time, and a turn a run
 never gave back does not block the others."""
 
 from __future__ import annotations
 
 import threading
 
-from ui import turns
+from ui.session import turns
 
 
 def _in_thread(work) -> threading.Thread:

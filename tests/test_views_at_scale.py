@@ -11,7 +11,7 @@ from test_long_views import pieces, softmax_rows
 
 from model.analysis.roles import role, role_scores
 from model.analysis.sinks import QUIET, Sinks, first_share, first_shares, summary
-from ui.sinks import by_layer
+from ui.parts.sinks import by_layer
 from viz.attention import attention_heads, attention_map, model_view
 from viz.cache import bytes_by_step, shared_heads_table
 from viz.explain import lens_heatmap, roles_summary

@@ -38,7 +38,7 @@ VIZ = Path(__file__).resolve().parent.parent / "viz"
 
 @pytest.fixture(scope="module", autouse=True)
 def one_torch_thread():
-    """Like the app (ui.engine): small matrices run fastest on one thread, above all on a busy machine."""
+    """Like the app (ui.session.engine): small matrices run fastest on one thread, above all on a busy machine."""
     import torch
 
     before = torch.get_num_threads()

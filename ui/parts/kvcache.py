@@ -7,14 +7,13 @@ import streamlit as st
 
 from model.analysis.cache import bytes_by_step, cache_norms, cache_step, kv_bytes
 from model.results import GenerationResult, TranslationResult
+from ui.page.ondemand import STEP_WORK, asked, continuation_work
+from ui.page.start import Page, bind, md, page_value, table_height
+from ui.session import engine
+from ui.session.figures import shared
+from ui.session.urlstate import Field
 from viz.cache import bytes_by_step as bytes_chart
 from viz.cache import cache_growth, shared_heads_table, without_cache_chart
-
-from . import engine
-from .figures import shared
-from .ondemand import STEP_WORK, asked, continuation_work
-from .page import Page, bind, md, page_value, table_height
-from .urlstate import Field
 
 LENGTHS = {"4k pieces": 4096, "32k pieces": 32768}
 NO_CACHE = Field("nocache", False, lambda t: {"on": True, "off": False}[t], lambda v: "on" if v else "off")

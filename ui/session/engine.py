@@ -3,7 +3,7 @@
 `chat` (an instruct checkpoint's text read as a user's chat message, wrapped by its chat template) is part
 of every key of a result that reads the text: a chat message's result and the plain prompt's never mix.
 
-Models and results live in the byte-bounded caches of ui/cache.py (budgets there), shared by every
+Models and results live in the byte-bounded caches of ui/session/cache.py (budgets there), shared by every
 session: a hit is the stored object itself, with read-only arrays; pages only read results.
 """
 
@@ -38,8 +38,7 @@ from model.analysis.roles import trace_roles
 from model.checkpoints.catalog import DEFAULT, available_models
 from model.engine.interventions import Head
 from model.results import GenerationResult
-
-from .cache import MODELS, RESULTS
+from ui.session.cache import MODELS, RESULTS
 
 V = TypeVar("V")
 

@@ -190,7 +190,7 @@ def shared_fields(limits: Limits) -> list[Field]:
 
 
 # The switches that change the model itself, at their values as trained, and what the pages say of each
-# when it is not (ui.page's banner); `ablate` (knocked-out heads) is the last switch.
+# when it is not (ui.page.start's banner); `ablate` (knocked-out heads) is the last switch.
 SWITCHES: tuple[tuple[str, Any, str], ...] = (
     ("causal", True, "the causal mask is off"),
     ("padding", True, "the padding mask is off"),
@@ -232,7 +232,7 @@ PREFIX = Field("prefix", SUGGESTED_PREFIX, _prefix)
 
 # An instruct checkpoint's text read as a user's chat message, wrapped by its chat template (`chat=on` in the
 # URL): every page then reads the wrapped prompt and explains the answer. It is on unless turned off, and a
-# control of every page for a decoder-only model with a chat template only (ui.page registers it then).
+# control of every page for a decoder-only model with a chat template only (ui.page.start registers it then).
 CHAT = on_off_field("chat", True)
 
 # Controls of the pages that draw attention at any length (Attention, Masks lab): the window of

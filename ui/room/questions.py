@@ -1,4 +1,4 @@
-"""Questions for the room, drawn from the view on screen (ui/room.py asks them): on the Attention page, where
+"""Questions for the room, drawn from the view on screen (ui/room/presenter.py asks them): on the Attention page, where
 the chosen cross-attention head looks most while the decoder writes the step's piece; on Why this word?, which
 source word the piece depends on most (occlusion). The options are the source's words; the model's answer is
 read only when the presenter asks."""
@@ -8,11 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from model import Bundle, Interventions, Trace
+from ui.room.presenter import Offer
+from ui.room.store import MAX_OPTIONS
+from ui.session import engine
 from viz.labels import display_piece
-
-from . import engine
-from .room import Offer
-from .rooms import MAX_OPTIONS
 
 NO_CROSS = "A room question needs cross-attention (an English sentence to look at): this model has none."
 TOO_LONG = f"A room question offers at most {MAX_OPTIONS} source pieces as options; this sentence has more."

@@ -6,14 +6,13 @@ from __future__ import annotations
 import streamlit as st
 
 from model import Bundle, TranslationResult
+from ui.page.player import TIME_LAPSE
+from ui.page.start import Page, bind, md, page_value, set_value, stored, two_translations
+from ui.session import engine
+from ui.session.figures import shared
+from ui.session.urlstate import Field, int_in
 from viz.attention import attention_map, model_view
 from viz.training import snapshot_curves
-
-from . import engine
-from .figures import shared
-from .page import Page, bind, md, page_value, set_value, stored, two_translations
-from .player import TIME_LAPSE
-from .urlstate import Field, int_in
 
 SNAPSHOT = Field("snapshot", 10_000, int_in(1, 10_000))  # which snapshot, counted from 1; past the last: the last
 

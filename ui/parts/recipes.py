@@ -6,11 +6,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from model.training.recipe_results import findings, read_recipes
+from ui.page.start import Page, md
+from ui.session.cache import FIGURES
 from viz.style import Style
 from viz.training import recipe_curves
-
-from .cache import FIGURES
-from .page import Page, md
 
 CURVES = {
     "loss": ("Training loss (label-smoothed where the run smooths)", "cross-entropy"),

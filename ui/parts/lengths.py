@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.page.start import bind, page_value, set_value
+from ui.session.urlstate import COLOUR, WINDOW
 from viz.lengths import COLOUR_MODES, DETAIL, MOST_SHOWN, Span, clip, whole
-
-from .page import bind, page_value, set_value
-from .urlstate import COLOUR, WINDOW
 
 
 def source_window(n: int) -> Span:

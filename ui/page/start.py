@@ -15,14 +15,12 @@ import streamlit as st
 
 from model import AnatomyError, Bundle, CheckpointError, EncodeResult, InputError, TranslationResult
 from model.checkpoints.catalog import DEFAULT
-from viz.export import page_html, toolbar_config
-from viz.style import Style
-
-from . import engine, room, turns
-from .cache import holds_more_than
-from .nav import menu
-from .ondemand import without_the_mask
-from .urlstate import (
+from ui.page.ondemand import without_the_mask
+from ui.room import presenter
+from ui.session import engine, turns
+from ui.session.cache import holds_more_than
+from ui.session.nav import menu
+from ui.session.urlstate import (
     CHAT,
     EXAMPLES,
     PREFIX,
@@ -38,6 +36,8 @@ from .urlstate import (
     trained_switches,
     write_fields,
 )
+from viz.export import page_html, toolbar_config
+from viz.style import Style
 
 __all__ = [
     "LIVE_FRAGMENT",
@@ -67,14 +67,14 @@ def md(text: str) -> str:
 
 
 VALUES, RAW, NOTES, FIELDS = "_anatomy_values", "_anatomy_url", "_anatomy_notes", "_anatomy_fields"
-# True while this run leaves a fragment that reruns by itself (a playing player, ui/player.py): that
+# True while this run leaves a fragment that reruns by itself (a playing player, ui/page/player.py): that
 # fragment reads the page's names, so the page keeps them (see Page.finish).
 LIVE_FRAGMENT = "_anatomy_live_fragment"
 
 APP_CSS = """<style>
 /* the first screen is for the page: less empty header above the title */
 [data-testid="stMainBlockContainer"] { padding-top: 3.5rem; }
-/* a player's arrow-key buttons work through their keyboard shortcuts alone (ui/player.py) */
+/* a player's arrow-key buttons work through their keyboard shortcuts alone (ui/page/player.py) */
 [class*="st-key-arrows-"] { display: none; }
 /* the sentence box at the top of the page is for phones, where the sidebar is hidden; so is the model
    view's legend, which replaces the captions written on its tiles there */
@@ -502,7 +502,7 @@ class Page:
     style: Style
     result: TranslationResult | EncodeResult | None = None
     figures: list[tuple[str, go.Figure]] = field(default_factory=list)
-    room: room.Presenting | None = None  # the room this page is shared with (ui/room.py), if any
+    room: presenter.Presenting | None = None  # the room this page is shared with (ui/room/presenter.py), if any
 
     @property
     def plotly_config(self) -> dict:
@@ -570,7 +570,7 @@ class Page:
                 icon=":material/download:",
                 on_click="ignore",
             )
-        room.publish(self.room, self._view)
+        presenter.publish(self.room, self._view)
         if not st.session_state.get(LIVE_FRAGMENT):
             release(namespace)
         turns.end_turn()
@@ -583,7 +583,7 @@ class Page:
         del self.figures[mark:]
         if self.room is not None:
             shown = self.figures[:start] + frame + self.figures[end:]
-            room.publish(self.room, lambda: self._view(shown))
+            presenter.publish(self.room, lambda: self._view(shown))
 
     @property
     def output_noun(self) -> str:
@@ -602,10 +602,10 @@ class Page:
         if isinstance(self.result, TranslationResult):
             texts.append((self.output_noun.capitalize(), self.result.translation))
         said = changed_switches(_values(), _applies(self.bundle))
-        controls = room.controls_line(_values(), said)
+        controls = presenter.controls_line(_values(), said)
         code = self.room.code if self.room else ""
         shown = self.figures if figures is None else figures
-        return room.view_document(self.title, texts, controls, room.explore_link(code), shown)
+        return presenter.view_document(self.title, texts, controls, presenter.explore_link(code), shown)
 
 
 RELEASED_ABOVE = 64 * 1024  # bytes: a page name holding more than this is dropped at the end of a run
@@ -665,7 +665,7 @@ def start(
         st.session_state[NOTES].extend(_register([CHAT]))
     _fit(limits)
     _sidebar(limits, bundle, prefix)
-    presenting = room.begin(st.session_state[NOTES])
+    presenting = presenter.begin(st.session_state[NOTES])
     # a blank sentence gets no prefix either: the engine then refuses the empty text with its own message
     controls = Controls.from_values(
         _values(), prefix=prefix if prefix and _values()["sentence"].strip() else "", chat=_chat_on(bundle)
@@ -685,8 +685,8 @@ def start(
         st.set_page_config(page_title=f"{title} · Transformer Anatomy")  # the browser tab says it too
     st.title(title)
     if presenting:
-        room.panel(presenting)
-    room.back_link(presenting)
+        presenter.panel(presenting)
+    presenter.back_link(presenting)
     _top_sentence(bundle)
     switches_banner(bundle)
     chat_spot = st.container() if controls.chat else None  # the chat note, with the answer once it is made
@@ -845,7 +845,7 @@ def _presenting() -> bool:
 
 def _take_turn(bundle: Bundle, sentence: str, chat: bool = False) -> None:
     """Wait, if the sentence is long (with `chat`, the wrapped chat message), until no other page run works on
-    a long text (ui/turns.py)."""
+    a long text (ui/session/turns.py)."""
     try:
         if not sentence:
             pieces = 0

@@ -1,4 +1,4 @@
-"""The presenter's side of a room (ui/rooms.py keeps it, ui/follow_server.py serves it): the switch in the
+"""The presenter's side of a room (ui/room/store.py keeps it, ui/room/server.py serves it): the switch in the
 sidebar (or `share=on` in any page's URL), the audience link and its QR code under the title, publishing what
 the page showed at the end of each run, and a question to the room with its live tally and the reveal.
 
@@ -24,8 +24,7 @@ import segno
 import streamlit as st
 
 from model import AnatomyError
-
-from . import rooms
+from ui.room import store
 
 SESSION = "_anatomy_room"  # this session's room: {"code", "key", "published", "question"}
 WIDGET = "w_share_room"
@@ -65,15 +64,15 @@ def _session() -> dict[str, Any] | None:
 
 
 def _open_room() -> None:
-    code, key = rooms.create()
+    code, key = store.create()
     st.session_state[SESSION] = {"code": code, "key": key, "published": "", "question": None}
 
 
 def _close_room() -> None:
     room = _session()
     if room:
-        with contextlib.suppress(rooms.RoomError, OSError):
-            rooms.end(room["code"], room["key"])
+        with contextlib.suppress(store.RoomError, OSError):
+            store.end(room["code"], room["key"])
     st.session_state[SESSION] = None
     for name in ROOM_PARAMS:
         if name in st.query_params:
@@ -94,7 +93,7 @@ def begin(notes: list[str]) -> Presenting | None:
         st.session_state[SESSION] = None
         code, key = st.query_params.get("room", ""), st.query_params.get("key", "")
         if code or key:
-            if rooms.is_presenter(code, key):
+            if store.is_presenter(code, key):
                 st.session_state[SESSION] = {"code": code, "key": key, "published": "", "question": None}
             else:
                 notes.append(
@@ -108,7 +107,7 @@ def begin(notes: list[str]) -> Presenting | None:
             _open_room()
     if FOLLOWED not in st.session_state:
         back = st.query_params.get(BACK, "")
-        st.session_state[FOLLOWED] = back if rooms.exists(back) else None
+        st.session_state[FOLLOWED] = back if store.exists(back) else None
     if st.session_state[FOLLOWED] and st.query_params.get(BACK) != st.session_state[FOLLOWED]:
         st.query_params[BACK] = st.session_state[FOLLOWED]  # a reload keeps the way back
     room = _session()
@@ -191,8 +190,8 @@ def _escape(text: str) -> str:
 def _heartbeat(code: str, key: str) -> None:
     """Every few seconds while the page is open: mark the presenter present and show the open question's tally."""
     try:
-        rooms.touch(code, key)
-    except (rooms.RoomError, OSError):
+        store.touch(code, key)
+    except (store.RoomError, OSError):
         st.caption("This room is closed.")
         return
     room = _session()
@@ -200,9 +199,9 @@ def _heartbeat(code: str, key: str) -> None:
     if not asked:
         return
     try:
-        counts = rooms.tally(code, asked)
-        question = rooms.state(code)["question"]
-    except rooms.RoomError:
+        counts = store.tally(code, asked)
+        question = store.state(code)["question"]
+    except store.RoomError:
         return
     if question["open"]:
         total = sum(counts)
@@ -224,8 +223,8 @@ def offer(room: Presenting | None, made: Callable[[], Offer | None], why_not: st
         current = None
         if asked:
             try:
-                current = rooms.state(room.code)["question"]
-            except (rooms.RoomError, OSError):
+                current = store.state(room.code)["question"]
+            except (store.RoomError, OSError):
                 current = None
         if current and current["id"] == asked:
             _asked(room, current)
@@ -239,9 +238,9 @@ def offer(room: Presenting | None, made: Callable[[], Offer | None], why_not: st
         if st.button("Ask the room", icon=":material/how_to_vote:", key="room-ask"):
             try:
                 answer, note = question.answer()
-                asked = rooms.Question(question.text, tuple(question.options), answer, note)
-                qid = rooms.ask(room.code, room.key, asked)
-            except (rooms.RoomError, AnatomyError) as exc:
+                asked = store.Question(question.text, tuple(question.options), answer, note)
+                qid = store.ask(room.code, room.key, asked)
+            except (store.RoomError, AnatomyError) as exc:
                 st.error(str(exc))
                 return
             session["question"] = qid
@@ -252,7 +251,7 @@ def _asked(room: Presenting, question: dict[str, Any]) -> None:
     st.markdown(f"**Asked:** {question['text']}")
     if question["open"]:
         if st.button("Reveal the model's answer", icon=":material/visibility:", key="room-reveal"):
-            rooms.reveal(room.code, room.key, question["id"])
+            store.reveal(room.code, room.key, question["id"])
             st.rerun()
         return
     counts = question["tally"]
@@ -306,8 +305,8 @@ def publish(room: Presenting | None, document: Callable[[], bytes]) -> None:
     if digest == session.get("published"):
         return
     try:
-        rooms.publish(room.code, room.key, data)
-    except (rooms.RoomError, OSError) as exc:
+        store.publish(room.code, room.key, data)
+    except (store.RoomError, OSError) as exc:
         st.warning(f"The room could not be updated: {exc}")
         return
     session["published"] = digest

@@ -8,13 +8,12 @@ import streamlit as st
 
 from model.analysis import rotary
 from model.results import Trace
+from ui.page.ondemand import second_continuation
+from ui.page.start import Page, bind, md, page_value, set_value, two_translations
+from ui.session.figures import shared
+from ui.session.urlstate import Field
 from viz.labels import display_piece
 from viz.rotary import angle_heatmap, frequency_chart, relative_chart, score_grid, two_bases
-
-from .figures import shared
-from .ondemand import second_continuation
-from .page import Page, bind, md, page_value, set_value, two_translations
-from .urlstate import Field
 
 FACTORS = (0.01, 0.1, 0.5, 1.0, 2.0, 10.0, 100.0)  # base × these: the what-if's choices
 SHOWN_POSITIONS = 64  # rows of the angle heatmap at least (the text's length when longer, up to MOST)

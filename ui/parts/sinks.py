@@ -10,14 +10,13 @@ from model import AnatomyError, cosine
 from model.analysis.cache import window_masks
 from model.analysis.sinks import QUIET, SINK, Sinks, sinks, summary
 from model.results import Trace, TranslationResult
+from ui.page.ondemand import second_continuation
+from ui.page.start import Page, md, two_translations
+from ui.session.figures import shared
+from ui.session.urlstate import MAX_SENTENCE
 from viz.labels import display_piece
 from viz.sinks import residual_norms, sink_shares
 from viz.windows import window_masks as window_figure
-
-from .figures import shared
-from .ondemand import second_continuation
-from .page import Page, md, two_translations
-from .urlstate import MAX_SENTENCE
 
 
 def section(page: Page, trace: Trace, stack: str, pieces: list[str]) -> None:

@@ -1,10 +1,10 @@
 """The audience's side of a room, as Starlette routes served beside Streamlit in the same process
 (serve.py hands them to `st.App`): the phone page, the room's files, a push of each change by server-sent
 events, and votes. No route runs a model or a Streamlit script: a follower costs a socket and the bytes of
-each view, which the presenter's run wrote once (ui/rooms.py) and which ride in the event (the same bytes for
+each view, which the presenter's run wrote once (ui/room/store.py) and which ride in the event (the same bytes for
 every follower) when they are small, so a phone fetches nothing.
 
-    GET  /room/<code>                      the audience page (ui/follow.html)
+    GET  /room/<code>                      the audience page (ui/room/follow.html)
     GET  /room-files/<code>/<file>         state.json, view-<n>.json (gzip-compressed when the phone accepts it)
     GET  /room-events/<code>               text/event-stream: the room's state (and its view, "gz": gzip in base64)
                                            on connect and on every change
@@ -36,7 +36,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from . import rooms
+from ui.room import store
 
 HERE = Path(__file__).resolve().parent
 FILE_NAME = re.compile(r"^(state\.json|view-\d{1,9}\.json)$")
@@ -75,7 +75,7 @@ class Hub:
     def __init__(self) -> None:
         self.channels: dict[str, _Channel] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
-        rooms.on_change(self._changed)
+        store.on_change(self._changed)
 
     def _changed(self, code: str) -> None:
         """From any thread: this process changed room `code`."""
@@ -87,16 +87,16 @@ class Hub:
         """(what identifies the room's state now, the event that says it)."""
         code = channel.code
         try:
-            mtime = (rooms.public_dir(code) / "state.json").stat().st_mtime_ns
-            now = rooms.state(code)
+            mtime = (store.public_dir(code) / "state.json").stat().st_mtime_ns
+            now = store.state(code)
         except FileNotFoundError:
             return None, b""
-        present = rooms.presenter_present(code)
+        present = store.presenter_present(code)
         payload = now | {"present": present, "sent": time.time()}
         view = now.get("view")
         if view and channel.inline[0] != view:
             try:
-                data = rooms.view_gz(code, view)
+                data = store.view_gz(code, view)
             except FileNotFoundError:
                 data = b""
             channel.inline = (view, base64.b64encode(data).decode() if 0 < len(data) <= INLINE_BYTES else "")
@@ -173,7 +173,7 @@ def _page() -> str:
 async def audience_page(request: Request) -> Response:
     """The phone's page of a room."""
     code = request.path_params["code"]
-    if not rooms.exists(code):
+    if not store.exists(code):
         return _gone(code)
     return HTMLResponse(_page(), headers={"Cache-Control": "no-cache"})
 
@@ -195,9 +195,9 @@ async def _view_bytes(path: Path) -> bytes:
 async def room_file(request: Request) -> Response:
     """A room's state or one of its views, compressed when the phone accepts it (views never change)."""
     code, name = request.path_params["code"], request.path_params["name"]
-    if not rooms.valid_code(code) or not FILE_NAME.match(name):
+    if not store.valid_code(code) or not FILE_NAME.match(name):
         return JSONResponse({"error": "No such file."}, status_code=404)
-    path = rooms.public_dir(code) / name
+    path = store.public_dir(code) / name
     zipped = path.with_name(name + ".gz")
     headers = {
         "Cache-Control": "no-cache" if name == "state.json" else "public, max-age=31536000, immutable",
@@ -220,7 +220,7 @@ async def room_file(request: Request) -> Response:
 async def room_events(request: Request) -> Response:
     """Server-sent events: the room's state now and at every change."""
     code = request.path_params["code"]
-    if not rooms.exists(code):
+    if not store.exists(code):
         return JSONResponse({"error": f"There is no room {code[:20]!r} on this server."}, status_code=404)
     return StreamingResponse(
         HUB.follow(code),
@@ -245,8 +245,8 @@ async def room_vote(request: Request) -> Response:
     if not isinstance(question, str):
         return JSONResponse({"error": "A vote names its question."}, 400)
     try:
-        message = await anyio.to_thread.run_sync(rooms.vote, code, question, voter, option)
-    except rooms.RoomError as exc:
+        message = await anyio.to_thread.run_sync(store.vote, code, question, voter, option)
+    except store.RoomError as exc:
         status = next((s for words, s in _REFUSALS.items() if words in str(exc)), 400)
         return JSONResponse({"error": str(exc)}, status)
     return JSONResponse({"message": message})
@@ -272,8 +272,8 @@ async def plotly_js(request: Request) -> Response:
 async def room_stats(request: Request) -> Response:
     """For the benchmark: followers connected to this process, the model results it computed so far, and whether
     its start-up warm-up (which computes one) is still running."""
-    from . import warmup
-    from .cache import RESULTS
+    from ui.page import warmup
+    from ui.session.cache import RESULTS
 
     stats = {"followers": HUB.followers(), "model_runs": RESULTS.stats().misses, "warming_up": warmup.running()}
     return JSONResponse(stats)
@@ -292,4 +292,4 @@ def routes() -> list[BaseRoute]:
 
 
 with contextlib.suppress(OSError):  # make the folder at start, so nginx can serve it before the first room
-    rooms.root()
+    store.root()

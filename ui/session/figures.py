@@ -1,5 +1,5 @@
 """Figures drawn once and shared by every session: a cache bounded in bytes ($ANATOMY_FIGURES_MB, see
-ui/cache.py) keyed on the drawing function and a hash of every input it is given (a page's own
+ui/session/cache.py) keyed on the drawing function and a hash of every input it is given (a page's own
 controls included), so one session's picture can never be another's. Figures are only read when
 shown, never changed after drawing."""
 
@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .cache import FIGURES
+from ui.session.cache import FIGURES
 
 
 class _Hasher(Protocol):

@@ -46,7 +46,7 @@ KEPT_VIEWS = 4  # a follower that is fetching an older view still finds it
 MAX_OPTIONS = 40
 
 # Called with a room's code after this process changed its state (a view, a question, a reveal, the end): the
-# audience server in the same process pushes it at once instead of at its next look (ui/follow_server.py).
+# audience server in the same process pushes it at once instead of at its next look (ui/room/server.py).
 _LISTENERS: list[Callable[[str], None]] = []
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import streamlit as st
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 PAGES: list[tuple[str, str, str]] = [
     ("pages/1_translate.py", "Translate", "translate"),

@@ -11,12 +11,11 @@ import streamlit as st
 
 from model import AnatomyError, Bundle, DecodeOptions
 from model.analysis.forced import work
-
-from . import engine
+from ui.session import engine
 
 if TYPE_CHECKING:
-    from .page import Page
-    from .urlstate import Controls
+    from ui.page.start import Page
+    from ui.session.urlstate import Controls
 
 # Work (parameter x position products, model.analysis.forced.work) a part of a page may cost without
 # being asked: under half a second on one core. On the shipped model, only integrated gradients' whole table
