@@ -7,7 +7,7 @@ loads the model before the first visitor arrives, and the audience's routes of a
 
 import streamlit as st
 
-from ui.page.warmup import lifespan
+from ui.page.warmup import lifespan, running
 from ui.room.server import routes
 
-app = st.App("app.py", lifespan=lifespan, routes=routes())
+app = st.App("app.py", lifespan=lifespan, routes=routes(warming_up=running))

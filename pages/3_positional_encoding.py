@@ -286,7 +286,12 @@ elif not decoder_only:
         ("Translation with " + what, with_pe.translation), ("Translation without " + what, without_pe.translation), 1.5
     )
 elif second_continuation(
-    page, len(with_pe.output_ids), f"Continue without {what}", "continue-without-positions", positional_encoding=False
+    page.bundle,
+    page.controls,
+    len(with_pe.output_ids),
+    f"Continue without {what}",
+    "continue-without-positions",
+    positional_encoding=False,
 ):
     # its attention without positions is read from the continuation with them (below): of its own
     # continuation without them, only the text is shown

@@ -73,7 +73,8 @@ def _continued(changes: dict[str, Any], name: str) -> bool:
     """Whether a decoder-only model's continuation with the switches changed is shown: the page's own,
     or another one (on a button at a real model's size)."""
     return _same_as_sidebar(**changes) or second_continuation(
-        page,
+        page.bundle,
+        page.controls,
         len(page.result.output_ids),
         f"Continue {name}",
         f"continue-{'-'.join(f'{k}-{v}' for k, v in changes.items())}",

@@ -14,7 +14,6 @@ from model.analysis.forced import work
 from ui.session import engine
 
 if TYPE_CHECKING:
-    from ui.page.start import Page
     from ui.session.urlstate import Controls
 
 # Work (parameter x position products, model.analysis.forced.work) a part of a page may cost without
@@ -81,18 +80,22 @@ def without_the_mask(bundle: Bundle, controls: Controls) -> st.delta_generator.D
     )
 
 
-def second_continuation(page: Page, steps: int, label: str, key: str, **changes: Any) -> bool:
+def second_continuation(bundle: Bundle, controls: Controls, steps: int, label: str, key: str, **changes: Any) -> bool:
     """Whether to continue the page's text (translate its sentence) a second time, with the switches
     changed (`changes`): at once when cached or cheap; a model whose decoding of `steps` pieces costs
     more than EAGER_WORK waits for a button, so that a new sentence stays quick."""
-    ctl = page.controls
     cached = engine.in_cache(
-        page.bundle, ctl.sentence, ctl.interventions(**changes), ctl.beam_size, trace=False, chat=ctl.chat
+        bundle,
+        controls.sentence,
+        controls.interventions(**changes),
+        controls.beam_size,
+        trace=False,
+        chat=controls.chat,
     )
-    again = "Continuing the text" if page.decoder_only else "Translating the sentence"
+    again = "Continuing the text" if bundle.capabilities.decoder_only else "Translating the sentence"
     return (
         asked(
-            continuation_work(page.bundle, steps),
+            continuation_work(bundle, steps),
             cached,
             label,
             key,

@@ -228,7 +228,12 @@ def what_if(page: Page, factor: float, steps: int, with_text: str) -> None:
         return
     st.markdown(f"**What-if: every rotary base × {factor:g}.**")
     if second_continuation(
-        page, steps, f"Continue with the base × {factor:g}", "continue-rope-base", rotary_base_factor=factor
+        page.bundle,
+        page.controls,
+        steps,
+        f"Continue with the base × {factor:g}",
+        "continue-rope-base",
+        rotary_base_factor=factor,
     ):
         two_translations(
             (f"{page.output_noun.capitalize()} as trained", with_text),

@@ -132,7 +132,9 @@ def _hide_first(page: Page) -> None:
     result = page.result if isinstance(page.result, TranslationResult) else page.translate()
     verb = page.output_noun.capitalize()
     label = f"{'Continue' if page.decoder_only else 'Translate'} with the first piece hidden"
-    if not second_continuation(page, len(result.output_ids), label, "continue-hide-first", hide_first=True):
+    if not second_continuation(
+        page.bundle, page.controls, len(result.output_ids), label, "continue-hide-first", hide_first=True
+    ):
         return
     hidden = page.translate(hide_first=True, trace=False)
     two_translations((f"{verb} as the model reads", result.translation), (f"{verb} without a sink", hidden.translation))

@@ -25,9 +25,9 @@ import gzip
 import json
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -269,25 +269,25 @@ async def plotly_js(request: Request) -> Response:
     return Response(plain, media_type="text/javascript", headers=headers)
 
 
-async def room_stats(request: Request) -> Response:
+async def room_stats(warming_up: Callable[[], bool], request: Request) -> Response:
     """For the benchmark: followers connected to this process, the model results it computed so far, and whether
     its start-up warm-up (which computes one) is still running."""
-    from ui.page import warmup
     from ui.session.cache import RESULTS
 
-    stats = {"followers": HUB.followers(), "model_runs": RESULTS.stats().misses, "warming_up": warmup.running()}
+    stats = {"followers": HUB.followers(), "model_runs": RESULTS.stats().misses, "warming_up": warming_up()}
     return JSONResponse(stats)
 
 
-def routes() -> list[BaseRoute]:
-    """The audience's routes, for st.App(routes=...)."""
+def routes(warming_up: Callable[[], bool] = lambda: False) -> list[BaseRoute]:
+    """The audience's routes, for st.App(routes=...); `warming_up` says whether the server's start-up warm-up
+    (ui/page/warmup.py, above the room in the layers) is still running."""
     return [
         Route("/room/{code}", audience_page),
         Route("/room-files/{code}/{name}", room_file),
         Route("/room-events/{code}", room_events),
         Route("/room-vote/{code}", room_vote, methods=["POST"]),
         Route("/room-assets/plotly.min.js", plotly_js),
-        Route("/room-stats", room_stats),
+        Route("/room-stats", partial(room_stats, warming_up)),
     ]
 
 
