@@ -6,7 +6,11 @@ import streamlit as st
 
 from model import cosine
 from ui.page import player
-from ui.page.start import Page, big_text, bind, md, page_value, start, table_height, typed_prefix, vocabulary
+from ui.page.binding import bind, page_value
+from ui.page.markup import big_text, md, table_height
+from ui.page.notices import vocabulary
+from ui.page.sidebar import typed_prefix
+from ui.page.start import Page, start
 from ui.session.figures import shared
 from ui.session.urlstate import MAX_PREFIX, SUGGESTED_PREFIX, Field
 from viz.embedding import embedding_strips

@@ -5,7 +5,9 @@ import streamlit as st
 
 from model.analysis.roles import block_roles, card_roles
 from ui.page import player
-from ui.page.start import bind, md, page_value, set_value, start, stored
+from ui.page.binding import bind, page_value, set_value, stored
+from ui.page.markup import md
+from ui.page.start import start
 from ui.parts import kvcache, lengths, sinks
 from ui.room import presenter, questions
 from ui.session.figures import shared

@@ -5,8 +5,10 @@ import streamlit as st
 
 from model import cosine
 from model.engine import stages
+from ui.page.binding import bind, page_value, set_value
+from ui.page.markup import md, two_translations
 from ui.page.ondemand import second_continuation
-from ui.page.start import bind, md, page_value, set_value, start, two_translations
+from ui.page.start import start
 from ui.parts import lengths
 from ui.parts.rotary import section as rotary_section
 from ui.parts.rotary import what_if as rotary_what_if

@@ -5,7 +5,9 @@ import re
 import streamlit as st
 
 from model.engine import stages
-from ui.page.start import bind, md, page_value, set_value, start
+from ui.page.binding import bind, page_value, set_value
+from ui.page.markup import md
+from ui.page.start import start
 from ui.parts import lengths
 from ui.session.figures import shared
 from ui.session.urlstate import Field

@@ -9,8 +9,10 @@ from model.analysis.forced import work
 from model.analysis.knockout import RETRANSLATED
 from model.engine import stages
 from model.engine.interventions import Head
+from ui.page.binding import bind, page_value, set_value
+from ui.page.markup import md, two_translations
 from ui.page.ondemand import asked
-from ui.page.start import bind, md, page_value, set_value, start, two_translations
+from ui.page.start import start
 from ui.parts import lengths
 from ui.session import engine
 from ui.session.figures import shared

@@ -9,8 +9,9 @@ import streamlit as st
 from model import Trace, cosine
 from model.analysis.measures import mean_entropy, nan_share, random_dot_variance, raw_dot_variance, softmax_sharpness
 from model.engine import stages
+from ui.page.markup import md, two_translations
 from ui.page.ondemand import second_continuation
-from ui.page.start import md, start, two_translations
+from ui.page.start import start
 from ui.parts import lengths, recipes
 from ui.session import engine
 from ui.session.figures import shared

@@ -4,7 +4,8 @@ learning-rate schedule, the recipe comparison and the model card."""
 import streamlit as st
 
 from model.checkpoints.checkpoint import read_train_log
-from ui.page.start import md, start
+from ui.page.markup import md
+from ui.page.start import start
 from ui.parts import recipes, timelapse
 from viz.training import (
     alignment_heatmap,

@@ -13,8 +13,10 @@ from model.analysis.forced import work
 from model.analysis.patching import Mismatch, mismatch, moved_pieces
 from model.engine import stages
 from ui.page import player
+from ui.page.binding import bind, page_value, set_value
+from ui.page.markup import md
 from ui.page.ondemand import asked, filling, spare_work, without_the_mask
-from ui.page.start import _take_turn, bind, md, page_value, set_value, start
+from ui.page.start import _take_turn, start
 from ui.parts import lengths
 from ui.room import presenter, questions
 from ui.session import engine

@@ -68,7 +68,7 @@ def answer(bundle):
 
 
 def _headline(at: AppTest) -> str:
-    """The Continue page's large text, as read (ui.page.start.big_text: whitespace runs shown as one space)."""
+    """The Continue page's large text, as read (ui.page.markup.big_text: whitespace runs shown as one space)."""
     return html.unescape(re.sub(r"<[^>]+>", "", translation(at))).replace("\xa0", " ").strip()
 
 

@@ -36,7 +36,7 @@ def gpt2(folders):
 
 
 def shown(text: str) -> str:
-    """Text as ui.page.start.big_text draws it."""
+    """Text as ui.page.markup.big_text draws it."""
     return html.escape(" ".join(text.split()))
 
 

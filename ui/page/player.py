@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ui.page.start import LIVE_FRAGMENT, Page, set_value, stored
+from ui.page.binding import set_value, stored
+from ui.page.start import LIVE_FRAGMENT, Page
 
 PERIOD = 1.0  # seconds per step
 
@@ -103,7 +104,7 @@ class Player:
             step_button("", 1, "PageDown", ":material/chevron_right:")
             if finish_label and self.engaged() and not now:
                 st.button(finish_label, key=f"stop-{key}", on_click=self._disengage)
-        with st.container(key=f"arrows-{key}"):  # hidden by ui.page.start.APP_CSS: the arrow keys some clickers send
+        with st.container(key=f"arrows-{key}"):  # hidden by ui.page.markup.APP_CSS: the arrow keys some clickers send
             step_button("Left", -1, "Left")
             step_button("Right", 1, "Right")
         return now

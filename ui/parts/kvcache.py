@@ -7,8 +7,10 @@ import streamlit as st
 
 from model.analysis.cache import bytes_by_step, cache_norms, cache_step, kv_bytes
 from model.results import GenerationResult, TranslationResult
+from ui.page.binding import bind, page_value
+from ui.page.markup import md, table_height
 from ui.page.ondemand import STEP_WORK, asked, continuation_work
-from ui.page.start import Page, bind, md, page_value, table_height
+from ui.page.start import Page
 from ui.session import engine
 from ui.session.figures import shared
 from ui.session.urlstate import Field

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.page.start import bind, page_value, set_value
+from ui.page.binding import bind, page_value, set_value
 from ui.session.urlstate import COLOUR, WINDOW
 from viz.lengths import COLOUR_MODES, DETAIL, MOST_SHOWN, Span, clip, whole
 

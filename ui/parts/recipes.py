@@ -6,7 +6,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from model.training.recipe_results import findings, read_recipes
-from ui.page.start import Page, md
+from ui.page.markup import md
+from ui.page.start import Page
 from ui.session.cache import FIGURES
 from viz.style import Style
 from viz.training import recipe_curves

@@ -8,8 +8,10 @@ import streamlit as st
 
 from model.analysis import rotary
 from model.results import Trace
+from ui.page.binding import bind, page_value, set_value
+from ui.page.markup import md, two_translations
 from ui.page.ondemand import second_continuation
-from ui.page.start import Page, bind, md, page_value, set_value, two_translations
+from ui.page.start import Page
 from ui.session.figures import shared
 from ui.session.urlstate import Field
 from viz.labels import display_piece

@@ -10,8 +10,9 @@ from model import AnatomyError, cosine
 from model.analysis.cache import window_masks
 from model.analysis.sinks import QUIET, SINK, Sinks, sinks, summary
 from model.results import Trace, TranslationResult
+from ui.page.markup import md, two_translations
 from ui.page.ondemand import second_continuation
-from ui.page.start import Page, md, two_translations
+from ui.page.start import Page
 from ui.session.figures import shared
 from ui.session.urlstate import MAX_SENTENCE
 from viz.labels import display_piece

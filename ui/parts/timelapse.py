@@ -6,8 +6,10 @@ from __future__ import annotations
 import streamlit as st
 
 from model import Bundle, TranslationResult
+from ui.page.binding import bind, page_value, set_value, stored
+from ui.page.markup import md, two_translations
 from ui.page.player import TIME_LAPSE
-from ui.page.start import Page, bind, md, page_value, set_value, stored, two_translations
+from ui.page.start import Page
 from ui.session import engine
 from ui.session.figures import shared
 from ui.session.urlstate import Field, int_in

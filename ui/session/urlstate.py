@@ -190,7 +190,7 @@ def shared_fields(limits: Limits) -> list[Field]:
 
 
 # The switches that change the model itself, at their values as trained, and what the pages say of each
-# when it is not (ui.page.start's banner); `ablate` (knocked-out heads) is the last switch.
+# when it is not (the banner of ui/page/switches.py); `ablate` (knocked-out heads) is the last switch.
 SWITCHES: tuple[tuple[str, Any, str], ...] = (
     ("causal", True, "the causal mask is off"),
     ("padding", True, "the padding mask is off"),

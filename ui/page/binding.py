@@ -1,0 +1,95 @@
+"""Widgets bound to the session's store of control values and to the URL: every page's widget of a control
+shows the stored value, a change is stored and written to the address bar, and a value read from the URL
+the first time a session sees its control."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from ui.page.markup import md
+from ui.session.urlstate import (
+    Field,
+    read_fields,
+    write_fields,
+)
+
+VALUES, RAW, NOTES, FIELDS = "_anatomy_values", "_anatomy_url", "_anatomy_notes", "_anatomy_fields"
+
+
+def stored_values() -> dict[str, Any]:
+    return st.session_state[VALUES]
+
+
+def register(fields: list[Field]) -> list[str]:
+    """Give each field its value from the URL the first time this session sees it; return notes."""
+    known: dict[str, Field] = st.session_state.setdefault(FIELDS, {})
+    new = [f for f in fields if f.key not in known]
+    if not new:
+        return []
+    values, notes = read_fields(new, st.session_state[RAW])
+    stored_values().update(values)
+    known.update({f.key: f for f in new})
+    return notes
+
+
+def _write_url() -> None:
+    known: dict[str, Field] = st.session_state[FIELDS]
+    wanted = write_fields(list(known.values()), stored_values())
+    for key, value in wanted.items():
+        if st.query_params.get(key) != value:
+            st.query_params[key] = value
+
+
+def _copy_from_widget(key: str, from_widget: Callable[[Any], Any], wkey: str) -> None:
+    stored_values()[key] = from_widget(st.session_state[wkey])
+
+
+def bind(
+    key: str,
+    render: Callable[..., Any],
+    to_widget: Callable[[Any], Any] = lambda v: v,
+    from_widget: Callable[[Any], Any] = lambda v: v,
+    widget: str | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Render a widget whose value lives in the session store (so every page shares it) and the URL;
+    `widget` names a second widget of the same control (its own widget key)."""
+    wkey = f"w_{widget or key}"
+    # Always seed the widget from the store: a widget on another page (or a page reached
+    # through the menu) is a new widget for Streamlit, and its on_change has already copied
+    # any change the person made into the store before this run started.
+    st.session_state[wkey] = to_widget(stored_values()[key])
+    render(key=wkey, on_change=_copy_from_widget, args=(key, from_widget, wkey), **kwargs)
+    stored_values()[key] = from_widget(st.session_state[wkey])
+    _write_url()
+    return stored_values()[key]
+
+
+def page_value(spec: Field) -> Any:
+    """Register a page's own control (restored from the URL) and return its current value."""
+    for note in register([spec]):
+        st.warning(md(note))
+    return stored_values()[spec.key]
+
+
+def stored(key: str) -> Any:
+    """The current value of a stored control (it may have changed since this run's Controls were read)."""
+    return stored_values()[key]
+
+
+def set_value(key: str, value: Any) -> None:
+    """Change a stored control (e.g. from a chart click); the widget follows on this run."""
+    stored_values()[key] = value
+
+
+def set_sentence(text: str) -> None:
+    stored_values()["sentence"] = text
+
+
+def not_applicable(label: str, reason: str) -> None:
+    """A control that does not apply to the loaded model: shown greyed out, with the reason."""
+    st.toggle(label, value=False, disabled=True, help=reason, key=f"na_{label}")
+    st.caption(md(reason))

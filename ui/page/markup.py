@@ -1,0 +1,86 @@
+"""Text and styles every page writes: typed text made literal in markdown, the app's CSS and its
+presentation-mode CSS, the script that closes a phone's sidebar, and large text for a result."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import streamlit as st
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>$])")
+
+
+def md(text: str) -> str:
+    """Text made literal inside Streamlit markdown: HTML escaped, markdown punctuation backslashed."""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False))
+
+
+APP_CSS = """<style>
+/* the first screen is for the page: less empty header above the title */
+[data-testid="stMainBlockContainer"] { padding-top: 3.5rem; }
+/* a player's arrow-key buttons work through their keyboard shortcuts alone (ui/page/player.py) */
+[class*="st-key-arrows-"] { display: none; }
+/* the sentence box at the top of the page is for phones, where the sidebar is hidden; so is the model
+   view's legend, which replaces the captions written on its tiles there */
+[class*="st-key-top-sentence"], .st-key-model-view-legend { display: none; }
+@media (max-width: 640px) {
+  [class*="st-key-top-sentence"], .st-key-model-view-legend { display: block; }
+  .st-key-model-view g.annotation { display: none; }
+  /* a figure of panels side by side keeps the width its colour bars need, and scrolls sideways alone */
+  .stElementContainer:has(.js-plotly-plot .subplot.x2y2) { overflow-x: auto; }
+  .stElementContainer:has(.js-plotly-plot .subplot.x2y2) .stPlotlyChart { min-width: 760px; }
+  /* a number written in every cell cannot fit a phone's narrow cells */
+  .js-plotly-plot .heatmaplayer text, .js-plotly-plot g.textpoint text { display: none; }
+}
+</style>"""
+
+
+PRESENTATION_CSS = """<style>
+html { font-size: 20px; }
+[data-testid="stCaptionContainer"] { color: #222 !important; }
+/* a projector's first screen is for the picture: a small header, the page as wide as the window */
+[data-testid="stHeader"] { height: 2.6rem; min-height: 2.6rem; background: transparent; }
+[data-testid="stMainBlockContainer"] { padding: 2.7rem 1.2rem 3rem 1.2rem; max-width: 100%; }
+h1 { font-size: 1.8rem !important; padding: 0 0 0.3rem 0 !important; }
+</style>"""
+
+
+# On a phone the sidebar covers the page: after Enter in one of its boxes, close it so the result shows.
+# The listener is put in the page itself (not in this component's frame, which each run replaces), once.
+CLOSE_SIDEBAR_JS = """<script>
+const doc = window.parent.document;
+if (!doc.getElementById("anatomy-sidebar-closer")) {
+  const script = doc.createElement("script");
+  script.id = "anatomy-sidebar-closer";
+  script.textContent = `document.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" || window.innerWidth > 640) return;
+    if (!event.target.closest || !event.target.closest('[data-testid="stSidebar"] input')) return;
+    setTimeout(() => document.querySelector('[data-testid="stSidebarCollapseButton"] button')?.click(), 300);
+  }, true);`;
+  doc.head.appendChild(script);
+}
+</script>"""
+
+
+def table_height(rows: int, most: int = 600) -> int:
+    """Pixels for a dataframe to show `rows` rows whole, below a header (and scroll past `most`)."""
+    return min(38 + 35 * rows + 2, most)
+
+
+def two_translations(left: tuple[str, str], right: tuple[str, str], size_rem: float = 1.3) -> None:
+    """Two (caption, translation) pairs side by side: the experiment's before and after."""
+    for column, (caption, text) in zip(st.columns(2), (left, right), strict=True):
+        with column:
+            if caption:
+                st.caption(caption)
+            big_text(text or "(empty)", size_rem)
+
+
+def big_text(text: str, size_rem: float = 2.2) -> None:
+    """Show text large; it is HTML-escaped, so typed text can never become markup."""
+    safe = html.escape(" ".join(text.split())) or "&nbsp;"
+    st.markdown(
+        f"<div style='font-size:{size_rem}rem;font-weight:600;line-height:1.25;margin:0.2rem 0 0.8rem 0'>{safe}</div>",
+        unsafe_allow_html=True,
+    )

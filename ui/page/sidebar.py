@@ -1,0 +1,236 @@
+"""The shared sidebar: the model picker, the text (or chat message) to read, decoding, layer and head,
+the switches (ui/page/switches.py) and the display settings."""
+
+from __future__ import annotations
+
+import random
+
+import streamlit as st
+
+from model import Bundle, CheckpointError
+from model.checkpoints.catalog import DEFAULT
+from ui.page.binding import NOTES, bind, not_applicable, register, set_sentence, stored_values
+from ui.page.markup import CLOSE_SIDEBAR_JS, md
+from ui.page.switches import NO_DECODER, switch_controls
+from ui.session import engine
+from ui.session.urlstate import (
+    EXAMPLES,
+    Field,
+    Limits,
+    all_heads,
+)
+
+
+def _random_sentence() -> str:
+    try:
+        from model.training.corpus import random_sentence
+    except ImportError:
+        return random.choice(EXAMPLES)
+    return random_sentence(random.randrange(1_000_000_000))
+
+
+def _pick_example() -> None:
+    choice = st.session_state.get("w_example")
+    if choice:
+        stored_values()["sentence"] = choice
+    st.session_state["w_example"] = None
+
+
+FIRST_PAGE = "pages/1_translate.py"
+
+
+def first_page_titles(bundle: Bundle | None) -> dict[str, str] | None:
+    """The first page's menu title for a model that does not translate (None: the menu's own titles)."""
+    if bundle is None:
+        return None
+    if bundle.capabilities.encoder_only:
+        return {FIRST_PAGE: "Sentence"}
+    return {FIRST_PAGE: "Continue"} if bundle.capabilities.decoder_only else None
+
+
+def typed_prefix(bundle: Bundle) -> bool:
+    """True for a model told its task in words whose checkpoint names none (flan-t5): the person types
+    the prefix, which the pages put before the sentence."""
+    return bundle.capabilities.task_prefix and bundle.capabilities.translates and not bundle.task_prefix
+
+
+def chat_offered(bundle: Bundle) -> bool:
+    """True for a decoder-only model with a chat template (an instruct checkpoint): its text can be read as a
+    user's chat message, the shared control `chat` (on unless turned off)."""
+    return bundle.capabilities.decoder_only and bundle.chat is not None
+
+
+CHAT_LABEL = "As a chat message"
+
+
+CHAT_HELP = (
+    "This instruct checkpoint has a chat template: your text becomes a user's message, wrapped as the model was "
+    "tuned to read it, and the model writes the assistant's answer. Every page reads the wrapped text and explains "
+    "the answer; off, the model continues the bare text."
+)
+
+
+def _model_field(names: dict[str, str]) -> Field:
+    def parse(text: str) -> str:
+        if text not in names:
+            raise ValueError(f"no model named {text!r} here; known: {', '.join(names)}")
+        return text
+
+    return Field("model", DEFAULT, parse)
+
+
+def choose_model() -> Bundle | None:
+    """The model picker, first in the sidebar; the chosen model, or None after showing why it failed."""
+    names = engine.models()
+    st.session_state[NOTES].extend(register([_model_field(names)]))
+    if stored_values()["model"] not in names:  # a folder that went away since this session chose it
+        stored_values()["model"] = DEFAULT
+    with st.sidebar:
+        st.markdown("### Model")
+        name = bind(
+            "model",
+            st.selectbox,
+            label="Model",
+            options=list(names),
+            label_visibility="collapsed",
+            help="The shipped English->French model, the packaged all-MiniLM-L6-v2 encoder when installed, "
+            "and every checkpoint folder under models/ or in $ANATOMY_MODELS.",
+        )
+    try:
+        return engine.get_bundle(engine.model_path(name))
+    except CheckpointError as exc:
+        st.error(md(str(exc)))
+        return None
+
+
+def fit_to_model(limits: Limits) -> None:
+    """Bring stored layer, head and knocked-out heads inside the model (after a model change)."""
+    values = stored_values()
+    values["layer"] = min(values["layer"], limits.n_layers)
+    values["head"] = min(values["head"], limits.n_heads)
+    valid = set(all_heads(limits))
+    values["ablate"] = tuple(h for h in values["ablate"] if h in valid)
+
+
+def sidebar(limits: Limits, bundle: Bundle, prefix: str | None) -> None:
+    """The shared controls, in the sidebar of every page."""
+    with st.sidebar:
+        _text_controls(bundle, prefix)
+        _decoding_controls(bundle)
+        _layer_and_head(limits)
+        switch_controls(bundle, limits)
+        _display_controls(bundle, limits)
+        st.iframe(CLOSE_SIDEBAR_JS, height=1)
+
+
+def _text_controls(bundle: Bundle, prefix: str | None) -> None:
+    """The text to read (a sentence, a prompt, a chat message), its task prefix, examples and a random one."""
+    decoder_only = bundle.capabilities.decoder_only
+    if decoder_only:
+        st.markdown("### Prompt")
+        bind(
+            "sentence",
+            st.text_input,
+            label="Text to continue",
+            max_chars=2000,
+            help="Type the beginning of a text and press Enter: the model continues it.",
+        )
+        if chat_offered(bundle):
+            bind("chat", st.checkbox, label=CHAT_LABEL, help=CHAT_HELP)
+    else:
+        st.markdown("### Sentence")
+        bind(
+            "sentence",
+            st.text_input,
+            label="English sentence",
+            max_chars=2000,
+            help="Type any English sentence and press Enter. Case and final punctuation do not matter.",
+        )
+    if prefix is not None:
+        st.caption(
+            f"Read after the task prefix “{md(prefix)}”" if prefix else "Read without a task prefix",
+            help="This T5 checkpoint has no task prefix of its own; set one on the Translate page.",
+        )
+    st.selectbox(
+        "Examples",
+        EXAMPLES,
+        index=None,
+        key="w_example",
+        on_change=_pick_example,
+        placeholder="Pick an example sentence",
+    )
+    st.button(
+        "Random sentence",
+        icon=":material/casino:",
+        on_click=lambda: set_sentence(_random_sentence()),
+        help="Draw a sentence from the corpus generator the default model was trained on.",
+    )
+
+
+def _decoding_controls(bundle: Bundle) -> None:
+    """Greedy or beam search, and the beam's size."""
+    encoder_only = bundle.capabilities.encoder_only
+    st.markdown("### Decoding")
+    if encoder_only:
+        not_applicable("Decoding", f"{NO_DECODER} Nothing is decoded, so greedy or beam search does not apply.")
+    else:
+        mode = bind(
+            "decode",
+            st.radio,
+            label="Decoding",
+            options=["greedy", "beam"],
+            horizontal=True,
+            format_func=lambda m: "Greedy" if m == "greedy" else "Beam search",
+            label_visibility="collapsed",
+        )
+        if mode == "beam":
+            bind("beam", st.slider, label="Beam size", min_value=2, max_value=16)
+
+
+def _layer_and_head(limits: Limits) -> None:
+    """The layer and the head every page draws."""
+    st.markdown("### Layer and head")
+    left, right = st.columns(2)
+    with left:
+        bind(
+            "layer",
+            st.selectbox,
+            label="Layer",
+            options=list(range(1, limits.n_layers + 1)),
+            format_func=lambda n: f"L{n}",
+        )
+    with right:
+        bind(
+            "head",
+            st.selectbox,
+            label="Head",
+            options=list(range(1, limits.n_heads + 1)),
+            format_func=lambda n: f"H{n}",
+        )
+
+
+def _display_controls(bundle: Bundle, limits: Limits) -> None:
+    """Presentation mode, the charts' download format, and what the loaded model is."""
+    encoder_only = bundle.capabilities.encoder_only
+    decoder_only = bundle.capabilities.decoder_only
+    st.markdown("### Display")
+    bind("present", st.toggle, label="Presentation mode", help="Large fonts and a high-contrast scale.")
+    bind(
+        "export",
+        st.radio,
+        label="Chart download format",
+        options=["png", "svg"],
+        horizontal=True,
+        format_func=lambda f: "PNG (3x)" if f == "png" else "SVG",
+        help="What the camera button in each chart's toolbar saves.",
+    )
+    shape = (
+        f"encoder-only, {limits.n_encoder_layers} layers"
+        if encoder_only
+        else f"decoder-only, {limits.n_decoder_layers} layers"
+        if decoder_only
+        else f"{limits.n_encoder_layers}+{limits.n_decoder_layers} layers"
+    )
+    st.caption(
+        f"Model {md(bundle.name)} ({md(bundle.family)}) · id {bundle.checkpoint_id} · {shape} × {limits.n_heads} heads"
+    )
