@@ -18,9 +18,6 @@ from ui.session.urlstate import Field
 from viz.lengths import around
 from viz.masks import mask_comparison
 from viz.positional import (
-    bias_against_distance,
-    bias_heatmaps,
-    distance_profile,
     encoding_curves,
     encoding_heatmap,
     mean_norms,
@@ -28,6 +25,7 @@ from viz.positional import (
     vector_sizes,
     wavelength,
 )
+from viz.relative_bias import bias_against_distance, bias_heatmaps, distance_profile
 
 page = start("Positional encoding")
 trace, ctl, style, bundle = page.result.trace, page.controls, page.style, page.bundle

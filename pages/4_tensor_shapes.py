@@ -11,11 +11,11 @@ from ui.page.start import start
 from ui.parts import lengths
 from ui.session.figures import shared
 from ui.session.urlstate import Field
+from viz.flow import flow_diagram
 from viz.lengths import Span, around
 from viz.shapes import (
     Blueprint,
     as_matrix,
-    flow_diagram,
     stages_frame,
     symbolic_shape,
     tensor_heatmap,

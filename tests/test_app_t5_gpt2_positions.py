@@ -16,8 +16,9 @@ from model.engine import stages
 from model.engine.positional import relative_buckets
 from ui.page.sidebar import typed_prefix
 from ui.session.urlstate import PREFIX
-from viz.positional import bias_against_distance, bias_heatmaps, bucket_spans, distance_profile
-from viz.shapes import Blueprint, flow_diagram, symbolic_shape, weights_frame
+from viz.flow import flow_diagram
+from viz.relative_bias import bias_against_distance, bias_heatmaps, bucket_spans, distance_profile
+from viz.shapes import Blueprint, symbolic_shape, weights_frame
 from viz.style import Style
 
 T5, FLAN, GPT2 = "tiny-t5", "tiny-flan", "tiny-gpt2"

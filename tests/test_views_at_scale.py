@@ -15,8 +15,9 @@ from ui.parts.sinks import by_layer
 from viz.attention import attention_heads, attention_map, model_view
 from viz.cache import bytes_by_step, shared_heads_table
 from viz.explain import lens_heatmap, roles_summary
+from viz.flow_boxes import attention_box, embedding_box
 from viz.labels import display_piece
-from viz.shapes import Blueprint, _attention_box, _embedding_box, weights_frame
+from viz.shapes import Blueprint, weights_frame
 from viz.sinks import sink_shares
 from viz.style import Style
 from viz.windows import MOST_CELLS, window_masks
@@ -178,8 +179,8 @@ def test_the_cache_is_read_in_mib_and_the_windows_get_their_column():
 
 
 def test_the_shapes_say_rotary_positions_and_shared_key_value_heads():
-    assert "no positions added" in _embedding_box(SMOLLM2, "target", {})
-    box = _attention_box("masked multi-head self-attention", "decoder", {}, SMOLLM2)
+    assert "no positions added" in embedding_box(SMOLLM2, "target", {})
+    box = attention_box("masked multi-head self-attention", "decoder", {}, SMOLLM2)
     assert "q, k turned by position (RoPE)" in box and "keys, values: 3 heads, shared" in box
     frame = weights_frame(
         {"decoder.layers.0.self_attn.w_k.weight": (192, 576), "decoder.layers.0.self_attn.w_q.weight": (576, 576)},
@@ -188,10 +189,10 @@ def test_the_shapes_say_rotary_positions_and_shared_key_value_heads():
     roles = dict(zip(frame["parameter"], frame["role"], strict=True))
     assert roles["decoder.layers.0.self_attn.w_k.weight"] == "key projection: d_model → 3·d_k (3 key/value heads)"
     assert roles["decoder.layers.0.self_attn.w_q.weight"] == "query projection: d_model → h·d_k"
-    paper = _attention_box("multi-head self-attention", "encoder", {}, Blueprint(n_heads=8, d_k=64, d_model=512))
+    paper = attention_box("multi-head self-attention", "encoder", {}, Blueprint(n_heads=8, d_k=64, d_model=512))
     assert "RoPE" not in paper and "shared" not in paper and "of its output" not in paper
     gemma = Blueprint(norm="rms_plus_one", norm_first=True, sandwich_norm=True, positional="rotary", n_heads=4, d_k=256)
-    sandwich = _attention_box("masked multi-head self-attention", "decoder", {}, gemma)
+    sandwich = attention_box("masked multi-head self-attention", "decoder", {}, gemma)
     assert sandwich.startswith("RMS norm (1 + w), then") and "then RMS norm (1 + w) of its output" in sandwich
 
 

@@ -19,6 +19,7 @@ from viz.attention import (
     model_view_legend,
 )
 from viz.export import page_html, toolbar_config
+from viz.flow import flow_diagram
 from viz.labels import axis_labels, display_piece, distinct_labels, escape_plotly, thin_ticks
 from viz.masks import (
     fixed_output_probabilities,
@@ -28,7 +29,7 @@ from viz.masks import (
     score_pipeline,
 )
 from viz.positional import encoding_curves, similarity_matrix, vector_sizes, wavelength
-from viz.shapes import as_matrix, flow_diagram, stage_stats, stages_frame, symbolic_shape, tensor_heatmap
+from viz.shapes import as_matrix, stage_stats, stages_frame, symbolic_shape, tensor_heatmap
 from viz.style import Style
 from viz.training import card_frame, log_frame, loss_curves, lr_curve, metric_curves
 from viz.translate import beams_frame, pieces_frame, step_candidates, steps_frame

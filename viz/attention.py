@@ -1,4 +1,5 @@
-"""Attention patterns as heatmaps: heads side by side, the head average, and the model view."""
+"""Attention patterns as heatmaps: heads side by side, the head average, and the model view (its tiles:
+viz.tiles)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,25 @@ from collections.abc import Collection, Mapping
 import numpy as np
 import plotly.graph_objects as go
 
+from .heatmaps import PanelGrid, panel_title, row_outline
 from .labels import CONTAINER_PX, axis_labels, token_axis
 from .lengths import Span, bin_label, bins, colour_mode, colour_range, coloured, pool, pooled, whole, window_note
 from .style import Style
+from .tiles import (
+    caption_notes,
+    click_markers,
+    common_role,
+    group_frames,
+    marker_px,
+    selected_outline,
+    tile_captions,
+    tile_gap,
+    tile_heatmap,
+    tile_image,
+    tile_labels,
+    tile_size_px,
+    view_axes,
+)
 
 MAP_MARGINS_PX = 250  # what a heatmap's query labels, margins and colour bar take of its width
 HOVER = "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"
@@ -83,6 +100,66 @@ def _hover(weights: np.ndarray | None) -> str:
     return HOVER if weights is None else HOVER.replace("%{z:.3f}", "%{customdata:.3f}")
 
 
+def _head_grid(heads: int, n_queries: int, klabels: list[str], style: Style) -> PanelGrid:
+    """The panels' grid of `heads` heads over n_queries rows and keys labelled `klabels`: four a row, two
+    when there are more than 16 keys."""
+    per_row = min(heads, 4 if len(klabels) <= 16 else 2)
+    n_rows = math.ceil(heads / per_row)
+    panel_h = _panel_height(n_queries, style)
+    width_px = CONTAINER_PX / per_row - 60
+    # between two rows: the upper row's rotated key labels, then the lower row's head titles
+    label_px = max((len(label) for label in klabels), default=1) * style.tick * 0.62 + style.font * 2 + 12
+    height = panel_h * n_rows + int(label_px) * (n_rows - 1) + 40
+    gap_x, gap_y = (0.05 if per_row > 1 else 0.0), (label_px / (height - 100) if n_rows > 1 else 0.0)
+    cell_w, cell_h = (1 - gap_x * (per_row - 1)) / per_row, (1 - gap_y * (n_rows - 1)) / n_rows
+    return PanelGrid(per_row, panel_h, width_px, height, gap_x, gap_y, cell_w, cell_h)
+
+
+def _head_panel(
+    h: int,
+    grid: PanelGrid,
+    z: np.ndarray,
+    weights: np.ndarray | None,
+    labels: tuple[list[str], list[str]],
+    style: Style,
+) -> tuple[go.Heatmap, dict]:
+    """Head h's heatmap on axes of its own, and the layout of those two axes (the query labels only on
+    the first panel of a row)."""
+    qlabels, klabels = labels
+    suffix = "" if h == 0 else str(h + 1)
+    col, x0, y1 = grid.corner(h)
+    trace = go.Heatmap(
+        z=z[h],
+        x=klabels,
+        y=qlabels,
+        hovertemplate=_hover(weights),
+        coloraxis="coloraxis",
+        customdata=None if weights is None else weights[h],
+        xaxis=f"x{suffix}",
+        yaxis=f"y{suffix}",
+    )
+    axes = {
+        f"xaxis{suffix}": token_axis(
+            klabels,
+            grid.width_px,
+            style.tick,
+            domain=[max(0.0, x0), min(1.0, x0 + grid.cell_w)],
+            anchor=f"y{suffix}",
+            tickangle=-90,
+        ),
+        f"yaxis{suffix}": token_axis(
+            qlabels if col == 0 else [],
+            grid.panel_h - 80,
+            style.tick,
+            domain=[max(0.0, y1 - grid.cell_h), min(1.0, y1)],
+            anchor=f"x{suffix}",
+            autorange="reversed",
+            showticklabels=(col == 0),
+        ),
+    }
+    return trace, axes
+
+
 def attention_heads(
     pattern: np.ndarray,
     queries: list[str],
@@ -103,79 +180,21 @@ def attention_heads(
     z, weights, qlabels, klabels, rows, mode = _windowed(pattern, queries, keys, rows, columns, colour, first)
     zmin, zmax, bar = colour_range(mode)
     heads = pattern.shape[0]
-    per_row = min(heads, 4 if len(klabels) <= 16 else 2)
-    n_rows = math.ceil(heads / per_row)
-    panel_h = _panel_height(len(qlabels), style)
-    width_px = CONTAINER_PX / per_row - 60
-    # between two rows: the upper row's rotated key labels, then the lower row's head titles
-    label_px = max((len(label) for label in klabels), default=1) * style.tick * 0.62 + style.font * 2 + 12
-    height = panel_h * n_rows + int(label_px) * (n_rows - 1) + 40
-    gap_x, gap_y = (0.05 if per_row > 1 else 0.0), (label_px / (height - 100) if n_rows > 1 else 0.0)
-    cell_w, cell_h = (1 - gap_x * (per_row - 1)) / per_row, (1 - gap_y * (n_rows - 1)) / n_rows
+    grid = _head_grid(heads, len(qlabels), klabels, style)
     data, layout, titles, shapes = [], {}, [], []
     outlined = highlight_row - rows[0] if highlight_row is not None else None
     for h in range(heads):
-        row, col = divmod(h, per_row)
         suffix = "" if h == 0 else str(h + 1)
-        x0, y1 = col * (cell_w + gap_x), 1 - row * (cell_h + gap_y)
-        data.append(
-            go.Heatmap(
-                z=z[h],
-                x=klabels,
-                y=qlabels,
-                hovertemplate=_hover(weights),
-                coloraxis="coloraxis",
-                customdata=None if weights is None else weights[h],
-                xaxis=f"x{suffix}",
-                yaxis=f"y{suffix}",
-            )
-        )
-        layout[f"xaxis{suffix}"] = token_axis(
-            klabels,
-            width_px,
-            style.tick,
-            domain=[max(0.0, x0), min(1.0, x0 + cell_w)],
-            anchor=f"y{suffix}",
-            tickangle=-90,
-        )
-        layout[f"yaxis{suffix}"] = token_axis(
-            qlabels if col == 0 else [],
-            panel_h - 80,
-            style.tick,
-            domain=[max(0.0, y1 - cell_h), min(1.0, y1)],
-            anchor=f"x{suffix}",
-            autorange="reversed",
-            showticklabels=(col == 0),
-        )
+        _, x0, y1 = grid.corner(h)
+        trace, axes = _head_panel(h, grid, z, weights, (qlabels, klabels), style)
+        data.append(trace)
+        layout.update(axes)
         name = f"H{h + 1}" + (" (knocked out)" if h in knocked_out else "")
-        titles.append(
-            dict(
-                text=name,
-                x=x0 + cell_w / 2,
-                y=y1,
-                xref="paper",
-                yref="paper",
-                xanchor="center",
-                yanchor="bottom",
-                showarrow=False,
-                font=dict(size=style.font),
-            )
-        )
+        titles.append(panel_title(name, x0 + grid.cell_w / 2, y1, style))
         if _pinned(first, columns):
             shapes.append(_first_divider(f"x{suffix}", f"y{suffix}"))
         if outlined is not None and 0 <= outlined < len(qlabels):
-            shapes.append(
-                dict(
-                    type="rect",
-                    x0=-0.5,
-                    x1=len(klabels) - 0.5,
-                    y0=outlined - 0.5,
-                    y1=outlined + 0.5,
-                    xref=f"x{suffix}",
-                    yref=f"y{suffix}",
-                    line=dict(color=style.highlight, width=style.line_width + 1),
-                )
-            )
+            shapes.append(row_outline(outlined, len(klabels), f"x{suffix}", f"y{suffix}", style))
     fig = style.figure(
         coloraxis=dict(colorscale=style.weights, cmin=zmin, cmax=zmax, colorbar=dict(title=bar, thickness=14)),
         annotations=titles,
@@ -186,7 +205,7 @@ def attention_heads(
     return style.apply(
         fig,
         title + window_note(rows, columns or whole(len(keys)), len(queries), len(keys), _pinned(first, columns)),
-        height=height,
+        height=grid.height,
     )
 
 
@@ -244,24 +263,6 @@ def attention_map(
     )
 
 
-TILE_PX = 170  # a model-view tile's height on a wide page (presentation mode: × PRESENTED)
-MANY_LAYERS = 12  # past this many layers the tiles shrink, so the whole view stays about VIEW_PX tall
-VIEW_PX = 2400
-SMALLEST_TILE_PX = 70
-PRESENTED = 220 / 170
-
-
-def _tile_px(layers: int, style: Style) -> float:
-    """A model-view tile's height: TILE_PX up to MANY_LAYERS layers; for a deeper model (SmolLM2's 30) less,
-    down to SMALLEST_TILE_PX, so that every layer fits in about VIEW_PX (5,180 px at 30 layers otherwise)."""
-    px = TILE_PX if layers <= MANY_LAYERS else min(TILE_PX, max(SMALLEST_TILE_PX, VIEW_PX / layers))
-    return px * (PRESENTED if style.presentation else 1.0)
-
-
-def _tile_gap(n: int) -> int:
-    return max(1, round(n * 0.15))
-
-
 def model_view(
     patterns: list[np.ndarray],
     queries: list[str],
@@ -300,120 +301,25 @@ def model_view(
     zmin, zmax, bar = colour_range(mode)
     tiles = coloured(cells, mode)
     nq, nk = len(qbins), len(kbins)
-    gq, gk = _tile_gap(nq), _tile_gap(nk)
-    image = np.full((layers * (gq + nq), heads * (nk + gk) - gk), np.nan, dtype=np.float32)
-    weights = None if mode == "linear" else np.full_like(image, np.nan)
+    gq, gk = tile_gap(nq), tile_gap(nk)
+    sizes = (nq, nk, gq, gk)
+    image, weights = tile_image(cells, tiles, mode, sizes)
     all_q, all_k = axis_labels(queries), axis_labels(keys)
     qlabels, klabels = [bin_label(all_q, b) for b in qbins], [bin_label(all_k, b) for b in kbins]
-    xs: list[str] = []
-    ys: list[str] = []
-    for head in range(heads):
-        xs += [f"H{head + 1} · {k}" for k in klabels] + ["\u200b" * (len(xs) + i + 1) for i in range(gk)]
-    for layer in range(layers):  # the gap above a tile belongs to its layer: its click dots sit there
-        ys += [f"L{layer + 1} · " + "\u200b" * (i + 1) for i in range(gq)] + [f"L{layer + 1} · {q}" for q in qlabels]
-    xs = xs[: image.shape[1]]
-    shared_role = _shared_role(roles, layers, heads)
+    xs, ys = tile_labels(layers, heads, qlabels, klabels, gq, gk)
+    shared_role = common_role(roles, layers, heads)
     captions = {} if shared_role else dict(roles)
-    for layer in range(layers):
-        for head in range(heads):
-            r0, c0 = layer * (gq + nq) + gq, head * (nk + gk)
-            image[r0 : r0 + nq, c0 : c0 + nk] = tiles[layer, head]
-            if weights is not None:
-                weights[r0 : r0 + nq, c0 : c0 + nk] = cells[layer, head]
     centre_x = [xs[h * (nk + gk) + (nk - 1) // 2] for h in range(heads)]
     centre_y = [ys[layer * (gq + nq) + gq + (nq - 1) // 2] for layer in range(layers)]
     pooled_note = pooled(len(queries)) or pooled(len(keys))
-    value = "pooled weight" if pooled_note else "weight"
-    shown = "%{z:.3f}" if weights is None else "%{customdata:.3f}"
-    fig = style.figure(
-        xaxis=dict(
-            type="category",
-            tickmode="array",
-            tickvals=centre_x,
-            ticktext=[f"H{h + 1}" for h in range(heads)],
-            side="top",
-            showgrid=False,
-            zeroline=False,
-        ),
-        yaxis=dict(
-            type="category",
-            tickmode="array",
-            tickvals=centre_y,
-            ticktext=[f"L{layer + 1}" for layer in range(layers)],
-            autorange="reversed",
-            showgrid=False,
-            zeroline=False,
-        ),
-    )
-    fig.add_trace(
-        go.Heatmap(
-            z=image,
-            x=xs,
-            y=ys,
-            hoverongaps=False,
-            zmin=zmin,
-            zmax=zmax,
-            colorscale=style.weights,
-            customdata=weights,
-            colorbar=dict(title=bar, thickness=14),
-            hovertemplate=f"%{{y}}<br>%{{x}}<br>{value} {shown}<extra></extra>",
-        )
-    )
-    tile_px = _tile_px(layers, style)
-    tile_height = tile_px * max(0.5, min(1.5, nq / max(nk, 1))) * nq / (nq + gq)
-    # a tile's width on a wide page (about 80% of it is the plot): a marker wider than its tile would
-    # take the clicks of its neighbours; past its edge, the hover distance finds the nearest tile
-    tile_width = 0.8 * CONTAINER_PX * nk / (heads * (nk + gk))
-    fig.add_trace(
-        go.Scatter(
-            x=[centre_x[h] for layer in range(layers) for h in range(heads)],
-            y=[centre_y[layer] for layer in range(layers) for h in range(heads)],
-            mode="markers",
-            showlegend=False,
-            marker=dict(
-                size=min(tile_height, tile_width),
-                symbol=[
-                    "x" if (layer, h) in knocked_out else "square" for layer in range(layers) for h in range(heads)
-                ],
-                color="rgba(0,0,0,0)",
-                line=dict(width=0),
-            ),
-            hovertext=[
-                f"L{layer + 1} H{h + 1}"
-                + (" (knocked out)" if (layer, h) in knocked_out else "")
-                + (f", role: {roles[layer, h]}" if (layer, h) in roles else "")
-                + ": click to open this head"
-                for layer in range(layers)
-                for h in range(heads)
-            ],
-            hoverinfo="text",
-        )
-    )
-    annotations = [
-        dict(
-            x=xs[head * (nk + gk)],
-            y=ys[layer * (gq + nq) + gq],
-            xref="x",
-            yref="y",
-            xanchor="left",
-            yanchor="top",
-            text=caption,
-            showarrow=False,
-            font=dict(size=style.tick - 1, color="#222222"),
-            bgcolor="rgba(255,255,255,0.82)",
-            borderpad=2,
-        )
-        for (layer, head), caption in _tile_captions(captions, knocked_out, layers, heads).items()
-    ]
-    shapes = []
-    if selected is not None:
-        layer, head = selected
-        if 0 <= layer < layers and 0 <= head < heads:
-            r0, c0 = layer * (gq + nq) + gq, head * (nk + gk)
-            outline = dict(color=style.highlight, width=style.line_width + 1)
-            shapes.append(dict(type="rect", x0=c0 - 0.5, x1=c0 + nk - 0.5, y0=r0 - 0.5, y1=r0 + nq - 0.5, line=outline))
+    fig = style.figure(**view_axes(centre_x, centre_y))
+    fig.add_trace(tile_heatmap(image, weights, (xs, ys), (zmin, zmax, bar), pooled_note, style))
+    tile_px = tile_size_px(layers, style)
+    fig.add_trace(click_markers(centre_x, centre_y, marker_px(tile_px, sizes, heads), knocked_out, roles))
+    annotations = caption_notes(tile_captions(captions, knocked_out, layers, heads), xs, ys, sizes, style)
+    shapes = selected_outline(selected, layers, heads, sizes, style)
     if group > 1 and heads % group == 0:
-        frames, names = _group_frames(layers, heads, group, (nq, nk, gq, gk), xs, style)
+        frames, names = group_frames(layers, heads, group, sizes, xs, style)
         shapes, annotations = shapes + frames, annotations + names
     # one layout update with plain dicts: each add_annotation or add_shape copies all those already there, and
     # a layout re-set from its own objects validates each again (SmolLM2's 270 tiles, most tagged "sink": 3.5 s
@@ -431,71 +337,11 @@ def model_view(
     return fig
 
 
-def _group_frames(
-    layers: int, heads: int, group: int, sizes: tuple[int, int, int, int], xs: list[str], style: Style
-) -> tuple[list[dict], list[dict]]:
-    """One frame around each group of query heads sharing one key/value head, down every layer, and the
-    group's name above it: (shapes, annotations)."""
-    nq, nk, gq, gk = sizes
-    # inside the axes' ranges, so that the outer frames' edges are drawn on the plot's border, not clipped
-    top, bottom = gq - 0.5 - gq / 2, layers * (gq + nq) - 0.5
-    left, right = -0.5, len(xs) - 0.5
-    frames, names = [], []
-    for kv in range(heads // group):
-        c0 = kv * group * (nk + gk)
-        c1 = c0 + group * (nk + gk) - gk
-        frames.append(
-            dict(
-                type="rect",
-                x0=max(left, c0 - 0.5 - gk / 2),
-                x1=min(right, c1 - 0.5 + gk / 2),
-                y0=top,
-                y1=bottom,
-                line=dict(color="#444444", width=1.5, dash="dot"),
-                fillcolor="rgba(0,0,0,0)",
-            )
-        )
-        names.append(
-            dict(
-                x=xs[min((c0 + c1) // 2, len(xs) - 1)],
-                y=1.0,
-                xref="x",
-                yref="paper",
-                yanchor="bottom",
-                text=f"K/V {kv + 1} (H{kv * group + 1}-H{(kv + 1) * group})",
-                showarrow=False,
-                font=dict(size=style.tick, color="#222222"),
-                yshift=30 if not style.presentation else 38,
-            )
-        )
-    return frames, names
-
-
-def _shared_role(roles: Mapping[tuple[int, int], str], layers: int, heads: int) -> str | None:
-    """The role every head of the view has, if one does (written once then, not on every tile)."""
-    tags = {roles.get((layer, head)) for layer in range(layers) for head in range(heads)}
-    return next(iter(tags)) if len(tags) == 1 and None not in tags and layers * heads > 1 else None
-
-
-def _tile_captions(
-    roles: Mapping[tuple[int, int], str], knocked_out: Collection[tuple[int, int]], layers: int, heads: int
-) -> dict[tuple[int, int], str]:
-    """What is written inside the top of each tile: its role and whether it is knocked out."""
-    captions = {}
-    for layer in range(layers):
-        for head in range(heads):
-            said = [roles[layer, head]] if (layer, head) in roles else []
-            said += ["✕ knocked out"] if (layer, head) in knocked_out else []
-            if said:
-                captions[layer, head] = " · ".join(said)
-    return captions
-
-
 def model_view_legend(
     roles: Mapping[tuple[int, int], str], knocked_out: Collection[tuple[int, int]], layers: int, heads: int
 ) -> str:
     """The tiles' captions as one line of text, for a screen too narrow to write them on the tiles."""
-    captions = _tile_captions({} if _shared_role(roles, layers, heads) else roles, knocked_out, layers, heads)
+    captions = tile_captions({} if common_role(roles, layers, heads) else roles, knocked_out, layers, heads)
     return "; ".join(f"L{layer + 1} H{head + 1}: {caption}" for (layer, head), caption in captions.items())
 
 

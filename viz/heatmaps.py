@@ -1,4 +1,6 @@
-"""Generic side-by-side heatmap panels on labelled token axes (each panel with its own scale)."""
+"""Heatmap panels on labelled token axes: generic side-by-side panels, each with its own scale (`panels`),
+and what every grid of panels draws (a panel's title, the outline of a query's row, the places of a grid of
+one panel per head)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,92 @@ class Scale:
     zmin: float | None = None
     zmax: float | None = None
     label: str = ""
+
+
+@dataclass(frozen=True)
+class PanelGrid:
+    """Where a grid of panels, one per head, sits: `per_row` a row, each `panel_h` px tall and `width_px`
+    wide on a wide page, `cell_w` x `cell_h` of the paper apart by `gap_x` and `gap_y`; `height`: the
+    figure's."""
+
+    per_row: int
+    panel_h: int
+    width_px: float
+    height: int
+    gap_x: float
+    gap_y: float
+    cell_w: float
+    cell_h: float
+
+    def corner(self, h: int) -> tuple[int, float, float]:
+        """(column, left x, top y) of head h's panel, in fractions of the paper."""
+        row, col = divmod(h, self.per_row)
+        return col, col * (self.cell_w + self.gap_x), 1 - row * (self.cell_h + self.gap_y)
+
+
+def panel_title(text: str, x: float, y: float, style: Style) -> dict:
+    """A panel's title: an annotation centred above the point (x, y) of the paper (the panel's top middle)."""
+    return dict(
+        text=text,
+        x=x,
+        y=y,
+        xref="paper",
+        yref="paper",
+        xanchor="center",
+        yanchor="bottom",
+        showarrow=False,
+        font=dict(size=style.font),
+    )
+
+
+def row_outline(row: int, n_keys: int, xref: str, yref: str, style: Style) -> dict:
+    """The outline of one row (a query) across the n_keys columns of a panel on axes (xref, yref)."""
+    return dict(
+        type="rect",
+        x0=-0.5,
+        x1=n_keys - 0.5,
+        y0=row - 0.5,
+        y1=row + 0.5,
+        xref=xref,
+        yref=yref,
+        line=dict(color=style.highlight, width=style.line_width + 1),
+    )
+
+
+def _panel_heatmap(
+    matrix: np.ndarray,
+    name: str,
+    scale: Scale,
+    labels: tuple[list[str], list[str]],
+    suffix: str,
+    right: float,
+    value_name: str,
+    masked_text: str | None,
+    style: Style,
+) -> go.Heatmap:
+    """One panel's heatmap on axes x{suffix}, y{suffix} over (query, key) labels, non-finite entries
+    blank (written `masked_text` when given), its colour bar just right of the panel's edge `right`."""
+    qlabels, klabels = labels
+    finite = np.where(np.isfinite(matrix), matrix, np.nan)
+    text = None
+    if masked_text is not None and not np.isfinite(matrix).all():
+        text = np.where(np.isfinite(matrix), "", masked_text)
+    return go.Heatmap(
+        z=finite,
+        x=klabels,
+        y=qlabels,
+        xaxis=f"x{suffix}",
+        yaxis=f"y{suffix}",
+        colorscale=scale.colorscale,
+        zmin=scale.zmin,
+        zmax=scale.zmax,
+        text=text,
+        texttemplate="%{text}" if text is not None else None,
+        textfont=dict(size=max(8, style.tick - 2), color="#666666"),
+        hoverongaps=False,
+        colorbar=dict(title=dict(text=scale.label, side="right"), x=min(1.0, right) + 0.005, len=0.9, thickness=10),
+        hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{value_name} %{{z:.3f}}<extra>{name}</extra>",
+    )
 
 
 def panels(
@@ -60,29 +148,8 @@ def panels(
     for i, (matrix, name, scale) in enumerate(zip(matrices, titles, scales, strict=True)):
         suffix = "" if i == 0 else str(i + 1)
         x0 = i * (width + gap)
-        finite = np.where(np.isfinite(matrix), matrix, np.nan)
-        text = None
-        if masked_text is not None and not np.isfinite(matrix).all():
-            text = np.where(np.isfinite(matrix), "", masked_text)
         data.append(
-            go.Heatmap(
-                z=finite,
-                x=klabels,
-                y=qlabels,
-                xaxis=f"x{suffix}",
-                yaxis=f"y{suffix}",
-                colorscale=scale.colorscale,
-                zmin=scale.zmin,
-                zmax=scale.zmax,
-                text=text,
-                texttemplate="%{text}" if text is not None else None,
-                textfont=dict(size=max(8, style.tick - 2), color="#666666"),
-                hoverongaps=False,
-                colorbar=dict(
-                    title=dict(text=scale.label, side="right"), x=min(1.0, x0 + width) + 0.005, len=0.9, thickness=10
-                ),
-                hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{value_name} %{{z:.3f}}<extra>{name}</extra>",
-            )
+            _panel_heatmap(matrix, name, scale, (qlabels, klabels), suffix, x0 + width, value_name, masked_text, style)
         )
         layout[f"xaxis{suffix}"] = token_axis(
             klabels,
@@ -95,32 +162,9 @@ def panels(
         layout[f"yaxis{suffix}"] = token_axis(
             qlabels, height - 120, style.tick, autorange="reversed", anchor=f"x{suffix}", showticklabels=(i == 0)
         )
-        notes.append(
-            dict(
-                text=name,
-                x=x0 + width / 2,
-                y=1.0,
-                xref="paper",
-                yref="paper",
-                xanchor="center",
-                yanchor="bottom",
-                showarrow=False,
-                font=dict(size=style.font),
-            )
-        )
+        notes.append(panel_title(name, x0 + width / 2, 1.0, style))
         if highlight_row is not None and 0 <= highlight_row < len(qlabels):
-            shapes.append(
-                dict(
-                    type="rect",
-                    x0=-0.5,
-                    x1=len(klabels) - 0.5,
-                    y0=highlight_row - 0.5,
-                    y1=highlight_row + 0.5,
-                    xref=f"x{suffix}",
-                    yref=f"y{suffix}",
-                    line=dict(color=style.highlight, width=style.line_width + 1),
-                )
-            )
+            shapes.append(row_outline(highlight_row, len(klabels), f"x{suffix}", f"y{suffix}", style))
     fig = style.figure(annotations=notes, shapes=shapes, **layout)
     fig.add_traces(data)
     return style.apply(fig, title + note, height=height)

@@ -1,0 +1,260 @@
+"""The tiles of the model view (viz.attention.model_view): every layer's and head's tile in one image
+with gaps between them, the image's labels and axes, a tile's size on the page, the markers that make
+a tile clickable, the captions written on it, the outline of the selected one and the frames around
+the heads that share keys and values."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .labels import CONTAINER_PX
+from .style import Style
+
+TILE_PX = 170  # a model-view tile's height on a wide page (presentation mode: × PRESENTED)
+MANY_LAYERS = 12  # past this many layers the tiles shrink, so the whole view stays about VIEW_PX tall
+VIEW_PX = 2400
+SMALLEST_TILE_PX = 70
+PRESENTED = 220 / 170
+
+
+def tile_size_px(layers: int, style: Style) -> float:
+    """A model-view tile's height: TILE_PX up to MANY_LAYERS layers; for a deeper model (SmolLM2's 30) less,
+    down to SMALLEST_TILE_PX, so that every layer fits in about VIEW_PX (5,180 px at 30 layers otherwise)."""
+    px = TILE_PX if layers <= MANY_LAYERS else min(TILE_PX, max(SMALLEST_TILE_PX, VIEW_PX / layers))
+    return px * (PRESENTED if style.presentation else 1.0)
+
+
+def tile_gap(n: int) -> int:
+    return max(1, round(n * 0.15))
+
+
+Sizes = tuple[int, int, int, int]  # (cells down a tile, cells across it, gap rows above it, gap columns after it)
+
+
+def tile_image(cells: np.ndarray, tiles: np.ndarray, mode: str, sizes: Sizes) -> tuple[np.ndarray, np.ndarray | None]:
+    """Every tile (L, H, bq, bk) in one image, blank (NaN) in the gaps: the colour values, and the pooled
+    weights under them for the hover when the colour mode is not linear."""
+    layers, heads = tiles.shape[:2]
+    nq, nk, gq, gk = sizes
+    image = np.full((layers * (gq + nq), heads * (nk + gk) - gk), np.nan, dtype=np.float32)
+    weights = None if mode == "linear" else np.full_like(image, np.nan)
+    for layer in range(layers):
+        for head in range(heads):
+            r0, c0 = layer * (gq + nq) + gq, head * (nk + gk)
+            image[r0 : r0 + nq, c0 : c0 + nk] = tiles[layer, head]
+            if weights is not None:
+                weights[r0 : r0 + nq, c0 : c0 + nk] = cells[layer, head]
+    return image, weights
+
+
+def tile_labels(
+    layers: int, heads: int, qlabels: list[str], klabels: list[str], gq: int, gk: int
+) -> tuple[list[str], list[str]]:
+    """The image's category labels, one per column ("H2 · key") and row ("L1 · query"); a gap's labels
+    are zero-width spaces, each of a length of its own so that no two are the same."""
+    xs: list[str] = []
+    ys: list[str] = []
+    for head in range(heads):
+        xs += [f"H{head + 1} · {k}" for k in klabels] + ["\u200b" * (len(xs) + i + 1) for i in range(gk)]
+    for layer in range(layers):  # the gap above a tile belongs to its layer: its click dots sit there
+        ys += [f"L{layer + 1} · " + "\u200b" * (i + 1) for i in range(gq)] + [f"L{layer + 1} · {q}" for q in qlabels]
+    return xs[: heads * (len(klabels) + gk) - gk], ys
+
+
+def tile_heatmap(
+    image: np.ndarray,
+    weights: np.ndarray | None,
+    labels: tuple[list[str], list[str]],
+    colours: tuple[float, float, str],
+    pooled_note: bool,
+    style: Style,
+) -> go.Heatmap:
+    """The image of every tile as one heatmap over its (column, row) labels, on the colour scale
+    (zmin, zmax, colour-bar title); the hover shows the weights under a colour mode that is not linear,
+    and says "pooled weight" when the tiles are pooled."""
+    xs, ys = labels
+    zmin, zmax, bar = colours
+    value = "pooled weight" if pooled_note else "weight"
+    shown = "%{z:.3f}" if weights is None else "%{customdata:.3f}"
+    return go.Heatmap(
+        z=image,
+        x=xs,
+        y=ys,
+        hoverongaps=False,
+        zmin=zmin,
+        zmax=zmax,
+        colorscale=style.weights,
+        customdata=weights,
+        colorbar=dict(title=bar, thickness=14),
+        hovertemplate=f"%{{y}}<br>%{{x}}<br>{value} {shown}<extra></extra>",
+    )
+
+
+def marker_px(tile_px: float, sizes: Sizes, heads: int) -> float:
+    """A click marker's size in px: its tile's height (of a layer's `tile_px`, the gap above taken off) or
+    its width, the smaller."""
+    nq, nk, gq, gk = sizes
+    tile_height = tile_px * max(0.5, min(1.5, nq / max(nk, 1))) * nq / (nq + gq)
+    # a tile's width on a wide page (about 80% of it is the plot): a marker wider than its tile would
+    # take the clicks of its neighbours; past its edge, the hover distance finds the nearest tile
+    tile_width = 0.8 * CONTAINER_PX * nk / (heads * (nk + gk))
+    return min(tile_height, tile_width)
+
+
+def view_axes(centre_x: list[str], centre_y: list[str]) -> dict:
+    """The view's two axes: a head's name above the centre of its column of tiles, a layer's beside its row."""
+    return dict(
+        xaxis=dict(
+            type="category",
+            tickmode="array",
+            tickvals=centre_x,
+            ticktext=[f"H{h + 1}" for h in range(len(centre_x))],
+            side="top",
+            showgrid=False,
+            zeroline=False,
+        ),
+        yaxis=dict(
+            type="category",
+            tickmode="array",
+            tickvals=centre_y,
+            ticktext=[f"L{layer + 1}" for layer in range(len(centre_y))],
+            autorange="reversed",
+            showgrid=False,
+            zeroline=False,
+        ),
+    )
+
+
+def click_markers(
+    centre_x: list[str],
+    centre_y: list[str],
+    size: float,
+    knocked_out: Collection[tuple[int, int]],
+    roles: Mapping[tuple[int, int], str],
+) -> go.Scatter:
+    """One transparent marker of `size` px on the centre of every tile: its hover names the head (its
+    role, whether it is knocked out) and a click on it selects the head."""
+    layers, heads = len(centre_y), len(centre_x)
+    return go.Scatter(
+        x=[centre_x[h] for layer in range(layers) for h in range(heads)],
+        y=[centre_y[layer] for layer in range(layers) for h in range(heads)],
+        mode="markers",
+        showlegend=False,
+        marker=dict(
+            size=size,
+            symbol=["x" if (layer, h) in knocked_out else "square" for layer in range(layers) for h in range(heads)],
+            color="rgba(0,0,0,0)",
+            line=dict(width=0),
+        ),
+        hovertext=[
+            f"L{layer + 1} H{h + 1}"
+            + (" (knocked out)" if (layer, h) in knocked_out else "")
+            + (f", role: {roles[layer, h]}" if (layer, h) in roles else "")
+            + ": click to open this head"
+            for layer in range(layers)
+            for h in range(heads)
+        ],
+        hoverinfo="text",
+    )
+
+
+def caption_notes(
+    captions: Mapping[tuple[int, int], str], xs: list[str], ys: list[str], sizes: Sizes, style: Style
+) -> list[dict]:
+    """The annotations that write each tile's caption ((layer, head) -> text) inside its top left corner."""
+    nq, nk, gq, gk = sizes
+    return [
+        dict(
+            x=xs[head * (nk + gk)],
+            y=ys[layer * (gq + nq) + gq],
+            xref="x",
+            yref="y",
+            xanchor="left",
+            yanchor="top",
+            text=caption,
+            showarrow=False,
+            font=dict(size=style.tick - 1, color="#222222"),
+            bgcolor="rgba(255,255,255,0.82)",
+            borderpad=2,
+        )
+        for (layer, head), caption in captions.items()
+    ]
+
+
+def selected_outline(
+    selected: tuple[int, int] | None, layers: int, heads: int, sizes: Sizes, style: Style
+) -> list[dict]:
+    """The outline around the selected (layer, head)'s tile: one shape, or none when nothing (or a head
+    outside the view) is selected."""
+    shapes = []
+    if selected is not None:
+        layer, head = selected
+        if 0 <= layer < layers and 0 <= head < heads:
+            nq, nk, gq, gk = sizes
+            r0, c0 = layer * (gq + nq) + gq, head * (nk + gk)
+            outline = dict(color=style.highlight, width=style.line_width + 1)
+            shapes.append(dict(type="rect", x0=c0 - 0.5, x1=c0 + nk - 0.5, y0=r0 - 0.5, y1=r0 + nq - 0.5, line=outline))
+    return shapes
+
+
+def group_frames(
+    layers: int, heads: int, group: int, sizes: tuple[int, int, int, int], xs: list[str], style: Style
+) -> tuple[list[dict], list[dict]]:
+    """One frame around each group of query heads sharing one key/value head, down every layer, and the
+    group's name above it: (shapes, annotations)."""
+    nq, nk, gq, gk = sizes
+    # inside the axes' ranges, so that the outer frames' edges are drawn on the plot's border, not clipped
+    top, bottom = gq - 0.5 - gq / 2, layers * (gq + nq) - 0.5
+    left, right = -0.5, len(xs) - 0.5
+    frames, names = [], []
+    for kv in range(heads // group):
+        c0 = kv * group * (nk + gk)
+        c1 = c0 + group * (nk + gk) - gk
+        frames.append(
+            dict(
+                type="rect",
+                x0=max(left, c0 - 0.5 - gk / 2),
+                x1=min(right, c1 - 0.5 + gk / 2),
+                y0=top,
+                y1=bottom,
+                line=dict(color="#444444", width=1.5, dash="dot"),
+                fillcolor="rgba(0,0,0,0)",
+            )
+        )
+        names.append(
+            dict(
+                x=xs[min((c0 + c1) // 2, len(xs) - 1)],
+                y=1.0,
+                xref="x",
+                yref="paper",
+                yanchor="bottom",
+                text=f"K/V {kv + 1} (H{kv * group + 1}-H{(kv + 1) * group})",
+                showarrow=False,
+                font=dict(size=style.tick, color="#222222"),
+                yshift=30 if not style.presentation else 38,
+            )
+        )
+    return frames, names
+
+
+def common_role(roles: Mapping[tuple[int, int], str], layers: int, heads: int) -> str | None:
+    """The role every head of the view has, if one does (written once then, not on every tile)."""
+    tags = {roles.get((layer, head)) for layer in range(layers) for head in range(heads)}
+    return next(iter(tags)) if len(tags) == 1 and None not in tags and layers * heads > 1 else None
+
+
+def tile_captions(
+    roles: Mapping[tuple[int, int], str], knocked_out: Collection[tuple[int, int]], layers: int, heads: int
+) -> dict[tuple[int, int], str]:
+    """What is written inside the top of each tile: its role and whether it is knocked out."""
+    captions = {}
+    for layer in range(layers):
+        for head in range(heads):
+            said = [roles[layer, head]] if (layer, head) in roles else []
+            said += ["✕ knocked out"] if (layer, head) in knocked_out else []
+            if said:
+                captions[layer, head] = " · ".join(said)
+    return captions
