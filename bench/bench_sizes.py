@@ -1,4 +1,4 @@
-"""What today's small decoders weigh, computed here from their real shapes (README's memory table):
+"""What today's small decoders weigh, computed here from their real shapes (docs/models.md, "What they weigh"):
 
 - each model's config.json values are written below, with the model card or config they come from
   (transformers' own config classes' defaults are other models' sizes, so none is taken from them);
