@@ -3,19 +3,17 @@ A decoder-only model (GPT-2) has decoder self-attention alone, over its prompt a
 
 import streamlit as st
 
-from model.analysis.roles import block_roles, card_roles
 from ui.page import player
 from ui.page.binding import bind, page_value, set_value, stored
 from ui.page.markup import md
 from ui.page.start import start
-from ui.parts import kvcache, lengths, sinks
+from ui.parts import kvcache, lengths, modelview, sinks
 from ui.room import presenter, questions
 from ui.session.figures import shared
-from ui.session.urlstate import BLOCK_NAMES, BLOCKS, FOCUS, Field
-from viz.attention import attention_heads, attention_map, model_view, model_view_cell, model_view_legend
-from viz.focus import shaded_text
+from ui.session.urlstate import BLOCK_NAMES, BLOCKS, Field
+from viz.attention import attention_heads, attention_map
 from viz.labels import CONTAINER_PX, display_piece
-from viz.lengths import around, colour_mode, pooled
+from viz.lengths import around
 
 page = start("Attention")
 trace, ctl, style = page.result.trace, page.controls, page.style
@@ -48,14 +46,6 @@ if page.decoder_only:
     )
 
 
-def _keys(block: str) -> list[str]:
-    return trace.src_pieces if block in ("enc-self", "dec-cross") else trace.tgt_pieces
-
-
-def _queries(block: str) -> list[str]:
-    return trace.src_pieces if block == "enc-self" else trace.tgt_pieces
-
-
 VIEW = Field(
     "view",
     "dec-cross",
@@ -63,17 +53,6 @@ VIEW = Field(
 )
 if page_value(VIEW) not in blocks:  # a decoder view kept from another model
     set_value("view", next(iter(blocks)))
-
-
-def _open_clicked() -> None:
-    """A click on a tile of the model view picks that layer and head."""
-    state = st.session_state.get("model-view")
-    points = state.selection.points if state is not None else []
-    if points:
-        cell = model_view_cell(points[0].get("x"), points[0].get("y"))
-        if cell is not None:
-            set_value("layer", cell[0] + 1)
-            set_value("head", cell[1] + 1)
 
 
 def _step_header(step: int) -> int:
@@ -107,39 +86,6 @@ def _step_header(step: int) -> int:
     return step
 
 
-def _live_heads(n_heads: int, off) -> list[int]:
-    """The heads not knocked out (all of them if every one is: an average needs at least one)."""
-    return [h for h in range(n_heads) if h not in off] or list(range(n_heads))
-
-
-def _text_view(view: str, pattern, queries: list[str], keys: list[str], layer: int, step: int, off) -> None:
-    """One query piece's attention over the whole sentence, as shaded text, a line per head and the average."""
-    st.subheader("One piece's attention, as text")
-    if view == "enc-self":
-        set_value("focus", min(page_value(FOCUS), len(queries) - 1))
-        query = bind(
-            "focus",
-            st.select_slider,
-            label="Query piece",
-            options=list(range(len(queries))),
-            format_func=lambda i: f"{i} {display_piece(queries[i])}",
-        )
-    else:
-        query = step  # the decoding step's row, as in the heatmaps
-    live = _live_heads(pattern.shape[0], off)
-    lines = list(pattern[:, query, :]) + [pattern[live, query, :].mean(axis=0)]
-    names = [f"H{h + 1}" + (" (off)" if h in off else "") for h in range(pattern.shape[0])] + ["average"]
-    st.markdown(
-        shared(shaded_text, lines, keys, names, style, query if view != "dec-cross" else None), unsafe_allow_html=True
-    )
-    st.caption(
-        f"{BLOCK_NAMES[view].capitalize()}, layer L{layer + 1}: what query piece {query} "
-        f"“{md(display_piece(queries[query]))}” takes from each piece, one line per head, each line shaded "
-        "by the weight divided by that line's largest weight (hover a piece for the exact weight). "
-        "This view grows with the sentence, not with its square: it reads a whole paragraph."
-    )
-
-
 def _step_view(step: int, source, output, colour: str) -> None:
     """The moving picture under the step control: the chosen head's decoder self-attention and
     cross-attention, the step's row outlined."""
@@ -153,8 +99,8 @@ def _step_view(step: int, source, output, colour: str) -> None:
                 shared(
                     attention_map,
                     trace.pattern(stack, kind, layer)[ctl.head],
-                    _queries(block),
-                    _keys(block),
+                    modelview.query_pieces(trace, block),
+                    modelview.key_pieces(trace, block),
                     style,
                     f"{BLOCK_NAMES[block].capitalize()} · L{layer + 1} H{ctl.head + 1}"
                     + (" (knocked out)" if ctl.head in off else ""),
@@ -177,22 +123,8 @@ def _step_view(step: int, source, output, colour: str) -> None:
     )
 
 
-def body(step: int) -> None:
-    """Everything that follows the decoding step: drawn again at every step while playing."""
-    picture = st.container()  # the step's picture first; the controls that shape it sit below it
-    t = step
-    if not page.encoder_only:
-        with picture:
-            t = _step_header(step)
-            step = first + t  # from here on: the decoder row of the step
-            moving = st.container()
-    source = lengths.source_window(len(trace.src_pieces))
-    output = around(step, len(trace.tgt_pieces))
-    colour = lengths.colour()
-    if not page.encoder_only:
-        with moving:
-            _step_view(step, source, output, colour)
-            kvcache.cache_at_step(page, t, trace.tgt_pieces)
+def _mask_off_note() -> None:
+    """With the causal mask off, what the decoder plots still show and what changes."""
     if not ctl.causal and page.decoder_only:
         st.info(
             "The causal mask is off. The prompt is read in one pass, so its pieces now also look at the pieces "
@@ -210,166 +142,106 @@ def body(step: int) -> None:
             "Masks and heads lab shows the whole output read in one pass, where the future lights up."
         )
 
-    for block, (stack, kind) in blocks.items():
-        n_layers = page.limits.layers_of(stack)
-        layer = min(ctl.layer, n_layers - 1)
-        pattern = trace.pattern(stack, kind, layer)
-        highlight = None if block == "enc-self" else step
-        off = ctl.interventions().heads_off(stack, kind, layer)
-        window = {**lengths.block_windows(block, source, output), "first": block != "dec-cross"}
-        st.subheader(f"{BLOCK_NAMES[block].capitalize()} · layer L{layer + 1}")
-        if layer != ctl.layer:
-            st.caption(f"The {stack} has {n_layers} layers: showing its last.")
+
+def _layer_heads(block: str, step: int, source, output, colour: str) -> None:
+    """Every head of the sidebar's layer in one attention block, then their average and the sidebar's head."""
+    stack, kind = blocks[block]
+    n_layers = page.limits.layers_of(stack)
+    layer = min(ctl.layer, n_layers - 1)
+    pattern = trace.pattern(stack, kind, layer)
+    highlight = None if block == "enc-self" else step
+    off = ctl.interventions().heads_off(stack, kind, layer)
+    window = {**lengths.block_windows(block, source, output), "first": block != "dec-cross"}
+    st.subheader(f"{BLOCK_NAMES[block].capitalize()} · layer L{layer + 1}")
+    if layer != ctl.layer:
+        st.caption(f"The {stack} has {n_layers} layers: showing its last.")
+    page.show(
+        shared(
+            attention_heads,
+            pattern,
+            modelview.query_pieces(trace, block),
+            modelview.key_pieces(trace, block),
+            style,
+            f"{BLOCK_NAMES[block]}, L{layer + 1}: every head",
+            highlight,
+            off,
+            colour=colour,
+            **window,
+        ),
+        CAPTIONS[block],
+        key=f"heads-{block}",
+    )
+    _average_and_one(block, pattern, highlight, off, window, colour)
+
+
+def _average_and_one(block: str, pattern, highlight: int | None, off, window: dict, colour: str) -> None:
+    """Side by side: the average of the heads still on, and the sidebar's head alone."""
+    left, right = st.columns(2)
+    live = modelview.live_heads(pattern.shape[0], off)
+    with left:
         page.show(
             shared(
-                attention_heads,
-                pattern,
-                _queries(block),
-                _keys(block),
+                attention_map,
+                pattern[live].mean(axis=0),
+                modelview.query_pieces(trace, block),
+                modelview.key_pieces(trace, block),
                 style,
-                f"{BLOCK_NAMES[block]}, L{layer + 1}: every head",
+                f"Average of the {len(live)} heads" + (" still on" if off else ""),
                 highlight,
-                off,
                 colour=colour,
+                width_px=CONTAINER_PX / 2,
                 **window,
             ),
-            CAPTIONS[block],
-            key=f"heads-{block}",
+            "The mean over heads: what the layer attends to as a whole."
+            + (
+                " Knocked-out heads are left out: they still compute weights, but their output is zeroed."
+                if off
+                else ""
+            ),
+            key=f"avg-{block}",
         )
-        left, right = st.columns(2)
-        live = _live_heads(pattern.shape[0], off)
-        with left:
-            page.show(
-                shared(
-                    attention_map,
-                    pattern[live].mean(axis=0),
-                    _queries(block),
-                    _keys(block),
-                    style,
-                    f"Average of the {len(live)} heads" + (" still on" if off else ""),
-                    highlight,
-                    colour=colour,
-                    width_px=CONTAINER_PX / 2,
-                    **window,
-                ),
-                "The mean over heads: what the layer attends to as a whole."
-                + (
-                    " Knocked-out heads are left out: they still compute weights, but their output is zeroed."
-                    if off
-                    else ""
-                ),
-                key=f"avg-{block}",
-            )
-        with right:
-            page.show(
-                shared(
-                    attention_map,
-                    pattern[ctl.head],
-                    _queries(block),
-                    _keys(block),
-                    style,
-                    f"Head H{ctl.head + 1} alone" + (" (knocked out)" if ctl.head in off else ""),
-                    highlight,
-                    colour=colour,
-                    width_px=CONTAINER_PX / 2,
-                    **window,
-                ),
-                "The head picked in the sidebar, with its weights"
-                + (": it still computes them, but its output is zeroed." if ctl.head in off else "."),
-                key=f"one-{block}",
-            )
+    with right:
+        page.show(
+            shared(
+                attention_map,
+                pattern[ctl.head],
+                modelview.query_pieces(trace, block),
+                modelview.key_pieces(trace, block),
+                style,
+                f"Head H{ctl.head + 1} alone" + (" (knocked out)" if ctl.head in off else ""),
+                highlight,
+                colour=colour,
+                width_px=CONTAINER_PX / 2,
+                **window,
+            ),
+            "The head picked in the sidebar, with its weights"
+            + (": it still computes them, but its output is zeroed." if ctl.head in off else "."),
+            key=f"one-{block}",
+        )
 
-    st.subheader("Model view: all layers × all heads")
-    view = bind(
-        "view",
-        st.radio,
-        label="Attention kind",
-        options=list(blocks),
-        horizontal=True,
-        format_func=lambda b: BLOCK_NAMES[b].capitalize(),
-    )
-    stack, kind = BLOCKS[view]
-    patterns = [trace.pattern(stack, kind, layer) for layer in range(page.limits.layers_of(stack))]
-    queries, keys = _queries(view), _keys(view)
 
-    selected = (min(ctl.layer, len(patterns) - 1), ctl.head)
-    knocked = {
-        (layer, head) for layer in range(len(patterns)) for head in ctl.interventions().heads_off(stack, kind, layer)
-    }
-    tiles_pooled = pooled(len(queries)) or pooled(len(keys))
-    scale = {"row": " Colours: each row divided by its largest weight.", "log": " Colours: log₁₀ of the weight."}.get(
-        colour_mode(colour, len(keys)), ""
-    )
-    roles = {cell: f"{tag} (corpus)" for cell, tag in card_roles(page.bundle.card, stack, kind).items()}
-    roles.update(block_roles(patterns, stack, kind, ctl.interventions().causal_mask, page.bundle.config.windows))
-    page.show(
-        shared(
-            model_view,
-            patterns,
-            queries,
-            keys,
-            style,
-            f"{BLOCK_NAMES[view].capitalize()}: layers × heads",
-            selected,
-            knocked,
-            colour,
-            roles,
-            page.bundle.config.n_heads // page.bundle.config.kv_heads,
-        ),
-        (
-            "Query heads sharing a key/value head are framed together ("
-            + kvcache.kind_of_sharing(page.limits.n_heads, page.bundle.config.kv_heads)
-            + "). "
-            if page.bundle.config.kv_heads < page.limits.n_heads
-            else ""
-        )
-        + "Each tile is one head (rows: layers, columns: heads). Click a tile, or use the sidebar pickers, to "
-        "open that head large below. Inside the top of a tile, the head's role on this sentence when it has "
-        "one (previous, same, sink on the first piece, last piece, or broad; defined on the Why this word? "
-        "page), else its role over the test sentences of the model's card (corpus), where the gold alignment "
-        "can tag it."
-        + (
-            " The sentence is long, so each tile is pooled to a fixed size: a cell is the mean, over the queries "
-            "of its bin, of the weight they give to the keys of its bin (each row still sums to 1); the hover "
-            "names the bins. The head opened below is at full resolution."
-            if tiles_pooled
-            else ""
-        )
-        + scale,
-        key="model-view",
-        on_select=_open_clicked,
-        selection_mode="points",
-    )
-    legend = model_view_legend(roles, knocked, len(patterns), page.limits.n_heads)
-    if legend:
-        with st.container(key="model-view-legend"):
-            st.caption(md(legend))
-    page.show(
-        shared(
-            attention_map,
-            patterns[selected[0]][selected[1]],
-            queries,
-            keys,
-            style,
-            f"{BLOCK_NAMES[view].capitalize()} L{selected[0] + 1} H{selected[1] + 1}"
-            + (" (knocked out)" if selected in knocked else ""),
-            None if view == "enc-self" else step,
-            colour=colour,
-            first=view != "dec-cross",
-            **lengths.block_windows(view, source, output),
-        ),
-        "The selected head, large.",
-        key="view-large",
-    )
-    _text_view(
-        view,
-        patterns[selected[0]],
-        queries,
-        keys,
-        selected[0],
-        step,
-        ctl.interventions().heads_off(stack, kind, selected[0]),
-    )
+def body(step: int) -> None:
+    """Everything that follows the decoding step: drawn again at every step while playing."""
+    picture = st.container()  # the step's picture first; the controls that shape it sit below it
+    t = step
+    if not page.encoder_only:
+        with picture:
+            t = _step_header(step)
+            step = first + t  # from here on: the decoder row of the step
+            moving = st.container()
+    source = lengths.source_window(len(trace.src_pieces))
+    output = around(step, len(trace.tgt_pieces))
+    colour = lengths.colour()
+    if not page.encoder_only:
+        with moving:
+            _step_view(step, source, output, colour)
+            kvcache.cache_at_step(page, t, trace.tgt_pieces)
+    _mask_off_note()
+
+    for block in blocks:
+        _layer_heads(block, step, source, output, colour)
+
+    modelview.section(page, trace, step, source, output, colour)
     if (stored("layer"), stored("head")) != (ctl.layer + 1, ctl.head + 1):
         st.rerun()  # a tile was clicked inside the player: redraw the whole page, sidebar pickers included
 

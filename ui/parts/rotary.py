@@ -70,9 +70,17 @@ def _bad(length: int) -> int:
 def section(page: Page, trace: Trace, pieces: list[str]) -> float:
     """Draw the rotary part of the page from `trace` (a run with the rotation on, as trained); return the
     base factor the person chose (1.0: as trained)."""
-    cfg, style, ctl, name = page.bundle.config, page.style, page.controls, md(page.bundle.name)
     factor = page_value(BASE)
-    found = rotary.bases(cfg, factor)
+    _how_it_turns(page, rotary.bases(page.bundle.config, factor))
+    factor, found, names = _frequencies(page)
+    _angles(page, found, names, pieces)
+    _relative(page, trace, pieces, factor, found)
+    return factor
+
+
+def _how_it_turns(page: Page, found: list[rotary.RotaryBase]) -> None:
+    """What the model does instead of adding positions: which dimensions turn, in pairs, by which base."""
+    cfg, name = page.bundle.config, md(page.bundle.name)
     turned = (
         f"the first {cfg.rotary_dims} of each head's {cfg.d_k} dimensions (partial rotary: the other "
         f"{cfg.d_k - cfg.rotary_dims} never turn)"
@@ -88,6 +96,11 @@ def section(page: Page, trace: Trace, pieces: list[str]) -> float:
         "they stand. The experiment at the bottom switches the rotation off."
     )
 
+
+def _frequencies(page: Page) -> tuple[float, list[rotary.RotaryBase], list[str]]:
+    """The base what-if's slider and each pair's frequency under it; returns the factor chosen, the bases
+    it gives, and their names."""
+    cfg = page.bundle.config
     st.subheader("Each pair's frequency θᵢ")
     st.caption(
         "A what-if for this run: multiply every base by a factor (a larger base turns slower pairs still "
@@ -110,7 +123,7 @@ def section(page: Page, trace: Trace, pieces: list[str]) -> float:
             frequency_chart,
             [b.frequencies for b in found],
             names,
-            style,
+            page.style,
             f"{page.bundle.name}: θᵢ of each pair, {cfg.rotary_dims // 2} pairs per head",
             cfg.rotary_dims,
             cfg.d_k,
@@ -124,7 +137,12 @@ def section(page: Page, trace: Trace, pieces: list[str]) -> float:
         + ". Hover a point for its wavelength.",
         key="rope-freq",
     )
+    return factor, found, names
 
+
+def _angles(page: Page, found: list[rotary.RotaryBase], names: list[str], pieces: list[str]) -> None:
+    """The angle of every position and pair: one heatmap, or a panel per base."""
+    style = page.style
     shown = min(MOST, max(SHOWN_POSITIONS, len(pieces)))
     tables = [rotary.angles(b.frequencies, shown) for b in found]
     if len(found) > 1:
@@ -153,12 +171,35 @@ def section(page: Page, trace: Trace, pieces: list[str]) -> float:
         key="rope-angles",
     )
 
+
+def _relative(page: Page, trace: Trace, pieces: list[str], factor: float, found: list[rotary.RotaryBase]) -> None:
+    """The relative property: the text's last piece as the query and a key piece picked, their score, and
+    the same with both moved by k positions."""
+    cfg, ctl = page.bundle.config, page.controls
     st.subheader("Why it is relative: a query and a key of your text, turned")
     length = len(pieces)
     query = length - 1
     if length < 2:
         st.caption("Type at least two pieces to compare a query with a key.")
-        return factor
+        return
+    key, shift = _key_and_shift(pieces)
+    layer = min(ctl.layer, cfg.n_decoder_layers - 1)
+    demo = rotary.relative_demo(cfg, trace, layer, ctl.head, query, key, shift, what_if=factor)
+    a, b, c = st.columns(3)
+    a.metric(f"Score at m = {query}, n = {key}", f"{demo.at_text:.4f}")
+    b.metric(
+        f"Both moved by k = {shift}: m = {query + shift}, n = {key + shift}",
+        f"{demo.at_shifted:.4f}",
+        delta=f"{demo.at_shifted - demo.at_text:+.1e}",
+        delta_color="off",
+    )
+    c.metric("Without any rotation", f"{demo.unrotated:.4f}")
+    _relative_figures(page, demo, pieces, layer, key, shift, factor, len(found) > 1)
+
+
+def _key_and_shift(pieces: list[str]) -> tuple[int, int]:
+    """The key piece n (the query is the last piece) and the shift k of both, side by side."""
+    length = len(pieces)
     key_field = _key_field(length)
     if page_value(key_field) >= length:
         set_value("rkey", max(0, length - 4))
@@ -174,17 +215,23 @@ def section(page: Page, trace: Trace, pieces: list[str]) -> float:
         )
     with right:
         shift = bind("shift", st.slider, label="Move both by k positions", min_value=0, max_value=4096, step=1)
-    layer = min(ctl.layer, cfg.n_decoder_layers - 1)
-    demo = rotary.relative_demo(cfg, trace, layer, ctl.head, query, key, shift, what_if=factor)
-    a, b, c = st.columns(3)
-    a.metric(f"Score at m = {query}, n = {key}", f"{demo.at_text:.4f}")
-    b.metric(
-        f"Both moved by k = {shift}: m = {query + shift}, n = {key + shift}",
-        f"{demo.at_shifted:.4f}",
-        delta=f"{demo.at_shifted - demo.at_text:+.1e}",
-        delta_color="off",
-    )
-    c.metric("Without any rotation", f"{demo.unrotated:.4f}")
+    return key, shift
+
+
+def _relative_figures(
+    page: Page,
+    demo: rotary.RelativeDemo,
+    pieces: list[str],
+    layer: int,
+    key: int,
+    shift: int,
+    factor: float,
+    two: bool,
+) -> None:
+    """The query and the key turned to every offset (the line, and the circles moved by k), and the score
+    for every pair of positions; `two`: the model has two bases."""
+    cfg, ctl, style = page.bundle.config, page.controls, page.style
+    query = len(pieces) - 1
     left, right = st.columns([3, 2])
     with left:
         page.show(
@@ -206,7 +253,7 @@ def section(page: Page, trace: Trace, pieces: list[str]) -> float:
                 f" by L{layer + 1}'s own base, {base_text(cfg.rotary_base_of(layer) * factor)} (a "
                 + ("sliding-window" if cfg.window(layer) else "full-attention")
                 + " layer; pick a layer in the sidebar for the other base)"
-                if len(found) > 1
+                if two
                 else ""
             )
             + ". The line puts the key at one position and the query at each offset "
@@ -221,7 +268,6 @@ def section(page: Page, trace: Trace, pieces: list[str]) -> float:
             "falls on the grid.",
             key="rope-grid",
         )
-    return factor
 
 
 def what_if(page: Page, factor: float, steps: int, with_text: str) -> None:

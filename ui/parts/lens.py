@@ -1,0 +1,77 @@
+"""The Why this word? page's logit lens (pages/8_why.py): what each decoder layer would already write for
+the output piece on show, as a table of first candidates, and for every output piece as a heatmap (on a
+button when costly)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.page.ondemand import asked, filling
+from ui.parts.explained import Explained
+from ui.session import engine
+from ui.session.figures import shared
+from viz.explain import lens_heatmap, lens_table
+from viz.lengths import Span
+
+
+def section(why: Explained, step: int, output: Span) -> None:
+    """The lens of the piece on show, then of every output piece."""
+    bundle, ctl, iv, out_ids = why.bundle, why.ctl, why.iv, why.out_ids
+    cfg = bundle.config
+    cached = engine.lens_cached(bundle, ctl.sentence, out_ids, iv, ctl.chat)
+    # every piece's lens puts each layer x piece through the output projection (layers x pieces x vocabulary x
+    # d_model products); the table needs the piece on show alone, a piece's share of that
+    cost = float(cfg.n_decoder_layers * len(out_ids) * cfg.vocab_size * cfg.d_model)
+    if cached or cost <= why.spare:
+        view = engine.lens(bundle, ctl.sentence, out_ids, iv, trace=why.own_trace, chat=ctl.chat)
+        top_pieces, top_probs = view.top_pieces_at(step), view.top_probs[:, step]
+    else:
+        one = engine.lens(bundle, ctl.sentence, out_ids, iv, trace=why.own_trace, pieces=(step,), chat=ctl.chat)
+        top_pieces, top_probs = one.top_pieces_at(0), one.top_probs[:, 0]
+    st.dataframe(lens_table(top_pieces, top_probs, why.out_pieces[step]))
+    after = (
+        "its final norm, the rescale by 1/√d_model and the output projection"
+        if cfg.rescale_output
+        else "its final norm and the output projection"
+        if cfg.norm_first
+        else "the output projection"
+    )
+    st.caption(
+        f"{why.piece_word} {step + 1}: each decoder layer's output put through what the model does after its last "
+        f"layer ({after}), and its first candidates with their probabilities; the piece the model wrote is "
+        "checked."
+        + (
+            " The rows are the decoder's positions that chose the new pieces: the prompt's last, then each new piece's."
+            if why.decoder_only
+            else ""
+        )
+    )
+    whole = asked(
+        cost,
+        cached,
+        f"Compute the lens of every {why.piece_word.lower()}",
+        "why-lens-all",
+        f"Every {why.piece_word.lower()}'s lens puts each layer's output through the output projection over the whole "
+        f"vocabulary ({cfg.vocab_size:,} pieces): at this size it is computed when you ask.",
+        why.spare,
+    )
+    if whole is False:
+        return
+    with filling(whole):
+        view = engine.lens(bundle, ctl.sentence, out_ids, iv, trace=why.own_trace, chat=ctl.chat)
+    why.page.show(
+        shared(
+            lens_heatmap,
+            view.final,
+            view.firsts,
+            why.out_pieces,
+            why.style,
+            columns=output,
+            piece_axis=f"{why.piece_word.lower()} (what the model wrote)",
+        ),
+        f"Every {why.piece_word.lower()}: the colour is the probability each layer's lens gives the piece the model "
+        "finally wrote, the text that layer's own first choice. With the causal mask on, the last row is the "
+        f"model itself; with it off, every row sees the whole {why.output_word} at once, as in training, and may "
+        "disagree with what decoding chose.",
+        key="lens",
+    )

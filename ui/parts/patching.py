@@ -1,0 +1,270 @@
+"""The Why this word? page's activation patching (pages/8_why.py): a donor text's activations put in place of
+yours, one hook point and one source position at a time (the grid), the change that moves the piece on show
+most and the text it gives, and a patch of your own (any hook point, a span of positions)."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from model import AnatomyError
+from model.analysis.forced import work
+from model.analysis.patching import Mismatch, mismatch, moved_pieces
+from model.engine import stages
+from ui.page.binding import bind, page_value, set_value
+from ui.page.markup import md
+from ui.page.ondemand import asked, filling
+from ui.parts.explained import Explained
+from ui.session import engine
+from ui.session.figures import shared
+from ui.session.urlstate import Field
+from viz.explain import patch_effect, patch_grid_map
+from viz.labels import display_piece
+from viz.lengths import Span
+
+# Differs from the default sentence at four words, each translated into its own pieces (measured on the
+# shipped model: seven of its ten output pieces move by 7 to 12 in log-probability at their own word)
+DONOR = Field("donor", "The big boy sees a red car.", lambda text: text[:300])
+# A grid cell below this is float rounding (an activation recorded in a pass of one row, the grid's passes have many)
+UNCHANGED = 1e-4
+SHOWN = 0.005  # the biggest change is written to two decimals: below this it would read 0.00
+MOVED = 0.1  # a piece whose log-probability a patch moves this much or more is offered to explain instead
+
+
+def _hook_points(n_layers: int, norm_first: bool) -> dict[str, str]:
+    """Source-side hook points worth patching, by what they are, in the order the model runs them. A
+    post-LN encoder's last layer output is its memory (no final norm after it): one row, not two."""
+    points = {"source embeddings": stages.embedding("sum")}
+    points.update(
+        {
+            f"encoder layer {layer + 1}": stages.layer_output("encoder", layer, norm_first)
+            for layer in range(n_layers - (0 if norm_first else 1))
+        }
+    )
+    points["encoder memory" if norm_first else f"encoder layer {n_layers} (memory)"] = stages.MEMORY
+    return points
+
+
+def _prompt_points(n_layers: int, norm_first: bool) -> dict[str, str]:
+    """A decoder-only model's hook points worth patching at the prompt's positions: its embeddings
+    and every decoder layer's output (the decoder's own output after its final norm is read by no
+    later position, so it could change only piece 1)."""
+    return {
+        "prompt embeddings": stages.embedding("sum", "target"),
+        **{
+            f"decoder layer {layer + 1}": stages.layer_output("decoder", layer, norm_first) for layer in range(n_layers)
+        },
+    }
+
+
+def section(why: Explained, step: int, source: Span) -> None:
+    """Patching for the output piece at `step`: the donor, the grid, its biggest change, your own patch."""
+    donor = _donor(why)
+    cfg = why.bundle.config
+    points = (
+        _prompt_points(cfg.n_decoder_layers, cfg.norm_first)
+        if why.decoder_only
+        else _hook_points(cfg.n_encoder_layers, cfg.norm_first)
+    )
+    hooks = tuple(points.values())
+    grid = _grid(why, donor, step, points, source)
+    if grid is None:
+        return
+    row, position = divmod(int(abs(grid).argmax()), grid.shape[1])
+    differ = mismatch(why.bundle, donor, why.ctl.sentence, why.out_ids, why.ctl.chat)
+    biggest = float(grid[row, position])
+    if abs(biggest) < SHOWN:
+        _no_single_position(why, biggest, differ, donor, hooks[0], step)
+        return
+    _biggest_change(why, donor, points, list(points)[row], position, biggest, differ)
+    _own_patch(why, donor, points, row, grid.shape[1])
+
+
+def _donor(why: Explained) -> str:
+    """The donor text's field (`donor=` in the URL)."""
+    page_value(DONOR)
+    return bind(
+        "donor",
+        st.text_input,
+        label="Donor chat message (wrapped as yours is; its activations replace your prompt's)"
+        if why.ctl.chat
+        else f"Donor {'prompt' if why.decoder_only else 'sentence'} (its activations "
+        f"replace your {'prompt' if why.decoder_only else 'sentence'}'s)",
+    )
+
+
+def _grid(why: Explained, donor: str, step: int, points: dict[str, str], source: Span) -> np.ndarray | None:
+    """The change of the piece's log-probability with the donor's activation at each hook point and source
+    position, drawn (on a button when costly); None when not computed."""
+    bundle, ctl, iv, out_ids, src_pieces = why.bundle, why.ctl, why.iv, why.out_ids, why.src_pieces
+    hooks = tuple(points.values())
+    cost = work(bundle, len(hooks) * len(src_pieces), len(src_pieces) + step + 1)
+    wanted = asked(
+        cost,
+        engine.patch_cells_cached(bundle, donor, ctl.sentence, out_ids, step, hooks, iv, ctl.chat),
+        f"Compute the patching grid ({len(hooks)} batched passes)",
+        "why-patch-grid",
+        f"The grid patches every {why.source_word} position at every hook point: at this model's size, it is "
+        "computed when you ask.",
+        why.spare,
+    )
+    if wanted is False:
+        return None
+    try:
+        with filling(wanted) as progress:
+            grid = engine.patch_cells(
+                bundle, donor, ctl.sentence, out_ids, step, hooks, iv, progress=progress, chat=ctl.chat
+            )
+    except AnatomyError as exc:
+        st.warning(md(str(exc)))
+        return None
+    yours = "your prompt" if why.decoder_only else "your sentence"
+    why.page.show(
+        shared(
+            patch_grid_map,
+            grid,
+            list(points),
+            src_pieces,
+            why.style,
+            f"{why.piece_word} {step + 1}, {display_piece(why.out_pieces[step])}: one position from the donor",
+            source,
+            f"{why.source_word} position ({yours})",
+        ),
+        f"A cell: how much the log-probability of the piece on show changes when {yours}'s activation at "
+        f"that hook point (row) and {why.source_word} position (column) is the donor's. Positions both have, "
+        "matched by index"
+        + (
+            ": a donor prompt with as many pieces lines up with yours throughout. Only the prompt's "
+            "positions are patched; the new pieces are the same in both."
+            if why.decoder_only
+            else "."
+        ),
+        key="patch-grid",
+    )
+    return grid
+
+
+def _biggest_change(
+    why: Explained,
+    donor: str,
+    points: dict[str, str],
+    where: str,
+    position: int,
+    biggest: float,
+    differ: Mismatch,
+) -> None:
+    """The grid's biggest change, where it is, and your text made again with that one activation from the donor."""
+    bundle, ctl = why.bundle, why.ctl
+    moved = engine.translation_patched(bundle, donor, ctl.sentence, points[where], (position,), why.iv, ctl.chat)
+    st.markdown(
+        f"The biggest change ({biggest:+.2f}): the **{md(where)}** at position {position + 1} "
+        f"(**{md(display_piece(why.src_pieces[position]))}**"
+        + (
+            f", the donor's **{md(display_piece(differ.donor[position]))}**)."
+            if position in differ.positions
+            else ", the same piece in the donor: the words that differ reach it through the layers before)."
+        )
+    )
+    unchanged_text = moved == bundle.tokenizer.decode(list(why.out_ids))
+    st.markdown(
+        (
+            "Your prompt continued with that one activation from the donor (greedy, every step)"
+            if why.decoder_only
+            else "Your sentence translated with that one activation from the donor"
+        )
+        + (
+            f": the {why.output_word} stays the same (the change lowers or raises the piece's probability, but the "
+            "model's first choice is still the same piece)."
+            if unchanged_text
+            else ":"
+        )
+    )
+    if not unchanged_text:
+        st.markdown(f"> {md(moved)}")
+
+
+def _own_patch(why: Explained, donor: str, points: dict[str, str], row: int, both: int) -> None:
+    """In an expander: the hook point (the grid's biggest at first) and the span of positions you pick from
+    the donor, and every piece of your output teacher-forced under that patch; `both`: the positions both
+    texts have."""
+    bundle, ctl, iv, out_ids = why.bundle, why.ctl, why.iv, why.out_ids
+    yours = "your prompt" if why.decoder_only else "your sentence"
+    own = engine.score(bundle, ctl.sentence, out_ids, iv, ctl.chat)
+    with st.expander("Your own patch: any hook point, a span of positions"):
+        where = st.selectbox("Hook point", list(points), index=row, key="w_patch_point")
+        span = (
+            st.slider(
+                f"{why.source_word.capitalize()} positions to patch (from 1)",
+                1,
+                both,
+                (1, both),
+                key="w_patch_positions",
+                disabled=both < 2,
+            )
+            if both > 1
+            else (1, 1)
+        )
+        try:
+            moved_scores = engine.patched(
+                bundle, donor, ctl.sentence, out_ids, points[where], tuple(range(span[0] - 1, span[1])), iv, ctl.chat
+            )
+        except AnatomyError as exc:
+            st.warning(md(str(exc)))
+            return
+        why.page.show(
+            shared(
+                patch_effect,
+                own,
+                moved_scores,
+                why.out_pieces,
+                why.style,
+                f"Your {why.output_word}'s pieces, the {where} at positions {span[0]}-{span[1]} from the donor",
+                why.piece_word.lower(),
+            ),
+            f"Teacher-forced on your {why.output_word}: how likely the model still finds each piece once that "
+            f"activation comes from the donor. Patching {yours} with itself changes nothing.",
+            key="patch",
+        )
+
+
+def _no_single_position(
+    why: Explained, biggest: float, differ: Mismatch, donor: str, embeddings: str, step: int
+) -> None:
+    """The grid's biggest change rounds to 0.00: say so, name where the donor differs, and offer the
+    pieces that those differing words do move."""
+    bundle, ctl, iv, out_ids, out_pieces = why.bundle, why.ctl, why.iv, why.out_ids, why.out_pieces
+    piece = f"**{md(display_piece(out_pieces[step]))}**"
+    yours = "your prompt" if why.decoder_only else "your sentence"
+    size = (
+        "" if abs(biggest) < UNCHANGED else f" (the biggest change is {biggest:+.2g} in log-probability, shown as 0.00)"
+    )
+    if not differ.positions:
+        st.caption(
+            f"No single position changes the piece {piece}{size}: the donor is the same as {yours} at every "
+            f"position both have"
+            + ("." if len(differ.donor) == len(differ.receiver) else ", and only its length differs.")
+        )
+        return
+    words = ", ".join(
+        f"**{md(display_piece(differ.receiver[p]))}** (donor: **{md(display_piece(differ.donor[p]))}**)"
+        for p in differ.positions
+    )
+    st.caption(
+        f"No single position changes the piece {piece}{size}: the donor differs from {yours} only at {words}, "
+        f"and none of those alone moves {piece}."
+    )
+    own = engine.score(bundle, ctl.sentence, out_ids, iv, ctl.chat)
+    swapped = engine.patched(bundle, donor, ctl.sentence, out_ids, embeddings, differ.positions, iv, ctl.chat)
+    moved = [(t, change) for t, change in moved_pieces(np.asarray(own), swapped, MOVED) if t != step]
+    if not moved:
+        return
+    st.markdown(f"With all of those words from the donor, these {why.piece_word.lower()}s move: pick one to see where.")
+    with st.container(horizontal=True):
+        for t, change in moved:
+            st.button(
+                f"{display_piece(out_pieces[t])} ({change:+.1f})",
+                key=f"why-moved-{t}",
+                on_click=set_value,
+                args=("step", t + 1),
+                help=f"Explain {why.piece_word.lower()} {t + 1}: its log-probability changes by {change:+.2f}",
+            )
