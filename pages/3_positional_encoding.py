@@ -12,7 +12,7 @@ from ui.page.start import start
 from ui.parts import lengths
 from ui.parts.rotary import section as rotary_section
 from ui.parts.rotary import what_if as rotary_what_if
-from ui.session import engine
+from ui.session import explanations
 from ui.session.figures import shared
 from ui.session.urlstate import Field
 from viz.lengths import around
@@ -309,7 +309,7 @@ layer = min(ctl.layer, with_pe.trace.n_layers(stack) - 1)
 on = with_pe.trace.pattern(stack, "self", layer)[ctl.head]
 if decoder_only:  # the same pieces read without positions: its own continuation would differ
     # this layer's weights alone: the pass without positions stops at this layer
-    off = engine.teacher_forced_at(
+    off = explanations.teacher_forced_at(
         bundle,
         ctl.sentence,
         with_pe.output_ids,

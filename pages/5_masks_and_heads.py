@@ -7,7 +7,7 @@ from model.engine import stages
 from ui.page.binding import bind, page_value, set_value
 from ui.page.start import start
 from ui.parts import knockout, lengths, masks
-from ui.session import engine
+from ui.session import explanations
 from ui.session.figures import shared
 from ui.session.urlstate import BLOCK_NAMES, BLOCKS, Field, all_heads, head_label
 from viz.lengths import around
@@ -27,7 +27,9 @@ elif page.decoder_only:
     trace = (
         page.result.trace
         if ctl.causal
-        else engine.teacher_forced(page.bundle, ctl.sentence, page.result.output_ids, ctl.interventions(), ctl.chat)
+        else explanations.teacher_forced(
+            page.bundle, ctl.sentence, page.result.output_ids, ctl.interventions(), ctl.chat
+        )
     )
 else:
     st.caption(
@@ -35,7 +37,7 @@ else:
         "which is where the masks do their work."
     )
     # the page's translation, all of it read in one pass under the sidebar's switches
-    trace = engine.teacher_forced(page.bundle, ctl.sentence, page.result.output_ids, ctl.interventions())
+    trace = explanations.teacher_forced(page.bundle, ctl.sentence, page.result.output_ids, ctl.interventions())
 blocks = limits.blocks
 # what the model makes of the sentence (of a chat message: its answer)
 output_word = "answer" if page.chat else "continuation" if page.decoder_only else "translation"

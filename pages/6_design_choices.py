@@ -13,7 +13,7 @@ from ui.page.markup import md, two_translations
 from ui.page.ondemand import second_continuation
 from ui.page.start import start
 from ui.parts import lengths, recipes
-from ui.session import engine
+from ui.session import engine, experiments, explanations
 from ui.session.figures import shared
 from viz.attention import attention_map
 from viz.design import dot_variance_by_head, nan_spread, softmax_against_width, variance_against_width
@@ -48,7 +48,9 @@ def _first_stack_trace(**changes: Any) -> Trace:
         return trace
     if bundle.capabilities.encoder:
         return page.encode(**changes).trace
-    return engine.teacher_forced(bundle, ctl.sentence, page.result.output_ids, ctl.interventions(**changes), ctl.chat)
+    return explanations.teacher_forced(
+        bundle, ctl.sentence, page.result.output_ids, ctl.interventions(**changes), ctl.chat
+    )
 
 
 def _first_stack_pattern(**changes: Any) -> np.ndarray:
@@ -57,7 +59,7 @@ def _first_stack_pattern(**changes: Any) -> np.ndarray:
     if _same_as_sidebar(**changes) or bundle.capabilities.encoder:
         return _first_stack_trace(**changes).pattern(stack, "self", layer)
     name = stages.attention(stack, "self", layer, "pattern")
-    return engine.teacher_forced_at(
+    return explanations.teacher_forced_at(
         bundle, ctl.sentence, page.result.output_ids, name, ctl.interventions(**changes), ctl.chat
     )[0]
 
@@ -246,8 +248,8 @@ elif not ctl.padding:
 else:
     # the page's own translation feeds the decoder: both fills give it on a normal sentence (tests/test_what_if.py)
     output = () if page.encoder_only else page.result.output_ids
-    empty_inf = engine.empty_source(bundle, ctl.sentence, ctl.interventions(mask_value="-inf"), output)
-    empty_big = engine.empty_source(bundle, ctl.sentence, ctl.interventions(mask_value="-1e9"), output)
+    empty_inf = experiments.empty_source(bundle, ctl.sentence, ctl.interventions(mask_value="-inf"), output)
+    empty_big = experiments.empty_source(bundle, ctl.sentence, ctl.interventions(mask_value="-1e9"), output)
     shares = nan_share(empty_inf)
     first = next((index for index, (_, share) in enumerate(shares) if share > 0), None)
     spared = [name for name, share in shares[first:] if share == 0] if first is not None else []

@@ -14,7 +14,7 @@ from ui.page.start import _take_turn, start
 from ui.parts import attribution, lengths, lens, patching
 from ui.parts.explained import Explained
 from ui.room import presenter, questions
-from ui.session import engine
+from ui.session import engine, explanations
 from viz.explain import roles_frame, roles_summary
 from viz.labels import display_piece
 from viz.lengths import DETAIL, around
@@ -137,7 +137,7 @@ else:
         )
 
 st.subheader("What each head mostly does")
-head_roles = engine.roles(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size, ctl.chat)
+head_roles = explanations.roles(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size, ctl.chat)
 st.markdown(md(roles_summary(head_roles)))
 st.dataframe(
     roles_frame(head_roles),

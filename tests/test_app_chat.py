@@ -22,7 +22,7 @@ from model import DecodeOptions, InputError, Interventions, load_bundle
 from model.analysis import attribute, logit_lens
 from model.analysis.patching import mismatch, patch
 from model.engine import stages
-from ui.session import engine
+from ui.session import engine, explanations
 from viz.labels import axis_labels, display_piece, visible_breaks
 from viz.lengths import around
 
@@ -290,27 +290,32 @@ def test_a_chat_result_and_a_plain_result_never_share_a_cache_entry(bundle, answ
     assert made.prompt == bundle.chat_prompt(DONOR) and bare.prompt == DONOR
     assert engine.generate(bundle, DONOR, iv, chat=True) is made  # a hit is the stored result itself
     ids = chat.output_ids
-    with_chat = engine.teacher_forced(bundle, SENTENCE, ids, iv, chat=True)
-    without = engine.teacher_forced(bundle, SENTENCE, ids, iv)
+    with_chat = explanations.teacher_forced(bundle, SENTENCE, ids, iv, chat=True)
+    without = explanations.teacher_forced(bundle, SENTENCE, ids, iv)
     assert list(with_chat.tgt_ids[: len(chat.prompt_ids)]) == list(chat.prompt_ids)
     assert list(without.tgt_ids[: len(plain.prompt_ids)]) == list(plain.prompt_ids)
     name = stages.attention("decoder", "self", 0, "pattern")
-    assert engine.teacher_forced_at(bundle, SENTENCE, ids, name, iv, chat=True).shape[-1] == len(with_chat.tgt_ids)
-    assert engine.teacher_forced_at(bundle, SENTENCE, ids, name, iv).shape[-1] == len(without.tgt_ids)
-    assert engine.score(bundle, SENTENCE, ids, iv, chat=True) != engine.score(bundle, SENTENCE, ids, iv)
+    assert explanations.teacher_forced_at(bundle, SENTENCE, ids, name, iv, chat=True).shape[-1] == len(
+        with_chat.tgt_ids
+    )
+    assert explanations.teacher_forced_at(bundle, SENTENCE, ids, name, iv).shape[-1] == len(without.tgt_ids)
+    assert explanations.score(bundle, SENTENCE, ids, iv, chat=True) != explanations.score(bundle, SENTENCE, ids, iv)
     for method in ("attention", "occlusion"):
-        wide = engine.attribution(bundle, SENTENCE, ids, method, iv, pieces=(0,), chat=True)
-        narrow = engine.attribution(bundle, SENTENCE, ids, method, iv, pieces=(0,))
+        wide = explanations.attribution(bundle, SENTENCE, ids, method, iv, pieces=(0,), chat=True)
+        narrow = explanations.attribution(bundle, SENTENCE, ids, method, iv, pieces=(0,))
         assert wide.shape[1] == len(chat.prompt_ids) and narrow.shape[1] == len(plain.prompt_ids)
-        assert engine.attribution_cached(bundle, SENTENCE, ids, method, iv, pieces=(0,), chat=True)
-    assert engine.lens(bundle, SENTENCE, ids, iv, chat=True).firsts != engine.lens(bundle, SENTENCE, ids, iv).firsts
+        assert explanations.attribution_cached(bundle, SENTENCE, ids, method, iv, pieces=(0,), chat=True)
+    assert (
+        explanations.lens(bundle, SENTENCE, ids, iv, chat=True).firsts
+        != explanations.lens(bundle, SENTENCE, ids, iv).firsts
+    )
     assert engine.translation_text(bundle, SENTENCE, iv, chat=True) == chat.continuation
     assert engine.translation_text(bundle, SENTENCE, iv) == plain.continuation
     wrapped_rows = engine.prompt_batch(bundle, [SENTENCE, "I see."], iv, chat=True)
     bare_rows = engine.prompt_batch(bundle, [SENTENCE, "I see."], iv)
     assert wrapped_rows[0].tgt_ids[: len(chat.prompt_ids)] == chat.prompt_ids  # both prompts wrapped, then padded
     assert wrapped_rows[1].tgt_pieces[0] == "<|im_start|>" != bare_rows[1].tgt_pieces[0]
-    assert not engine.roles(bundle, SENTENCE, iv, chat=True).equals(engine.roles(bundle, SENTENCE, iv))
+    assert not explanations.roles(bundle, SENTENCE, iv, chat=True).equals(explanations.roles(bundle, SENTENCE, iv))
 
 
 def test_a_chat_template_that_fails_warns_on_every_page_and_the_plain_prompt_stays(folders, tmp_path, monkeypatch):

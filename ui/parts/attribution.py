@@ -14,7 +14,7 @@ from ui.page.binding import bind, page_value
 from ui.page.markup import md
 from ui.page.ondemand import asked, filling
 from ui.parts.explained import Explained
-from ui.session import engine
+from ui.session import explanations
 from ui.session.figures import shared
 from ui.session.urlstate import Field
 from viz.explain import doubts
@@ -92,7 +92,7 @@ def _methods_for(why: Explained, step: int) -> list[str]:
         name
         for name in ("gradient", "integrated-gradients", "occlusion")
         if _piece_work(why, name) > why.spare
-        and not engine.attribution_cached(
+        and not explanations.attribution_cached(
             bundle, ctl.sentence, why.out_ids, name, why.iv, pieces=(step,), chat=ctl.chat
         )
     ]
@@ -111,7 +111,7 @@ def every_method(why: Explained, step: int, notes_below) -> None:
     the table, so that the picture comes first)."""
     bundle, ctl = why.bundle, why.ctl
     rows = {
-        name: engine.attribution(
+        name: explanations.attribution(
             bundle, ctl.sentence, why.out_ids, name, why.iv, pieces=(step,), trace=why.own_trace, chat=ctl.chat
         )[0]
         for name in _methods_for(why, step)
@@ -273,7 +273,7 @@ def _draw_table(why: Explained, method: str, output: Span, source: Span) -> None
     passes = -(-IG_STEPS * len(out_ids) // BATCH) if method == "integrated-gradients" else 1
     wanted = asked(
         _table_work(why, method),
-        engine.attribution_cached(bundle, ctl.sentence, out_ids, method, why.iv, chat=ctl.chat),
+        explanations.attribution_cached(bundle, ctl.sentence, out_ids, method, why.iv, chat=ctl.chat),
         f"Compute the whole table ({passes} batched pass{'es' if passes > 1 else ''})",
         "why-whole-table",
         f"{method.capitalize()} over every {why.piece_word.lower()} costs more than this page computes unasked; the "
@@ -283,7 +283,7 @@ def _draw_table(why: Explained, method: str, output: Span, source: Span) -> None
     if wanted is False:
         return
     with filling(wanted) as progress:
-        scores = engine.attribution(
+        scores = explanations.attribution(
             bundle, ctl.sentence, out_ids, method, why.iv, progress=progress, trace=why.own_trace, chat=ctl.chat
         )
     measures = definitions(why.decoder_only, padding_baseline(bundle, why.iv))

@@ -17,7 +17,7 @@ from ui.page.binding import set_value
 from ui.page.markup import md, two_translations
 from ui.page.ondemand import asked
 from ui.page.start import Page
-from ui.session import engine
+from ui.session import experiments, explanations
 from ui.session.figures import shared
 from ui.session.urlstate import BLOCK_NAMES, all_heads
 from viz.masks import (
@@ -86,10 +86,14 @@ def _layer_drops(lab: Lab, output_ids: tuple[int, ...]) -> dict[str, float] | No
         f"One pass per layer ({len(groups)}) takes seconds at this model's size: the button runs them.",
     ):
         return None
-    base = sum(engine.score(page.bundle, ctl.sentence, output_ids, ctl.interventions(), ctl.chat))
+    base = sum(explanations.score(page.bundle, ctl.sentence, output_ids, ctl.interventions(), ctl.chat))
     return {
         name: base
-        - sum(engine.score(page.bundle, ctl.sentence, output_ids, ctl.interventions(ablate=frozenset(heads)), ctl.chat))
+        - sum(
+            explanations.score(
+                page.bundle, ctl.sentence, output_ids, ctl.interventions(ablate=frozenset(heads)), ctl.chat
+            )
+        )
         for name, heads in groups.items()
     }
 
@@ -158,7 +162,7 @@ def embedding(lab: Lab) -> None:
     ):
         with st.spinner(f"Knocking out {len(heads)} heads ..."):
             frame = embedding_knockout_frame(
-                engine.embedding_knockout(page.bundle, ctl.sentence, ctl.interventions(), heads), lab.labels
+                experiments.embedding_knockout(page.bundle, ctl.sentence, ctl.interventions(), heads), lab.labels
             )
         page.show(
             shared(embedding_knockout_chart, frame, page.style),
@@ -188,8 +192,8 @@ def before_and_after(lab: Lab) -> None:
             key="knockout-probs",
         )
         if before.output_ids:
-            knocked = engine.score(page.bundle, ctl.sentence, before.output_ids, ctl.interventions(), ctl.chat)
-            unchanged = engine.score(
+            knocked = explanations.score(page.bundle, ctl.sentence, before.output_ids, ctl.interventions(), ctl.chat)
+            unchanged = explanations.score(
                 page.bundle, ctl.sentence, before.output_ids, ctl.interventions(ablate=frozenset()), ctl.chat
             )
             page.show(
@@ -226,7 +230,7 @@ def sweep(lab: Lab) -> None:
     if st.button("Run the knock-out sweep", icon=":material/play_arrow:"):
         with st.spinner(f"Knocking out {len(heads)} heads ..."):
             try:
-                rows = engine.knockout_sweep(
+                rows = experiments.knockout_sweep(
                     page.bundle, ctl.sentence, ctl.interventions(), ctl.beam_size, heads, chat=ctl.chat
                 )
             except AnatomyError as exc:

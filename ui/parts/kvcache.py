@@ -11,7 +11,7 @@ from ui.page.binding import bind, page_value
 from ui.page.markup import md, table_height
 from ui.page.ondemand import STEP_WORK, asked, continuation_work
 from ui.page.start import Page
-from ui.session import engine
+from ui.session import experiments
 from ui.session.figures import shared
 from ui.session.urlstate import Field
 from viz.cache import bytes_by_step as bytes_chart
@@ -146,14 +146,14 @@ def without_cache(page: Page) -> None:
     iv = page.controls.interventions()
     go = asked(
         prefix_work(page, len(prompt), steps),
-        engine.without_cache_held(page.bundle, prompt, steps, iv),
+        experiments.without_cache_held(page.bundle, prompt, steps, iv),
         "Decode again without the cache, and time both",
         "without-cache",
         "Re-reading every prefix costs seconds at this model's size: the button decodes both ways and times them.",
     )
     if go is False:
         return
-    measured = engine.decoded_without_cache(page.bundle, prompt, steps, iv)
+    measured = experiments.decoded_without_cache(page.bundle, prompt, steps, iv)
     if not isinstance(go, bool):
         go.empty()
     total_with, total_without = int(measured.pieces_with.sum()), int(measured.pieces_without.sum())

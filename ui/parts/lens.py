@@ -8,7 +8,7 @@ import streamlit as st
 
 from ui.page.ondemand import asked, filling
 from ui.parts.explained import Explained
-from ui.session import engine
+from ui.session import explanations
 from ui.session.figures import shared
 from viz.explain import lens_heatmap, lens_table
 from viz.lengths import Span
@@ -18,15 +18,15 @@ def section(why: Explained, step: int, output: Span) -> None:
     """The lens of the piece on show, then of every output piece."""
     bundle, ctl, iv, out_ids = why.bundle, why.ctl, why.iv, why.out_ids
     cfg = bundle.config
-    cached = engine.lens_cached(bundle, ctl.sentence, out_ids, iv, ctl.chat)
+    cached = explanations.lens_cached(bundle, ctl.sentence, out_ids, iv, ctl.chat)
     # every piece's lens puts each layer x piece through the output projection (layers x pieces x vocabulary x
     # d_model products); the table needs the piece on show alone, a piece's share of that
     cost = float(cfg.n_decoder_layers * len(out_ids) * cfg.vocab_size * cfg.d_model)
     if cached or cost <= why.spare:
-        view = engine.lens(bundle, ctl.sentence, out_ids, iv, trace=why.own_trace, chat=ctl.chat)
+        view = explanations.lens(bundle, ctl.sentence, out_ids, iv, trace=why.own_trace, chat=ctl.chat)
         top_pieces, top_probs = view.top_pieces_at(step), view.top_probs[:, step]
     else:
-        one = engine.lens(bundle, ctl.sentence, out_ids, iv, trace=why.own_trace, pieces=(step,), chat=ctl.chat)
+        one = explanations.lens(bundle, ctl.sentence, out_ids, iv, trace=why.own_trace, pieces=(step,), chat=ctl.chat)
         top_pieces, top_probs = one.top_pieces_at(0), one.top_probs[:, 0]
     st.dataframe(lens_table(top_pieces, top_probs, why.out_pieces[step]))
     after = (
@@ -58,7 +58,7 @@ def section(why: Explained, step: int, output: Span) -> None:
     if whole is False:
         return
     with filling(whole):
-        view = engine.lens(bundle, ctl.sentence, out_ids, iv, trace=why.own_trace, chat=ctl.chat)
+        view = explanations.lens(bundle, ctl.sentence, out_ids, iv, trace=why.own_trace, chat=ctl.chat)
     why.page.show(
         shared(
             lens_heatmap,

@@ -15,7 +15,7 @@ from ui.page.binding import bind
 from ui.page.markup import md, two_translations
 from ui.page.ondemand import asked
 from ui.page.start import Page
-from ui.session import engine
+from ui.session import engine, explanations
 from ui.session.figures import shared
 from viz.lengths import Span, whole
 from viz.masks import future_weight, largest_change, mask_comparison, probability_comparison
@@ -132,7 +132,7 @@ def causal_decoder(page: Page, output: Span) -> None:
     # trace is that pass (Bundle.generate builds it so); with it off, the pass stops at this layer
     seen_on = _traced(causal_on)
     on_pattern = seen_on.pattern("decoder", "self", layer)
-    off_pattern = engine.teacher_forced_at(
+    off_pattern = explanations.teacher_forced_at(
         page.bundle,
         ctl.sentence,
         causal_on.output_ids,
@@ -271,7 +271,7 @@ def causal(page: Page, output: Span) -> None:
     causal_off = page.translate(causal_mask=False, trace=False)  # its text and steps: the trace below is one pass
     dec_layer = min(ctl.layer, page.limits.n_decoder_layers - 1)
     seen_on = _traced(causal_on)
-    seen_off = engine.teacher_forced(
+    seen_off = explanations.teacher_forced(
         page.bundle, ctl.sentence, causal_on.output_ids, ctl.interventions(causal_mask=False)
     )
     _mask_effect(

@@ -15,7 +15,7 @@ from ui.page.binding import bind, page_value, set_value
 from ui.page.markup import md
 from ui.page.ondemand import asked, filling
 from ui.parts.explained import Explained
-from ui.session import engine
+from ui.session import explanations
 from ui.session.figures import shared
 from ui.session.urlstate import Field
 from viz.explain import patch_effect, patch_grid_map
@@ -101,7 +101,7 @@ def _grid(why: Explained, donor: str, step: int, points: dict[str, str], source:
     cost = work(bundle, len(hooks) * len(src_pieces), len(src_pieces) + step + 1)
     wanted = asked(
         cost,
-        engine.patch_cells_cached(bundle, donor, ctl.sentence, out_ids, step, hooks, iv, ctl.chat),
+        explanations.patch_cells_cached(bundle, donor, ctl.sentence, out_ids, step, hooks, iv, ctl.chat),
         f"Compute the patching grid ({len(hooks)} batched passes)",
         "why-patch-grid",
         f"The grid patches every {why.source_word} position at every hook point: at this model's size, it is "
@@ -112,7 +112,7 @@ def _grid(why: Explained, donor: str, step: int, points: dict[str, str], source:
         return None
     try:
         with filling(wanted) as progress:
-            grid = engine.patch_cells(
+            grid = explanations.patch_cells(
                 bundle, donor, ctl.sentence, out_ids, step, hooks, iv, progress=progress, chat=ctl.chat
             )
     except AnatomyError as exc:
@@ -155,7 +155,7 @@ def _biggest_change(
 ) -> None:
     """The grid's biggest change, where it is, and your text made again with that one activation from the donor."""
     bundle, ctl = why.bundle, why.ctl
-    moved = engine.translation_patched(bundle, donor, ctl.sentence, points[where], (position,), why.iv, ctl.chat)
+    moved = explanations.translation_patched(bundle, donor, ctl.sentence, points[where], (position,), why.iv, ctl.chat)
     st.markdown(
         f"The biggest change ({biggest:+.2f}): the **{md(where)}** at position {position + 1} "
         f"(**{md(display_piece(why.src_pieces[position]))}**"
@@ -189,7 +189,7 @@ def _own_patch(why: Explained, donor: str, points: dict[str, str], row: int, bot
     texts have."""
     bundle, ctl, iv, out_ids = why.bundle, why.ctl, why.iv, why.out_ids
     yours = "your prompt" if why.decoder_only else "your sentence"
-    own = engine.score(bundle, ctl.sentence, out_ids, iv, ctl.chat)
+    own = explanations.score(bundle, ctl.sentence, out_ids, iv, ctl.chat)
     with st.expander("Your own patch: any hook point, a span of positions"):
         where = st.selectbox("Hook point", list(points), index=row, key="w_patch_point")
         span = (
@@ -205,7 +205,7 @@ def _own_patch(why: Explained, donor: str, points: dict[str, str], row: int, bot
             else (1, 1)
         )
         try:
-            moved_scores = engine.patched(
+            moved_scores = explanations.patched(
                 bundle, donor, ctl.sentence, out_ids, points[where], tuple(range(span[0] - 1, span[1])), iv, ctl.chat
             )
         except AnatomyError as exc:
@@ -253,8 +253,8 @@ def _no_single_position(
         f"No single position changes the piece {piece}{size}: the donor differs from {yours} only at {words}, "
         f"and none of those alone moves {piece}."
     )
-    own = engine.score(bundle, ctl.sentence, out_ids, iv, ctl.chat)
-    swapped = engine.patched(bundle, donor, ctl.sentence, out_ids, embeddings, differ.positions, iv, ctl.chat)
+    own = explanations.score(bundle, ctl.sentence, out_ids, iv, ctl.chat)
+    swapped = explanations.patched(bundle, donor, ctl.sentence, out_ids, embeddings, differ.positions, iv, ctl.chat)
     moved = [(t, change) for t, change in moved_pieces(np.asarray(own), swapped, MOVED) if t != step]
     if not moved:
         return

@@ -10,7 +10,7 @@ from ui.page.binding import bind, page_value, set_value, stored
 from ui.page.markup import md, two_translations
 from ui.page.player import TIME_LAPSE
 from ui.page.start import Page
-from ui.session import engine
+from ui.session import engine, explanations
 from ui.session.figures import shared
 from ui.session.urlstate import Field, int_in
 from viz.attention import attention_map, model_view
@@ -102,7 +102,7 @@ def _draw(page: Page, snapshot: Bundle, step: int, final: TranslationResult, foc
             f"exact match {scores['exact_match']:.1f}%, BLEU {scores['bleu']:.1f}; the best head agrees with "
             f"the word alignment {scores['alignment']:.1f}%."
         )
-    trace = engine.teacher_forced(snapshot, ctl.sentence, final.output_ids, iv)
+    trace = explanations.teacher_forced(snapshot, ctl.sentence, final.output_ids, iv)
     layer, head = focus
     patterns = [trace.pattern("decoder", "cross", i) for i in range(cfg.n_decoder_layers)]
     left, right = st.columns([3, 2])

@@ -10,7 +10,7 @@ import numpy as np
 from model import Bundle, Interventions, Trace
 from ui.room.presenter import Offer
 from ui.room.store import MAX_OPTIONS
-from ui.session import engine
+from ui.session import explanations
 from viz.labels import display_piece
 
 NO_CROSS = "A room question needs cross-attention (an English sentence to look at): this model has none."
@@ -69,7 +69,7 @@ def why(
     labels = option_labels(source_pieces)
 
     def answer() -> tuple[int, str]:
-        row = engine.attribution(bundle, sentence, output_ids, "occlusion", iv, pieces=(step,), chat=chat)[0]
+        row = explanations.attribution(bundle, sentence, output_ids, "occlusion", iv, pieces=(step,), chat=chat)[0]
         best = int(np.asarray(row).argmax())
         return best, (
             f"Occlusion: taking “{labels[best]}” away lowers the log-probability of “{written}” most "
