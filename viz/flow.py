@@ -244,38 +244,18 @@ def _figure(drawing: _Drawing, style: Style, title: str, bottom: float) -> go.Fi
         xaxis=dict(visible=False, range=[0, WIDTH], fixedrange=True),
         yaxis=dict(visible=False, range=[bottom, 0], fixedrange=True),
     )
-    fig.add_trace(
-        go.Scatter(
-            x=drawing.lines_x,
-            y=drawing.lines_y,
-            mode="lines",
-            line=dict(color=RESIDUAL_COLOUR, width=2),
-            hoverinfo="skip",
-            name="residual paths",
-        )
+    segments = (
+        (drawing.lines_x, drawing.lines_y, "residual paths", dict(line=dict(color=RESIDUAL_COLOUR, width=2))),
+        (drawing.fan_x, drawing.fan_y, "head fans", dict(line=dict(color="#777777", width=1.2))),
+        (
+            drawing.head_x,
+            drawing.head_y,
+            "heads",
+            dict(fill="toself", fillcolor="#ffffff", line=dict(color="#555555", width=1.2)),
+        ),
     )
-    fig.add_trace(
-        go.Scatter(
-            x=drawing.fan_x,
-            y=drawing.fan_y,
-            mode="lines",
-            line=dict(color="#777777", width=1.2),
-            hoverinfo="skip",
-            name="head fans",
-        )
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=drawing.head_x,
-            y=drawing.head_y,
-            mode="lines",
-            fill="toself",
-            fillcolor="#ffffff",
-            line=dict(color="#555555", width=1.2),
-            hoverinfo="skip",
-            name="heads",
-        )
-    )
+    for x, y, name, looks in segments:
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", hoverinfo="skip", name=name, **looks))
     return style.apply(fig, title, height=int(-bottom + 80))
 
 
