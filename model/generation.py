@@ -12,10 +12,11 @@ import torch
 
 from .checkpoints.capabilities import Capabilities
 from .checkpoints.record import ChatTemplate
-from .engine import stages
 from .engine.attention import KVCache
+from .engine.beam import Hypothesis, beam_search
 from .engine.config import ModelConfig
-from .engine.decoding import Hypothesis, beam_search, continued_trace, decoded_logits, greedy, stepped_trace
+from .engine.continuation import continue_prompt, continued_logits
+from .engine.decoding import decoded_logits, greedy
 from .engine.hooks import Recorder, not_recording, recording
 from .engine.interventions import DecodeOptions, Interventions
 from .engine.tokenizer import normalize_source
@@ -272,7 +273,6 @@ class Generator:
         self.check_interventions(interventions)
         prompt, prompt_ids, warnings = self._read_prompt(text, options, chat)
         max_new = self.max_new(len(prompt_ids), options)
-        specials = self.specials
         # greedy keeps the logits each step chose from; with the causal mask on, what it computed also
         # makes the trace: each step's recorded pass and the cache's keys and values
         # (decoding.stepped_trace), so nothing is read again. Beams (the cache follows the surviving
@@ -282,62 +282,36 @@ class Generator:
         steps_seen: list[torch.Tensor] = []
         prompt_pass = Recorder()
         cache = KVCache(in_place=not second_pass) if interventions.causal_mask else None
+        first_step = recording(recorder=prompt_pass) if greedy_trace and second_pass else None
         with torch.inference_mode():
-            start = torch.tensor([prompt_ids])
-            if options.beam_size == 1:
-                [(ids, end)] = greedy(
-                    self.model,
-                    None,
-                    None,
-                    interventions,
-                    max_new,
-                    specials,
-                    steps_seen,
-                    prompt=start,
-                    cache=cache,
-                    first_step=recording(recorder=prompt_pass) if greedy_trace and second_pass else None,
-                    recorded_steps=recorded_steps,
-                )
-                hypotheses = [Hypothesis(tuple(ids), 0.0, 0.0, end)]
-            else:
-                hypotheses = beam_search(
-                    self.model,
-                    None,
-                    None,
-                    interventions,
-                    options.beam_size,
-                    max_new,
-                    options.length_penalty,
-                    specials,
-                    prompt=start,
-                )
+            hypotheses = continue_prompt(
+                self.model,
+                prompt_ids,
+                interventions,
+                options,
+                max_new,
+                self.specials,
+                steps_seen,
+                cache,
+                first_step,
+                recorded_steps,
+            )
             best = hypotheses[0]
             produced = best.produced  # the piece that ended it included: EOS, or an end of turn
             fed = torch.tensor([self.decoder_input_ids(prompt_ids, produced)])
-            tensors = None
-            if greedy_trace and cache is not None:  # greedy_trace decodes with the causal mask, so a cache
-                logits = torch.stack(steps_seen, dim=1)
-                tensors = (
-                    stepped_trace(self.model, recorded_steps, cache, interventions)
-                    if recorded_steps is not None
-                    else continued_trace(self.model, prompt_pass.tensors, cache, fed, interventions)
-                )
-                unprojected = logits.new_full((1, len(prompt_ids) - 1, logits.size(-1)), float("nan"))
-                tensors[stages.LOGITS] = torch.cat([unprojected, logits], dim=1)
-            elif trace:
-                with recording() as recorder:
-                    logits = decoded_logits(
-                        self.model, fed, None, None, interventions, None, recorder.tensors, first=len(prompt_ids)
-                    )[:, len(prompt_ids) - 1 :]
-                tensors = recorder.tensors
-            else:
-                logits = (
-                    torch.stack(steps_seen, dim=1)
-                    if options.beam_size == 1
-                    else decoded_logits(self.model, fed, None, None, interventions, first=len(prompt_ids))[
-                        :, len(prompt_ids) - 1 :
-                    ]
-                )
+            logits, tensors = continued_logits(
+                self.model,
+                fed,
+                prompt_ids,
+                interventions,
+                options,
+                trace,
+                greedy_trace,
+                steps_seen,
+                cache,
+                recorded_steps,
+                prompt_pass,
+            )
         log_probs = logits[0].float().log_softmax(dim=-1)  # (new pieces, vocab)
         steps = decoding_steps(self.tokenizer, log_probs.exp(), produced, options.top_k)
         log_prob = float(chosen_log_probs(log_probs, produced).sum())

@@ -209,12 +209,12 @@ def test_a_cache_in_an_autograd_graph_concatenates():
 
 def test_a_greedy_continuation_takes_no_pass_after_decoding(decoders, monkeypatch):
     """The default path makes no second pass: neither the pass over the new pieces nor the one over the output."""
-    import model.generation as generation
+    import model.engine.continuation as continuation
 
     def refused(*args, **kwargs):
         raise AssertionError("a pass after decoding")
 
-    monkeypatch.setattr(generation, "decoded_logits", refused)
-    monkeypatch.setattr(generation, "continued_trace", refused)
+    monkeypatch.setattr(continuation, "decoded_logits", refused)
+    monkeypatch.setattr(continuation, "continued_trace", refused)
     result = decoders["gpt_neox"].generate(PROMPT, options=DecodeOptions(max_len=NEW))
     assert result.trace is not None and len(result.trace.tgt_ids) == len(result.prompt_ids) + len(result.output_ids) - 1

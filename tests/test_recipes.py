@@ -8,9 +8,9 @@ import shutil
 
 from test_app import assert_clean, charts, run
 
+from model.training.loop import learning_rate
 from model.training.recipe_results import RECIPES, SUMMARY, findings, read_recipes
 from model.training.recipes import WARMUP_STEPS, preset_for, summarize
-from model.training.train import learning_rate
 
 
 def test_each_recipe_changes_only_what_it_names():

@@ -10,7 +10,9 @@ from safetensors.torch import load_file
 
 from model import CheckpointError, load_bundle
 from model.checkpoints.checkpoint import read_train_log
-from model.training.train import learning_rate, make_batches, train
+from model.training.batches import make_batches
+from model.training.loop import learning_rate
+from model.training.train import train
 
 pytestmark = pytest.mark.slow
 
@@ -82,8 +84,8 @@ def test_log_spacing_keeps_the_ends_and_the_closest_steps():
 
 def test_snapshot_edge_cases_are_refused_or_cleaned(tmp_path):
     from model.checkpoints.snapshots import drop_after, log_spaced, steps
+    from model.training.batches import step_batches
     from model.training.distributed import World
-    from model.training.train import step_batches
 
     with pytest.raises(ValueError):
         log_spaced([50, 62, 78], 1)

@@ -6,7 +6,8 @@ import torch
 
 from model import DecodeOptions, InputError, Interventions
 from model.analysis.experiments import translate_batch
-from model.engine.decoding import beam_search, greedy
+from model.engine.beam import beam_search
+from model.engine.decoding import greedy
 from model.engine.hooks import recording
 from model.engine.tokenizer import MAX_CHARS, normalize_source
 from model.engine.tokens import BOS_ID, EOS_ID

@@ -1,4 +1,5 @@
-"""Scores of a model on held-out pairs: BLEU, chrF, exact match, and attention-alignment agreement."""
+"""Scores of a model on held-out pairs: BLEU, chrF, exact match, the teacher-forced validation loss, and
+attention-alignment agreement."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import sacrebleu
 import torch
+import torch.nn.functional as F
 
 from ..analysis.alignment import AlignmentCase, agreement_hits
 from ..engine import stages
@@ -14,8 +16,9 @@ from ..engine.decoding import greedy
 from ..engine.hooks import recording
 from ..engine.interventions import Interventions
 from ..engine.tokenizer import Tokenizer
-from ..engine.tokens import BOS_ID, EOS_ID, pad_rows
+from ..engine.tokens import BOS_ID, EOS_ID, PAD_ID, pad_rows
 from ..engine.transformer import Transformer
+from .batches import source_ids, target_ids
 
 
 def translate_many(
@@ -49,6 +52,33 @@ def translation_scores(hypotheses: Sequence[str], references: Sequence[str]) -> 
         "exact_match": round(100 * exact, 2),
         "n": len(references),
     }
+
+
+def validation_loss(
+    model: Transformer, tokenizer: Tokenizer, rows: list[tuple[str, str, str]], batch_size: int = 100
+) -> float:
+    """Cross-entropy per target piece (nats, no label smoothing) of the validation pairs, teacher-forced."""
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    total, count = 0.0, 0
+    with torch.inference_mode():
+        for start in range(0, len(rows), batch_size):
+            chunk = rows[start : start + batch_size]
+            src = pad_rows([source_ids(tokenizer, en, model.cfg.max_len) for en, _, _ in chunk], device)
+            tgt = pad_rows([target_ids(tokenizer, fr, model.cfg.max_len) for _, fr, _ in chunk], device)
+            logits = model(src, tgt[:, :-1])
+            total += float(
+                F.cross_entropy(
+                    logits.reshape(-1, logits.size(-1)).float(),
+                    tgt[:, 1:].reshape(-1),
+                    ignore_index=PAD_ID,
+                    reduction="sum",
+                )
+            )
+            count += int((tgt[:, 1:] != PAD_ID).sum())
+    model.train(was_training)
+    return total / max(count, 1)
 
 
 def source_word_of_pieces(pieces: list[str]) -> list[int]:
