@@ -30,38 +30,17 @@ def _part(module: str) -> str:
     return parts[1] if len(parts) > 1 else ""
 
 
-def _imports(path: Path) -> list[tuple[str, int]]:
-    """(absolute module, line) of every import from model/ in a file of model/, lazy ones included."""
-    module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
-    package = module.rpartition(".")[0] if path.name != "__init__.py" else module.removesuffix(".__init__")
-    found = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            if target == "model" or target.startswith("model."):
-                names = (
-                    [f"{target}.{a.name}" for a in node.names] if not node.module or target.count(".") < 1 else [target]
-                )
-                found += [(name, node.lineno) for name in names]
-        elif isinstance(node, ast.Import):
-            found += [(a.name, node.lineno) for a in node.names if a.name.startswith("model.")]
-    return found
-
-
 def test_imports_inside_model_run_one_way():
+    modules = _tree_modules()
     wrong = []
-    for path in sorted((ROOT / "model").rglob("*.py")):
-        here = _part(".".join(path.relative_to(ROOT).with_suffix("").parts))
-        if here not in ALLOWED:  # the package's front door and the command shims may import anything
+    for name, targets in _arrows(modules).items():
+        here = _part(name)
+        if not name.startswith("model.") or here not in ALLOWED:  # the front door and the command shims: anything
             continue
-        for target, line in _imports(path):
-            there = _part(target)
+        for target, line in targets.items():
+            there = _part(target) if target.startswith("model") else here
             if there not in (here, "errors") and there not in ALLOWED[here]:
-                wrong.append(f"{path.relative_to(ROOT)}:{line} ({here}) imports {target} ({there})")
+                wrong.append(f"{modules[name].relative_to(ROOT)}:{line} ({here}) imports {target} ({there})")
     assert not wrong, "\n".join(wrong)
 
 
@@ -98,3 +77,156 @@ def test_no_code_compares_a_kind_or_family_string():
                 ):
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not found, found
+
+
+FOLDERS = ("model", "viz", "ui", "pages")
+# The top-level folders in their order: each imports only from the ones before it.
+ORDER = {"model": 0, "viz": 1, "ui": 2, "pages": 3}
+# What each package of ui/ may import from ui/ (ui/__init__.py says why).
+UI_ALLOWED = {
+    "session": set(),
+    "room": {"session"},
+    "page": {"session", "room"},
+    "parts": {"session", "page"},
+}
+MOST_LINES_IN_A_FILE = 400
+MOST_LINES_IN_A_FUNCTION = 80
+LONG_FILES_ALLOWED = ("model/training/corpus/",)  # the generated fragment's word lists and rules
+
+
+def _module_name(path: Path) -> str:
+    name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    return name.removesuffix(".__init__")
+
+
+def _tree_modules() -> dict[str, Path]:
+    return {_module_name(p): p for folder in FOLDERS for p in sorted((ROOT / folder).rglob("*.py"))}
+
+
+def _arrows(modules: dict[str, Path]) -> dict[str, dict[str, int]]:
+    """module -> {module of the tree it imports: line}, lazy and type-checking imports included: `from a
+    import b` names the module a.b when there is one, else a."""
+    arrows: dict[str, dict[str, int]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found: dict[str, int] = {}
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                for alias in node.names:
+                    whole = f"{target}.{alias.name}"
+                    hit = whole if whole in modules else target if target in modules else None
+                    if hit and hit != name:
+                        found.setdefault(hit, node.lineno)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name in modules and alias.name != name:
+                        found.setdefault(alias.name, node.lineno)
+        arrows[name] = found
+    return arrows
+
+
+def _circles(arrows: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+    for root in arrows:
+        if root in index:
+            continue
+        work = [(root, iter(arrows[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, targets = work[-1]
+            for target in targets:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(arrows.get(target, {}))))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        group.append(member)
+                        if member == node:
+                            break
+                    if len(group) > 1:
+                        groups.append(sorted(group))
+    return groups
+
+
+def test_the_circle_finder_finds_a_circle():
+    assert _circles({"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1}, "d": {"a": 1}}) == [["a", "b", "c"]]
+    assert _circles({"a": {"b": 1}, "b": {}}) == []
+
+
+def test_no_import_circle_in_the_tree():
+    assert _circles(_arrows(_tree_modules())) == []
+
+
+def _against_the_order(here: list[str], there: list[str]) -> bool:
+    """Whether module `here` (split at its dots) may not import module `there`."""
+    if ORDER[there[0]] != ORDER[here[0]]:
+        return ORDER[there[0]] > ORDER[here[0]]
+    if here[0] != "ui" or len(here) < 2 or len(there) < 2 or here[1] == there[1]:
+        return False
+    return here[1] not in UI_ALLOWED or there[1] not in UI_ALLOWED[here[1]]
+
+
+def test_the_order_refuses_an_arrow_upwards():
+    assert _against_the_order(["model", "bundle"], ["ui", "session", "engine"])
+    assert _against_the_order(["ui", "session", "engine"], ["ui", "page", "start"])
+    assert _against_the_order(["ui", "parts", "sinks"], ["ui", "room", "presenter"])
+    assert not _against_the_order(["ui", "page", "start"], ["ui", "room", "presenter"])
+    assert not _against_the_order(["pages", "2_attention"], ["ui", "room", "presenter"])
+
+
+def test_imports_between_the_top_folders_and_inside_ui_run_one_way():
+    modules = _tree_modules()
+    wrong = [
+        f"{modules[name].relative_to(ROOT)}:{line} imports {target}"
+        for name, targets in _arrows(modules).items()
+        for target, line in targets.items()
+        if _against_the_order(name.split("."), target.split("."))
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_every_package_of_ui_says_what_it_holds_and_may_import():
+    for package in UI_ALLOWED:
+        doc = ast.get_docstring(ast.parse((ROOT / "ui" / package / "__init__.py").read_text())) or ""
+        assert "Imports" in doc, package
+
+
+def test_files_and_functions_fit_in_a_head():
+    long_files, long_functions = [], []
+    for folder in FOLDERS:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            where = path.relative_to(ROOT).as_posix()
+            text = path.read_text()
+            if len(text.splitlines()) > MOST_LINES_IN_A_FILE and not where.startswith(LONG_FILES_ALLOWED):
+                long_files.append(f"{where}: {len(text.splitlines())} lines")
+            for node in ast.walk(ast.parse(text)):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    lines = node.end_lineno - node.lineno + 1 if node.end_lineno else 0
+                    if lines > MOST_LINES_IN_A_FUNCTION:
+                        long_functions.append(f"{where}:{node.lineno} {node.name}: {lines} lines")
+    assert not long_files, "\n".join(long_files)
+    assert not long_functions, "\n".join(long_functions)
