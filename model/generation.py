@@ -5,46 +5,31 @@ teacher-forced passes, scores and encoding."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 
 import torch
 
 from .checkpoints.capabilities import Capabilities
 from .checkpoints.record import ChatTemplate
+from .engine import stages
 from .engine.attention import KVCache
 from .engine.beam import Hypothesis, beam_search
 from .engine.config import ModelConfig
 from .engine.continuation import continue_prompt, continued_logits
-from .engine.decoding import decoded_logits, greedy
+from .engine.decoding import decoded_logits, greedy, stepped_trace
 from .engine.hooks import Recorder, not_recording, recording
 from .engine.interventions import DecodeOptions, Interventions
 from .engine.tokenizer import normalize_source
 from .engine.tokens import SpecialIds
-from .engine.transformer import Transformer, layers_of
+from .engine.transformer import Transformer
 from .engine.vocabulary import Vocabulary
 from .errors import InputError
 from .inputs import read_source, render_chat, unknown_words
-from .results import Beam, CachedLayer, GenerationResult, KVCacheData, Trace, TranslationResult
-from .traces import chosen_log_probs, decoder_input, decoding_steps, make_trace
+from .results import Beam, GenerationResult, Listener, Trace, TranslationResult
+from .traces import cache_data, chosen_log_probs, decoder_input, decoding_steps, hearing, make_trace
 
 DEFAULT_NEW_PIECES = 20  # a continuation's length when neither the caller nor the checkpoint says
-
-
-def cache_data(model: Transformer, cache: KVCache | None, first: int) -> KVCacheData | None:
-    """What `cache` holds after decoding, as plain data: each decoder layer's self-attention keys and
-    values (n_kv_heads, positions, d_head), and an encoder-decoder's cross-attention ones (the memory's);
-    None without a cache (beam search, or the causal mask off: every step re-reads its prefix)."""
-    if cache is None or not cache.store:
-        return None
-
-    def entry(block: torch.nn.Module) -> CachedLayer:
-        keys, values = cache.store[block]
-        return CachedLayer(keys[0].numpy(), values[0].numpy())
-
-    layers = layers_of(model.decoder)
-    cross = tuple(entry(layer.cross_attn) for layer in layers if hasattr(layer, "cross_attn"))
-    return KVCacheData(tuple(entry(layer.self_attn) for layer in layers), cross, first)
 
 
 class Generator:
@@ -261,17 +246,20 @@ class Generator:
         chat: bool = False,
         *,
         second_pass: bool = False,
+        listener: Listener | None = None,
     ) -> GenerationResult:
         """Continue `text` with a decoder-only model (greedy or beam search, `options.max_len` new
         pieces at most); record a Trace of the prompt and every new piece but the last unless
         trace=False. With `chat`, `text` is a user's message wrapped by the checkpoint's chat template
         (`chat_prompt`): the result's prompt is the wrapped text, what the model really reads.
+        `listener` hears the prompt's trace and each new piece while greedy decoding writes them.
         `second_pass`: greedy's trace as it was made before its steps' own passes made it (a pass over
         the new pieces after decoding, `decoding.continued_trace`, and a cache grown by concatenation),
         the same Trace: kept for bench/bench_trace.py to time against."""
         self.require_decoder_only()
         self.check_interventions(interventions)
-        prompt, prompt_ids, warnings = self._read_prompt(text, options, chat)
+        read = self._read_prompt(text, options, chat)
+        prompt_ids, warnings = read[1], read[2]
         max_new = self.max_new(len(prompt_ids), options)
         # greedy keeps the logits each step chose from; with the causal mask on, what it computed also
         # makes the trace: each step's recorded pass and the cache's keys and values
@@ -283,6 +271,10 @@ class Generator:
         prompt_pass = Recorder()
         cache = KVCache(in_place=not second_pass) if interventions.causal_mask else None
         first_step = recording(recorder=prompt_pass) if greedy_trace and second_pass else None
+        heard = None
+        if listener is not None and options.beam_size == 1:
+            made = self._prompt_trace(prompt_ids, interventions, recorded_steps, cache)
+            heard = hearing(listener, self.tokenizer, self.specials.ends, max_new, options.top_k, made)
         with torch.inference_mode():
             hypotheses = continue_prompt(
                 self.model,
@@ -295,6 +287,7 @@ class Generator:
                 cache,
                 first_step,
                 recorded_steps,
+                heard,
             )
             best = hypotheses[0]
             produced = best.produced  # the piece that ended it included: EOS, or an end of turn
@@ -312,11 +305,29 @@ class Generator:
                 recorded_steps,
                 prompt_pass,
             )
+        if not best.finished:
+            warnings.append(f"The continuation stopped at its limit of {max_new} new pieces.")
+        return self._continuation(read, hypotheses, logits, tensors, interventions, options, cache)
+
+    def _continuation(
+        self,
+        read: tuple[str, list[int], list[str]],
+        hypotheses: list[Hypothesis],
+        logits: torch.Tensor,
+        tensors: dict[str, torch.Tensor] | None,
+        interventions: Interventions,
+        options: DecodeOptions,
+        cache: KVCache | None,
+    ) -> GenerationResult:
+        """The GenerationResult of a continuation of the prompt `read` (its text, ids and warnings): the best
+        hypothesis with the candidates of its steps, its log-probability, every beam, the trace (when
+        recorded) and greedy's KV cache as data."""
+        prompt, prompt_ids, warnings = read
+        best = hypotheses[0]
+        produced = best.produced
         log_probs = logits[0].float().log_softmax(dim=-1)  # (new pieces, vocab)
         steps = decoding_steps(self.tokenizer, log_probs.exp(), produced, options.top_k)
         log_prob = float(chosen_log_probs(log_probs, produced).sum())
-        if not best.finished:
-            warnings.append(f"The continuation stopped at its limit of {max_new} new pieces.")
         beams = self._beams(hypotheses, log_prob, options)
         recorded = None if tensors is None else self._trace(prompt_ids, produced, tensors, interventions)
         return GenerationResult(
@@ -332,6 +343,26 @@ class Generator:
             cache=cache_data(self.model, cache if options.beam_size == 1 else None, len(prompt_ids)),
             prompt_ids=tuple(prompt_ids),
         )
+
+    def _prompt_trace(
+        self,
+        prompt_ids: list[int],
+        interventions: Interventions,
+        recorded_steps: list[Recorder] | None,
+        cache: KVCache | None,
+    ) -> Callable[[torch.Tensor, int], Trace] | None:
+        """What makes the prompt's Trace once greedy's first step has read the prompt (from its logits and the
+        piece it chose): that step's recording and the cache, when they are kept (None when not)."""
+        if recorded_steps is None or cache is None:
+            return None
+
+        def made(logits: torch.Tensor, piece: int) -> Trace:
+            tensors = stepped_trace(self.model, recorded_steps[:1], cache, interventions)
+            unprojected = logits.new_full((1, len(prompt_ids) - 1, logits.size(-1)), float("nan"))
+            tensors[stages.LOGITS] = torch.cat([unprojected, logits[None, None]], dim=1)
+            return self._trace(prompt_ids, [piece], tensors, interventions)
+
+        return made
 
     def _template(self) -> ChatTemplate:
         if self.chat is None:

@@ -4,6 +4,7 @@ No torch here: viz/ reads these."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -142,6 +143,29 @@ class GenerationResult(TranslationResult):
     def continuation(self) -> str:
         """The new text alone."""
         return self.translation
+
+
+@dataclass(frozen=True)
+class Written:
+    """One new piece of a continuation as decoding writes it: its step (the piece, its probability and the
+    candidates; `position` counts the new pieces from 0), the new pieces allowed at most, and the new text
+    so far."""
+
+    step: Step
+    limit: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Listener:
+    """What hears a continuation while it is written (`Generator.generate`): `prompt` gets the prompt's Trace
+    (its rows, the last one's output the first new piece) as soon as the first step has read it, for a greedy
+    continuation with the causal mask and a trace (the other ways have no trace before the end); `piece`
+    gets every new piece. Both run in the decoding's own thread, and an exception from either ends the
+    decoding."""
+
+    prompt: Callable[[Trace], None] | None = None
+    piece: Callable[[Written], None] | None = None
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,19 @@
-"""Recorded tensors -> Trace: the one place a Trace is built, and the decoder input whose rows a
-Trace's decoder stages are."""
+"""Recorded tensors -> Trace: the one place a Trace is built, the decoder input whose rows a Trace's
+decoder stages are, the decoding steps' candidates, and a KV cache as plain data."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 import torch
 
+from .engine.attention import KVCache
 from .engine.interventions import Interventions
+from .engine.transformer import Transformer, layers_of
 from .engine.vocabulary import Vocabulary
-from .results import Step, Trace
+from .results import CachedLayer, KVCacheData, Listener, Step, Trace, Written
 
 
 def decoder_input(bos: int, produced: Sequence[int]) -> list[int]:
@@ -96,3 +99,44 @@ def sentence_embedding(states: torch.Tensor, length: int, pooling: str) -> np.nd
     (sentence-transformers' pooling) or the first position ([CLS], pooling "cls"), scaled to unit length."""
     vector = states[0] if pooling == "cls" else states[:length].mean(dim=0)
     return torch.nn.functional.normalize(vector.float(), dim=0).numpy()
+
+
+def cache_data(model: Transformer, cache: KVCache | None, first: int) -> KVCacheData | None:
+    """What `cache` holds after decoding, as plain data: each decoder layer's self-attention keys and
+    values (n_kv_heads, positions, d_head), and an encoder-decoder's cross-attention ones (the memory's);
+    None without a cache (beam search, or the causal mask off: every step re-reads its prefix)."""
+    if cache is None or not cache.store:
+        return None
+
+    def entry(block: torch.nn.Module) -> CachedLayer:
+        keys, values = cache.store[block]
+        return CachedLayer(keys[0].numpy(), values[0].numpy())
+
+    layers = layers_of(model.decoder)
+    cross = tuple(entry(layer.cross_attn) for layer in layers if hasattr(layer, "cross_attn"))
+    return KVCacheData(tuple(entry(layer.self_attn) for layer in layers), cross, first)
+
+
+def hearing(
+    listener: Listener,
+    tokenizer: Vocabulary,
+    ends: Sequence[int],
+    limit: int,
+    top_k: int,
+    prompt_trace: Callable[[torch.Tensor, int], Trace] | None,
+) -> Callable[[int, torch.Tensor, int], None]:
+    """What greedy decoding tells of each step (`decoding.greedy`'s on_step) for `listener`: after the first
+    step, the prompt's trace (`prompt_trace` makes it, when it can); after every step, the piece written with
+    its candidates and the new text so far (the pieces that end a continuation left out of it)."""
+    written: list[int] = []
+
+    def heard(step: int, logits: torch.Tensor, piece: int) -> None:
+        if step == 0 and listener.prompt is not None and prompt_trace is not None:
+            listener.prompt(prompt_trace(logits, piece))
+        if piece not in ends:
+            written.append(piece)
+        if listener.piece is not None:
+            [chosen] = decoding_steps(tokenizer, logits.float().softmax(dim=-1)[None], [piece], top_k)
+            listener.piece(Written(replace(chosen, position=step), limit, tokenizer.decode(written)))
+
+    return heard

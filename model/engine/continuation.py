@@ -4,6 +4,7 @@ kept (its steps' passes and its KV cache) or by a pass after decoding."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 import torch
@@ -29,10 +30,11 @@ def continue_prompt(
     cache: KVCache | None,
     first_step: AbstractContextManager | None,
     recorded_steps: list[Recorder] | None,
+    on_step: Callable[[int, torch.Tensor, int], None] | None = None,
 ) -> list[Hypothesis]:
     """Greedy or beam search continuing the prompt, best first. Greedy appends each step's logits to
-    `steps_seen`, fills `cache`, runs its first step in `first_step` and records its steps into
-    `recorded_steps` when given (`greedy`'s arguments of those names)."""
+    `steps_seen`, fills `cache`, runs its first step in `first_step`, records its steps into
+    `recorded_steps` and tells `on_step` of each step when given (`greedy`'s arguments of those names)."""
     start = torch.tensor([prompt_ids])
     if options.beam_size == 1:
         [(ids, end)] = greedy(
@@ -47,6 +49,7 @@ def continue_prompt(
             cache=cache,
             first_step=first_step,
             recorded_steps=recorded_steps,
+            on_step=on_step,
         )
         return [Hypothesis(tuple(ids), 0.0, 0.0, end)]
     return beam_search(

@@ -10,6 +10,7 @@ which is what the switched-off mask really means.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 
 import torch
@@ -76,6 +77,7 @@ def greedy(
     cache: KVCache | None = None,
     first_step: AbstractContextManager | None = None,
     recorded_steps: list[Recorder] | None = None,
+    on_step: Callable[[int, torch.Tensor, int], None] | None = None,
 ) -> list[tuple[list[int], int | None]]:
     """Most likely piece at each step, for a batch (of encoded sources, or of one `prompt` (1, P)
     to continue when `memory` is None); returns (new ids without BOS and the end, the piece that ended
@@ -85,7 +87,8 @@ def greedy(
     `cache`: the KV cache to fill (the caller's, to read afterwards; causal mask on). `first_step`:
     a context the first step runs in (a Recorder or a Patching of a prompt's pass). `recorded_steps`: each
     step's pass is recorded into a Recorder of its own appended to it, the attention keys and values left
-    out (the cache holds them: `stepped_trace` puts the whole trace together from these)."""
+    out (the cache holds them: `stepped_trace` puts the whole trace together from these). `on_step(step,
+    logits, piece)` hears each step of the first row: its logits (vocab,) and the piece it chose."""
     tokens = start_tokens(
         specials, 1 if memory is None else memory.size(0), None if memory is None else memory.device, prompt
     )
@@ -107,6 +110,8 @@ def greedy(
             step_logits.append(logits)
         next_ids = allowed(logits, step, max_len, specials).argmax(dim=-1)  # (B,)
         next_ids = next_ids.masked_fill(finished, specials.pad)
+        if on_step is not None:
+            on_step(step, logits[0], int(next_ids[0]))
         tokens = torch.cat([tokens, next_ids[:, None]], dim=1)
         finished |= torch.isin(next_ids, ends)
         if bool(finished.all()):
