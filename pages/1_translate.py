@@ -5,12 +5,14 @@ For an encoder-only model: the sentence, its pieces, its embedding and its simil
 import streamlit as st
 
 from model import cosine
+from model.results import Written
 from ui.page import player
 from ui.page.binding import bind, page_value
 from ui.page.markup import big_text, md, table_height
 from ui.page.notices import vocabulary
 from ui.page.sidebar import typed_prefix
 from ui.page.start import Page, start
+from ui.page.stream import Preview
 from ui.session.figures import shared
 from ui.session.urlstate import MAX_PREFIX, SUGGESTED_PREFIX, Field
 from viz.embedding import embedding_strips
@@ -105,7 +107,17 @@ def task_prefix(page: Page) -> None:
         )
 
 
-page = start("Translate", encoder_title="Sentence", decoder_title="Continue")
+def growing(page: Page, written: list[Written]) -> None:
+    """The Continue page while its continuation is written: the text so far and every step's candidates."""
+    st.caption(
+        f"{page.output_noun.capitalize()} so far: {len(written)} of at most {written[-1].limit} pieces, "
+        "each step's five most likely pieces below"
+    )
+    big_text(written[-1].text + " …")
+    st.dataframe(steps_frame([w.step for w in written]), hide_index=True)
+
+
+page = start("Translate", encoder_title="Sentence", decoder_title="Continue", preview=Preview(pieces=growing))
 if page.encoder_only:
     sentence_page(page)
     st.stop()

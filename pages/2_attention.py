@@ -3,10 +3,12 @@ A decoder-only model (GPT-2) has decoder self-attention alone, over its prompt a
 
 import streamlit as st
 
+from model.results import Trace
 from ui.page import player
 from ui.page.binding import bind, page_value, set_value, stored
 from ui.page.markup import md
-from ui.page.start import start
+from ui.page.start import Page, start
+from ui.page.stream import Preview
 from ui.parts import kvcache, lengths, modelview, sinks
 from ui.room import presenter, questions
 from ui.session.figures import shared
@@ -15,7 +17,34 @@ from viz.attention import attention_heads, attention_map
 from viz.labels import CONTAINER_PX, display_piece
 from viz.lengths import around
 
-page = start("Attention")
+
+def prompt_heads(page: Page, prompt: Trace) -> None:
+    """While the continuation is written: every head of the chosen layer's self-attention over the prompt
+    alone, its last pieces' rows (the first piece kept in view, where most heads put much of their weight)."""
+    ctl = page.controls
+    layer = min(ctl.layer, page.limits.layers_of("decoder") - 1)
+    n = len(prompt.tgt_pieces)
+    window = around(n - 1, n)
+    st.subheader(f"The prompt's self-attention, layer {layer + 1}")
+    figure = attention_heads(
+        prompt.pattern("decoder", "self", layer),
+        prompt.tgt_pieces,
+        prompt.tgt_pieces,
+        page.style,
+        f"Decoder self-attention over the prompt · L{layer + 1}, every head",
+        knocked_out=tuple(ctl.interventions().heads_off("decoder", "self", layer)),
+        rows=window,
+        columns=window,
+        first=True,
+    )
+    st.plotly_chart(figure, config=page.plotly_config, theme=None, key="prompt-heads")
+    st.caption(
+        "Read in one pass before the first new piece: rows are the prompt's pieces, columns the pieces each may "
+        "look back at. The new pieces' rows join when the continuation is whole."
+    )
+
+
+page = start("Attention", preview=Preview(prompt=prompt_heads))
 trace, ctl, style = page.result.trace, page.controls, page.style
 # Decoding steps: one per output piece. A decoder-only model's rows are its prompt's pieces and then the new
 # pieces fed back in: step t is row `first + t` (first = the prompt's last position); a translation's step t is row t.

@@ -5,9 +5,11 @@ import re
 import streamlit as st
 
 from model.engine import stages
+from model.results import Trace
 from ui.page.binding import bind, page_value, set_value
 from ui.page.markup import md
-from ui.page.start import start
+from ui.page.start import Page, start
+from ui.page.stream import Preview
 from ui.parts import lengths
 from ui.session.figures import shared
 from ui.session.urlstate import Field
@@ -25,7 +27,18 @@ from viz.shapes import (
 
 LOGIT_COLUMNS = 60
 
-page = start("Tensor shapes")
+
+def prompt_stages(page: Page, prompt: Trace) -> None:
+    """While the continuation is written: every stage of the prompt's pass, its shape and statistics."""
+    st.subheader("The prompt's stages")
+    st.caption(
+        f"The pass over the prompt's {len(prompt.tgt_pieces)} pieces, before the first new piece: T is the "
+        "prompt's length here; the new pieces' rows join when the continuation is whole."
+    )
+    st.dataframe(stages_frame(prompt.tensors), hide_index=True, height=420)
+
+
+page = start("Tensor shapes", preview=Preview(prompt=prompt_stages))
 trace, ctl, style, bundle = page.result.trace, page.controls, page.style, page.bundle
 cfg, has = bundle.config, bundle.capabilities
 stage_names = [name for name, _ in trace.stages]

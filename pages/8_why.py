@@ -6,7 +6,7 @@ output its continuation."""
 import streamlit as st
 
 from model import AnatomyError
-from ui.page import player
+from ui.page import player, stream
 from ui.page.binding import bind, set_value
 from ui.page.markup import md
 from ui.page.ondemand import filling, spare_work, without_the_mask
@@ -82,7 +82,11 @@ if decoder_only:  # its continuation (ui.page.start runs a translation or an enc
         st.stop()
     try:
         with filling(unmasked):
-            page.result = engine.generate(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size, chat=ctl.chat)
+            page.result = (
+                stream.streamed(page, None)  # a costly continuation says which piece it is writing
+                if stream.streams(bundle, ctl)
+                else engine.generate(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size, chat=ctl.chat)
+            )
     except AnatomyError as exc:
         st.error(md(str(exc)))
         st.stop()

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from model import AnatomyError, Bundle, EncodeResult, InputError, TranslationResult
+from ui.page import stream
 from ui.page.binding import NOTES, RAW, VALUES, register, stored_values
 from ui.page.markup import APP_CSS, PRESENTATION_CSS, md
 from ui.page.notices import chat_note, offer_sentences, top_sentence
@@ -189,11 +190,16 @@ def release(namespace: dict[str, Any]) -> None:
 
 
 def start(
-    title: str, needs_result: bool = True, encoder_title: str | None = None, decoder_title: str | None = None
+    title: str,
+    needs_result: bool = True,
+    encoder_title: str | None = None,
+    decoder_title: str | None = None,
+    preview: stream.Preview | None = None,
 ) -> Page:
     """Set up a page: config, model, sidebar controls, URL state, and the main translation (for an
     encoder-only model, the encoding, and `encoder_title` replaces the heading; for a decoder-only
-    model, the continuation, and `decoder_title` replaces it)."""
+    model, the continuation, and `decoder_title` replaces it; a costly continuation is drawn while it
+    is written, `preview` drawing what the prompt alone gives meanwhile: ui/page/stream.py)."""
     bundle = _model_first(title)
     cfg = bundle.config
     limits = Limits(cfg.n_encoder_layers, cfg.n_decoder_layers, cfg.n_heads, cfg.max_len, cfg.cross_attention)
@@ -223,7 +229,7 @@ def start(
     st.session_state[NOTES] = []
     page = Page(title, bundle, limits, controls, style, room=presenting)
     if needs_result:
-        _run_once(page)
+        _run_once(page, preview)
     if chat_spot is not None:
         with chat_spot:
             chat_note(bundle, page.result)
@@ -276,13 +282,16 @@ def _controls(bundle: Bundle, limits: Limits) -> tuple[Controls, presenter.Prese
     return controls, presenting
 
 
-def _run_once(page: Page) -> None:
+def _run_once(page: Page, preview: stream.Preview | None) -> None:
     """The page's main result, with its warnings (and, for a sentence the shipped model cannot read, sentences
-    it can): after a button when the switches make it costly."""
+    it can): after a button when the switches make it costly, drawn while it is written when it takes long."""
     asked = without_the_mask(page.bundle, page.controls)
     if asked is False:
         st.stop()
-    page.result = page.run()
+    if stream.streams(page.bundle, page.controls):
+        page.result = _or_stop(lambda: stream.streamed(page, preview))
+    else:
+        page.result = page.run()
     if not isinstance(asked, bool):
         asked.empty()
     for warning in page.result.warnings:

@@ -30,7 +30,7 @@ from model import (
 )
 from model.analysis import experiments
 from model.checkpoints.catalog import DEFAULT, available_models
-from model.results import GenerationResult
+from model.results import GenerationResult, Listener
 from ui.session.cache import MODELS
 from ui.session.cached import IvKey, cached, interventions_of, iv_key
 
@@ -126,31 +126,52 @@ def _translates(bundle: Bundle, chat: bool) -> None:
 
 
 def translate(
-    bundle: Bundle, sentence: str, iv: Interventions, beam_size: int = 1, trace: bool = True, chat: bool = False
+    bundle: Bundle,
+    sentence: str,
+    iv: Interventions,
+    beam_size: int = 1,
+    trace: bool = True,
+    chat: bool = False,
+    listener: Listener | None = None,
 ) -> TranslationResult:
     """Translate through the cache keyed by (checkpoint id, sentence, switches, beam size, trace); a
     decoder-only model continues the sentence instead (`generate`, a GenerationResult; with `chat`, it
-    answers the sentence as a chat message)."""
+    answers the sentence as a chat message; `listener` hears it while it is written)."""
     if bundle.capabilities.decoder_only:
-        return generate(bundle, sentence, iv, beam_size, trace, chat=chat)
+        return generate(bundle, sentence, iv, beam_size, trace, chat=chat, listener=listener)
     _translates(bundle, chat)
     return _translate(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, trace)
 
 
 @cached
 def _generate(
-    _bundle: Bundle, checkpoint_id: str, text: str, key: IvKey, beam_size: int, trace: bool, chat: bool
+    _bundle: Bundle,
+    checkpoint_id: str,
+    text: str,
+    key: IvKey,
+    beam_size: int,
+    trace: bool,
+    chat: bool,
+    listener: Listener | None = None,
 ) -> GenerationResult:
-    return _bundle.generate(text, interventions_of(key), DecodeOptions(beam_size=beam_size), trace=trace, chat=chat)
+    options = DecodeOptions(beam_size=beam_size)
+    return _bundle.generate(text, interventions_of(key), options, trace=trace, chat=chat, listener=listener)
 
 
 def generate(
-    bundle: Bundle, text: str, iv: Interventions, beam_size: int = 1, trace: bool = True, chat: bool = False
+    bundle: Bundle,
+    text: str,
+    iv: Interventions,
+    beam_size: int = 1,
+    trace: bool = True,
+    chat: bool = False,
+    listener: Listener | None = None,
 ) -> GenerationResult:
     """A decoder-only model's continuation of `text` (`Bundle.generate`, the checkpoint's number of new
     pieces; with `chat`, its answer to `text` as a user's chat message, the result's prompt the wrapped
-    text), cached by (checkpoint id, text, switches, beam size, trace, chat)."""
-    return _generate(bundle, bundle.checkpoint_id, text, iv_key(iv), beam_size, trace, chat)
+    text), cached by (checkpoint id, text, switches, beam size, trace, chat); `listener` (not part of the
+    key) hears it while it is written, when it is computed here."""
+    return _generate(bundle, bundle.checkpoint_id, text, iv_key(iv), beam_size, trace, chat, listener=listener)
 
 
 def in_cache(

@@ -1,0 +1,108 @@
+"""A continuation drawn while it is written (ui/page/stream.py), as a person sees the page: the same finished
+page as without the stream, the result in the shared cache afterwards (a second run does not stream), and a
+decoding error shown as the page's own message; on tiny decoders, with the cost above which a page streams set
+to nothing."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from test_app import assert_clean, charts, run
+from test_app_decoder_only import PROMPT, big
+from test_app_models import GPT2, gpt2_folder
+
+from model import InputError, load_bundle
+from ui.page import stream
+from ui.session import engine
+from ui.session.cache import RESULTS
+from ui.session.urlstate import Controls, Limits, shared_fields
+
+PAGES = ["pages/1_translate.py", "pages/2_attention.py", "pages/4_tensor_shapes.py", "pages/8_why.py"]
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    return {GPT2: gpt2_folder(tmp_path_factory.mktemp("models"))}
+
+
+@pytest.fixture(autouse=True)
+def models_env(folders, monkeypatch):
+    monkeypatch.setenv("ANATOMY_MODELS", ":".join(str(p) for p in folders.values()))
+
+
+def _page(path: str, monkeypatch, streamed: bool, sentence: str = PROMPT):
+    monkeypatch.setattr(stream, "STREAM_WORK", 0.0 if streamed else float("inf"))
+    RESULTS.clear()
+    return run(path, {"model": GPT2, "sentence": sentence})
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_a_streamed_page_ends_as_the_page_drawn_at_once(path, monkeypatch):
+    calls = []
+    real = stream.streamed
+    monkeypatch.setattr(stream, "streamed", lambda page, preview: calls.append(1) or real(page, preview))
+    streamed = _page(path, monkeypatch, True)
+    assert_clean(streamed)
+    assert calls, "the page streamed its continuation"
+    at_once = _page(path, monkeypatch, False)
+    assert [c["layout"].get("title") for c in charts(streamed)] == [c["layout"].get("title") for c in charts(at_once)]
+    assert [m.value for m in streamed.markdown] == [m.value for m in at_once.markdown]
+    if path.endswith("1_translate.py"):
+        assert big(streamed) == big(at_once)
+
+
+def test_the_streamed_result_is_kept_for_the_next_run_which_draws_at_once(monkeypatch):
+    calls = []
+    real = stream.streamed
+    monkeypatch.setattr(stream, "streamed", lambda page, preview: calls.append(1) or real(page, preview))
+    first = _page("pages/1_translate.py", monkeypatch, True)
+    again = first.run()
+    assert_clean(again)
+    assert len(calls) == 1, "the second run found the continuation in the shared cache"
+    assert big(again) == big(first)
+
+
+def test_an_error_of_the_decoding_is_the_pages_own_message(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise InputError("No continuation today.")
+
+    monkeypatch.setattr(engine, "translate", refuse)
+    at = _page("pages/1_translate.py", monkeypatch, True)
+    assert not at.exception
+    assert [e.value for e in at.error] == ["No continuation today\\."]
+
+
+class _Run:
+    """What a stream reads of a page run, outside Streamlit (its calls do nothing there)."""
+
+    def __init__(self, bundle, controls):
+        self.bundle, self.controls, self.output_noun = bundle, controls, "continuation"
+
+
+def test_a_run_that_stops_mid_way_stops_the_decoding_and_keeps_nothing(folders):
+    bundle = load_bundle(folders[GPT2])
+    controls = Controls.from_values({**{f.key: f.default for f in shared_fields(_limits(bundle))}, "sentence": PROMPT})
+    RESULTS.clear()
+    heard: list[int] = []
+
+    def stop_at_two(page, written):
+        heard.append(len(written))
+        if len(written) >= 2:
+            raise KeyboardInterrupt  # as a rerun's exception stops a page run at its next Streamlit call
+
+    with pytest.raises(KeyboardInterrupt):
+        stream.streamed(_Run(bundle, controls), stream.Preview(pieces=stop_at_two))
+    deadline = time.monotonic() + 30
+    while any(t.name == "continuation" for t in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(t.name == "continuation" for t in threading.enumerate()), "the decoding stopped"
+    assert not engine.in_cache(bundle, PROMPT, controls.interventions(), chat=False), "no half result is kept"
+    full = bundle.generate(PROMPT)
+    assert len(full.output_ids) > 2 and heard[-1] < len(full.output_ids)
+
+
+def _limits(bundle):
+    cfg = bundle.config
+    return Limits(cfg.n_encoder_layers, cfg.n_decoder_layers, cfg.n_heads, cfg.max_len, cfg.cross_attention)

@@ -1,0 +1,156 @@
+"""A continuation drawn while it is written: at a real size a decoder-only model's greedy continuation
+takes seconds (each new piece reads every weight), so a page does not wait for it in silence. The
+decoding runs in a thread of its own; the page draws what the prompt alone gives as soon as the first
+step has read the prompt (the page's `Preview`), says which piece is being written, and, when the
+continuation is whole, clears all of that and draws itself from the finished result, which the shared
+results cache keeps as it does any other (a revisit or another session draws at once).
+
+A rerun (a control changed, a new prompt) stops this run's drawing at its next Streamlit call, and the
+decoding at its next piece: a page never shows a mix of two runs."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+import streamlit as st
+
+from model import AnatomyError, Bundle, DecodeOptions, Trace, TranslationResult
+from model.results import Listener, Written
+from ui.page.ondemand import EAGER_WORK, continuation_work
+from ui.session import engine
+from viz.labels import display_piece
+
+if TYPE_CHECKING:
+    from ui.session.urlstate import Controls
+
+# A continuation whose decoding costs more than this (ondemand's units) is drawn while it is written; a
+# small model's whole page is quicker than a stream's set-up, so it is drawn at once as before
+STREAM_WORK = EAGER_WORK / 10
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What a page draws before its continuation is whole, each given the page's Page (ui/page/start.py, which
+    imports this module): `prompt` the parts the prompt's trace alone gives (its self-attention, its shapes),
+    `pieces` what grows with the pieces written so far (the Continue page's text and candidates), drawn again
+    over itself with more. Either may be None: every page gets the line that names the piece being written."""
+
+    prompt: Callable[[Any, Trace], None] | None = None
+    pieces: Callable[[Any, list[Written]], None] | None = None
+
+
+class Running(Protocol):
+    """What a stream reads of the page run (a Page)."""
+
+    bundle: Bundle
+    controls: Controls
+
+    @property
+    def output_noun(self) -> str: ...
+
+
+class Abandoned(Exception):
+    """Raised in the decoding's thread when the page run that asked for it has stopped."""
+
+
+def streams(bundle: Bundle, controls: Controls) -> bool:
+    """Whether this run's continuation is drawn while it is written: a decoder-only model's greedy
+    continuation not in the cache yet, costly enough to be worth it."""
+    if not bundle.capabilities.decoder_only or controls.beam_size != 1:
+        return False
+    try:
+        prompt = len(bundle.read_input(controls.sentence, chat=controls.chat))
+    except AnatomyError:  # the page's own run says what is wrong with the text
+        return False
+    steps = bundle.max_new(prompt, DecodeOptions())
+    if continuation_work(bundle, steps) < STREAM_WORK:
+        return False
+    iv = controls.interventions()
+    return not engine.in_cache(bundle, controls.sentence, iv, controls.beam_size, chat=controls.chat)
+
+
+def written_line(written: Written, noun: str) -> str:
+    """What the line under the title says while a piece is written."""
+    return (
+        f"Writing the {noun}: piece {written.step.position + 1} of at most {written.limit}, "
+        f"“{display_piece(written.step.chosen)}”"
+    )
+
+
+def streamed(page: Running, preview: Preview | None) -> TranslationResult:
+    """The continuation of the page's text under its controls, drawn while it is written (see the module's
+    docstring); the finished result, or the decoding's error raised here."""
+    bundle, controls, noun = page.bundle, page.controls, page.output_noun
+    events: queue.Queue[tuple[str, object]] = queue.Queue()
+    stopped = threading.Event()
+    finished: dict[str, object] = {}
+
+    def piece(written: Written) -> None:
+        if stopped.is_set():
+            raise Abandoned
+        events.put(("piece", written))
+
+    listener = Listener(prompt=lambda trace: events.put(("prompt", trace)), piece=piece)
+
+    def decode() -> None:
+        try:
+            finished["result"] = engine.translate(
+                bundle,
+                controls.sentence,
+                controls.interventions(),
+                controls.beam_size,
+                chat=controls.chat,
+                listener=listener,
+            )
+        except BaseException as exc:
+            finished["error"] = exc
+        finally:
+            events.put(("done", None))
+
+    line, growing, prompt = st.empty(), st.empty(), st.empty()
+    line.caption(f"Reading the prompt, then writing the {noun} piece by piece …")
+    thread = threading.Thread(target=decode, name="continuation", daemon=True)
+    try:
+        thread.start()
+        _follow(events, (line, growing, prompt), page, preview)
+    finally:
+        stopped.set()  # when this run stopped early, the decoding stops at its next piece
+    for slot in (line, growing, prompt):
+        slot.empty()
+    if "error" in finished:
+        raise finished["error"]  # type: ignore[misc]
+    result = finished["result"]
+    assert isinstance(result, TranslationResult)
+    return result
+
+
+def _follow(
+    events: queue.Queue[tuple[str, object]], slots: tuple[Any, Any, Any], page: Running, preview: Preview | None
+) -> None:
+    """Draw the decoding's news into `slots` (the line, the growing parts, the prompt's parts: st.empty each,
+    so that a drawing replaces the one before) until it is done: the prompt's parts once, then the line and
+    the growing parts with every piece written so far, once for all the pieces that came while the page drew
+    (a slow drawing never falls behind the decoding)."""
+    line, growing, prompt = slots
+    written: list[Written] = []
+    while True:
+        news = [events.get()]
+        while not events.empty():
+            news.append(events.get_nowait())
+        pieces = [value for kind, value in news if kind == "piece" and isinstance(value, Written)]
+        for kind, value in news:
+            if kind == "prompt" and preview is not None and preview.prompt is not None:
+                with prompt.container():
+                    preview.prompt(page, value)  # type: ignore[arg-type]
+        if pieces:
+            written += pieces
+            line.caption(written_line(written[-1], page.output_noun))
+            if preview is not None and preview.pieces is not None:
+                with growing.container():
+                    preview.pieces(page, written)
+        if news[-1][0] == "done":
+            return
