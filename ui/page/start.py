@@ -132,6 +132,7 @@ class Page:
                 on_click="ignore",
             )
         presenter.publish(self.room, self._view)
+        stream.log("finished", page=self.title)
         if not st.session_state.get(LIVE_FRAGMENT):
             release(namespace)
         turns.end_turn()
@@ -200,6 +201,7 @@ def start(
     encoder-only model, the encoding, and `encoder_title` replaces the heading; for a decoder-only
     model, the continuation, and `decoder_title` replaces it; a costly continuation is drawn while it
     is written, `preview` drawing what the prompt alone gives meanwhile: ui/page/stream.py)."""
+    stream.log("run", page=title)
     bundle = _model_first(title)
     cfg = bundle.config
     limits = Limits(cfg.n_encoder_layers, cfg.n_decoder_layers, cfg.n_heads, cfg.max_len, cfg.cross_attention)
@@ -223,15 +225,18 @@ def start(
     presenter.back_link(presenting)
     top_sentence(bundle)
     switches_banner(bundle)
-    chat_spot = st.container() if controls.chat else None  # the chat note, with the answer once it is made
+    chat_spot = st.empty() if controls.chat else None  # the chat note, with the answer once it is made
+    if chat_spot is not None:
+        with chat_spot.container():  # said at once: a long continuation draws the rest while it is written
+            chat_note(bundle)
     for note in st.session_state[NOTES]:
         st.warning(md(note))
     st.session_state[NOTES] = []
     page = Page(title, bundle, limits, controls, style, room=presenting)
     if needs_result:
         _run_once(page, preview)
-    if chat_spot is not None:
-        with chat_spot:
+    if chat_spot is not None and page.result is not None:
+        with chat_spot.container():
             chat_note(bundle, page.result)
     return page
 

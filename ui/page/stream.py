@@ -10,8 +10,11 @@ decoding at its next piece: a page never shows a mix of two runs."""
 
 from __future__ import annotations
 
+import json
+import os
 import queue
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -26,6 +29,10 @@ from viz.labels import display_piece
 
 if TYPE_CHECKING:
     from ui.session.urlstate import Controls
+
+# A file each page run and each stream append their events to, with their times (time.time()), when set:
+# what bench/first_picture.py reads to tell the server's part of the waiting from the browser's
+LOG_ENV = "ANATOMY_STREAM_LOG"
 
 # A continuation whose decoding costs more than this (ondemand's units) is drawn while it is written; a
 # small model's whole page is quicker than a stream's set-up, so it is drawn at once as before
@@ -57,6 +64,14 @@ class Abandoned(Exception):
     """Raised in the decoding's thread when the page run that asked for it has stopped."""
 
 
+def log(event: str, **fields: object) -> None:
+    """Append an event of this page run to $ANATOMY_STREAM_LOG, when it is set."""
+    path = os.environ.get(LOG_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps({"event": event, "t": time.time(), **fields}) + "\n")
+
+
 def streams(bundle: Bundle, controls: Controls) -> bool:
     """Whether this run's continuation is drawn while it is written: a decoder-only model's greedy
     continuation not in the cache yet, costly enough to be worth it."""
@@ -71,6 +86,18 @@ def streams(bundle: Bundle, controls: Controls) -> bool:
         return False
     iv = controls.interventions()
     return not engine.in_cache(bundle, controls.sentence, iv, controls.beam_size, chat=controls.chat)
+
+
+# While a stream's line is on the page, what the run before left below it (the old page, faded, until this run
+# draws over it) is hidden: the page under a new prompt's first picture is never the previous prompt's
+HIDE_STALE = "<style>[data-testid='stElementContainer'][data-stale='true'] { display: none; }</style>"
+
+
+def _say(line: Any, text: str) -> None:
+    """The stream's line: what it is doing, with the style that hides the run before's leftovers."""
+    with line.container():
+        st.html(HIDE_STALE)
+        st.caption(text)
 
 
 def written_line(written: Written, noun: str) -> str:
@@ -92,9 +119,14 @@ def streamed(page: Running, preview: Preview | None) -> TranslationResult:
     def piece(written: Written) -> None:
         if stopped.is_set():
             raise Abandoned
+        log("piece heard", index=written.step.position)
         events.put(("piece", written))
 
-    listener = Listener(prompt=lambda trace: events.put(("prompt", trace)), piece=piece)
+    def prompt_read(trace: Trace) -> None:
+        log("prompt heard")
+        events.put(("prompt", trace))
+
+    listener = Listener(prompt=prompt_read, piece=piece)
 
     def decode() -> None:
         try:
@@ -112,7 +144,7 @@ def streamed(page: Running, preview: Preview | None) -> TranslationResult:
             events.put(("done", None))
 
     line, growing, prompt = st.empty(), st.empty(), st.empty()
-    line.caption(f"Reading the prompt, then writing the {noun} piece by piece …")
+    _say(line, f"Reading the prompt, then writing the {noun} piece by piece …")
     thread = threading.Thread(target=decode, name="continuation", daemon=True)
     try:
         thread.start()
@@ -121,6 +153,7 @@ def streamed(page: Running, preview: Preview | None) -> TranslationResult:
         stopped.set()  # when this run stopped early, the decoding stops at its next piece
     for slot in (line, growing, prompt):
         slot.empty()
+    log("continuation done")
     if "error" in finished:
         raise finished["error"]  # type: ignore[misc]
     result = finished["result"]
@@ -146,11 +179,13 @@ def _follow(
             if kind == "prompt" and preview is not None and preview.prompt is not None:
                 with prompt.container():
                     preview.prompt(page, value)  # type: ignore[arg-type]
+                log("prompt drawn")
         if pieces:
             written += pieces
-            line.caption(written_line(written[-1], page.output_noun))
+            _say(line, written_line(written[-1], page.output_noun))
             if preview is not None and preview.pieces is not None:
                 with growing.container():
                     preview.pieces(page, written)
+            log("pieces drawn", index=written[-1].step.position)
         if news[-1][0] == "done":
             return

@@ -1,0 +1,200 @@
+"""How long a person waits for a new prompt's first picture on a real model, and how the continuation grows,
+in chromium at 1440x900, beside the engine's own generate + trace of the same prompt in the same run.
+
+    python bench/first_picture.py [--model smollm2-135m-instruct] [--pieces 80] [--pages translate,attention]
+                                  [--repeats 3]
+
+Starts the app (tests/live_server.py) with $ANATOMY_STREAM_LOG set, so that the server writes each page
+run's events with their times (ui/page/stream.py): the run's start, the prompt's trace heard and its picture
+drawn, each piece heard from the decoding and drawn, the page finished. For each page it opens the page on a
+first prompt, then types a new one of about --pieces pieces (as the model reads it, the chat template
+included) and presses Enter. It prints, medians over --repeats new prompts:
+
+  server first picture   the prompt's picture sent, after the run's start (the server's part)
+  browser first picture  a chart or table of the prompt drawn in chromium, after Enter
+  piece latency          the most a piece waited between the engine writing it and the page drawing it
+  updates per 3 pieces   what the page drew of the pieces, per 3 written (the Continue page's text)
+  whole page             Enter to the page's end, over the engine's generate + trace alone
+
+The engine is timed in this process on one torch thread, as the server runs it, between the pages' runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from live_server import running_app  # noqa: E402
+from test_browser import CHROMIUM, FLAGS  # noqa: E402
+
+WORDS = (
+    "Explain in a few words why the sky looks blue on a clear day and red at sunset, what the air does to "
+    "sunlight, and why clouds stay white while the sea looks deep blue from a plane on a sunny afternoon"
+)
+
+# Marks in the page, in epoch milliseconds: the first chart or table added after Enter, and every text of the
+# Continue page's growing line (its large text, which ends with " …" while the continuation is written)
+WATCH = """() => {
+  window.anatomyMarks = {first: null, texts: []};
+  const now = () => performance.timeOrigin + performance.now();
+  new MutationObserver((changes) => {
+    for (const change of changes) {
+      for (const node of change.addedNodes) {
+        if (!(node instanceof Element)) continue;
+        const drawn = node.matches('.js-plotly-plot, [data-testid="stDataFrame"]')
+          || node.querySelector('.js-plotly-plot, [data-testid="stDataFrame"]');
+        if (drawn && window.anatomyMarks.first === null) window.anatomyMarks.first = now();
+      }
+    }
+    for (const big of document.querySelectorAll('[data-testid="stMarkdownContainer"] div[style*="2.2rem"]')) {
+      const text = big.textContent;
+      const texts = window.anatomyMarks.texts;
+      if (text.endsWith('…') && (!texts.length || texts[texts.length - 1].text !== text)) {
+        texts.push({t: now(), text});
+      }
+    }
+  }).observe(document.body, {childList: true, subtree: true, characterData: true});
+}"""
+
+
+def prompts(bundle, pieces: int, count: int) -> list[str]:
+    """`count` different chat messages of about `pieces` pieces each as the model reads them."""
+    found = []
+    for offset in range(count):
+        split = WORDS.split(" ")
+        words = split[offset:] + split[:offset]
+        text = ""
+        for word in words * 4:
+            longer = f"{text} {word}".strip()
+            if len(bundle.read_input(longer, chat=True)) > pieces:
+                break
+            text = longer
+        found.append(text + "?")
+    return found
+
+
+def events(log: Path, since: float) -> list[dict]:
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [e for e in map(json.loads, lines) if e["t"] >= since]
+
+
+def wait_finished(log: Path, since: float, timeout: float = 180.0) -> list[dict]:
+    """The server's events since `since`, once a page run has finished after it."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        seen = events(log, since)
+        if any(e["event"] == "finished" for e in seen):
+            return seen
+        time.sleep(0.05)
+    raise TimeoutError("the page did not finish")
+
+
+def engine_seconds(bundle, prompt: str, repeats: int) -> float:
+    """The engine alone: generate + trace of the chat message, one torch thread."""
+    import torch
+
+    torch.set_num_threads(1)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        bundle.generate(prompt, chat=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def measure(page, base: str, slug: str, model: str, first: str, prompt: str, log: Path) -> dict:
+    """One new prompt on one page: its events and marks, as seconds after Enter or after the run's start."""
+    since = time.time()
+    page.goto(f"{base}/{slug}?model={model}&sentence={first.replace(' ', '+')}")
+    wait_finished(log, since)
+    page.wait_for_timeout(500)
+    page.evaluate(WATCH)
+    box = page.locator("[data-testid='stSidebar'] input[aria-label='Text to continue']")
+    box.fill(prompt)
+    enter = time.time()
+    box.press("Enter")
+    seen = wait_finished(log, enter)
+    page.wait_for_timeout(300)
+    marks = page.evaluate("() => window.anatomyMarks")
+    run = next(e["t"] for e in seen if e["event"] == "run")
+    drawn = [e["t"] for e in seen if e["event"] == "prompt drawn"]
+    heard = {e["index"]: e["t"] for e in seen if e["event"] == "piece heard"}
+    shown = [(e["index"], e["t"]) for e in seen if e["event"] == "pieces drawn"]
+    waits = []
+    for index, at in heard.items():
+        later = [t for i, t in shown if i >= index]
+        if later:
+            waits.append(min(later) - at)
+    finished = max(e["t"] for e in seen if e["event"] == "finished")
+    return {
+        "server first picture": drawn[0] - run if drawn else None,
+        "browser first picture": marks["first"] / 1000 - enter if marks["first"] else None,
+        "piece latency": max(waits) if waits else None,
+        "pieces": len(heard),
+        "updates": len(marks["texts"]) if slug == "translate" else len(shown),
+        "whole page": finished - enter,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="smollm2-135m-instruct")
+    parser.add_argument("--pieces", type=int, default=80)
+    parser.add_argument("--pages", default="translate,attention,tensor_shapes,why")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+
+    from playwright.sync_api import sync_playwright
+
+    from model import load_bundle
+    from model.checkpoints.catalog import available_models
+
+    bundle = load_bundle(available_models()[args.model])
+    slugs = args.pages.split(",")
+    texts = prompts(bundle, args.pieces, 2 + args.repeats * len(slugs))  # a new prompt for every run
+    first, warm, fresh = texts[0], texts[1], iter(texts[2:])
+    print(f"{args.model}: prompts of {sorted({len(bundle.read_input(t, chat=True)) for t in texts})} pieces")
+    engine_seconds(bundle, warm, 1)  # the engine's first call in this process is not timed
+    log = Path(tempfile.mkstemp(prefix="anatomy-stream-", suffix=".jsonl")[1])
+    with running_app(None, env={"ANATOMY_STREAM_LOG": str(log)}) as app, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        print(
+            f"{'page':<14} {'server 1st':>10} {'browser 1st':>11} {'piece wait':>10} {'upd/3':>6} "
+            f"{'whole':>7} {'engine':>7} {'ratio':>6}"
+        )
+        for slug in slugs:
+            rows, engines = [], []
+            for _ in range(args.repeats):
+                prompt = next(fresh)
+                rows.append(measure(page, app.url, slug, args.model, first, prompt, log))
+                engines.append(engine_seconds(bundle, prompt, 1))
+
+            def med(key: str, rows: list[dict] = rows) -> float | None:
+                values = [r[key] for r in rows if r[key] is not None]
+                return statistics.median(values) if values else None
+
+            def show(value: float | None, width: int) -> str:
+                return f"{value:>{width}.2f}" if value is not None else f"{'-':>{width}}"
+
+            per3 = med("updates") / med("pieces") * 3 if med("pieces") else None
+            whole, engine = med("whole page"), statistics.median(engines)
+            print(
+                f"{slug:<14} {show(med('server first picture'), 10)} {show(med('browser first picture'), 11)} "
+                f"{show(med('piece latency'), 10)} {show(per3, 6)} {show(whole, 7)} {show(engine, 7)} "
+                f"{show(whole / engine if whole else None, 6)}"
+            )
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()

