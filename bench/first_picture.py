@@ -2,7 +2,7 @@
 in chromium at 1440x900, beside the engine's own generate + trace of the same prompt in the same run.
 
     python bench/first_picture.py [--model smollm2-135m-instruct] [--pieces 80] [--pages translate,attention]
-                                  [--repeats 3]
+                                  [--repeats 3] [--at-once]
 
 Starts the app (tests/live_server.py) with $ANATOMY_STREAM_LOG set, so that the server writes each page
 run's events with their times (ui/page/stream.py): the run's start, the prompt's trace heard and its picture
@@ -14,7 +14,7 @@ included) and presses Enter. It prints, medians over --repeats new prompts:
   browser first picture  a chart or table of the prompt drawn in chromium, after Enter
   piece latency          the most a piece waited between the engine writing it and the page drawing it
   updates per 3 pieces   what the page drew of the pieces, per 3 written (the Continue page's text)
-  whole page             Enter to the page's end, over the engine's generate + trace alone
+  whole page             Enter to the page's end (and the server's run alone), over the engine's generate + trace
 
 The engine is timed in this process on one torch thread, as the server runs it, between the pages' runs.
 """
@@ -35,35 +35,16 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from live_server import running_app  # noqa: E402
 from test_browser import CHROMIUM, FLAGS  # noqa: E402
+from test_browser_stream import WATCH  # noqa: E402
 
 WORDS = (
     "Explain in a few words why the sky looks blue on a clear day and red at sunset, what the air does to "
     "sunlight, and why clouds stay white while the sea looks deep blue from a plane on a sunny afternoon"
 )
 
-# Marks in the page, in epoch milliseconds: the first chart or table added after Enter, and every text of the
-# Continue page's growing line (its large text, which ends with " …" while the continuation is written)
-WATCH = """() => {
-  window.anatomyMarks = {first: null, texts: []};
-  const now = () => performance.timeOrigin + performance.now();
-  new MutationObserver((changes) => {
-    for (const change of changes) {
-      for (const node of change.addedNodes) {
-        if (!(node instanceof Element)) continue;
-        const drawn = node.matches('.js-plotly-plot, [data-testid="stDataFrame"]')
-          || node.querySelector('.js-plotly-plot, [data-testid="stDataFrame"]');
-        if (drawn && window.anatomyMarks.first === null) window.anatomyMarks.first = now();
-      }
-    }
-    for (const big of document.querySelectorAll('[data-testid="stMarkdownContainer"] div[style*="2.2rem"]')) {
-      const text = big.textContent;
-      const texts = window.anatomyMarks.texts;
-      if (text.endsWith('…') && (!texts.length || texts[texts.length - 1].text !== text)) {
-        texts.push({t: now(), text});
-      }
-    }
-  }).observe(document.body, {childList: true, subtree: true, characterData: true});
-}"""
+# The prompt's pictures (tests/test_browser_stream.py watches them too): the Attention page's heads, the Tensor
+# shapes page's stages; the Continue page's first is its growing text
+PICTURES = [".st-key-prompt-heads .js-plotly-plot", ".st-key-prompt-stages [data-testid='stDataFrame']"]
 
 
 def prompts(bundle, pieces: int, count: int) -> list[str]:
@@ -117,7 +98,7 @@ def measure(page, base: str, slug: str, model: str, first: str, prompt: str, log
     page.goto(f"{base}/{slug}?model={model}&sentence={first.replace(' ', '+')}")
     wait_finished(log, since)
     page.wait_for_timeout(500)
-    page.evaluate(WATCH)
+    page.evaluate(WATCH, PICTURES)
     box = page.locator("[data-testid='stSidebar'] input[aria-label='Text to continue']")
     box.fill(prompt)
     enter = time.time()
@@ -135,13 +116,16 @@ def measure(page, base: str, slug: str, model: str, first: str, prompt: str, log
         if later:
             waits.append(min(later) - at)
     finished = max(e["t"] for e in seen if e["event"] == "finished")
+    firsts = [*marks["seen"].values(), *[mark["t"] for mark in marks["texts"][:1]]]
+    served = [*drawn, *[t for _, t in shown[:1]]] if slug == "translate" else drawn
     return {
-        "server first picture": drawn[0] - run if drawn else None,
-        "browser first picture": marks["first"] / 1000 - enter if marks["first"] else None,
+        "server first picture": min(served) - run if served else None,
+        "browser first picture": min(firsts) / 1000 - enter if firsts else None,
         "piece latency": max(waits) if waits else None,
         "pieces": len(heard),
         "updates": len(marks["texts"]) if slug == "translate" else len(shown),
         "whole page": finished - enter,
+        "server whole": finished - run,
     }
 
 
@@ -151,6 +135,7 @@ def main() -> None:
     parser.add_argument("--pieces", type=int, default=80)
     parser.add_argument("--pages", default="translate,attention,tensor_shapes,why")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--at-once", action="store_true", help="pages that wait for the whole continuation (no stream)")
     args = parser.parse_args()
 
     from playwright.sync_api import sync_playwright
@@ -165,7 +150,8 @@ def main() -> None:
     print(f"{args.model}: prompts of {sorted({len(bundle.read_input(t, chat=True)) for t in texts})} pieces")
     engine_seconds(bundle, warm, 1)  # the engine's first call in this process is not timed
     log = Path(tempfile.mkstemp(prefix="anatomy-stream-", suffix=".jsonl")[1])
-    with running_app(None, env={"ANATOMY_STREAM_LOG": str(log)}) as app, sync_playwright() as p:
+    env = {"ANATOMY_STREAM_LOG": str(log), "ANATOMY_STREAM_WORK": "inf" if args.at_once else ""}
+    with running_app(None, env=env) as app, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         page = browser.new_page(viewport={"width": 1440, "height": 900})
         print(
@@ -177,7 +163,7 @@ def main() -> None:
             for _ in range(args.repeats):
                 prompt = next(fresh)
                 rows.append(measure(page, app.url, slug, args.model, first, prompt, log))
-                engines.append(engine_seconds(bundle, prompt, 1))
+                engines.append(engine_seconds(bundle, prompt, 3))
 
             def med(key: str, rows: list[dict] = rows) -> float | None:
                 values = [r[key] for r in rows if r[key] is not None]
@@ -190,7 +176,8 @@ def main() -> None:
             whole, engine = med("whole page"), statistics.median(engines)
             print(
                 f"{slug:<14} {show(med('server first picture'), 10)} {show(med('browser first picture'), 11)} "
-                f"{show(med('piece latency'), 10)} {show(per3, 6)} {show(whole, 7)} {show(engine, 7)} "
+                f"{show(med('piece latency'), 10)} {show(per3, 6)} {show(whole, 7)} {show(med('server whole'), 7)} "
+                f"{show(engine, 7)} "
                 f"{show(whole / engine if whole else None, 6)}"
             )
         browser.close()

@@ -19,20 +19,19 @@ from viz.lengths import around
 
 
 def prompt_heads(page: Page, prompt: Trace) -> None:
-    """While the continuation is written: every head of the chosen layer's self-attention over the prompt
-    alone, its last pieces' rows (the first piece kept in view, where most heads put much of their weight)."""
+    """While the continuation is written: the chosen head's self-attention over the prompt alone, its last
+    pieces' rows (the first piece kept in view, where most heads put much of their weight)."""
     ctl = page.controls
     layer = min(ctl.layer, page.limits.layers_of("decoder") - 1)
     n = len(prompt.tgt_pieces)
     window = around(n - 1, n)
-    st.subheader(f"The prompt's self-attention, layer {layer + 1}")
-    figure = attention_heads(
-        prompt.pattern("decoder", "self", layer),
+    st.subheader("The prompt's self-attention")
+    figure = attention_map(
+        prompt.pattern("decoder", "self", layer)[ctl.head],
         prompt.tgt_pieces,
         prompt.tgt_pieces,
         page.style,
-        f"Decoder self-attention over the prompt · L{layer + 1}, every head",
-        knocked_out=tuple(ctl.interventions().heads_off("decoder", "self", layer)),
+        f"Decoder self-attention over the prompt · L{layer + 1} H{ctl.head + 1}",
         rows=window,
         columns=window,
         first=True,
@@ -40,7 +39,7 @@ def prompt_heads(page: Page, prompt: Trace) -> None:
     st.plotly_chart(figure, config=page.plotly_config, theme=None, key="prompt-heads")
     st.caption(
         "Read in one pass before the first new piece: rows are the prompt's pieces, columns the pieces each may "
-        "look back at. The new pieces' rows join when the continuation is whole."
+        "look back at. Every head and the new pieces' rows follow when the continuation is whole."
     )
 
 

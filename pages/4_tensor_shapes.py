@@ -35,7 +35,8 @@ def prompt_stages(page: Page, prompt: Trace) -> None:
         f"The pass over the prompt's {len(prompt.tgt_pieces)} pieces, before the first new piece: T is the "
         "prompt's length here; the new pieces' rows join when the continuation is whole."
     )
-    st.dataframe(stages_frame(prompt.tensors), hide_index=True, height=420)
+    with st.container(key="prompt-stages"):
+        st.dataframe(stages_frame(prompt.tensors), hide_index=True, height=420)
 
 
 page = start("Tensor shapes", preview=Preview(prompt=prompt_stages))

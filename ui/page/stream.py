@@ -35,8 +35,9 @@ if TYPE_CHECKING:
 LOG_ENV = "ANATOMY_STREAM_LOG"
 
 # A continuation whose decoding costs more than this (ondemand's units) is drawn while it is written; a
-# small model's whole page is quicker than a stream's set-up, so it is drawn at once as before
-STREAM_WORK = EAGER_WORK / 10
+# small model's whole page is quicker than a stream's set-up, so it is drawn at once as before.
+# $ANATOMY_STREAM_WORK overrides it ("inf": never, as bench/first_picture.py --at-once measures)
+STREAM_WORK = float(os.environ.get("ANATOMY_STREAM_WORK", "") or EAGER_WORK / 10)
 
 
 @dataclass(frozen=True)
