@@ -14,7 +14,7 @@ from ui.room import presenter, questions
 from ui.session.figures import shared
 from ui.session.urlstate import BLOCK_NAMES, BLOCKS, Field
 from viz.attention import attention_heads, attention_map
-from viz.labels import CONTAINER_PX, display_piece
+from viz.labels import CONTAINER_PX, display_piece, on_one_line
 from viz.lengths import around
 
 
@@ -109,7 +109,7 @@ def _step_header(step: int) -> int:
         f"position {row}, counted from 0 like every position here) and produced "
         f"“{md(display_piece(trace.out_pieces[row]))}”. "
         + ("Answer so far" if page.chat else "Continuation so far" if page.decoder_only else "Output so far")
-        + f": **{md(output) or '(nothing yet)'}**"
+        + f": **{md(on_one_line(output)) or '(nothing yet)'}**"
     )
     return step
 

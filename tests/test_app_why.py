@@ -59,6 +59,7 @@ def test_the_patching_grid_finds_the_word_that_differs_and_translates_with_it():
     assert grid["data"][0]["y"][0] == "source embeddings" and grid["data"][0]["y"][-1] == "encoder layer 3 (memory)"
     biggest = next(m.value for m in at.markdown if m.value.startswith("The biggest change"))
     assert "**girl**" in biggest
+    assert "at position 2 (**girl**" in biggest, "positions count from 0, as on every page (Translate puts girl at 2)"
     assert any(m.value.startswith("> ") and "garçon" in m.value for m in at.markdown)
 
 

@@ -586,3 +586,12 @@ def test_the_flow_diagram_of_a_pre_ln_model_adds_around_each_sublayer(result):
     fig = flow_diagram(shapes, Style(), blueprint=Blueprint(norm_first=True, n_heads=4, d_k=8, d_model=32))
     texts = _flow_texts(fig)
     assert texts.count("add (residual)") == 5 and texts.count("residual") == 5 + 5
+
+
+def test_a_line_break_in_a_bold_line_is_shown_and_sharing_nothing_saves_nothing():
+    from viz.cache import _saved
+    from viz.labels import NEWLINE_SIGN, on_one_line
+
+    assert on_one_line("Paris.\nThe answer is:  2018\n") == f"Paris. {NEWLINE_SIGN} The answer is: 2018 {NEWLINE_SIGN}"
+    assert "\n" not in on_one_line("a\n\nb")
+    assert _saved(12 * 64, 12 * 64) == "nothing" and _saved(9 * 64, 3 * 64) == "3× less" and _saved(5, 0) == ""

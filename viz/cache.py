@@ -150,7 +150,7 @@ def shared_heads_table(
             "pieces": f"{pieces:,}",
             "cache with shared key/value heads": _size(shared[name]),
             "one key/value head per query head": _size(one_per_query[name]),
-            "saved": f"{one_per_query[name] / shared[name]:.0f}× less" if shared[name] else "",
+            "saved": _saved(one_per_query[name], shared[name]),
         }
         if windowed is not None:
             row[window_column or "windowed"] = _size(windowed[name])
@@ -174,3 +174,11 @@ def without_cache_chart(pieces_with: np.ndarray, pieces_without: np.ndarray, sty
     fig = style.apply(fig, title, height=320 if not style.presentation else 420)
     fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, xanchor="left"), margin=dict(t=90))
     return fig
+
+
+def _saved(one_per_query: int, shared: int) -> str:
+    """What sharing key/value heads saves, in words: "4× less", or "nothing" where every query head has its own."""
+    if not shared:
+        return ""
+    ratio = one_per_query / shared
+    return "nothing" if round(ratio) <= 1 else f"{ratio:.0f}× less"

@@ -46,6 +46,12 @@ def display_piece(piece: str) -> str:
     return text if text else SPACE_SIGN
 
 
+def on_one_line(text: str) -> str:
+    """Text on one line, every line break shown as NEWLINE_SIGN (inside markdown's bold a line break ends the
+    bold and leaves its stars on screen)."""
+    return " ".join(text.replace("\n", f" {NEWLINE_SIGN} ").split())
+
+
 def visible_breaks(text: str) -> str:
     """Text with every line break shown as NEWLINE_SIGN before it (a chat template's wrapped prompt, whose
     line breaks the model reads as pieces of their own), the breaks themselves kept."""

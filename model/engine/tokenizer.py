@@ -57,9 +57,9 @@ def normalize_source(text: str, canonical: bool = True) -> Normalized:
     if len(cleaned) > MAX_CHARS:
         warnings.append(f"The text was cut to its first {MAX_CHARS} of {len(cleaned)} characters.")
         cleaned = cleaned[:MAX_CHARS]
-    if not canonical:
+    if not canonical:  # a real model's text: a sentence to translate or encode, or a prompt to continue
         if not cleaned.strip():
-            raise InputError("Type an English sentence, for example: The cat sleeps.")
+            raise InputError("Type some text, for example: The cat sleeps.")
         return Normalized(cleaned, tuple(warnings))
     spaced = " ".join(cleaned.split())
     result = _FINAL_PUNCTUATION.sub("", spaced.lower())

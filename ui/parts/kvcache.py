@@ -99,7 +99,11 @@ def cache_at_step(page: Page, step: int, pieces: list[str]) -> None:
         f"Each of the {cfg.n_decoder_layers} layers keeps keys and values of shape **{now.layer_shape}** (batch, "
         f"key/value heads, positions, d_head), as transformers' `past_key_values`: "
         f"**{now.self_bytes:,} bytes** for the whole self-attention cache. Step t = {step + 1} "
-        + (f"read the {now.added} pieces of the prompt at once" if step == 0 else "added one position")
+        + (
+            ("read the prompt's one piece" if now.added == 1 else f"read the {now.added} pieces of the prompt at once")
+            if step == 0
+            else "added one position"
+        )
         + f" and read the {now.positions - now.added} cached ones instead of recomputing them."
         + cross
         + window

@@ -157,7 +157,7 @@ def _biggest_change(
     bundle, ctl = why.bundle, why.ctl
     moved = explanations.translation_patched(bundle, donor, ctl.sentence, points[where], (position,), why.iv, ctl.chat)
     st.markdown(
-        f"The biggest change ({biggest:+.2f}): the **{md(where)}** at position {position + 1} "
+        f"The biggest change ({biggest:+.2f}): the **{md(where)}** at position {position} "
         f"(**{md(display_piece(why.src_pieces[position]))}**"
         + (
             f", the donor's **{md(display_piece(differ.donor[position]))}**)."
