@@ -206,6 +206,9 @@ def test_a_phone_has_the_sentence_at_the_top_and_the_sidebar_closes_after_enter(
         top = page.locator(".st-key-top-sentence input")
         assert top.is_visible() and top.bounding_box()["y"] < 400
         assert page.evaluate("() => document.documentElement.scrollWidth") <= 390, "no sideways scrolling"
+        steps = page.locator("[class*='st-key-pageup-'] button, [class*='st-key-pagedown-'] button")
+        assert steps.count() == 2 and all(step.is_visible() for step in steps.all())
+        assert not page.locator("[class*='st-key-pageup-'] kbd").first.is_visible(), "a phone has no PageUp key"
         page.screenshot(path=str(SHOTS / "talk_phone_attention_390.png"))
         top.fill("The cat eats the apple.")
         top.press("Enter")

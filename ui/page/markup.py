@@ -27,6 +27,8 @@ APP_CSS = """<style>
 @media (max-width: 640px) {
   [class*="st-key-top-sentence"], .st-key-model-view-legend { display: block; }
   .st-key-model-view g.annotation { display: none; }
+  /* a phone has no PageUp or PageDown key: its step buttons show their arrows alone */
+  [class*="st-key-pageup-"] kbd, [class*="st-key-pagedown-"] kbd { display: none; }
   /* a figure of panels side by side keeps the width its colour bars need, and scrolls sideways alone */
   .stElementContainer:has(.js-plotly-plot .subplot.x2y2) { overflow-x: auto; }
   .stElementContainer:has(.js-plotly-plot .subplot.x2y2) .stPlotlyChart { min-width: 760px; }
