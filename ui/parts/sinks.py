@@ -55,7 +55,20 @@ def section(page: Page, trace: Trace, stack: str, pieces: list[str]) -> None:
         + by_layer(found, cfg.windows)
         + " Streaming LLMs keep the first pieces in the cache for this reason (Xiao et al., 2023)."
     )
+    for other in _other_stacks(trace, stack):
+        also = sinks(trace, other, cfg.norm_first, cfg.windows if other == "decoder" else ())
+        others = trace.tgt_pieces if other == "decoder" else trace.src_pieces
+        st.markdown(
+            f"**{other.capitalize()} self-attention** (the charts above are the {stack}'s): its heads put "
+            f"**{also.mean_share:.0%}** of their attention on “{md(display_piece(others[0]) if others else '')}” on "
+            f"average, and **{also.sink_heads} of {also.shares.size}** heads put at least {SINK:.0%} there."
+        )
     _hide_first(page)
+
+
+def _other_stacks(trace: Trace, stack: str) -> list[str]:
+    """The self-attention stacks of the model besides `stack` (an encoder-decoder's decoder, beside its encoder)."""
+    return [other for other in ("encoder", "decoder") if other != stack and trace.n_layers(other)]
 
 
 def _layers(runs: tuple[tuple[int, int], ...]) -> str:
