@@ -16,7 +16,7 @@ from .engine import stages
 from .engine.attention import KVCache
 from .engine.beam import Hypothesis, beam_search
 from .engine.config import ModelConfig
-from .engine.continuation import continue_prompt, continued_logits
+from .engine.continuation import continue_prompt, continued_logits, with_the_prompts_rows
 from .engine.decoding import decoded_logits, greedy, stepped_trace
 from .engine.hooks import Recorder, not_recording, recording
 from .engine.interventions import DecodeOptions, Interventions
@@ -358,8 +358,7 @@ class Generator:
 
         def made(logits: torch.Tensor, piece: int) -> Trace:
             tensors = stepped_trace(self.model, recorded_steps[:1], cache, interventions)
-            unprojected = logits.new_full((1, len(prompt_ids) - 1, logits.size(-1)), float("nan"))
-            tensors[stages.LOGITS] = torch.cat([unprojected, logits[None, None]], dim=1)
+            tensors[stages.LOGITS] = with_the_prompts_rows(logits[None, None], len(prompt_ids))
             return self._trace(prompt_ids, [piece], tensors, interventions)
 
         return made

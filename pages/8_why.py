@@ -6,7 +6,7 @@ output its continuation."""
 import streamlit as st
 
 from model import AnatomyError
-from ui.page import player, stream
+from ui.page import player
 from ui.page.binding import bind, set_value
 from ui.page.markup import md
 from ui.page.ondemand import filling, spare_work, without_the_mask
@@ -14,7 +14,7 @@ from ui.page.start import _take_turn, start
 from ui.parts import attribution, lengths, lens, patching
 from ui.parts.explained import Explained
 from ui.room import presenter, questions
-from ui.session import engine, explanations
+from ui.session import explanations
 from viz.explain import roles_frame, roles_summary
 from viz.labels import display_piece
 from viz.lengths import DETAIL, around
@@ -80,16 +80,8 @@ if decoder_only:  # its continuation (ui.page.start runs a translation or an enc
     unmasked = without_the_mask(bundle, ctl)  # a costly continuation without the causal mask waits
     if unmasked is False:
         st.stop()
-    try:
-        with filling(unmasked):
-            page.result = (
-                stream.streamed(page, None)  # a costly continuation says which piece it is writing
-                if stream.streams(bundle, ctl)
-                else engine.generate(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size, chat=ctl.chat)
-            )
-    except AnatomyError as exc:
-        st.error(md(str(exc)))
-        st.stop()
+    with filling(unmasked):
+        page.result = page.run_written()  # a costly continuation says which piece it is writing
 else:
     page.result = page.run()
 for warning in page.result.warnings:

@@ -90,8 +90,7 @@ def continued_logits(
             if recorded_steps is not None
             else continued_trace(model, prompt_pass.tensors, cache, fed, interventions)
         )
-        unprojected = logits.new_full((1, len(prompt_ids) - 1, logits.size(-1)), float("nan"))
-        tensors[stages.LOGITS] = torch.cat([unprojected, logits], dim=1)
+        tensors[stages.LOGITS] = with_the_prompts_rows(logits, len(prompt_ids))
     elif trace:
         with recording() as recorder:
             logits = decoded_logits(
@@ -105,3 +104,10 @@ def continued_logits(
             else decoded_logits(model, fed, None, None, interventions, first=len(prompt_ids))[:, len(prompt_ids) - 1 :]
         )
     return logits, tensors
+
+
+def with_the_prompts_rows(logits: torch.Tensor, prompt_len: int) -> torch.Tensor:
+    """A continuation's step logits (1, steps, vocab) as a trace's logits over every position fed: NaN for the
+    prompt's rows before its last (no step projects them), then the steps'."""
+    unprojected = logits.new_full((1, prompt_len - 1, logits.size(-1)), float("nan"))
+    return torch.cat([unprojected, logits], dim=1)

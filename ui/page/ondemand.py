@@ -57,6 +57,16 @@ def spare_work(bundle: Bundle, steps: int) -> float:
     return max(0.0, EAGER_WORK - continuation_work(bundle, steps))
 
 
+def prompt_and_steps(bundle: Bundle, controls: Controls) -> tuple[int, int] | None:
+    """The pieces of a decoder-only model's text as it reads it (a chat message wrapped) and the new pieces its
+    continuation may add under the controls; None when the text is refused (the page's own run says why)."""
+    try:
+        prompt = len(bundle.read_input(controls.sentence, chat=controls.chat))
+    except AnatomyError:
+        return None
+    return prompt, bundle.max_new(prompt, DecodeOptions(beam_size=controls.beam_size))
+
+
 def without_the_mask(bundle: Bundle, controls: Controls) -> st.delta_generator.DeltaGenerator | bool:
     """Whether to continue the text under the sidebar's switches when they take the causal mask off a
     decoder-only model: then no cache can hold the text and every step re-reads all of it, which at a real
@@ -64,11 +74,10 @@ def without_the_mask(bundle: Bundle, controls: Controls) -> st.delta_generator.D
     button unless it is cheap or cached (`asked`'s answer)."""
     if controls.causal or not bundle.capabilities.decoder_only:
         return True
-    try:
-        prompt = len(bundle.read_input(controls.sentence, chat=controls.chat))
-    except AnatomyError:  # the page's own run says what is wrong with the text
+    read = prompt_and_steps(bundle, controls)
+    if read is None:
         return True
-    steps = bundle.max_new(prompt, DecodeOptions(beam_size=controls.beam_size))
+    prompt, steps = read
     return asked(
         work(bundle, 1, steps * prompt + steps * (steps + 1) // 2),  # step t re-reads the prompt and t pieces
         engine.in_cache(bundle, controls.sentence, controls.interventions(), controls.beam_size, chat=controls.chat),

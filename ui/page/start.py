@@ -116,6 +116,13 @@ class Page:
         an encoder-only model its encoding."""
         return self.encode(**changes) if self.encoder_only else self.translate(**changes)
 
+    def run_written(self, preview: stream.Preview | None = None) -> TranslationResult | EncodeResult:
+        """`run`, drawn while it is written when the continuation takes long (ui/page/stream.py, `preview`
+        drawing what the prompt alone gives meanwhile); errors stop the page."""
+        if stream.streams(self.bundle, self.controls):
+            return _or_stop(lambda: stream.streamed(self, preview))
+        return self.run()
+
     def finish(self, namespace: dict[str, Any]) -> None:
         """Offer every figure of the page as one self-contained HTML file, then release the run's data
         from the page's namespace (`globals()` of the page script)."""
@@ -293,10 +300,7 @@ def _run_once(page: Page, preview: stream.Preview | None) -> None:
     asked = without_the_mask(page.bundle, page.controls)
     if asked is False:
         st.stop()
-    if stream.streams(page.bundle, page.controls):
-        page.result = _or_stop(lambda: stream.streamed(page, preview))
-    else:
-        page.result = page.run()
+    page.result = page.run_written(preview)
     if not isinstance(asked, bool):
         asked.empty()
     for warning in page.result.warnings:

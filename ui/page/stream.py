@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import streamlit as st
 
-from model import AnatomyError, Bundle, DecodeOptions, Trace, TranslationResult
+from model import Bundle, Trace, TranslationResult
 from model.results import Listener, Written
-from ui.page.ondemand import EAGER_WORK, continuation_work
+from ui.page.ondemand import EAGER_WORK, continuation_work, prompt_and_steps
 from ui.session import engine
 from viz.labels import display_piece
 
@@ -78,12 +78,8 @@ def streams(bundle: Bundle, controls: Controls) -> bool:
     continuation not in the cache yet, costly enough to be worth it."""
     if not bundle.capabilities.decoder_only or controls.beam_size != 1:
         return False
-    try:
-        prompt = len(bundle.read_input(controls.sentence, chat=controls.chat))
-    except AnatomyError:  # the page's own run says what is wrong with the text
-        return False
-    steps = bundle.max_new(prompt, DecodeOptions())
-    if continuation_work(bundle, steps) < STREAM_WORK:
+    read = prompt_and_steps(bundle, controls)
+    if read is None or continuation_work(bundle, read[1]) < STREAM_WORK:
         return False
     iv = controls.interventions()
     return not engine.in_cache(bundle, controls.sentence, iv, controls.beam_size, chat=controls.chat)

@@ -49,9 +49,7 @@ def section(page: Page, trace: Trace, stack: str, pieces: list[str]) -> None:
     st.markdown(
         "**Why.** A softmax row must sum to 1, so a head that has nothing useful to read on a piece still has to "
         "put its weight somewhere. Many models learn to park it on the first piece, which every later piece can "
-        f"see: a sink whose value adds little. On this text, {name}'s heads put **{found.mean_share:.0%}** of "
-        f"their attention on “{md(first)}” on average, and **{found.sink_heads} of {found.shares.size}** heads "
-        f"put at least {SINK:.0%} there. "
+        f"see: a sink whose value adds little. On this text, {name}'s heads put {_shares_said(found, first)} "
         + by_layer(found, cfg.windows)
         + " Streaming LLMs keep the first pieces in the cache for this reason (Xiao et al., 2023)."
     )
@@ -60,10 +58,17 @@ def section(page: Page, trace: Trace, stack: str, pieces: list[str]) -> None:
         others = trace.tgt_pieces if other == "decoder" else trace.src_pieces
         st.markdown(
             f"**{other.capitalize()} self-attention** (the charts above are the {stack}'s): its heads put "
-            f"**{also.mean_share:.0%}** of their attention on “{md(display_piece(others[0]) if others else '')}” on "
-            f"average, and **{also.sink_heads} of {also.shares.size}** heads put at least {SINK:.0%} there."
+            + _shares_said(also, display_piece(others[0]) if others else "")
         )
     _hide_first(page)
+
+
+def _shares_said(found: Sinks, first: str) -> str:
+    """What a stack's heads put on its first piece, in words: the mean share and the heads at SINK or more."""
+    return (
+        f"**{found.mean_share:.0%}** of their attention on “{md(first)}” on average, and "
+        f"**{found.sink_heads} of {found.shares.size}** heads put at least {SINK:.0%} there."
+    )
 
 
 def _other_stacks(trace: Trace, stack: str) -> list[str]:

@@ -137,8 +137,8 @@ def translate(
     """Translate through the cache keyed by (checkpoint id, sentence, switches, beam size, trace); a
     decoder-only model continues the sentence instead (`generate`, a GenerationResult; with `chat`, it
     answers the sentence as a chat message; `listener` hears it while it is written)."""
-    if bundle.capabilities.decoder_only:  # `generate`'s cache, with the listener (not part of the key)
-        return _generate(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, trace, chat, listener=listener)
+    if bundle.capabilities.decoder_only:
+        return generate(bundle, sentence, iv, beam_size, trace, chat=chat, listener=listener)
     _translates(bundle, chat)
     return _translate(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, trace)
 
@@ -159,12 +159,19 @@ def _generate(
 
 
 def generate(
-    bundle: Bundle, text: str, iv: Interventions, beam_size: int = 1, trace: bool = True, chat: bool = False
+    bundle: Bundle,
+    text: str,
+    iv: Interventions,
+    beam_size: int = 1,
+    trace: bool = True,
+    chat: bool = False,
+    listener: Listener | None = None,
 ) -> GenerationResult:
     """A decoder-only model's continuation of `text` (`Bundle.generate`, the checkpoint's number of new
     pieces; with `chat`, its answer to `text` as a user's chat message, the result's prompt the wrapped
-    text), cached by (checkpoint id, text, switches, beam size, trace, chat)."""
-    return _generate(bundle, bundle.checkpoint_id, text, iv_key(iv), beam_size, trace, chat)
+    text), cached by (checkpoint id, text, switches, beam size, trace, chat); `listener` (not part of the
+    key) hears it while it is written, when it is computed here."""
+    return _generate(bundle, bundle.checkpoint_id, text, iv_key(iv), beam_size, trace, chat, listener=listener)
 
 
 def in_cache(
