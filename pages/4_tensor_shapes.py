@@ -36,7 +36,7 @@ def prompt_stages(page: Page, prompt: Trace) -> None:
         "prompt's length here; the new pieces' rows join when the continuation is whole."
     )
     with st.container(key="prompt-stages"):
-        st.dataframe(stages_frame(prompt.tensors), hide_index=True, height=420)
+        st.dataframe(stages_frame(prompt.tensors, page.bundle.config.kv_heads), hide_index=True, height=420)
 
 
 page = start("Tensor shapes", preview=Preview(prompt=prompt_stages))
@@ -60,6 +60,13 @@ if has.decoder:
         + ", then each new piece but the last)"
     )
 letters += [f"d_model = {cfg.d_model}", f"h = {cfg.n_heads} heads"]
+grouped = cfg.kv_heads < cfg.n_heads  # grouped-query (or multi-query) attention: shared key/value heads
+kv_named, kept = (
+    f"{cfg.kv_heads} key/value head{'s' if cfg.kv_heads > 1 else ''}",
+    "cached" if has.decoder else "computed",
+)
+if grouped:
+    letters.append(f"h_kv = {kv_named}")
 letters.append(
     f"d_k = d_model / h = {cfg.d_k}"
     if cfg.d_attention == cfg.d_model
@@ -97,19 +104,23 @@ if cfg.positional == "rotary":
         + f": `{stages.attention(rope_stack, 'self', 0, 'q')}` and `{stages.attention(rope_stack, 'self', 0, 'k')}` "
         "hold them turned."
     )
-if cfg.kv_heads < cfg.n_heads:
+if grouped:
+    group, kv_rows = cfg.n_heads // cfg.kv_heads, "T" if has.decoder else "S"
     notes.append(
         f"Keys and values have {cfg.kv_heads} head{'s' if cfg.kv_heads > 1 else ''}, not {cfg.n_heads}: "
         + (
-            f"all {cfg.n_heads} query heads share one (multi-query attention)"
+            f"multi-query attention, where all {cfg.n_heads} query heads share one key/value head. "
             if cfg.kv_heads == 1
-            else f"each shared by {cfg.n_heads // cfg.kv_heads} query heads (grouped-query attention)"
+            else "grouped-query attention, where groups of query heads share key/value heads "
+            f"({cfg.n_heads} query heads, {cfg.kv_heads} key/value heads, {group} query heads per key/value head). "
         )
-        + f". W_K and W_V project d_model → {cfg.kv_heads} × {cfg.d_k} = {cfg.kv_heads * cfg.d_k} (the weights "
-        f"below), and the KV cache keeps those; `{stages.attention(rope_stack, 'self', 0, 'k')}` and "
-        f"`{stages.attention(rope_stack, 'self', 0, 'v')}` "
-        f"hold each repeated for its query heads, (B, h = {cfg.n_heads}, T, d_k), so that every head has its "
-        "pattern."
+        + f"W_K and W_V project d_model → h_kv·d_k = {cfg.kv_heads} × {cfg.d_k} = {cfg.kv_heads * cfg.d_k}, not "
+        f"h·d_k = {cfg.n_heads * cfg.d_k} (the weights below). The keys and values are computed"
+        + (" and cached" if has.decoder else "")
+        + f" as (B, h_kv, {kv_rows}, d_k): the rows marked '{kv_named} (as {kept})' in the table below. Then each "
+        f"is repeated for the {group} query heads of its group, to (B, h, {kv_rows}, d_k): the row after, "
+        f"`{stages.attention(rope_stack, 'self', 0, 'k')}` (and `{stages.attention(rope_stack, 'self', 0, 'v')}`), "
+        "so that every query head has its scores and pattern."
     )
 if cfg.norm in ("rms", "rms_plus_one"):
     notes.append(
@@ -164,12 +175,17 @@ page.show(
     "Numbers on the arrows are the shapes of the tensors that flow along them for this sentence. Green: the "
     "residual (skip) path around each sublayer, which adds the sublayer's input to its output. Inside each "
     f"attention box the {cfg.n_heads} heads work side by side on d_k = {cfg.d_k} numbers each, and their "
-    "outputs are concatenated back and projected by W_O.",
+    "outputs are concatenated back and projected by W_O."
+    + (
+        f" Their keys and values come from {kv_named}, each repeated for its {cfg.n_heads // cfg.kv_heads} query heads."
+        if grouped
+        else ""
+    ),
     key="flow",
 )
 
 st.subheader("Every stage, in the order it runs")
-frame = stages_frame(trace.tensors)
+frame = stages_frame(trace.tensors, cfg.kv_heads)
 st.dataframe(
     frame,
     hide_index=True,
@@ -177,12 +193,20 @@ st.dataframe(
     column_config={
         "#": st.column_config.NumberColumn("#", width=40),
         # wide enough for the longest hook name, whole (about 6 px a character at the table's font, measured)
-        "stage": st.column_config.TextColumn("stage", width=7 * max(map(len, stage_names)) + 24),
+        "stage": st.column_config.TextColumn("stage", width=7 * max(map(len, frame["stage"])) + 24),
         "masked": st.column_config.NumberColumn("masked", width=64),
         **{c: st.column_config.NumberColumn(c, format="%.4f", width=76) for c in ("mean", "std", "min", "max")},
     },
 )
-st.caption("Statistics are over the finite entries; 'masked' counts the −∞ that masks put into the scores.")
+st.caption(
+    "Statistics are over the finite entries; 'masked' counts the −∞ that masks put into the scores."
+    + (
+        f" Keys and values appear twice: as their {kv_named} {kept} them, then repeated to the {cfg.n_heads} "
+        "query heads."
+        if grouped
+        else ""
+    )
+)
 
 st.subheader("Look inside one stage")
 if page_value(STAGE) not in stage_names:

@@ -140,7 +140,11 @@ def test_the_rotation_the_shapes_and_the_pieces_read_right(pages):
     said = texts(shapes)
     assert "Keys and values have 3 heads, not 9" in said and "tgt_embed.hook_position" in said
     weights = [frame.value for frame in shapes.dataframe if "role" in frame.value]
-    assert any("key projection: d_model → 3·d_k (3 key/value heads)" in set(frame["role"]) for frame in weights)
+    assert any(
+        "key projection: d_model → h_kv·d_k = 3 × 64 = 192 (3 key/value heads, each shared by 3 query heads)"
+        in set(frame["role"])
+        for frame in weights
+    )
     flow = _titled(shapes, "One decoder layer")
     boxes = " ".join(a.get("text", "") for a in flow["layout"]["annotations"])
     assert "q, k turned by position (RoPE)" in boxes and "positional enc." not in boxes

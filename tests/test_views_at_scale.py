@@ -111,7 +111,7 @@ def test_the_first_key_stays_beside_a_window_of_keys_that_leaves_it_out():
     z = np.array(heatmap.data[0].z)
     assert z.shape == (40, 41) and np.allclose(z[:, 0], pattern[0, 10:50, 0])
     assert np.allclose(z[:, 1:], pattern[0, 10:50, 10:50])
-    assert heatmap.data[0].x[0].startswith("00") and "keys 0 and 10–49 of 60" in heatmap.layout.title.text
+    assert heatmap.data[0].x[0].endswith("₀") and "keys 0 and 10–49 of 60" in heatmap.layout.title.text
     assert any(shape.type == "line" for shape in heatmap.layout.shapes)  # the divider after the first key
     heads = attention_heads(pattern, labels, labels, Style(), "heads", rows=window, columns=window, first=True)
     assert all(np.array(panel.z).shape == (40, 41) for panel in heads.data)
@@ -148,7 +148,7 @@ def test_byte_level_pieces_outside_ascii_read_as_the_characters_they_spell():
     assert display_piece("âĢĵ") == "–" and display_piece("ĠâĢľ") == "“"  # GPT-2's byte stand-ins for e2 80 93
     assert display_piece("ĠcafÃ©") == "café" and display_piece("ðŁĺĢ") == "😀"
     assert display_piece("ĊâĢĵ") == "↵–"
-    assert display_piece("âĢ") == "âĢ"  # part of a character's bytes: as it is
+    assert display_piece("âĢ") == "⟨E2 80⟩"  # part of a character's bytes: marked as bytes, never mojibake
     assert display_piece("été") == "été" and display_piece("▁été") == "été" and display_piece("##é") == "##é"
 
 
@@ -187,7 +187,9 @@ def test_the_shapes_say_rotary_positions_and_shared_key_value_heads():
         SMOLLM2,
     )
     roles = dict(zip(frame["parameter"], frame["role"], strict=True))
-    assert roles["decoder.layers.0.self_attn.w_k.weight"] == "key projection: d_model → 3·d_k (3 key/value heads)"
+    assert roles["decoder.layers.0.self_attn.w_k.weight"] == (
+        "key projection: d_model → h_kv·d_k = 3 × 64 = 192 (3 key/value heads, each shared by 3 query heads)"
+    )
     assert roles["decoder.layers.0.self_attn.w_q.weight"] == "query projection: d_model → h·d_k"
     paper = attention_box("multi-head self-attention", "encoder", {}, Blueprint(n_heads=8, d_k=64, d_model=512))
     assert "RoPE" not in paper and "shared" not in paper and "of its output" not in paper

@@ -13,6 +13,7 @@ Box = tuple[str, str, str | None]  # (key, label, the hook whose shape the arrow
 
 
 def embedding_box(blueprint: Blueprint, side: str, shapes: dict[str, tuple[int, ...]]) -> str:
+    """The embedding box's label: what is added to the token embeddings (nothing for rotary or relative positions)."""
     if blueprint.embed_norm or stages.embedding("norm", side) in shapes:
         return "embed + positions + type<br>then LayerNorm"
     scaled = " ×√d_model" if blueprint.scale_embeddings else ""
@@ -24,20 +25,31 @@ def embedding_box(blueprint: Blueprint, side: str, shapes: dict[str, tuple[int, 
 
 
 def attention_box(name: str, stack: str, shapes: dict[str, tuple[int, ...]], blueprint: Blueprint) -> str:
+    """An attention box's label: its norm, name, positions (bias or rotation), shared key/value heads and width."""
     lines = ([f"{blueprint.norm_name}, then"] if blueprint.norm_first else []) + [name]
     bias = stages.position_bias(stack)
     if bias in shapes:
         lines.append(f"+ position bias {symbolic_shape(bias, 4)}")
     if blueprint.positional == "rotary" and "self" in name:
         lines.append("q, k turned by position (RoPE)")
-    if 0 < blueprint.kv_heads < blueprint.n_heads:
-        lines.append(f"keys, values: {blueprint.kv_heads} head{'s' if blueprint.kv_heads > 1 else ''}, shared")
+    if blueprint.grouped:
+        lines += _shared_heads(stack, blueprint)
     width = blueprint.n_heads * blueprint.d_k
     if width and blueprint.d_model and width != blueprint.d_model:
         lines.append(f"h × d_k = {blueprint.n_heads} × {blueprint.d_k} = {width} wide")
     if blueprint.sandwich_norm:
         lines.append(f"then {blueprint.norm_name} of its output")
     return "<br>".join(lines)
+
+
+def _shared_heads(stack: str, blueprint: Blueprint) -> list[str]:
+    """A grouped-query attention box's lines: its key/value heads, kept as computed (cached, in the decoder),
+    and repeated for the query heads before the scores."""
+    kv, kept = blueprint.kv_heads, "cached" if stack == "decoder" else "computed"
+    return [
+        f"keys, values: {kv} head{'s' if kv > 1 else ''}, shared",
+        f"{kept} as h_kv = {kv}, repeated to h = {blueprint.n_heads}",
+    ]
 
 
 def _ffn_box(blueprint: Blueprint) -> str:

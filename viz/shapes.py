@@ -58,19 +58,43 @@ def stage_stats(array: np.ndarray) -> dict[str, float]:
     }
 
 
-def stages_frame(tensors: dict[str, np.ndarray]) -> pd.DataFrame:
-    """One row per hook point in execution order: shape, symbolic shape and statistics."""
+def key_value_heads(array: np.ndarray, kv_heads: int) -> np.ndarray:
+    """Keys or values recorded per query head (B, h, S, d_k) as their `kv_heads` key/value heads computed and
+    cached them, (B, kv_heads, S, d_k): the engine repeats each for its group of query heads side by side."""
+    return np.asarray(array)[:, :: array.shape[1] // kv_heads]
+
+
+def _repeated(name: str, array: np.ndarray, kv_heads: int) -> bool:
+    """True for an attention block's keys or values recorded per query head, repeated from fewer key/value heads."""
+    stage = stages.parse(name)
+    heads = array.shape[1] if array.ndim == 4 else 0
+    return stage.kind is not None and stage.stage in ("k", "v") and 0 < kv_heads < heads and heads % kv_heads == 0
+
+
+def _before_the_repeat(name: str, kv_heads: int) -> tuple[str, str]:
+    """The row name and symbolic shape of a block's keys or values as its key/value heads computed them."""
+    stage = stages.parse(name)
+    kept = "as cached" if stage.stack == "decoder" else "as computed"
+    heads = f"{kv_heads} key/value head{'s' if kv_heads > 1 else ''}"
+    return f"{name.rpartition('.')[0]}.{stage.stage}: {heads} ({kept})", symbolic_shape(name, 4).replace("h,", "h_kv,")
+
+
+def stages_frame(tensors: dict[str, np.ndarray], kv_heads: int = 0) -> pd.DataFrame:
+    """One row per hook point in execution order: shape, symbolic shape and statistics. With fewer key/value
+    heads than query heads (`kv_heads`), each block's keys and values first get a row as computed and cached,
+    (B, h_kv, S, d_k); the hook point's row after it holds them repeated for every query head, (B, h, S, d_k)."""
     rows = []
-    for index, (name, array) in enumerate(tensors.items()):
-        row = {
-            "#": index + 1,
-            "stage": name,
-            "shape": str(tuple(array.shape)),
-            "symbolic": symbolic_shape(name, array.ndim),
-        }
-        row.update(stage_stats(array))
-        rows.append(row)
-    return pd.DataFrame(rows)
+    for name, array in tensors.items():
+        if _repeated(name, array, kv_heads):
+            label, symbolic = _before_the_repeat(name, kv_heads)
+            rows.append(_stage_row(label, key_value_heads(array, kv_heads), symbolic))
+        rows.append(_stage_row(name, array, symbolic_shape(name, array.ndim)))
+    return pd.DataFrame([{"#": index + 1, **row} for index, row in enumerate(rows)])
+
+
+def _stage_row(name: str, array: np.ndarray, symbolic: str) -> dict[str, object]:
+    """One row of the stages table, without its number."""
+    return {"stage": name, "shape": str(tuple(array.shape)), "symbolic": symbolic, **stage_stats(array)}
 
 
 def as_matrix(array: np.ndarray, head: int = 0) -> np.ndarray:
@@ -178,9 +202,30 @@ class Blueprint:
         return cls(**{f.name: getattr(config, f.name) for f in fields(cls)})
 
     @property
+    def grouped(self) -> bool:
+        """True when fewer key/value heads than query heads: each shared by a group of query heads."""
+        return 0 < self.kv_heads < self.n_heads
+
+    @property
+    def group(self) -> int:
+        """Query heads per key/value head (1 without grouping)."""
+        return self.n_heads // self.kv_heads if self.grouped else 1
+
+    @property
     def norm_name(self) -> str:
         """The norm as the boxes name it."""
         return {"rms": "RMS norm", "rms_plus_one": "RMS norm (1 + w)"}.get(self.norm, "LayerNorm")
+
+
+def key_value_width(blueprint: Blueprint) -> str:
+    """What W_K and W_V project to in a grouped-query model, in letters and numbers, and who shares the heads."""
+    kv, d_k = blueprint.kv_heads, blueprint.d_k
+    shared = (
+        f"1 key/value head, shared by all {blueprint.n_heads} query heads"
+        if kv == 1
+        else f"{kv} key/value heads, each shared by {blueprint.group} query heads"
+    )
+    return f"h_kv·d_k = {kv} × {d_k} = {kv * d_k} ({shared})"
 
 
 def _weight_role(name: str, blueprint: Blueprint) -> str:
@@ -188,12 +233,11 @@ def _weight_role(name: str, blueprint: Blueprint) -> str:
     module, _, kind = name.rpartition(".")
     leaf = module.rpartition(".")[2]
     bias = kind == "bias"
-    shared = 0 < blueprint.kv_heads < blueprint.n_heads
-    kv = f"{blueprint.kv_heads}·d_k ({blueprint.kv_heads} key/value head{'s' if blueprint.kv_heads > 1 else ''})"
+    kv = key_value_width(blueprint) if blueprint.grouped else "h·d_k"
     projections = {
         "w_q": "query projection: d_model → h·d_k",
-        "w_k": f"key projection: d_model → {kv if shared else 'h·d_k'}",
-        "w_v": f"value projection: d_model → {kv if shared else 'h·d_k'}",
+        "w_k": f"key projection: d_model → {kv}",
+        "w_v": f"value projection: d_model → {kv}",
         "w_o": "output projection: h·d_k → d_model",
     }
     if leaf in projections and ("self_attn" in module or "cross_attn" in module):
