@@ -206,7 +206,7 @@ def test_attention_reads_the_wrapped_prompt_and_the_kv_cache_holds_it(bundle, an
     keys = _key_labels(chart_titled(at, "Decoder masked self-attention · L1 H1"))
     window, first = _step_window(chat), axis_labels(chat.trace.tgt_pieces)[0]
     # the first piece (ChatML's first marker), where a trained model's heads park their weight, stays in view
-    assert keys == ([first] if window[0] != first else []) + window and keys[0].endswith("&lt;|im_start|&gt;")
+    assert keys == ([first] if window[0] != first else []) + window and keys[0].startswith("&lt;|im_start|&gt;")
     cache = next(m.value for m in at.markdown if m.value.startswith("Each of the 2 layers keeps keys and values"))
     assert f"**(1, 2, {len(chat.prompt_ids)}, 8)**" in cache  # step 1 read the wrapped prompt at once
     assert f"read the {len(chat.prompt_ids)} pieces of the prompt at once" in cache
@@ -240,9 +240,9 @@ def test_every_page_explains_the_answer(page, bundle, answer):
         assert _method_lines(at) == METHOD_LINES
         assert f"**Answer** {chat.continuation}"[:30] in note
         shaded = next(m.value for m in at.markdown if "<span title=" in m.value)
-        columns = re.findall(r'<span title="(\d+) ', shaded)
+        columns = re.findall(r'<span title="([^"]*?): ', shaded)  # a piece with its position: one per column
         assert len(set(columns)) == len(chat.prompt_ids)  # one column per piece of the wrapped prompt
-        assert 'title="0 &lt;|im_start|&gt;:' in shaded
+        assert 'title="&lt;|im_start|&gt;₀:' in shaded
         lens = at.dataframe[0].value
         assert lens.iloc[-1, 0].startswith("✓")  # the last layer's lens is the model itself: it wrote that piece
         assert "(your chat message, wrapped by the chat template)" in note

@@ -66,9 +66,9 @@ def test_viz_never_imports_streamlit_or_torch():
 def test_labels_strip_the_word_marker_and_make_repeats_distinct():
     assert display_piece("▁cat") == "cat"
     assert display_piece("▁") == "␣"
-    assert distinct_labels(["▁le", "▁chat", "▁le", "</s>"]) == ["00 le", "chat", "02 le", "</s>"]
+    assert distinct_labels(["▁le", "▁chat", "▁le", "</s>"]) == ["le₀", "chat", "le₂", "</s>"]
     assert len(set(distinct_labels(["a"] * 120))) == 120
-    assert axis_labels(["<s>", "▁a&b", "<0xF0>"]) == ["&lt;s&gt;", "a&amp;b", "&lt;0xF0&gt;"]
+    assert axis_labels(["<s>", "▁a&b", "<0xF0>"]) == ["&lt;s&gt;", "a&amp;b", "⟨F0⟩"]  # a byte fallback piece
     assert escape_plotly("<b>x</b>") == "&lt;b&gt;x&lt;/b&gt;"
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .labels import CONTAINER_PX, axis_labels, display_piece, escape_plotly, token_axis
+from .labels import CONTAINER_PX, axis_labels, display_piece, plotly_piece, reads_bytes, token_axis
 from .lengths import Span, whole, window_note
 from .style import Style
 
@@ -38,8 +38,9 @@ def lens_heatmap(
         "keys", "output pieces"
     )
     z = final_prob[:, columns[0] : columns[1]]
-    text = [[escape_plotly(display_piece(p)) for p in row[columns[0] : columns[1]]] for row in top_pieces]
-    labels = axis_labels(out_pieces)[columns[0] : columns[1]]
+    byte_level = reads_bytes([*out_pieces, *(p for row in top_pieces for p in row)])
+    text = [[plotly_piece(p, byte_level) for p in row[columns[0] : columns[1]]] for row in top_pieces]
+    labels = axis_labels(out_pieces, byte_level)[columns[0] : columns[1]]
     rows = [f"layer {layer + 1}" for layer in range(final_prob.shape[0])]
     fig = style.figure(
         xaxis=token_axis(labels, CONTAINER_PX - 200, style.tick, title=piece_axis, tickangle=-90),
@@ -115,10 +116,11 @@ def lens_table(pieces: list[list[str]], probs: np.ndarray, final: str) -> pd.io.
     """One output piece through the logit lens: a row per decoder layer, its top candidates in order
     ("piece  0.83"), the piece the model finally wrote marked with a check and shaded."""
     columns = [f"#{rank + 1}" for rank in range(probs.shape[1])]
+    byte_level = reads_bytes([final, *(piece for row in pieces for piece in row)])
     frame = pd.DataFrame(
         [
             [
-                f"{'✓ ' if piece == final else ''}{display_piece(piece)}  {p:.2f}"
+                f"{'✓ ' if piece == final else ''}{display_piece(piece, byte_level)}  {p:.2f}"
                 for piece, p in zip(row, row_probs, strict=True)
             ]
             for row, row_probs in zip(pieces, probs, strict=True)
@@ -145,7 +147,7 @@ def patch_grid_map(
     position's activation there comes from the donor; blue lowers it, red raises it. (A decoder-only
     model's source positions are its prompt's: `position_axis` says so.)"""
     columns = columns or whole(grid.shape[1])
-    labels = axis_labels(src_pieces[: grid.shape[1]])[columns[0] : columns[1]]
+    labels = axis_labels(src_pieces[: grid.shape[1]], reads_bytes(src_pieces))[columns[0] : columns[1]]
     z = grid[:, columns[0] : columns[1]]
     reach = float(np.abs(grid).max()) or 1.0
     fig = style.figure(

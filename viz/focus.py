@@ -7,7 +7,7 @@ import html
 
 import numpy as np
 
-from .labels import display_piece, running_text
+from .labels import at_position, display_piece, reads_bytes, running_text
 from .style import Style
 
 SHADE = (255, 45, 149)  # the normal style's highlight colour
@@ -39,14 +39,16 @@ def shaded_text(
     texts = running_text(keys)
     number = ".4g" if signed else ".3f"  # attributions can be tiny: significant digits
     width = max(5.5, 0.6 * max(map(len, names), default=0))  # em: the names' column
-    lines = []
+    lines, byte_level = [], reads_bytes(keys)
     for name, row in zip(names, np.nan_to_num(weights, nan=0.0), strict=True):
         peak = float((np.abs(row) if signed else row).max()) if row.size else 0.0
         spans = []
         for position, (piece, text, weight) in enumerate(zip(keys, texts, row, strict=True)):
             alpha = abs(weight) / peak if peak > 0 else 0.0
             red, green, blue = below if weight < 0 else above
-            label = html.escape(f"{position} {display_piece(piece)}: {weight:{number}}", quote=True)
+            label = html.escape(
+                f"{at_position(display_piece(piece, byte_level), position)}: {weight:{number}}", quote=True
+            )
             outline = "outline:2px solid #111;" if position == own else ""
             # the space between words stays outside the shaded span, so long lines can wrap there
             spans.append(

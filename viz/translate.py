@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from model.results import Beam, Step
 
-from .labels import display_piece, escape_plotly, thin_ticks
+from .labels import display_piece, plotly_piece, reads_bytes, thin_ticks
 from .style import Style
 
 
@@ -16,21 +16,28 @@ def pieces_frame(pieces: list[str], ids: list[int]) -> pd.DataFrame:
     """One row per position: the raw SentencePiece piece, how it reads, and its id."""
     if len(pieces) != len(ids):
         raise ValueError(f"{len(pieces)} pieces but {len(ids)} ids")
-    return pd.DataFrame(
-        {"position": range(len(pieces)), "piece": pieces, "reads": [display_piece(p) for p in pieces], "id": list(ids)}
-    )
+    byte_level = reads_bytes(pieces)
+    reads = [display_piece(p, byte_level) for p in pieces]
+    return pd.DataFrame({"position": range(len(pieces)), "piece": pieces, "reads": reads, "id": list(ids)})
+
+
+def _steps_read_bytes(steps: list[Step]) -> bool:
+    """Whether the steps' pieces, chosen and candidates, are byte-level BPE's (`reads_bytes`)."""
+    return reads_bytes([*(s.chosen for s in steps), *(piece for s in steps for piece, _ in s.top)])
 
 
 def steps_frame(steps: list[Step]) -> pd.DataFrame:
     """One row per decoding step: the chosen piece, its probability and the top candidates."""
     width = max((len(s.top) for s in steps), default=0)
+    byte_level = _steps_read_bytes(steps)
     rows = []
     for step in steps:
-        row = {"step": step.position + 1, "chosen": display_piece(step.chosen), "p(chosen)": step.probability}
+        chosen = display_piece(step.chosen, byte_level)
+        row = {"step": step.position + 1, "chosen": chosen, "p(chosen)": step.probability}
         for rank in range(width):
             if rank < len(step.top):
                 piece, prob = step.top[rank]
-                row[f"#{rank + 1}"] = f"{display_piece(piece)}  {prob:.1%}"
+                row[f"#{rank + 1}"] = f"{display_piece(piece, byte_level)}  {prob:.1%}"
             else:
                 row[f"#{rank + 1}"] = ""
         rows.append(row)
@@ -50,12 +57,13 @@ def step_candidates(
     width = max(len(s.top) for s in steps)
     probs = np.full((len(steps), width), np.nan)
     text = np.full((len(steps), width), "", dtype=object)
+    byte_level = _steps_read_bytes(steps)
     for i, step in enumerate(steps):
         for rank, (piece, prob) in enumerate(step.top):
             probs[i, rank] = prob
             mark = " ✔" if piece == step.chosen else ""
-            text[i, rank] = escape_plotly(display_piece(piece)) + mark
-    row_labels = [f"t={i + 1} → {escape_plotly(display_piece(s.chosen))}" for i, s in enumerate(steps)]
+            text[i, rank] = plotly_piece(piece, byte_level) + mark
+    row_labels = [f"t={i + 1} → {plotly_piece(s.chosen, byte_level)}" for i, s in enumerate(steps)]
     row_px = style.tick + 12
     height = max(260, row_px * len(steps) + 110)
     yv, yt = thin_ticks(row_labels, height - 110, style.tick)

@@ -17,7 +17,7 @@ from ui.session.figures import shared
 from ui.session.urlstate import BLOCK_NAMES, BLOCKS, FOCUS
 from viz.attention import attention_map, model_view, model_view_cell, model_view_legend
 from viz.focus import shaded_text
-from viz.labels import display_piece
+from viz.labels import at_position, display_piece, reads_bytes
 from viz.lengths import Span, colour_mode, pooled
 
 
@@ -171,6 +171,7 @@ def _tiles_caption(page: Page, tiles_pooled: bool) -> str:
 def _text_view(page: Page, view: str, pattern, queries: list[str], keys: list[str], layer: int, step: int, off) -> None:
     """One query piece's attention over the whole sentence, as shaded text, a line per head and the average."""
     st.subheader("One piece's attention, as text")
+    byte_level = reads_bytes(queries)
     if view == "enc-self":
         set_value("focus", min(page_value(FOCUS), len(queries) - 1))
         query = bind(
@@ -178,7 +179,7 @@ def _text_view(page: Page, view: str, pattern, queries: list[str], keys: list[st
             st.select_slider,
             label="Query piece",
             options=list(range(len(queries))),
-            format_func=lambda i: f"{i} {display_piece(queries[i])}",
+            format_func=lambda i: at_position(display_piece(queries[i], byte_level), i),
         )
     else:
         query = step  # the decoding step's row, as in the heatmaps
@@ -191,7 +192,7 @@ def _text_view(page: Page, view: str, pattern, queries: list[str], keys: list[st
     )
     st.caption(
         f"{BLOCK_NAMES[view].capitalize()}, layer L{layer + 1}: what query piece {query} "
-        f"“{md(display_piece(queries[query]))}” takes from each piece, one line per head, each line shaded "
+        f"“{md(display_piece(queries[query], byte_level))}” takes from each piece, one line per head, each line shaded "
         "by the weight divided by that line's largest weight (hover a piece for the exact weight). "
         "This view grows with the sentence, not with its square: it reads a whole paragraph."
     )

@@ -14,7 +14,7 @@ from ui.page.ondemand import second_continuation
 from ui.page.start import Page
 from ui.session.figures import shared
 from ui.session.urlstate import Field
-from viz.labels import display_piece
+from viz.labels import at_position, display_piece, plotly_piece, reads_bytes
 from viz.rotary import angle_heatmap, frequency_chart, relative_chart, score_grid, two_bases
 
 FACTORS = (0.01, 0.1, 0.5, 1.0, 2.0, 10.0, 100.0)  # base × these: the what-if's choices
@@ -199,7 +199,7 @@ def _relative(page: Page, trace: Trace, pieces: list[str], factor: float, found:
 
 def _key_and_shift(pieces: list[str]) -> tuple[int, int]:
     """The key piece n (the query is the last piece) and the shift k of both, side by side."""
-    length = len(pieces)
+    length, byte_level = len(pieces), reads_bytes(pieces)
     key_field = _key_field(length)
     if page_value(key_field) >= length:
         set_value("rkey", max(0, length - 4))
@@ -211,7 +211,7 @@ def _key_and_shift(pieces: list[str]) -> tuple[int, int]:
             st.select_slider,
             label="Key piece n (the query is the last piece)",
             options=list(range(length - 1)),
-            format_func=lambda i: f"{i} {display_piece(pieces[i])}" if i < len(pieces) else str(i),
+            format_func=lambda i: at_position(display_piece(pieces[i], byte_level), i) if i < len(pieces) else str(i),
         )
     with right:
         shift = bind("shift", st.slider, label="Move both by k positions", min_value=0, max_value=4096, step=1)
@@ -244,8 +244,8 @@ def _relative_figures(
                 query - key,
                 demo.unrotated,
                 style,
-                f"L{layer + 1} H{ctl.head + 1}: query “{display_piece(pieces[query])}” and key "
-                f"“{display_piece(pieces[key])}” at every offset",
+                f"L{layer + 1} H{ctl.head + 1}: query “{plotly_piece(pieces[query], reads_bytes(pieces))}” and key "
+                f"“{plotly_piece(pieces[key], reads_bytes(pieces))}” at every offset",
             ),
             "The same two vectors (this head's projections of those pieces, their rotation undone), turned to "
             "every pair of positions m, n"

@@ -3,12 +3,27 @@ what the BERT, T5 and GPT-2 vocabularies share."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from tokenizers import Tokenizer
+from tokenizers import Tokenizer, decoders
 
+from ...engine.vocabulary import unfinished_bytes
 from ...errors import CheckpointError
+
+REPLACEMENT = "\ufffd"  # what a decoder writes for bytes that spell no character
+BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")  # SentencePiece's byte fallback: one byte as a piece (Gemma, Llama 2)
+
+
+def _byte_stand_ins() -> dict[str, int]:
+    """Byte-level BPE's stand-in character for each byte (GPT-2's bytes_to_unicode), back to the byte."""
+    kept = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    moved = [b for b in range(256) if b not in kept]
+    return {chr(b): b for b in kept} | {chr(256 + i): b for i, b in enumerate(moved)}
+
+
+BYTE_STAND_INS = _byte_stand_ins()
 
 
 def open_tokenizer(file: Path, refuse: Callable[[str], CheckpointError]) -> Tokenizer:
@@ -52,6 +67,30 @@ class TokenizersVocabulary:
         return out
 
     def decode(self, ids: Iterable[int]) -> str:
-        """Text of ids, special tokens and ids the tokenizer lacks left out."""
+        """Text of ids, special tokens and ids the tokenizer lacks left out, and so is a last character whose
+        bytes stop short (a continuation cut by its length in the middle of an emoji): never a trailing �."""
         size = self.vocab_size
-        return self.tokenizer.decode([int(i) for i in ids if 0 <= int(i) < size])
+        kept = [int(i) for i in ids if 0 <= int(i) < size]
+        text = self.tokenizer.decode(kept)
+        return self._finished(text, kept) if text.endswith(REPLACEMENT) else text
+
+    def _finished(self, text: str, ids: list[int]) -> str:
+        """`text`, the decoding of `ids`, without the � its decoder wrote for a character cut short at the end.
+        Byte-level BPE writes one � for it; byte fallback one for each byte piece of the run that failed."""
+        special = {i for i, token in self.tokenizer.get_added_tokens_decoder().items() if token.special}
+        tokens = [self.tokenizer.id_to_token(i) or "" for i in ids if i not in special]
+        if isinstance(self.tokenizer.decoder, decoders.ByteLevel):
+            last = [t for t in tokens[-3:] if all(ch in BYTE_STAND_INS for ch in t)]
+            data = bytes(BYTE_STAND_INS[ch] for ch in "".join(last))
+            return text[:-1] if unfinished_bytes(data) else text
+        run: list[int] = []  # the bytes of the byte pieces at the end, in order
+        for token in reversed(tokens):
+            match = BYTE_PIECE.fullmatch(token)
+            if match is None:
+                break
+            run.insert(0, int(match.group(1), 16))
+        data = bytes(run)
+        cut = unfinished_bytes(data)
+        if not cut or not text.endswith(REPLACEMENT * len(run)):
+            return text
+        return text[: -len(run)] + data[:-cut].decode("utf-8", errors="replace")
