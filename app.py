@@ -13,7 +13,8 @@ from ui.page import warmup
 with st.spinner("Loading the model ..."):  # only an early visitor sees it: serve.py started the load
     warmup.wait()  # let it finish before this thread imports torch
 
-from ui.session.nav import pages
+from ui.session.nav import navigation_pages
 
 # Hidden: every page draws ui.session.nav.menu() itself, the same menu on the path that skips this file.
-st.navigation(pages(), position="hidden").run()
+# "/" opens the first page at its own address (ui/session/nav.py: a default page has none).
+st.navigation(navigation_pages(), position="hidden").run()

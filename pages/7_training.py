@@ -3,6 +3,7 @@ learning-rate schedule, the recipe comparison and the model card."""
 
 import streamlit as st
 
+from model.checkpoints.catalog import origin
 from model.checkpoints.checkpoint import read_train_log
 from ui.page.markup import md
 from ui.page.start import start
@@ -20,6 +21,7 @@ from viz.training import (
 
 page = start("Training", needs_result=False)
 style, bundle = page.style, page.bundle
+came_from = None if bundle.capabilities.trained_here else origin(bundle.path, bundle.card)
 
 st.subheader("Attention over training: a time-lapse")
 timelapse.show(page)
@@ -27,9 +29,10 @@ timelapse.show(page)
 st.subheader("Curves of the training run")
 records = read_train_log(bundle.path)
 if not records and not bundle.capabilities.trained_here:
+    maker = f" by {came_from.maker}" if came_from and came_from.maker else ""
     st.info(
-        f"{bundle.name} was trained elsewhere ({bundle.card.get('source', 'see its model card')}); its checkpoint "
-        "carries no training log, so there are no curves to draw here. Its card is below."
+        f"{md(bundle.name)} was trained elsewhere{md(maker)}: its checkpoint carries no training log, so there are "
+        "no curves to draw here. Its card below says what it is and where it came from."
     )
 elif not records:
     st.info("This checkpoint has no training log (train_log.jsonl), so there are no curves to draw.")
@@ -80,20 +83,26 @@ if bundle.capabilities.trained_here:  # a comparison this project runs on its ow
 st.subheader("Model card")
 n_params = sum(p.numel() for p in bundle.model.parameters())
 cfg = bundle.config
-if not bundle.capabilities.trained_here:
-    card = bundle.card
+card = bundle.card
+if came_from is not None:  # what it is and where it came from, first; the file or folder here, last
+    stacks = {"encoder": "encoder-only", "decoder": "decoder-only"}.get(bundle.kind, bundle.kind)
+    about = came_from.what(f"{stacks}{' chat' if bundle.chat is not None else ''} model")
+    card = {**card, "about": about, "source": came_from.where()}
     st.markdown(
-        f"**{md(bundle.name)}**, a {md(bundle.family)} checkpoint ({md(bundle.kind)}), opened in this app's own "
-        f"engine through its {md(bundle.family)} converter.  \n"
-        f"Source: {md(card.get('source', '?'))} · Licence: {md(card.get('licence', '?'))} · "
-        f"Weights: {card.get('weights_bytes', 0) / 1e6:,.1f} MB · "
-        f"{'File' if bundle.path.is_file() else 'Folder'}: {md(card.get('path', bundle.path))}"  # a GGUF is a file
+        f"**{md(about)}**.  \n{md(came_from.where())}  \n"
+        f"Opened in this app's own engine through its {md(bundle.family)} converter · "
+        f"Weights: {card.get('weights_bytes', 0) / 1e6:,.1f} MB"
     )
-    if card.get("stored_as", "float32") != "float32":
-        st.caption(
-            f"Stored as {md(card['stored_as'])}, run here as float32 on the CPU: "
-            f"{card.get('memory_bytes', 0) / 1e6:,.0f} MB of weights in memory."
+    stored = card.get("stored_as", "float32")
+    st.caption(
+        (
+            f"Stored as {md(stored)}, run here as float32 on the CPU: "
+            f"{card.get('memory_bytes', 0) / 1e6:,.0f} MB of weights in memory. "
+            if stored != "float32"
+            else ""
         )
+        + f"On this machine: {md(came_from.location)}"
+    )
 cols = st.columns(4)
 cols[0].metric("Parameters", f"{n_params:,}")
 cols[1].metric(
@@ -119,5 +128,5 @@ if alignment:
         key="alignment",
     )
 with st.expander("Everything in the model card"):
-    st.dataframe(card_frame(bundle.card, cfg.to_dict()), hide_index=True, width="stretch")
+    st.dataframe(card_frame(card, cfg.to_dict()), hide_index=True, width="stretch")
 page.finish(globals())

@@ -3,9 +3,15 @@
 No icons: a material icon on a page becomes the favicon, fetched from a font CDN (fails
 offline), and emoji need a colour-emoji font that projector machines may lack.
 
-A URL path is its file's name without the number: because of the pages/ folder, Streamlit first
-looks a URL up among the file names, before st.navigation runs, and a path it does not find
-there ("masks-and-heads") shows a "Page not found" dialog even though the page then opens.
+Every page lives at its own address, `/<url path>`, the first one too. Streamlit serves st.navigation's
+default page at "/" alone: its `url_path` is reserved but never looked up, so with the first page as the
+default, its address showed a "Page not found" dialog once st.navigation had run in the server. The
+default is `root_page` instead, hidden, which opens the first page at its own address with the root's query.
+
+Until app.py's st.navigation has run once in the server (it turns Streamlit's pages/ folder lookup off for
+every later visitor), Streamlit looks an address up among the pages/ file names and runs that file
+directly: so a URL path is its file's name without the number, since a path it does not find there
+("masks-and-heads") shows the dialog even though the page then opens.
 
 Streamlit draws no menu of its own (`client.showSidebarNavigation = false`): until app.py's
 st.navigation has run once in the server, a page address runs its page file directly, and
@@ -31,14 +37,29 @@ PAGES: list[tuple[str, str, str]] = [
     ("pages/7_training.py", "Training", "training"),
     ("pages/8_why.py", "Why this word?", "why"),
 ]
+ROOT_URL_PATH = "start"  # reserved for the root page; Streamlit serves it at "/" and never at /start
 
 
 def pages() -> list[st.Page]:
-    """The pages for st.navigation and the menu; absolute paths, so a page file run directly finds them."""
-    return [
-        st.Page(ROOT / path, title=title, url_path=slug, default=(index == 0))
-        for index, (path, title, slug) in enumerate(PAGES)
-    ]
+    """The menu's pages, each at its own address; absolute paths, so a page file run directly finds them."""
+    return [st.Page(ROOT / path, title=title, url_path=slug) for path, title, slug in PAGES]
+
+
+def root_page(first: st.Page) -> st.Page:
+    """The app's root address, "/": hidden from the menu, it opens `first` at its own address and keeps
+    the query (a link to "/?sentence=..." opens the first page with that sentence)."""
+
+    def open_first_page() -> None:
+        query = {key: st.query_params.get_all(key) for key in st.query_params}
+        st.switch_page(first, query_params=query)
+
+    return st.Page(open_first_page, title=first.title, url_path=ROOT_URL_PATH, default=True, visibility="hidden")
+
+
+def navigation_pages() -> list[st.Page]:
+    """Every page st.navigation knows: the root page, then the menu's pages."""
+    menu_pages = pages()
+    return [root_page(menu_pages[0]), *menu_pages]
 
 
 def menu(titles: dict[str, str] | None = None) -> None:

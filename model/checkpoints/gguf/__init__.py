@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import torch
+from gguf.constants import LlamaFileType
 
 from ...errors import CheckpointError
 from .layout import architecture, hf_name, restored
@@ -150,6 +151,18 @@ def _unwritable(file: Path, folder: Path, exc: OSError) -> CheckpointError:
         f"Cannot open the GGUF file {file}: its converted copy could not be written under {folder.parent} "
         f"({exc}). Free some space there, or point ${CACHE_ENV} at a folder with room."
     )
+
+
+def about(file: Path) -> dict[str, object]:
+    """What the file says of the model it holds: its `general.*` metadata (name, organization, size_label,
+    license, source and base-model fields ...), keyed without the `general.` prefix, with `quantization`,
+    the file type's name ("Q4_1"), when the file states one. The header alone is read (0.1 s)."""
+    metadata = GGUFFile(Path(file)).metadata
+    facts = {key.removeprefix("general."): value for key, value in metadata.items() if key.startswith("general.")}
+    kind = facts.pop("file_type", None)
+    if isinstance(kind, int) and kind in {member.value for member in LlamaFileType}:  # not one newer than the package
+        facts["quantization"] = LlamaFileType(kind).name.removeprefix("MOSTLY_").removeprefix("ALL_")
+    return facts
 
 
 def source(folder: Path) -> dict:
