@@ -144,7 +144,7 @@ if continues:
 else:
     label = "French translation" if page.bundle.capabilities.trained_here else "Translation"
 label += f" (beam search, {ctl.beam_size} beams)" if ctl.beam_size > 1 else " (greedy)"
-player.DECODING.controls(n_steps, "translate")
+player.DECODING.controls(n_steps, "translate", whole_at_rest=True)
 
 
 def decoding(step: int) -> None:

@@ -93,7 +93,7 @@ def _step_header(step: int) -> int:
                 label="Decoding step t (outlined row in the decoder plots)",
                 min_value=1,
                 max_value=n_steps,
-                disabled=player.DECODING.playing(),
+                moving=player.DECODING.playing(),
             )
             - 1
         )

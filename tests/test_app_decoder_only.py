@@ -144,11 +144,11 @@ def test_the_attention_page_steps_through_the_new_pieces():
     at = run(ATTENTION, {"model": GPT2, "step": "3"})
     assert_clean(at)
     assert step_shown(at) == 3
-    button(at, "Play decoding").click().run()
+    button(at, "Play decoding").click().run()  # goes on from the step on show
     assert_clean(at)
-    assert step_shown(at) == 1
+    assert step_shown(at) == 4
     at.run()
-    assert step_shown(at) == 2
+    assert step_shown(at) == 5
 
 
 def test_a_cross_attention_head_in_the_url_is_refused_with_a_note():

@@ -102,11 +102,11 @@ def default_bundle_pieces():
 def test_play_walks_the_output_pieces_and_pause_keeps_one():
     at = run(step="5")
     assert piece_on_show(at).startswith("#### Output piece 5,")
-    next(b for b in at.button if b.label == "Play decoding").click().run()  # starts over from the first piece
+    next(b for b in at.button if b.label == "Play decoding").click().run()  # goes on from the piece on show
     assert_clean(at)
-    assert piece_on_show(at).startswith("#### Output piece 1,") and at.pills(key="w_why_piece").disabled
+    assert piece_on_show(at).startswith("#### Output piece 6,") and at.pills(key="w_why_piece").disabled
     at.run()  # what the timer does every second
-    assert piece_on_show(at).startswith("#### Output piece 2,")
+    assert piece_on_show(at).startswith("#### Output piece 7,")
     next(b for b in at.button if b.label == "Pause").click().run()
     at.run()
-    assert piece_on_show(at).startswith("#### Output piece 2,") and not at.pills(key="w_why_piece").disabled
+    assert piece_on_show(at).startswith("#### Output piece 7,") and not at.pills(key="w_why_piece").disabled

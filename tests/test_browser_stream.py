@@ -25,10 +25,14 @@ TEXT_BOX = "[data-testid='stSidebar'] input[aria-label='Text to continue']"
 # Times (epoch ms) the page first showed each watched selector, and every text the Continue page's growing
 # large text showed (it ends with " …" while the continuation is written)
 WATCH = """(selectors) => {
-  window.anatomyMarks = {seen: {}, texts: []};
+  window.anatomyMarks = {seen: {}, texts: [], signs: []};
   const now = () => performance.timeOrigin + performance.now();
   new MutationObserver(() => {
     const marks = window.anatomyMarks;
+    const sign = getComputedStyle(document.querySelector('[data-testid="stMain"]'), '::after');
+    if (sign.content && sign.content !== 'none' && +sign.opacity > 0.5 && !marks.signs.includes(sign.content)) {
+      marks.signs.push(sign.content);  // the busy sign (ui/page/markup.py)
+    }
     for (const selector of selectors) {
       if (!(selector in marks.seen) && document.querySelector(selector)) marks.seen[selector] = now();
     }
@@ -42,6 +46,7 @@ WATCH = """(selectors) => {
 }"""
 
 
+MAIN = '[data-testid="stMain"]'
 GROWING = '() => [...document.querySelectorAll(\'[data-testid="stMarkdownContainer"] div[style*="2.2rem"]\')]'
 
 
@@ -90,4 +95,10 @@ def test_the_continuation_grows_on_the_continue_page_before_it_is_whole(server, 
         assert all(len(later) >= len(earlier) for earlier, later in zip(grown, grown[1:], strict=False)), grown
         final = page.locator("[data-testid='stMarkdownContainer'] div[style*='2.2rem']").first.inner_text()
         assert not final.endswith("…") and final.startswith(grown[0][:10]), (final, grown)
+        signs = page.evaluate("() => window.anatomyMarks.signs")
+        assert '"Writing the answer and drawing the page …"' in signs, signs  # a busy page says so, and what it does
+        assert page.evaluate(f"() => getComputedStyle(document.querySelector('{MAIN}'), '::after').content") in (
+            "none",
+            "",
+        ), "the sign is gone once the page is drawn"
         assert page.locator("[data-testid='stException']").count() == 0

@@ -33,6 +33,14 @@ CUT_LABELS = """() => [...document.querySelector('[data-testid="stMain"]').query
   .filter(e => e.scrollWidth > e.clientWidth + 1 || e.innerText.trim().endsWith('…'))
   .map(e => e.innerText.trim())"""
 
+# The titles of charts whose plotly toolbar, if shown, overlaps them.
+TOOLBAR_OVER_TITLE = """() => [...document.querySelectorAll('.js-plotly-plot')].filter(plot => {
+  const bar = plot.querySelector('.modebar-container'), title = plot.querySelector('.gtitle');
+  if (!bar || !title || getComputedStyle(bar).display === 'none') return false;
+  const a = bar.getBoundingClientRect(), b = title.getBoundingClientRect();
+  return a.width > 0 && a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+}).map(plot => plot.querySelector('.gtitle').textContent)"""
+
 
 def _first_chart_top(page) -> tuple[float, float]:
     """(top, height) in px of the page's first chart."""
@@ -209,6 +217,8 @@ def test_a_phone_has_the_sentence_at_the_top_and_the_sidebar_closes_after_enter(
         steps = page.locator("[class*='st-key-pageup-'] button, [class*='st-key-pagedown-'] button")
         assert steps.count() == 2 and all(step.is_visible() for step in steps.all())
         assert not page.locator("[class*='st-key-pageup-'] kbd").first.is_visible(), "a phone has no PageUp key"
+        page.locator(".js-plotly-plot").first.hover()  # plotly shows its toolbar over the chart touched
+        assert page.evaluate(TOOLBAR_OVER_TITLE) == [], "plotly's toolbar covers a chart's title"
         page.screenshot(path=str(SHOTS / "talk_phone_attention_390.png"))
         top.fill("The cat eats the apple.")
         top.press("Enter")

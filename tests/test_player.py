@@ -25,21 +25,33 @@ def test_attention_page_plays_pauses_and_resumes():
     at = run("pages/2_attention.py", {"step": "4"})
     assert_clean(at)
     assert step_shown(at) == 4
-    button(at, "Play decoding").click().run()  # starts over from the first step
+    button(at, "Play decoding").click().run()  # goes on from the step on show
     assert_clean(at)
-    assert step_shown(at) == 1 and at.slider(key="w_step").disabled
-    for expected in (2, 3):
+    assert step_shown(at) == 5
+    for expected in (6, 7):
         at.run()  # what the timer does every second
         assert step_shown(at) == expected
-    assert at.query_params["step"] in ("3", ["3"])
+        sliders = [s for s in at.slider if s.key.startswith("w_step")]
+        assert [(s.value, s.disabled) for s in sliders] == [(expected, True)], "the slider shows the step, read-only"
+    assert at.query_params["step"] in ("7", ["7"])
     highlighted = [spec for spec in charts(at) if spec["layout"].get("shapes")]
     assert highlighted, "the produced row is outlined in the decoder plots"
     button(at, "Pause").click().run()
-    assert step_shown(at) == 3
+    assert step_shown(at) == 7
     at.run()
-    assert step_shown(at) == 3, "paused: no step forward"
+    assert step_shown(at) == 7, "paused: no step forward"
+    assert not at.slider(key="w_step").disabled
     button(at, "Resume").click().run()
-    assert step_shown(at) == 4
+    assert step_shown(at) == 8
+
+
+def test_play_on_the_last_step_starts_over():
+    at = run("pages/2_attention.py", {"sentence": "The cat eats the apple."})
+    n_steps = int(re.search(r"of (\d+)", next(m.value for m in at.markdown if "Step **t" in m.value)).group(1))
+    at = run("pages/2_attention.py", {"sentence": "The cat eats the apple.", "step": str(n_steps)})
+    assert step_shown(at) == n_steps
+    button(at, "Play decoding").click().run()
+    assert step_shown(at) == 1
 
 
 def test_playing_to_the_end_stops_on_the_last_step():

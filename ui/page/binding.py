@@ -53,11 +53,20 @@ def bind(
     to_widget: Callable[[Any], Any] = lambda v: v,
     from_widget: Callable[[Any], Any] = lambda v: v,
     widget: str | None = None,
+    moving: bool = False,
     **kwargs: Any,
 ) -> Any:
     """Render a widget whose value lives in the session store (so every page shares it) and the URL;
-    `widget` names a second widget of the same control (its own widget key)."""
+    `widget` names a second widget of the same control (its own widget key). `moving`: a player moves the
+    control, so the widget only shows it, read-only."""
     wkey = f"w_{widget or key}"
+    if moving:
+        # A new widget for each value: the bound one, redrawn by a playing fragment, showed the value before
+        # in the browser (the slider one step behind the step line).
+        value = stored_values()[key]
+        render(key=f"{wkey}_at_{value}", value=to_widget(value), disabled=True, **kwargs)
+        _write_url()
+        return value
     # Always seed the widget from the store: a widget on another page (or a page reached
     # through the menu) is a new widget for Streamlit, and its on_change has already copied
     # any change the person made into the store before this run started.

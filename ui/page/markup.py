@@ -4,6 +4,7 @@ presentation-mode CSS, the script that closes a phone's sidebar, and large text 
 from __future__ import annotations
 
 import html
+import json
 import re
 
 import streamlit as st
@@ -19,6 +20,15 @@ def md(text: str) -> str:
 APP_CSS = """<style>
 /* the first screen is for the page: less empty header above the title */
 [data-testid="stMainBlockContainer"] { padding-top: 3.5rem; }
+/* A run going on: until it redraws them, the elements of the run before are marked stale. Then a sign names
+   what the run is doing (--anatomy-busy, set by busy_note), after 0.6 s, so that a quick run shows none;
+   not while a player steps on by itself. */
+[data-testid="stApp"]:has([data-stale="true"]):not(:has([class*="st-key-pause-"])) [data-testid="stMain"]::after {
+  content: var(--anatomy-busy, "Working on the page …"); position: fixed; top: 0.7rem; left: 50%;
+  transform: translateX(-50%); z-index: 999990; padding: 0.2rem 0.9rem; border-radius: 1rem; background: #0072B2;
+  color: #fff; font-size: 0.9rem; pointer-events: none; animation: anatomy-busy 0.2s ease-out 0.6s both;
+}
+@keyframes anatomy-busy { from { opacity: 0; } to { opacity: 1; } }
 /* a player's arrow-key buttons work through their keyboard shortcuts alone (ui/page/player.py) */
 [class*="st-key-arrows-"] { display: none; }
 /* the sentence box at the top of the page is for phones, where the sidebar is hidden; so is the model
@@ -27,6 +37,8 @@ APP_CSS = """<style>
 @media (max-width: 640px) {
   [class*="st-key-top-sentence"], .st-key-model-view-legend { display: block; }
   .st-key-model-view g.annotation { display: none; }
+  /* plotly's toolbar sat over the charts' titles; a phone's touch cannot use it, and the page's download stays */
+  .js-plotly-plot .modebar-container { display: none; }
   /* a phone has no PageUp or PageDown key: its step buttons show their arrows alone */
   [class*="st-key-pageup-"] kbd, [class*="st-key-pagedown-"] kbd { display: none; }
   /* a figure of panels side by side keeps the width its colour bars need, and scrolls sideways alone */
@@ -63,6 +75,13 @@ if (!doc.getElementById("anatomy-sidebar-closer")) {
   doc.head.appendChild(script);
 }
 </script>"""
+
+
+def busy_note(doing: str) -> None:
+    """Name what the page's run does, for the sign APP_CSS shows while a run takes long. Once per run, at the
+    same point: a style-only html goes to the page's event container, where the run before's stays until this
+    run writes over it, and the last one written is the one that counts."""
+    st.html(f"<style>:root {{ --anatomy-busy: {json.dumps(doing, ensure_ascii=False)}; }}</style>")
 
 
 def table_height(rows: int, most: int = 600) -> int:

@@ -53,8 +53,8 @@ class Player:
     # keys): while playing, Streamlit can run one click's callback twice (a timed fragment rerun preempts
     # the click's rerun, which replays the click, even after the page has redrawn the button), and a second
     # flip, or a replayed Pause reaching the Play button drawn since, would undo the Pause.
-    def _play(self, n_steps: int) -> None:
-        if stored(self.control) >= n_steps or not self.engaged():
+    def _play(self, n_steps: int, from_the_start: bool) -> None:
+        if stored(self.control) >= n_steps or (from_the_start and not self.engaged()):
             set_value(self.control, 0)  # play from the start: the first run of the player shows step 1
         st.session_state[self._playing_key] = True
         st.session_state[self._engaged_key] = True
@@ -72,9 +72,12 @@ class Player:
         st.session_state[self._engaged_key] = True
         set_value(self.control, min(max(stored(self.control) + change, 1), n_steps))
 
-    def controls(self, n_steps: int, key: str, finish_label: str | None = "Show the whole output") -> bool:
+    def controls(
+        self, n_steps: int, key: str, finish_label: str | None = "Show the whole output", whole_at_rest: bool = False
+    ) -> bool:
         """The Play / Pause button, a step back and on (PageUp and PageDown, or the arrow keys) and, with a
-        finish label, a way out of a paused play; True while playing."""
+        finish label, a way out of a paused play; True while playing. Play goes on from the step on show, or
+        from the first when the page at rest shows every step (`whole_at_rest`) or the last one."""
         now = self.playing()
         label = "Pause" if now else ("Resume" if self.engaged() else self.label)
         disabled = n_steps < 2
@@ -97,7 +100,7 @@ class Player:
                 icon=":material/pause:" if now else ":material/play_arrow:",
                 key=f"{'pause' if now else 'play'}-{key}",
                 on_click=self._pause if now else self._play,
-                args=() if now else (n_steps,),
+                args=() if now else (n_steps, whole_at_rest),
                 disabled=disabled,
             )
             step_button("", -1, "PageUp", ":material/chevron_left:")

@@ -15,7 +15,7 @@ import streamlit as st
 from model import AnatomyError, Bundle, EncodeResult, InputError, TranslationResult
 from ui.page import stream
 from ui.page.binding import NOTES, RAW, VALUES, register, stored_values
-from ui.page.markup import APP_CSS, PRESENTATION_CSS, md
+from ui.page.markup import APP_CSS, PRESENTATION_CSS, busy_note, md
 from ui.page.notices import chat_note, offer_sentences, top_sentence
 from ui.page.ondemand import without_the_mask
 from ui.page.sidebar import chat_offered, choose_model, first_page_titles, fit_to_model, sidebar, typed_prefix
@@ -240,12 +240,22 @@ def start(
         st.warning(md(note))
     st.session_state[NOTES] = []
     page = Page(title, bundle, limits, controls, style, room=presenting)
+    busy_note(_doing(bundle, controls) if needs_result else "Drawing the page …")
     if needs_result:
         _run_once(page, preview)
     if chat_spot is not None and page.result is not None:
         with chat_spot.container():
             chat_note(bundle, page.result)
     return page
+
+
+def _doing(bundle: Bundle, controls: Controls) -> str:
+    """What the page's run does, in a few words for the busy sign (one per run: the sign reads the last one)."""
+    if bundle.capabilities.encoder_only:
+        return "Reading the sentence and drawing the page …"
+    if bundle.capabilities.decoder_only:
+        return ("Writing the answer" if controls.chat else "Continuing the text") + " and drawing the page …"
+    return "Translating the sentence and drawing the page …"
 
 
 def _model_first(title: str) -> Bundle:
