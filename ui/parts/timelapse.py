@@ -72,7 +72,7 @@ def show(page: Page) -> None:
             label="Training step",
             options=list(range(1, n + 1)),
             format_func=lambda k: f"{steps[k - 1]:,}",
-            disabled=TIME_LAPSE.playing(),
+            moving=TIME_LAPSE.playing(),
         )
         _draw(page, engine.get_snapshot(str(bundle.path), step), step, final, focus)
 
