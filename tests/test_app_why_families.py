@@ -79,7 +79,8 @@ def test_the_page_explains_a_gpt2_continuation_over_its_prompt(folders):
     assert "Continuation" in words and "decoder-only" in words and "no cross-attention" in words
     shaded = next(m.value for m in at.markdown if "<span title=" in m.value)
     prompt = load_bundle(folders["gpt2"]).tokenizer.encode_source(SENTENCE)
-    shaded_positions = {int(i) for i in re.findall(r'<span title="(\d+) ', shaded)}
+    subscript = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")  # each piece's position, after it (viz.labels.at_position)
+    shaded_positions = {int(i.translate(subscript)) for i in re.findall(r'<span title="[^"]*?([₀-₉]+): ', shaded)}
     assert shaded_positions == set(range(len(prompt)))  # every method shades the prompt's pieces
     grid = chart_titled(at, "New piece 1")
     assert list(grid["data"][0]["y"]) == ["prompt embeddings", "decoder layer 1", "decoder layer 2"]
