@@ -13,7 +13,7 @@ from tokenizers import Tokenizer, decoders, models
 
 from model.checkpoints.catalog import SMOLLM2, packaged_models
 from model.checkpoints.families.hf_tokenizer import TokenizersVocabulary
-from model.engine.vocabulary import unfinished_bytes
+from model.engine.byte_pieces import unfinished_bytes
 from model.results import Step
 from viz.explain import lens_heatmap, lens_table, patch_grid_map
 from viz.labels import (

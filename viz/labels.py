@@ -8,6 +8,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from model.engine.byte_pieces import BYTE_PIECE, BYTE_STAND_INS
+
 WORD_START = "▁"
 BYTE_SPACE = "Ġ"  # byte-level BPE (GPT-2): the space before a word, as its byte's stand-in character
 BYTE_NEWLINE = "Ċ"  # byte-level BPE: a line break
@@ -19,27 +21,17 @@ _BLANK_SIGNS = {"\n": NEWLINE_SIGN, "\t": TAB_SIGN}  # any other blank character
 BYTES_OPEN, BYTES_CLOSE = "⟨", "⟩"  # around bytes that spell no character on their own: ⟨E2 80⟩
 POSITION_DIGITS = "₀₁₂₃₄₅₆₇₈₉"  # a repeated piece's position, written after it: le₂
 _AFTER_DIGITS = "\u2009"  # a thin space between a piece that itself ends in those digits and its position
-_BYTE_FALLBACK = re.compile(r"<0x([0-9A-Fa-f]{2})>")  # SentencePiece's byte fallback (Gemma, Llama 2)
 _UNSPELLED = re.compile(r"[\udc80-\udcff]+|[\x00-\x08\x0b-\x1f\x7f]+")  # bytes no character, control characters
 
 
-def _byte_characters() -> dict[str, int]:
-    """Byte-level BPE's stand-in character for each byte (GPT-2's bytes_to_unicode), back to the byte: the
-    printable Latin-1 bytes stand for themselves, the others are moved to U+0100 and on."""
-    kept = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
-    moved = [b for b in range(256) if b not in kept]
-    return {chr(b): b for b in kept} | {chr(256 + i): b for i, b in enumerate(moved)}
-
-
-BYTE_CHARACTERS = _byte_characters()
-_C1_STAND_INS = frozenset(ch for ch, b in BYTE_CHARACTERS.items() if 0x7F <= b <= 0xA0 or b == 0xAD)
+_C1_STAND_INS = frozenset(ch for ch, b in BYTE_STAND_INS.items() if 0x7F <= b <= 0xA0 or b == 0xAD)
 
 
 def _bytes_of(piece: str) -> bytes | None:
     """The bytes a byte-level BPE piece writes; None when a character of it is none of the stand-ins."""
-    if not all(ch in BYTE_CHARACTERS for ch in piece):
+    if not all(ch in BYTE_STAND_INS for ch in piece):
         return None
-    return bytes(BYTE_CHARACTERS[ch] for ch in piece)
+    return bytes(BYTE_STAND_INS[ch] for ch in piece)
 
 
 def _spells_text(data: bytes) -> bool:
@@ -107,7 +99,7 @@ def display_piece(piece: str, byte_level: bool | None = None) -> str:
     ("âĢĵ" is "–"), and bytes that are only part of a character marked as bytes ("âĢ" is ⟨E2 80⟩, SentencePiece's
     "<0xF0>" is ⟨F0⟩). `byte_level`: whether the piece's vocabulary is byte-level BPE (`reads_bytes` of its
     pieces); None: as the piece alone says."""
-    fallback = _BYTE_FALLBACK.fullmatch(piece)
+    fallback = BYTE_PIECE.fullmatch(piece)
     data = _bytes_of(piece) if byte_level or (byte_level is None and reads_bytes([piece])) else None
     if fallback is not None:
         text = spelled(bytes([int(fallback.group(1), 16)]))

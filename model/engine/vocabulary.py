@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import codecs
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -29,12 +28,3 @@ class Vocabulary(Protocol):
     def decode(self, ids: Iterable[int]) -> str:
         """Detokenized target text of `ids`, special ids left out; a character whose last bytes never came (a
         continuation stopped in the middle of an emoji) left out too, never shown as �."""
-
-
-def unfinished_bytes(data: bytes) -> int:
-    """How many bytes at the end of `data` begin a UTF-8 character without finishing it (0 to 3): b"a\\xf0\\x9f"
-    ends with the first two of 😀's four bytes."""
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    decoder.decode(data[-3:], final=False)
-    pending, _ = decoder.getstate()
-    return len(pending)

@@ -3,27 +3,15 @@ what the BERT, T5 and GPT-2 vocabularies share."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from tokenizers import Tokenizer, decoders
 
-from ...engine.vocabulary import unfinished_bytes
+from ...engine.byte_pieces import BYTE_PIECE, BYTE_STAND_INS, unfinished_bytes
 from ...errors import CheckpointError
 
 REPLACEMENT = "\ufffd"  # what a decoder writes for bytes that spell no character
-BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")  # SentencePiece's byte fallback: one byte as a piece (Gemma, Llama 2)
-
-
-def _byte_stand_ins() -> dict[str, int]:
-    """Byte-level BPE's stand-in character for each byte (GPT-2's bytes_to_unicode), back to the byte."""
-    kept = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
-    moved = [b for b in range(256) if b not in kept]
-    return {chr(b): b for b in kept} | {chr(256 + i): b for i, b in enumerate(moved)}
-
-
-BYTE_STAND_INS = _byte_stand_ins()
 
 
 def open_tokenizer(file: Path, refuse: Callable[[str], CheckpointError]) -> Tokenizer:
