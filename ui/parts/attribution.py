@@ -19,14 +19,8 @@ from ui.session.figures import shared
 from ui.session.urlstate import Field
 from viz.explain import doubts
 from viz.focus import shaded_text
-from viz.labels import display_piece, reads_bytes
 from viz.lengths import Span
 from viz.shapes import tensor_heatmap
-
-
-def _shown(why: Explained, piece: str) -> str:
-    """A piece of the texts as markdown shows it, literally (`display_piece`, read as the texts' pieces are)."""
-    return md(display_piece(piece, reads_bytes([*why.src_pieces, *why.out_pieces])))
 
 
 def definitions(decoder_only: bool, padding: bool) -> dict[str, str]:
@@ -122,7 +116,7 @@ def every_method(why: Explained, step: int, notes_below) -> None:
         for name in _methods_for(why, step)
     }
     best = {name: int(abs(row).argmax()) for name, row in rows.items()}
-    st.markdown(f"#### {why.piece_word} {step + 1}, **{_shown(why, why.out_pieces[step])}**: where it came from")
+    st.markdown(f"#### {why.piece_word} {step + 1}, **{why.shown(why.out_pieces[step])}**: where it came from")
     st.markdown(
         shared(shaded_text, list(rows.values()), why.src_pieces, list(rows), why.style, signed=True),
         unsafe_allow_html=True,
@@ -141,10 +135,10 @@ def _method_notes(why: Explained, rows: dict[str, np.ndarray], best: dict[str, i
         f"different units; hover a word for the value). {'Blue' if why.style.presentation else 'Pink'} raises the "
         f"piece, {'orange' if why.style.presentation else 'blue'} lowers it. "
         + (
-            f"Every method points first to **{_shown(why, src_pieces[next(iter(best.values()))])}**."
+            f"Every method points first to **{why.shown(src_pieces[next(iter(best.values()))])}**."
             if agree
             else f"The methods disagree on the {why.source_word} piece that matters most: "
-            + ", ".join(f"{name} **{_shown(why, src_pieces[at])}**" for name, at in best.items())
+            + ", ".join(f"{name} **{why.shown(src_pieces[at])}**" for name, at in best.items())
             + "."
         )
     )
@@ -189,11 +183,9 @@ def _sink_note(why: Explained, rows: dict[str, np.ndarray], best: dict[str, int]
     if not why.decoder_only or not sunk:
         return
     src_pieces = why.src_pieces
-    first = _shown(why, src_pieces[0])
+    first = why.shown(src_pieces[0])
     weight = ", ".join(f"{name} {rows[name][0]:.2f}" for name in sunk)
-    after = ", ".join(
-        f"{name} to **{_shown(why, src_pieces[1 + int(abs(rows[name][1:]).argmax())])}**" for name in sunk
-    )
+    after = ", ".join(f"{name} to **{why.shown(src_pieces[1 + int(abs(rows[name][1:]).argmax())])}**" for name in sunk)
     st.caption(
         f"{' and '.join(sunk).capitalize()} point{'s' if len(sunk) == 1 else ''} first to "
         f"**{first}**, the first piece ({weight} of the weight): {md(why.bundle.name)}'s heads park much of their "
@@ -223,14 +215,14 @@ def _doubts(why: Explained, rows: dict[str, np.ndarray], step: int) -> None:
             )
             + ")."
         )
-        word = lambda at: f"**{_shown(why, why.src_pieces[at])}**"  # noqa: E731
+        word = lambda at: f"**{why.shown(why.src_pieces[at])}**"  # noqa: E731
         if doubt.others_top is not None and doubt.opposite:
             text += (
                 f" Here it gives {word(doubt.others_top)} the opposite sign to "
                 + " and ".join(NAMES.get(m, m) for m in doubt.opposite)
                 + f": it says {word(doubt.others_top)} "
                 + ("lowers" if rows[doubt.method][doubt.others_top] < 0 else "raises")
-                + f" **{_shown(why, why.out_pieces[step])}**, they say it "
+                + f" **{why.shown(why.out_pieces[step])}**, they say it "
                 + ("raises" if rows[doubt.method][doubt.others_top] < 0 else "lowers")
                 + " it."
             )

@@ -5,12 +5,15 @@ unasked, and the words the page uses for them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from model import Bundle
 from model.engine.interventions import Interventions
 from model.results import Trace
+from ui.page.markup import md
 from ui.page.start import Page
 from ui.session.urlstate import Controls
+from viz.labels import display_piece, reads_bytes
 from viz.style import Style
 
 
@@ -44,3 +47,12 @@ class Explained:
     @property
     def decoder_only(self) -> bool:
         return self.page.decoder_only
+
+    @cached_property
+    def byte_level(self) -> bool:
+        """Whether the texts' pieces are byte-level BPE's (`reads_bytes`): how every piece of them reads."""
+        return reads_bytes([*self.src_pieces, *self.out_pieces])
+
+    def shown(self, piece: str) -> str:
+        """A piece of the texts as markdown shows it, literally (`display_piece`)."""
+        return md(display_piece(piece, self.byte_level))

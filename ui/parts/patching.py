@@ -19,7 +19,7 @@ from ui.session import explanations
 from ui.session.figures import shared
 from ui.session.urlstate import Field
 from viz.explain import patch_effect, patch_grid_map
-from viz.labels import display_piece, plotly_piece, reads_bytes
+from viz.labels import plotly_piece
 from viz.lengths import Span
 
 # Differs from the default sentence at four words, each translated into its own pieces (measured on the
@@ -29,16 +29,6 @@ DONOR = Field("donor", "The big boy sees a red car.", lambda text: text[:300])
 UNCHANGED = 1e-4
 SHOWN = 0.005  # the biggest change is written to two decimals: below this it would read 0.00
 MOVED = 0.1  # a piece whose log-probability a patch moves this much or more is offered to explain instead
-
-
-def _read_bytes(why: Explained) -> bool:
-    """Whether the texts' pieces are byte-level BPE's (`reads_bytes`): how every piece of them reads."""
-    return reads_bytes([*why.src_pieces, *why.out_pieces])
-
-
-def _shown(why: Explained, piece: str) -> str:
-    """A piece of the texts as markdown shows it, literally (`display_piece`)."""
-    return md(display_piece(piece, _read_bytes(why)))
 
 
 def _hook_points(n_layers: int, norm_first: bool) -> dict[str, str]:
@@ -136,7 +126,7 @@ def _grid(why: Explained, donor: str, step: int, points: dict[str, str], source:
             list(points),
             src_pieces,
             why.style,
-            f"{why.piece_word} {step + 1}, {plotly_piece(why.out_pieces[step], _read_bytes(why))}: one position from "
+            f"{why.piece_word} {step + 1}, {plotly_piece(why.out_pieces[step], why.byte_level)}: one position from "
             "the donor",
             source,
             f"{why.source_word} position ({yours})",
@@ -169,9 +159,9 @@ def _biggest_change(
     moved = explanations.translation_patched(bundle, donor, ctl.sentence, points[where], (position,), why.iv, ctl.chat)
     st.markdown(
         f"The biggest change ({biggest:+.2f}): the **{md(where)}** at position {position} "
-        f"(**{_shown(why, why.src_pieces[position])}**"
+        f"(**{why.shown(why.src_pieces[position])}**"
         + (
-            f", the donor's **{_shown(why, differ.donor[position])}**)."
+            f", the donor's **{why.shown(differ.donor[position])}**)."
             if position in differ.positions
             else ", the same piece in the donor: the words that differ reach it through the layers before)."
         )
@@ -244,7 +234,7 @@ def _no_single_position(
     """The grid's biggest change rounds to 0.00: say so, name where the donor differs, and offer the
     pieces that those differing words do move."""
     bundle, ctl, iv, out_ids, out_pieces = why.bundle, why.ctl, why.iv, why.out_ids, why.out_pieces
-    piece = f"**{_shown(why, out_pieces[step])}**"
+    piece = f"**{why.shown(out_pieces[step])}**"
     yours = "your prompt" if why.decoder_only else "your sentence"
     size = (
         "" if abs(biggest) < UNCHANGED else f" (the biggest change is {biggest:+.2g} in log-probability, shown as 0.00)"
@@ -257,7 +247,7 @@ def _no_single_position(
         )
         return
     words = ", ".join(
-        f"**{_shown(why, differ.receiver[p])}** (donor: **{_shown(why, differ.donor[p])}**)" for p in differ.positions
+        f"**{why.shown(differ.receiver[p])}** (donor: **{why.shown(differ.donor[p])}**)" for p in differ.positions
     )
     st.caption(
         f"No single position changes the piece {piece}{size}: the donor differs from {yours} only at {words}, "
@@ -272,7 +262,7 @@ def _no_single_position(
     with st.container(horizontal=True):
         for t, change in moved:
             st.button(
-                f"{_shown(why, out_pieces[t])} ({change:+.1f})",
+                f"{why.shown(out_pieces[t])} ({change:+.1f})",
                 key=f"why-moved-{t}",
                 on_click=set_value,
                 args=("step", t + 1),
