@@ -161,6 +161,14 @@ class Page:
         return "answer" if self.chat else "continuation" if self.decoder_only else "translation"
 
     @property
+    def doing(self) -> str:
+        """What the page's run does, in a few words for the busy sign (ui.page.markup.busy_note)."""
+        if self.encoder_only:
+            return "Reading the sentence and drawing the page …"
+        verb = {"answer": "Writing the answer", "continuation": "Continuing the text"}
+        return verb.get(self.output_noun, "Translating the sentence") + " and drawing the page …"
+
+    @property
     def _text_label(self) -> str:
         """What the typed text is: a sentence, a prompt, or a chat message."""
         return "Chat message" if self.chat else "Prompt" if self.decoder_only else "Sentence"
@@ -240,22 +248,13 @@ def start(
         st.warning(md(note))
     st.session_state[NOTES] = []
     page = Page(title, bundle, limits, controls, style, room=presenting)
-    busy_note(_doing(bundle, controls) if needs_result else "Drawing the page …")
+    busy_note(page.doing if needs_result else "Drawing the page …")
     if needs_result:
         _run_once(page, preview)
     if chat_spot is not None and page.result is not None:
         with chat_spot.container():
             chat_note(bundle, page.result)
     return page
-
-
-def _doing(bundle: Bundle, controls: Controls) -> str:
-    """What the page's run does, in a few words for the busy sign (one per run: the sign reads the last one)."""
-    if bundle.capabilities.encoder_only:
-        return "Reading the sentence and drawing the page …"
-    if bundle.capabilities.decoder_only:
-        return ("Writing the answer" if controls.chat else "Continuing the text") + " and drawing the page …"
-    return "Translating the sentence and drawing the page …"
 
 
 def _model_first(title: str) -> Bundle:
