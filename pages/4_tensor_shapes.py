@@ -18,6 +18,8 @@ from viz.lengths import Span, around
 from viz.shapes import (
     Blueprint,
     as_matrix,
+    kept_as,
+    key_value_heads_named,
     stages_frame,
     symbolic_shape,
     tensor_heatmap,
@@ -61,10 +63,8 @@ if has.decoder:
     )
 letters += [f"d_model = {cfg.d_model}", f"h = {cfg.n_heads} heads"]
 grouped = cfg.kv_heads < cfg.n_heads  # grouped-query (or multi-query) attention: shared key/value heads
-kv_named, kept = (
-    f"{cfg.kv_heads} key/value head{'s' if cfg.kv_heads > 1 else ''}",
-    "cached" if has.decoder else "computed",
-)
+group, kv_named = cfg.n_heads // cfg.kv_heads, key_value_heads_named(cfg.kv_heads)
+kept = kept_as("decoder" if has.decoder else "encoder")
 if grouped:
     letters.append(f"h_kv = {kv_named}")
 letters.append(
@@ -105,7 +105,7 @@ if cfg.positional == "rotary":
         "hold them turned."
     )
 if grouped:
-    group, kv_rows = cfg.n_heads // cfg.kv_heads, "T" if has.decoder else "S"
+    kv_rows = "T" if has.decoder else "S"
     notes.append(
         f"Keys and values have {cfg.kv_heads} head{'s' if cfg.kv_heads > 1 else ''}, not {cfg.n_heads}: "
         + (
@@ -176,11 +176,7 @@ page.show(
     "residual (skip) path around each sublayer, which adds the sublayer's input to its output. Inside each "
     f"attention box the {cfg.n_heads} heads work side by side on d_k = {cfg.d_k} numbers each, and their "
     "outputs are concatenated back and projected by W_O."
-    + (
-        f" Their keys and values come from {kv_named}, each repeated for its {cfg.n_heads // cfg.kv_heads} query heads."
-        if grouped
-        else ""
-    ),
+    + (f" Their keys and values come from {kv_named}, each repeated for its {group} query heads." if grouped else ""),
     key="flow",
 )
 

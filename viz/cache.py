@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .labels import axis_labels
+from .shapes import key_value_heads_named
 from .style import Style
 
 
@@ -78,7 +79,7 @@ def cache_growth(
             tickmode="array",
             tickvals=centres,
             ticktext=layer_names[::step],
-            title_text=f"layers, {kv_heads} key/value head{'s' if kv_heads > 1 else ''} each",
+            title_text=f"layers, {key_value_heads_named(kv_heads)} each",
             range=[-0.5, width - 0.5],
             row=1,
             col=column,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from model.engine import stages
 
-from .shapes import Blueprint, symbolic_shape
+from .shapes import Blueprint, kept_as, symbolic_shape
 
 Box = tuple[str, str, str | None]  # (key, label, the hook whose shape the arrow into it carries)
 
@@ -45,10 +45,10 @@ def attention_box(name: str, stack: str, shapes: dict[str, tuple[int, ...]], blu
 def _shared_heads(stack: str, blueprint: Blueprint) -> list[str]:
     """A grouped-query attention box's lines: its key/value heads, kept as computed (cached, in the decoder),
     and repeated for the query heads before the scores."""
-    kv, kept = blueprint.kv_heads, "cached" if stack == "decoder" else "computed"
+    kv = blueprint.kv_heads
     return [
         f"keys, values: {kv} head{'s' if kv > 1 else ''}, shared",
-        f"{kept} as h_kv = {kv}, repeated to h = {blueprint.n_heads}",
+        f"{kept_as(stack)} as h_kv = {kv}, repeated to h = {blueprint.n_heads}",
     ]
 
 

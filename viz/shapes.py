@@ -71,12 +71,21 @@ def _repeated(name: str, array: np.ndarray, kv_heads: int) -> bool:
     return stage.kind is not None and stage.stage in ("k", "v") and 0 < kv_heads < heads and heads % kv_heads == 0
 
 
+def key_value_heads_named(kv_heads: int) -> str:
+    """How many key/value heads, in words: "1 key/value head", "3 key/value heads"."""
+    return f"{kv_heads} key/value head{'s' if kv_heads > 1 else ''}"
+
+
+def kept_as(stack: str) -> str:
+    """What becomes of a stack's keys and values once computed: a decoder caches them for the next steps."""
+    return "cached" if stack == "decoder" else "computed"
+
+
 def _before_the_repeat(name: str, kv_heads: int) -> tuple[str, str]:
     """The row name and symbolic shape of a block's keys or values as its key/value heads computed them."""
     stage = stages.parse(name)
-    kept = "as cached" if stage.stack == "decoder" else "as computed"
-    heads = f"{kv_heads} key/value head{'s' if kv_heads > 1 else ''}"
-    return f"{name.rpartition('.')[0]}.{stage.stage}: {heads} ({kept})", symbolic_shape(name, 4).replace("h,", "h_kv,")
+    label = f"{key_value_heads_named(kv_heads)} (as {kept_as(stage.stack or '')})"
+    return f"{name.rpartition('.')[0]}.{stage.stage}: {label}", symbolic_shape(name, 4).replace("h,", "h_kv,")
 
 
 def stages_frame(tensors: dict[str, np.ndarray], kv_heads: int = 0) -> pd.DataFrame:
