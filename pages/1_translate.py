@@ -156,9 +156,18 @@ def decoding(step: int) -> None:
     else:
         st.caption(label)
         big_text(result.translation or "(empty output)")
-    page.show(
-        shared(step_candidates, result.steps[:shown], page.style, highlight_row=shown - 1 if shown < n_steps else None),
-        "Each row is one decoding step: the five pieces the model found most likely"
+
+    def candidates(last: int):  # the steps up to `last` (from 0), the last outlined until the output is whole
+        return shared(
+            step_candidates, result.steps[: last + 1], page.style, highlight_row=last if last + 1 < n_steps else None
+        )
+
+    player.DECODING.steady_chart(
+        page,
+        "steps",
+        candidates,
+        shown - 1,
+        caption="Each row is one decoding step: the five pieces the model found most likely"
         + (" to come next" if continues else "")
         + ", coloured by probability; ✔ marks the piece that was kept"
         + (
@@ -168,7 +177,6 @@ def decoding(step: int) -> None:
             else "."
         )
         + (" The outlined row is the step being produced." if shown < n_steps else ""),
-        key="steps",
     )
 
 

@@ -122,24 +122,27 @@ def _step_view(step: int, source, output, colour: str) -> None:
         stack, kind = blocks[block]
         layer = min(ctl.layer, page.limits.layers_of(stack) - 1)
         off = ctl.interventions().heads_off(stack, kind, layer)
-        with column:
-            page.show(
-                shared(
-                    attention_map,
-                    trace.pattern(stack, kind, layer)[ctl.head],
-                    modelview.query_pieces(trace, block),
-                    modelview.key_pieces(trace, block),
-                    style,
-                    f"{BLOCK_NAMES[block].capitalize()} · L{layer + 1} H{ctl.head + 1}"
-                    + (" (knocked out)" if ctl.head in off else ""),
-                    step,
-                    colour=colour,
-                    first=block != "dec-cross",
-                    width_px=CONTAINER_PX / len(decoding),
-                    **lengths.block_windows(block, source, output),
-                ),
-                key=f"step-{block}",
+        title = f"{BLOCK_NAMES[block].capitalize()} · L{layer + 1} H{ctl.head + 1}" + (
+            " (knocked out)" if ctl.head in off else ""
+        )
+
+        def at_row(row: int, block=block, stack=stack, kind=kind, layer=layer, title=title):
+            return shared(
+                attention_map,
+                trace.pattern(stack, kind, layer)[ctl.head],
+                modelview.query_pieces(trace, block),
+                modelview.key_pieces(trace, block),
+                style,
+                title,
+                row,
+                colour=colour,
+                first=block != "dec-cross",
+                width_px=CONTAINER_PX / len(decoding),
+                **lengths.block_windows(block, source, output if row == step else around(row, len(trace.tgt_pieces))),
             )
+
+        with column:
+            player.DECODING.steady_chart(page, f"step-{block}", at_row, step, first)
     st.caption(
         "The outlined row is step t: "
         + (
@@ -147,7 +150,8 @@ def _step_view(step: int, source, output, colour: str) -> None:
             if len(decoding) > 1
             else "what the piece fed in looks back at. "
         )
-        + "The layer and head are the sidebar's; every layer and head follow below."
+        + "The layer and head are the sidebar's; every layer and head follow below"
+        + (", outlined at the step again when paused." if player.DECODING.playing() else ".")
     )
 
 
@@ -177,7 +181,8 @@ def _layer_heads(block: str, step: int, source, output, colour: str) -> None:
     n_layers = page.limits.layers_of(stack)
     layer = min(ctl.layer, n_layers - 1)
     pattern = trace.pattern(stack, kind, layer)
-    highlight = None if block == "enc-self" else step
+    # playing, the charts below the moving picture hold still: redrawn every second, they kept the browser busy
+    highlight = None if block == "enc-self" or player.DECODING.playing() else step
     off = ctl.interventions().heads_off(stack, kind, layer)
     window = {**lengths.block_windows(block, source, output), "first": block != "dec-cross"}
     st.subheader(f"{BLOCK_NAMES[block].capitalize()} · layer L{layer + 1}")
@@ -269,7 +274,7 @@ def body(step: int) -> None:
     for block in blocks:
         _layer_heads(block, step, source, output, colour)
 
-    modelview.section(page, trace, step, source, output, colour)
+    modelview.section(page, trace, step, source, output, colour, outlined=not player.DECODING.playing())
     if (stored("layer"), stored("head")) != (ctl.layer + 1, ctl.head + 1):
         st.rerun()  # a tile was clicked inside the player: redraw the whole page, sidebar pickers included
 

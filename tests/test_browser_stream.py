@@ -63,7 +63,7 @@ def _new_prompt(page, url: str, path: str, finished: str, watched: list[str]) ->
 
 def test_the_prompts_heads_are_drawn_before_the_continuation_ends(server, browser):  # noqa: F811
     url, _ = server
-    preview, final = ".st-key-prompt-heads .js-plotly-plot", ".st-key-step-dec-self .js-plotly-plot"
+    preview, final = ".st-key-prompt-heads .js-plotly-plot", ".st-key-steady-step-dec-self .js-plotly-plot"
     with _visit(browser) as page:
         page.set_viewport_size({"width": 1440, "height": 900})
         _new_prompt(page, url, "attention", final, [preview])
@@ -82,12 +82,12 @@ def test_the_continuation_grows_on_the_continue_page_before_it_is_whole(server, 
     url, _ = server
     with _visit(browser) as page:
         page.set_viewport_size({"width": 1440, "height": 900})
-        _new_prompt(page, url, "translate", ".st-key-steps .js-plotly-plot", [])
+        _new_prompt(page, url, "translate", ".st-key-steady-steps .js-plotly-plot", [])
         page.wait_for_function("() => window.anatomyMarks.texts.length >= 2", timeout=60000)
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / "stream_continue_growing.png"))
         page.wait_for_function(f"() => {GROWING}().every(d => !d.textContent.endsWith('…'))", timeout=120000)
-        page.locator(".st-key-steps .js-plotly-plot").first.wait_for(timeout=120000)
+        page.locator(".st-key-steady-steps .js-plotly-plot").first.wait_for(timeout=120000)
         page.wait_for_timeout(1500)
         texts = [mark["text"] for mark in page.evaluate("() => window.anatomyMarks.texts")]
         assert len(texts) >= 3, texts

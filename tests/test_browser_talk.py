@@ -112,11 +112,12 @@ def test_keys_typed_into_a_text_box_never_step(server, browser):  # noqa: F811
 
 
 def _outlined_row(page, key: str) -> dict:
-    """The bounding box of the outline drawn on the step's row of a chart (while playing, the chart
-    being replaced may still be in the page: the one drawn last)."""
+    """The bounding box of the outline drawn on the step's row of a steady chart (ui/page/player.py): in its
+    newest slot (while playing, the chart being replaced may still be in the page: the one drawn last)."""
     found = page.wait_for_function(
         """(key) => {
-            const shown = [...document.querySelectorAll(`.st-key-${key} .js-plotly-plot .shapelayer path`)]
+            const newest = `[class*="st-key-slot-${key}-"]:has(.anatomy-newest)`;
+            const shown = [...document.querySelectorAll(`${newest} .js-plotly-plot .shapelayer path`)]
                 .map(p => p.getBoundingClientRect()).filter(r => r.width > 0 && r.height > 0);
             return shown.length ? {y: shown.at(-1).y, height: shown.at(-1).height} : null;
         }""",

@@ -17,6 +17,9 @@ def md(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False))
 
 
+STREAMING = "anatomy-streaming"  # the mark of a stream's line (ui/page/stream.py)
+NEWEST = "anatomy-newest"  # the mark of a steady chart's newest slot (ui/page/player.py)
+
 APP_CSS = """<style>
 /* the first screen is for the page: less empty header above the title */
 [data-testid="stMainBlockContainer"] { padding-top: 3.5rem; }
@@ -29,6 +32,21 @@ APP_CSS = """<style>
   color: #fff; font-size: 0.9rem; pointer-events: none; animation: anatomy-busy 0.2s ease-out 0.6s both;
 }
 @keyframes anatomy-busy { from { opacity: 0; } to { opacity: 1; } }
+/* A chart that changes at every step (ui/page/player.py, steady_chart): its two slots in one place, the one
+   marked newest on top. While a run redraws the page, the marks of the run before stay, marked stale, until it
+   ends: a mark drawn by this run goes over them. */
+[class*="st-key-steady-"] { display: grid; grid-template-columns: minmax(0, 1fr); }
+[class*="st-key-steady-"] > * { grid-area: 1 / 1; }
+[class*="st-key-steady-"] > :has(.anatomy-newest) { z-index: 1; }
+[class*="st-key-steady-"] > :has([data-stale="false"] .anatomy-newest) { z-index: 2; }
+[class*="st-key-steady-"] .stElementContainer:has(.anatomy-newest) { display: none; }
+/* plotly draws a chart's frame before its heatmap: until the heatmap is in, the slot below shows through */
+[class*="st-key-steady-"] .stPlotlyChart:not(:has(.heatmaplayer image)) { visibility: hidden; }
+/* While a stream's line is up (ui/page/stream.py), what the run before left (the old page, faded, until this run
+   draws over it) is hidden. The line marks itself; a mark left by a run before is stale, and counts for nothing. */
+[data-testid="stApp"]:has([data-stale="false"] .anatomy-streaming)
+  [data-testid="stElementContainer"][data-stale="true"] { display: none; }
+.stElementContainer:has(.anatomy-streaming) { display: none; }
 /* a player's arrow-key buttons work through their keyboard shortcuts alone (ui/page/player.py) */
 [class*="st-key-arrows-"] { display: none; }
 /* the sentence box at the top of the page is for phones, where the sidebar is hidden; so is the model

