@@ -80,7 +80,8 @@ def test_play_runs_the_time_lapse_from_the_first_snapshot_to_the_last(snapshots_
     button(at, "Play the time-lapse").click().run()
     assert_clean(at)
     assert step_on_show(at) == steps[0]
-    assert [s.disabled for s in at.select_slider if s.key.startswith("w_snapshot")] == [True], "shown, read-only"
+    shown = [(s.key, s.disabled) for s in at.select_slider if s.key.startswith("w_snapshot")]
+    assert shown == [("w_snapshot_at_1", True), ("w_snapshot", True)], "a read-only copy, the bound one kept under it"
     at.run()  # what the timer does every second
     assert step_on_show(at) == steps[1]
     button(at, "Pause").click().run()

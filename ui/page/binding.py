@@ -47,6 +47,9 @@ def _copy_from_widget(key: str, from_widget: Callable[[Any], Any], wkey: str) ->
     stored_values()[key] = from_widget(st.session_state[wkey])
 
 
+KEPT = "kept-"  # the container of a bound widget kept hidden while a player moves its control
+
+
 def bind(
     key: str,
     render: Callable[..., Any],
@@ -61,12 +64,14 @@ def bind(
     control, so the widget only shows it, read-only."""
     wkey = f"w_{widget or key}"
     if moving:
-        # A new widget for each value: the bound one, redrawn by a playing fragment, showed the value before
-        # in the browser (the slider one step behind the step line).
+        # The bound widget, redrawn by a playing fragment, showed the value before in the browser (the slider one
+        # step behind the step line): a new widget for each value shows it instead. The bound one stays, hidden
+        # (ui.page.markup.APP_CSS): a widget left out of a run and drawn again later came back with the value the
+        # browser last had for it, and moved the control back.
         value = stored_values()[key]
         render(key=f"{wkey}_at_{value}", value=to_widget(value), disabled=True, **kwargs)
-        _write_url()
-        return value
+        with st.container(key=f"{KEPT}{wkey}"):
+            return bind(key, render, to_widget, from_widget, widget, disabled=True, **kwargs)
     # Always seed the widget from the store: a widget on another page (or a page reached
     # through the menu) is a new widget for Streamlit, and its on_change has already copied
     # any change the person made into the store before this run started.

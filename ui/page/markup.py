@@ -41,12 +41,14 @@ APP_CSS = """<style>
 [class*="st-key-steady-"] > :has([data-stale="false"] .anatomy-newest) { z-index: 2; }
 [class*="st-key-steady-"] .stElementContainer:has(.anatomy-newest) { display: none; }
 /* plotly draws a chart's frame before its heatmap: until the heatmap is in, the slot below shows through */
-[class*="st-key-steady-"] .stPlotlyChart:not(:has(.heatmaplayer image)) { visibility: hidden; }
+[class*="st-key-steady-"] .stPlotlyChart:not(:has(.heatmaplayer image[*|href^="data:"])) { visibility: hidden; }
 /* While a stream's line is up (ui/page/stream.py), what the run before left (the old page, faded, until this run
    draws over it) is hidden. The line marks itself; a mark left by a run before is stale, and counts for nothing. */
 [data-testid="stApp"]:has([data-stale="false"] .anatomy-streaming)
   [data-testid="stElementContainer"][data-stale="true"] { display: none; }
 .stElementContainer:has(.anatomy-streaming) { display: none; }
+/* a control a player moves: its bound widget stays, hidden, under the copy that shows it (ui/page/binding.py) */
+[class*="st-key-kept-w_"] { display: none; }
 /* a player's arrow-key buttons work through their keyboard shortcuts alone (ui/page/player.py) */
 [class*="st-key-arrows-"] { display: none; }
 /* the sentence box at the top of the page is for phones, where the sidebar is hidden; so is the model

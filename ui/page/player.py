@@ -126,12 +126,15 @@ class Player:
         def frame() -> None:
             if "run" not in held:  # a control moved inside the paused part: it is the whole page's to redraw
                 st.rerun(scope="app")
+            # The last step has had its period: stop, and rerun the page so that the timer stops. Nothing is drawn
+            # first: a frame drawn, then the page's run over it, left both on screen for a moment.
+            if self.playing() and stored(self.control) >= n_steps:
+                self._disengage()
+                st.rerun()
             draw, shown = held["run"]
-            step = min(max(stored(self.control), 1), n_steps)
-            finished = False
-            if self.playing():
-                step = min(stored(self.control) + 1, n_steps)
-                finished = step >= n_steps
+            step = (
+                min(stored(self.control) + 1, n_steps) if self.playing() else min(max(stored(self.control), 1), n_steps)
+            )
             set_value(self.control, step)
             mark = len(shown.figures) if shown else 0
             draw(step - 1)
@@ -140,9 +143,6 @@ class Player:
                     shown.publish_frame(drawn[0], drawn[1], mark)
                 else:
                     drawn.extend((mark, len(shown.figures)))
-            if finished:  # the last step: stop, and rerun the page once so that the timer stops
-                self._disengage()
-                st.rerun()
 
         # The animated part is a fragment playing or paused: Streamlit redraws every chart of a part that turns
         # into a fragment or back (each a blank area until plotly has drawn it again), but keeps the charts of a
