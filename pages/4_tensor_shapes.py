@@ -75,7 +75,7 @@ letters.append(
     f"projection W_O brings them back to d_model = {cfg.d_model}"
 )
 letters += [f"d_ff = {cfg.d_ff}", f"vocab = {cfg.vocab_size:,}"]
-st.markdown(", ".join(letters) + ".")
+page.lead(", ".join(letters) + ".")
 notes = []
 if page.encoder_only:
     notes.append("This model is encoder-only: its stages end with the encoder's output, with no decoder and no logits.")
@@ -146,7 +146,7 @@ if cfg.gated_ffn:
         f"(in the weights below); `{stages.ffn('decoder', 0, 'hidden')}` holds the product, (B, T, d_ff)."
     )
 for note in notes:
-    st.markdown(f"- {note}")
+    page.lead(f"- {note}")
 
 
 def _stage(text: str) -> str:
@@ -160,77 +160,61 @@ default_stage = first_attention if first_attention in stage_names else stage_nam
 STAGE = Field("stage", default_stage, _stage)
 page_value(STAGE)
 
-st.subheader(
-    "The flow through "
-    + (
-        "one encoder layer and one decoder layer"
-        if has.cross_attention
-        else "one encoder layer"
-        if has.encoder
-        else "one decoder layer"
-    )
-)
-page.show(
-    shared(flow_diagram, dict(trace.stages), style, None, Blueprint.of(cfg)),
-    "Numbers on the arrows are the shapes of the tensors that flow along them for this sentence. Green: the "
-    "residual (skip) path around each sublayer, which adds the sublayer's input to its output. Inside each "
-    f"attention box the {cfg.n_heads} heads work side by side on d_k = {cfg.d_k} numbers each, and their "
-    "outputs are concatenated back and projected by W_O."
-    + (f" Their keys and values come from {kv_named}, each repeated for its {group} query heads." if grouped else ""),
-    key="flow",
-)
 
-st.subheader("Every stage, in the order it runs")
-frame = stages_frame(trace.tensors, cfg.kv_heads)
-st.dataframe(
-    frame,
-    hide_index=True,
-    height=420,
-    column_config={
-        "#": st.column_config.NumberColumn("#", width=40),
-        # wide enough for the longest hook name, whole (about 6 px a character at the table's font, measured)
-        "stage": st.column_config.TextColumn("stage", width=7 * max(map(len, frame["stage"])) + 24),
-        "masked": st.column_config.NumberColumn("masked", width=64),
-        **{c: st.column_config.NumberColumn(c, format="%.4f", width=76) for c in ("mean", "std", "min", "max")},
-    },
-)
-st.caption(
-    "Statistics are over the finite entries; 'masked' counts the −∞ that masks put into the scores."
-    + (
-        f" Keys and values appear twice: as their {kv_named} {kept} them, then repeated to the {cfg.n_heads} "
-        "query heads."
-        if grouped
-        else ""
+def _flow() -> None:
+    """The flow diagram of one layer of each stack, shapes on its arrows."""
+    st.subheader(
+        "The flow through "
+        + (
+            "one encoder layer and one decoder layer"
+            if has.cross_attention
+            else "one encoder layer"
+            if has.encoder
+            else "one decoder layer"
+        )
     )
-)
+    page.show(
+        shared(flow_diagram, dict(trace.stages), style, None, Blueprint.of(cfg)),
+        "Numbers on the arrows are the shapes of the tensors that flow along them for this sentence. Green: the "
+        "residual (skip) path around each sublayer, which adds the sublayer's input to its output. Inside each "
+        f"attention box the {cfg.n_heads} heads work side by side on d_k = {cfg.d_k} numbers each, and their "
+        "outputs are concatenated back and projected by W_O."
+        + (
+            f" Their keys and values come from {kv_named}, each repeated for its {group} query heads."
+            if grouped
+            else ""
+        ),
+        key="flow",
+    )
 
-st.subheader("Look inside one stage")
-if page_value(STAGE) not in stage_names:
-    st.warning(md(f"This trace has no stage {page_value(STAGE)!r}; showing {default_stage}."))
-    set_value("stage", default_stage)
-stage_labels = {n: f"{n}   {symbolic_shape(n, trace.tensor(n).ndim)}" for n in stage_names}
-name = bind("stage", st.selectbox, label="Stage", options=stage_names, format_func=stage_labels.get)
-array = trace.tensor(name)
-# cross-attention's keys and values are projections of the encoder memory: one row per source piece
-shown = stages.parse(name)
-pieces = trace.src_pieces if shown.source_rows else trace.tgt_pieces
-matrix = as_matrix(array, ctl.head)
-heads_note = f", head H{ctl.head + 1}" if array.ndim == 4 else ""
-attention = shown.keys is not None
-if shown.stage == "ids":  # one row of ids: the columns are the positions
-    rows, keys, columns = None, pieces, "position (colour: the token id)"
-else:
-    rows, columns = pieces, "key" if attention else ("vocabulary id" if name == stages.LOGITS else "dimension")
-    keys = {"source": trace.src_pieces, "target": trace.tgt_pieces}.get(shown.keys)
-note = ""
-if name == stages.LOGITS and matrix.shape[1] > LOGIT_COLUMNS:  # a real vocabulary has tens of thousands of ids
-    ids = top_columns(matrix, LOGIT_COLUMNS)
-    matrix, keys = matrix[:, ids], bundle.tokenizer.pieces(ids.tolist())
-    columns = f"the {LOGIT_COLUMNS} pieces with the highest logit at some step (of {array.shape[-1]:,})"
-    note = (
-        f" Only {LOGIT_COLUMNS} of the {array.shape[-1]:,} vocabulary columns are drawn:"
-        " those some step ranked highest."
+
+def _every_stage() -> None:
+    """Every recorded stage as a table row: its shape and statistics."""
+    st.subheader("Every stage, in the order it runs")
+    frame = stages_frame(trace.tensors, cfg.kv_heads)
+    st.dataframe(
+        frame,
+        hide_index=True,
+        height=420,
+        column_config={
+            "#": st.column_config.NumberColumn("#", width=40),
+            # wide enough for the longest hook name, whole (about 6 px a character at the table's font, measured)
+            "stage": st.column_config.TextColumn("stage", width=7 * max(map(len, frame["stage"])) + 24),
+            "masked": st.column_config.NumberColumn("masked", width=64),
+            **{c: st.column_config.NumberColumn(c, format="%.4f", width=76) for c in ("mean", "std", "min", "max")},
+        },
     )
+    st.caption(
+        "Statistics are over the finite entries; 'masked' counts the −∞ that masks put into the scores."
+        + (
+            f" Keys and values appear twice: as their {kv_named} {kept} them, then repeated to the {cfg.n_heads} "
+            "query heads."
+            if grouped
+            else ""
+        )
+    )
+
+
 source = lengths.source_window(len(trace.src_pieces))
 output = around(ctl.step, len(trace.tgt_pieces))
 
@@ -240,22 +224,60 @@ def _window(axis: list[str] | None) -> Span | None:
     return source if axis is trace.src_pieces else output if axis is trace.tgt_pieces else None
 
 
-page.show(
-    shared(
-        tensor_heatmap,
-        matrix,
-        rows,
-        style,
-        f"{name} {tuple(array.shape)}{heads_note}",
-        columns,
-        keys,
-        _window(rows),
-        _window(keys),
-    ),
-    "Rows are positions (pieces); for attention scores and weights the columns are the keys. Pick the head "
-    "in the sidebar for per-head tensors." + note,
-    key="stage-heatmap",
-)
+def _one_stage() -> None:
+    """One stage picked in a box, drawn as a heatmap of its values."""
+    st.subheader("Look inside one stage")
+    if page_value(STAGE) not in stage_names:
+        st.warning(md(f"This trace has no stage {page_value(STAGE)!r}; showing {default_stage}."))
+        set_value("stage", default_stage)
+    stage_labels = {n: f"{n}   {symbolic_shape(n, trace.tensor(n).ndim)}" for n in stage_names}
+    name = bind("stage", st.selectbox, label="Stage", options=stage_names, format_func=stage_labels.get)
+    array = trace.tensor(name)
+    # cross-attention's keys and values are projections of the encoder memory: one row per source piece
+    shown = stages.parse(name)
+    pieces = trace.src_pieces if shown.source_rows else trace.tgt_pieces
+    matrix = as_matrix(array, ctl.head)
+    heads_note = f", head H{ctl.head + 1}" if array.ndim == 4 else ""
+    attention = shown.keys is not None
+    if shown.stage == "ids":  # one row of ids: the columns are the positions
+        rows, keys, columns = None, pieces, "position (colour: the token id)"
+    else:
+        rows, columns = pieces, "key" if attention else ("vocabulary id" if name == stages.LOGITS else "dimension")
+        keys = {"source": trace.src_pieces, "target": trace.tgt_pieces}.get(shown.keys)
+    note = ""
+    if name == stages.LOGITS and matrix.shape[1] > LOGIT_COLUMNS:  # a real vocabulary has tens of thousands of ids
+        ids = top_columns(matrix, LOGIT_COLUMNS)
+        matrix, keys = matrix[:, ids], bundle.tokenizer.pieces(ids.tolist())
+        columns = f"the {LOGIT_COLUMNS} pieces with the highest logit at some step (of {array.shape[-1]:,})"
+        note = (
+            f" Only {LOGIT_COLUMNS} of the {array.shape[-1]:,} vocabulary columns are drawn:"
+            " those some step ranked highest."
+        )
+
+    page.show(
+        shared(
+            tensor_heatmap,
+            matrix,
+            rows,
+            style,
+            f"{name} {tuple(array.shape)}{heads_note}",
+            columns,
+            keys,
+            _window(rows),
+            _window(keys),
+        ),
+        "Rows are positions (pieces); for attention scores and weights the columns are the keys. Pick the head "
+        "in the sidebar for per-head tensors." + note,
+        key="stage-heatmap",
+    )
+
+
+if ctl.presentation:  # a projector's first screen shows one stage whole: the flow is taller than any screen
+    _one_stage()
+_flow()
+_every_stage()
+if not ctl.presentation:
+    _one_stage()
 
 st.subheader("The weights of one layer")
 layers = " and ".join(

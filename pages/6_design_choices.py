@@ -106,7 +106,7 @@ decoder_only = page.decoder_only
 stack = "decoder" if decoder_only else "encoder"  # the stack that reads the text first
 pieces = trace.tgt_pieces if decoder_only else trace.src_pieces
 layer, head = min(ctl.layer, trace.n_layers(stack) - 1), ctl.head
-st.markdown(
+page.lead(
     "The paper makes a handful of choices the tutorials keep asking about. Each section below measures one "
     f"of them on **{md(bundle.name)}** and the sentence in the sidebar, and turns the choice off to show "
     "what it prevents. The same switches are in the sidebar, so every other page shows their effect too."
@@ -115,7 +115,7 @@ st.markdown(
 # 1. sqrt(d_k)
 st.header("1. Why divide QKᵀ by √d_k?")
 variances = raw_dot_variance(trace, stack)
-st.markdown(
+page.lead(
     f"A score is the dot product of a query and a key, a sum of d_k = {cfg.d_k} products. If the entries "
     "were independent with variance 1, the sum would have variance d_k: the wider the heads, the larger "
     "the scores, and the softmax of large scores is nearly one-hot."

@@ -274,8 +274,10 @@ def model_view(
     colour: str = "linear",
     roles: Mapping[tuple[int, int], str] | None = None,
     group: int = 1,
+    most_px: int | None = None,
 ) -> go.Figure:
-    """Every layer (rows) x every head (columns) of one attention kind, tiled in one heatmap.
+    """Every layer (rows) x every head (columns) of one attention kind, tiled in one heatmap, at most
+    `most_px` tall when given (its tiles smaller).
 
     `group` > 1 (grouped-query attention): each run of `group` query heads that share one key/value head
     is framed together, one frame down every layer, named above the first layer ("K/V 1 (H1-H3)", ...).
@@ -314,7 +316,10 @@ def model_view(
     pooled_note = pooled(len(queries)) or pooled(len(keys))
     fig = style.figure(**view_axes(centre_x, centre_y))
     fig.add_trace(tile_heatmap(image, weights, (xs, ys), (zmin, zmax, bar), pooled_note, style))
+    aspect = max(0.5, min(1.5, nq / max(nk, 1)))
     tile_px = tile_size_px(layers, style)
+    if most_px is not None:
+        tile_px = min(tile_px, (most_px - 80) / (layers * aspect))
     fig.add_trace(click_markers(centre_x, centre_y, marker_px(tile_px, sizes, heads), knocked_out, roles))
     annotations = caption_notes(tile_captions(captions, knocked_out, layers, heads), xs, ys, sizes, style)
     shapes = selected_outline(selected, layers, heads, sizes, style)
@@ -329,7 +334,7 @@ def model_view(
         title += f" · tiles pooled to {nq}×{nk} cells"
     if shared_role:
         title += f" · every head: {shared_role}"
-    fig = style.apply(fig, title, height=int(80 + layers * tile_px * max(0.5, min(1.5, nq / max(nk, 1)))))
+    fig = style.apply(fig, title, height=int(80 + layers * tile_px * aspect))
     # the tiles' markers are as large as the tiles: without fixed ranges, plotly would pad the axes for them
     fig.update_layout(margin=dict(t=90 if group <= 1 else 130), hoverdistance=int(tile_px // 2))
     fig.update_xaxes(autorange=False, range=[-0.5, len(xs) - 0.5])

@@ -36,6 +36,7 @@ def shaded_text(
     above = SHADE_PRESENTATION if style.presentation else SHADE
     below = NEGATIVE_PRESENTATION if style.presentation else NEGATIVE
     size = style.font + 2
+    spacing, margin = ("1.35", "0") if style.presentation else ("1.6", "0.15em")  # a projector's lines are large
     texts = running_text(keys)
     number = ".4g" if signed else ".3f"  # attributions can be tiny: significant digits
     width = max(5.5, 0.6 * max(map(len, names), default=0))  # em: the names' column
@@ -56,8 +57,8 @@ def shaded_text(
                 f'rgba({red},{green},{blue},{alpha:.2f});{outline}">{html.escape(text.lstrip(" "))}</span>'
             )
         lines.append(
-            f'<div style="display:flex;gap:0.8em;margin:0.15em 0"><b style="min-width:{width:.1f}em">'
-            f'{html.escape(name)}</b><span style="line-height:1.6">{"".join(spans)}</span></div>'
+            f'<div style="display:flex;gap:0.8em;margin:{margin} 0"><b style="min-width:{width:.1f}em">'
+            f'{html.escape(name)}</b><span style="line-height:{spacing}">{"".join(spans)}</span></div>'
         )
     return (
         f'<div style="font-size:{size}px;font-family:{style.template["layout"]["font"]["family"]}">'

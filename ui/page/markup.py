@@ -75,8 +75,16 @@ html { font-size: 20px; }
 [data-testid="stCaptionContainer"] { color: #222 !important; }
 /* a projector's first screen is for the picture: a small header, the page as wide as the window */
 [data-testid="stHeader"] { height: 2.6rem; min-height: 2.6rem; background: transparent; }
-[data-testid="stMainBlockContainer"] { padding: 2.7rem 1.2rem 3rem 1.2rem; max-width: 100%; }
-h1 { font-size: 1.8rem !important; padding: 0 0 0.3rem 0 !important; }
+[data-testid="stMainBlockContainer"] { padding: 0.45rem 1.2rem 3rem 1.2rem; max-width: 100%; }
+/* the title beside the sidebar's opener, in the header's band */
+[data-testid="stMain"] h1 { font-size: 1.6rem !important; padding: 0 0 0 2.3rem !important; }
+[data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.6rem; }
+[data-testid="stMain"] :is(h2, h3, h4) { padding-top: 0.45rem !important; padding-bottom: 0.35rem !important; }
+[data-testid="stMain"] h4 { font-size: 1.3rem !important; }
+/* buttons and pills a size smaller than the text around them */
+[data-testid="stMain"] button[kind^="secondary"], [data-testid="stMain"] [data-testid^="stBaseButton-pills"] {
+  min-height: 1.8rem; padding-top: 0.1rem; padding-bottom: 0.1rem;
+}
 </style>"""
 
 

@@ -64,6 +64,7 @@ class Page:
     result: TranslationResult | EncodeResult | None = None
     figures: list[tuple[str, go.Figure]] = field(default_factory=list)
     room: presenter.Presenting | None = None  # the room this page is shared with (ui/room/presenter.py), if any
+    held: list[str] = field(default_factory=list)  # words `lead` keeps for after the next chart
 
     @property
     def plotly_config(self) -> dict:
@@ -79,7 +80,18 @@ class Page:
         event = st.plotly_chart(fig, config=self.plotly_config, theme=None, key=key, on_select=on_select, **kwargs)
         if caption:
             st.caption(caption)
+        for text in self.held:
+            st.markdown(text)
+        self.held.clear()
         return event
+
+    def lead(self, text: str) -> None:
+        """Words that lead to the next chart: above it, or in presentation mode below it, where they leave a
+        projector's first screen to the picture (the lecturer says them)."""
+        if self.controls.presentation:
+            self.held.append(text)
+        else:
+            st.markdown(text)
 
     @property
     def encoder_only(self) -> bool:

@@ -16,6 +16,8 @@ from ui.session.urlstate import Field, int_in
 from viz.attention import attention_map, model_view
 from viz.training import snapshot_curves
 
+# On a projector the layers × heads view is at most this tall, so that it is whole in a 720-px first screen
+PROJECTED_VIEW_PX = 400
 SNAPSHOT = Field("snapshot", 10_000, int_in(1, 10_000))  # which snapshot, counted from 1; past the last: the last
 
 
@@ -91,18 +93,27 @@ def _focus(page: Page, best: dict | None) -> tuple[int, int]:
 
 
 def _draw(page: Page, snapshot: Bundle, step: int, final: TranslationResult, focus: tuple[int, int]) -> None:
-    ctl, style, cfg = page.controls, page.style, page.bundle.config
-    iv = ctl.interventions()
-    text = engine.translation_text(snapshot, ctl.sentence, iv, ctl.beam_size)
-    scores = _scores_at(page.bundle.card, step)
+    ctl = page.controls
+    text = engine.translation_text(snapshot, ctl.sentence, ctl.interventions(), ctl.beam_size)
+    if ctl.presentation:  # on a projector the first screen is the pictures'
+        _pictures(page, snapshot, step, final, focus)
     two_translations((f"At step {step:,}", text), ("After training", final.translation), 1.3)
+    scores = _scores_at(page.bundle.card, step)
     if scores:
         st.caption(
             f"At step {step:,}, on the {page.bundle.card.get('test', {}).get('n', 'held-out')} test sentences: "
             f"exact match {scores['exact_match']:.1f}%, BLEU {scores['bleu']:.1f}; the best head agrees with "
             f"the word alignment {scores['alignment']:.1f}%."
         )
-    trace = explanations.teacher_forced(snapshot, ctl.sentence, final.output_ids, iv)
+    if not ctl.presentation:
+        _pictures(page, snapshot, step, final, focus)
+    _curves(page, step)
+
+
+def _pictures(page: Page, snapshot: Bundle, step: int, final: TranslationResult, focus: tuple[int, int]) -> None:
+    """The snapshot's cross-attention: every layer and head, and the focused head large."""
+    ctl, style, cfg = page.controls, page.style, page.bundle.config
+    trace = explanations.teacher_forced(snapshot, ctl.sentence, final.output_ids, ctl.interventions())
     layer, head = focus
     patterns = [trace.pattern("decoder", "cross", i) for i in range(cfg.n_decoder_layers)]
     left, right = st.columns([3, 2])
@@ -116,6 +127,7 @@ def _draw(page: Page, snapshot: Bundle, step: int, final: TranslationResult, foc
                 style,
                 f"Cross-attention at step {step:,}: layers × heads",
                 (layer, head),
+                most_px=PROJECTED_VIEW_PX if ctl.presentation else None,
             ),
             "Every decoder layer (rows) and head (columns). Early in training the weights are spread out or "
             "all on one piece; a head that has learned the alignment shows a bright diagonal-like path from "
@@ -135,7 +147,11 @@ def _draw(page: Page, snapshot: Bundle, step: int, final: TranslationResult, foc
             "The head named above, large (pick another layer and head in the sidebar).",
             key="snapshot-head",
         )
-    curves = shared(snapshot_curves, page.bundle.card.get("snapshots", []), style, step)
+
+
+def _curves(page: Page, step: int) -> None:
+    """The test scores of every snapshot, the step on show marked."""
+    curves = shared(snapshot_curves, page.bundle.card.get("snapshots", []), page.style, step)
     if curves is None:
         st.caption(
             md(
