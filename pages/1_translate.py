@@ -124,17 +124,18 @@ if page.encoder_only:
 result, trace, ctl = page.result, page.result.trace, page.controls
 continues, chat = page.decoder_only, page.chat  # chat: the result is the answer to the wrapped chat message
 if continues:
-    st.info(
-        f"{page.bundle.name} is a decoder-only model ({page.bundle.family}): it has no encoder and no "
-        "cross-attention, and it does not translate. It reads the prompt and continues it, one new piece per "
-        "step; each step reads the prompt and every piece made so far through its masked self-attention."
-        + (
-            " Here the prompt is your text as a user's chat message, wrapped by the checkpoint's chat template, "
-            "and the continuation is the assistant's answer: the model ends it with its end-of-turn piece."
-            if chat
-            else ""
+    with page.notes:
+        st.info(
+            f"{page.bundle.name} is a decoder-only model ({page.bundle.family}): it has no encoder and no "
+            "cross-attention, and it does not translate. It reads the prompt and continues it, one new piece per "
+            "step; each step reads the prompt and every piece made so far through its masked self-attention."
+            + (
+                " Here the prompt is your text as a user's chat message, wrapped by the checkpoint's chat template, "
+                "and the continuation is the assistant's answer: the model ends it with its end-of-turn piece."
+                if chat
+                else ""
+            )
         )
-    )
 else:
     task_prefix(page)
 

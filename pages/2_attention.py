@@ -286,17 +286,18 @@ if page.encoder_only:
     )
     body(0)
 elif page.decoder_only:
-    st.info(
-        f"{page.bundle.name} is decoder-only: below is its masked self-attention alone, over the prompt and "
-        "the continuation. It has no encoder and no cross-attention: there is no source sentence to read, only "
-        "the text so far, which every step reads through self-attention."
-        + (
-            " The prompt is your chat message wrapped by the chat template (its turn markers are pieces too), "
-            "and the continuation is the answer."
-            if page.chat
-            else ""
+    with page.notes:
+        st.info(
+            f"{page.bundle.name} is decoder-only: below is its masked self-attention alone, over the prompt and "
+            "the continuation. It has no encoder and no cross-attention: there is no source sentence to read, only "
+            "the text so far, which every step reads through self-attention."
+            + (
+                " The prompt is your chat message wrapped by the chat template (its turn markers are pieces too), "
+                "and the continuation is the answer."
+                if page.chat
+                else ""
+            )
         )
-    )
     set_value("step", min(ctl.step, n_steps - 1) + 1)
     player.DECODING.controls(n_steps, "attention")
     player.DECODING.run(body, n_steps, page)

@@ -45,7 +45,7 @@ as_trained = page.result if ctl.positional and page.result is not None else page
 SHOWN = 128  # positions drawn: a sentence uses few, and 512 rows would only slow the page down
 BEYOND = 1.25  # the distance chart runs this far past max_distance, to show the last bucket's flat stretch
 
-st.markdown(
+page.lead(
     "Attention by itself does not know word order: it treats its input as a set. The paper adds "
     "to each embedding a vector that depends only on the position, made of sines and cosines "
     "of geometrically decreasing frequencies: PE(pos, 2i) = sin(pos / 10000^(2i/d)), "

@@ -65,6 +65,7 @@ class Page:
     figures: list[tuple[str, go.Figure]] = field(default_factory=list)
     room: presenter.Presenting | None = None  # the room this page is shared with (ui/room/presenter.py), if any
     held: list[str] = field(default_factory=list)  # words `lead` keeps for after the next chart
+    notes: Any = None  # where the run's notes go (the chat note, warnings, what the model lacks): see `start`
 
     @property
     def plotly_config(self) -> dict:
@@ -252,14 +253,17 @@ def start(
     presenter.back_link(presenting)
     top_sentence(bundle)
     switches_banner(bundle)
-    chat_spot = st.empty() if controls.chat else None  # the chat note, with the answer once it is made
-    if chat_spot is not None:
-        with chat_spot.container():  # said at once: a long continuation draws the rest while it is written
-            chat_note(bundle)
-    for note in st.session_state[NOTES]:
-        st.warning(md(note))
+    # On a projector the run's notes fold into one line, so that the first screen is the picture's
+    notes = st.expander("Notes on this run", icon=":material/info:") if controls.presentation else st.container()
+    with notes:
+        chat_spot = st.empty() if controls.chat else None  # the chat note, with the answer once it is made
+        if chat_spot is not None:
+            with chat_spot.container():  # said at once: a long continuation draws the rest while it is written
+                chat_note(bundle)
+        for note in st.session_state[NOTES]:
+            st.warning(md(note))
     st.session_state[NOTES] = []
-    page = Page(title, bundle, limits, controls, style, room=presenting)
+    page = Page(title, bundle, limits, controls, style, room=presenting, notes=notes)
     busy_note(page.doing if needs_result else "Drawing the page …")
     if needs_result:
         _run_once(page, preview)
@@ -324,8 +328,9 @@ def _run_once(page: Page, preview: stream.Preview | None) -> None:
     page.result = page.run_written(preview)
     if not isinstance(asked, bool):
         asked.empty()
-    for warning in page.result.warnings:
-        st.warning(md(warning))
+    with page.notes:
+        for warning in page.result.warnings:
+            st.warning(md(warning))
     if page.bundle.capabilities.trained_here:
         offer_sentences(page.bundle, stored_values()["sentence"], page.result.unknown_words)
 
