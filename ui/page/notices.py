@@ -4,12 +4,31 @@ sentences it reads and its vocabulary."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from model import Bundle, EncodeResult, TranslationResult
 from ui.page.binding import bind, set_sentence
 from ui.page.markup import md
 from ui.page.sidebar import CHAT_HELP, CHAT_LABEL, chat_offered
+
+
+class Notes:
+    """Where a run's notes go (`with notes:`): in place, or on a projector folded into one "Notes on this run"
+    line, made at the first note so that a run without notes shows none."""
+
+    def __init__(self, folded: bool) -> None:
+        self.slot: Any = st.empty() if folded else None
+        self.box: Any = None if folded else st.container()
+
+    def __enter__(self) -> None:
+        if self.box is None:
+            self.box = self.slot.container().expander("Notes on this run", icon=":material/info:")
+        self.box.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        self.box.__exit__(*exc)
 
 
 def top_sentence(bundle: Bundle) -> None:

@@ -16,7 +16,7 @@ from model import AnatomyError, Bundle, EncodeResult, InputError, TranslationRes
 from ui.page import stream
 from ui.page.binding import NOTES, RAW, VALUES, register, stored_values
 from ui.page.markup import APP_CSS, PRESENTATION_CSS, busy_note, md
-from ui.page.notices import chat_note, offer_sentences, top_sentence
+from ui.page.notices import Notes, chat_note, offer_sentences, top_sentence
 from ui.page.ondemand import without_the_mask
 from ui.page.sidebar import chat_offered, choose_model, first_page_titles, fit_to_model, sidebar, typed_prefix
 from ui.page.switches import applies, switches_banner
@@ -65,7 +65,8 @@ class Page:
     figures: list[tuple[str, go.Figure]] = field(default_factory=list)
     room: presenter.Presenting | None = None  # the room this page is shared with (ui/room/presenter.py), if any
     held: list[str] = field(default_factory=list)  # words `lead` keeps for after the next chart
-    notes: Any = None  # where the run's notes go (the chat note, warnings, what the model lacks): see `start`
+    # where the run's notes go (the chat note, warnings, what the model lacks)
+    notes: Notes = field(default_factory=lambda: Notes(folded=False))
 
     @property
     def plotly_config(self) -> dict:
@@ -254,14 +255,17 @@ def start(
     top_sentence(bundle)
     switches_banner(bundle)
     # On a projector the run's notes fold into one line, so that the first screen is the picture's
-    notes = st.expander("Notes on this run", icon=":material/info:") if controls.presentation else st.container()
-    with notes:
-        chat_spot = st.empty() if controls.chat else None  # the chat note, with the answer once it is made
-        if chat_spot is not None:
+    notes = Notes(folded=controls.presentation)
+    chat_spot = None  # the chat note, with the answer once it is made
+    if controls.chat:
+        with notes:
+            chat_spot = st.empty()
             with chat_spot.container():  # said at once: a long continuation draws the rest while it is written
                 chat_note(bundle)
-        for note in st.session_state[NOTES]:
-            st.warning(md(note))
+    if st.session_state[NOTES]:
+        with notes:
+            for note in st.session_state[NOTES]:
+                st.warning(md(note))
     st.session_state[NOTES] = []
     page = Page(title, bundle, limits, controls, style, room=presenting, notes=notes)
     busy_note(page.doing if needs_result else "Drawing the page …")
@@ -328,9 +332,10 @@ def _run_once(page: Page, preview: stream.Preview | None) -> None:
     page.result = page.run_written(preview)
     if not isinstance(asked, bool):
         asked.empty()
-    with page.notes:
-        for warning in page.result.warnings:
-            st.warning(md(warning))
+    if page.result.warnings:
+        with page.notes:
+            for warning in page.result.warnings:
+                st.warning(md(warning))
     if page.bundle.capabilities.trained_here:
         offer_sentences(page.bundle, stored_values()["sentence"], page.result.unknown_words)
 
