@@ -9,7 +9,9 @@ from ui.page.binding import bind, page_value, set_value
 from ui.page.markup import md, two_translations
 from ui.page.ondemand import second_continuation
 from ui.page.start import start
+from ui.page.stream import Preview
 from ui.parts import lengths
+from ui.parts.rotary import prompt_view as rotary_prompt
 from ui.parts.rotary import section as rotary_section
 from ui.parts.rotary import what_if as rotary_what_if
 from ui.session import explanations
@@ -27,7 +29,7 @@ from viz.positional import (
 )
 from viz.relative_bias import bias_against_distance, bias_heatmaps, distance_profile
 
-page = start("Positional encoding")
+page = start("Positional encoding", preview=Preview(prompt=rotary_prompt))
 trace, ctl, style, bundle = page.result.trace, page.controls, page.style, page.bundle
 cfg = bundle.config
 d_model = cfg.d_model

@@ -19,7 +19,13 @@ from ui.session import engine
 from ui.session.cache import RESULTS
 from ui.session.urlstate import Controls, Limits, shared_fields
 
-PAGES = ["pages/1_translate.py", "pages/2_attention.py", "pages/4_tensor_shapes.py", "pages/8_why.py"]
+PAGES = [
+    "pages/1_translate.py",
+    "pages/2_attention.py",
+    "pages/3_positional_encoding.py",
+    "pages/4_tensor_shapes.py",
+    "pages/8_why.py",
+]
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +57,24 @@ def test_a_streamed_page_ends_as_the_page_drawn_at_once(path, monkeypatch):
     assert [m.value for m in streamed.markdown] == [m.value for m in at_once.markdown]
     if path.endswith("1_translate.py"):
         assert big(streamed) == big(at_once)
+
+
+def test_a_rotary_models_positional_page_turns_the_prompt_while_the_continuation_is_written(tmp_path, monkeypatch):
+    from hf_fixtures import make_decoder_dir
+
+    from ui.parts import rotary
+
+    folder = make_decoder_dir(tmp_path / "tiny-llama", "llama", seed=1)
+    monkeypatch.setenv("ANATOMY_MODELS", str(folder))
+    heard, real = [], rotary.prompt_view
+    monkeypatch.setattr(rotary, "prompt_view", lambda page, prompt: heard.append(prompt) or real(page, prompt))
+    monkeypatch.setattr(stream, "STREAM_WORK", 0.0)
+    RESULTS.clear()
+    at = run("pages/3_positional_encoding.py", {"model": "tiny-llama", "sentence": PROMPT})
+    assert_clean(at)
+    [prompt] = heard  # drawn once, from the prompt's own pass, before the continuation was whole
+    assert len(prompt.tgt_pieces) == len(load_bundle(str(folder)).read_input(PROMPT))
+    assert "Rotation angle per position × pair" in str([c["layout"].get("title") for c in charts(at)])
 
 
 def test_the_streamed_result_is_kept_for_the_next_run_which_draws_at_once(monkeypatch):

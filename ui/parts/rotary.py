@@ -4,6 +4,8 @@ base what-if beside the positions switch."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
 from model.analysis import rotary
@@ -16,6 +18,9 @@ from ui.session.figures import shared
 from ui.session.urlstate import Field
 from viz.labels import at_position, display_piece, plotly_piece, reads_bytes
 from viz.rotary import angle_heatmap, frequency_chart, relative_chart, score_grid, two_bases
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 FACTORS = (0.01, 0.1, 0.5, 1.0, 2.0, 10.0, 100.0)  # base × these: the what-if's choices
 SHOWN_POSITIONS = 64  # rows of the angle heatmap at least (the text's length when longer, up to MOST)
@@ -115,9 +120,7 @@ def _frequencies(page: Page) -> tuple[float, list[rotary.RotaryBase], list[str]]
         format_func=lambda f: f"× {f:g}" + (" (as trained)" if f == 1.0 else ""),
     )
     found = rotary.bases(cfg, factor)
-    names = [
-        f"base {base_text(b.base * factor)}: {b.kind}" + (f", window {b.window}" if b.window else "") for b in found
-    ]
+    names = _names(found, factor)
     page.show(
         shared(
             frequency_chart,
@@ -140,25 +143,46 @@ def _frequencies(page: Page) -> tuple[float, list[rotary.RotaryBase], list[str]]
     return factor, found, names
 
 
-def _angles(page: Page, found: list[rotary.RotaryBase], names: list[str], pieces: list[str]) -> None:
-    """The angle of every position and pair: one heatmap, or a panel per base."""
-    style = page.style
+def prompt_view(page: Page, prompt: Trace) -> None:
+    """While a rotary model's continuation is written (ui/page/stream.py): how it turns its queries and keys,
+    and the angle of each of the prompt's positions; the rest of the page follows when the continuation is
+    whole. Nothing for a model that does not turn them."""
+    cfg = page.bundle.config
+    if cfg.positional != "rotary":
+        return
+    factor = page_value(BASE)
+    found = rotary.bases(cfg, factor)
+    _how_it_turns(page, found)
+    st.subheader("How the prompt's positions turn")
+    figure = _angles_figure(page, found, _names(found, factor), prompt.tgt_pieces)
+    st.plotly_chart(figure, config=page.plotly_config, theme=None, key="prompt-angles")
+    st.caption(
+        "Each cell is the angle by which a pair of dims is turned at a position."
+        + (" The outlined row is the prompt's last piece." if len(found) == 1 else "")
+        + " Its queries and keys, turned, follow when the continuation is whole."
+    )
+
+
+def _names(found: list[rotary.RotaryBase], factor: float) -> list[str]:
+    return [
+        f"base {base_text(b.base * factor)}: {b.kind}" + (f", window {b.window}" if b.window else "") for b in found
+    ]
+
+
+def _angles_figure(page: Page, found: list[rotary.RotaryBase], names: list[str], pieces: list[str]) -> go.Figure:
+    """The angle of every position and pair: one heatmap (the last piece's row outlined), or a panel per base."""
     shown = min(MOST, max(SHOWN_POSITIONS, len(pieces)))
     tables = [rotary.angles(b.frequencies, shown) for b in found]
+    title = f"Rotation angle per position × pair (first {shown} positions)"
     if len(found) > 1:
-        figure = shared(
-            two_bases, tables, names, style, f"Rotation angle per position × pair (first {shown} positions)"
-        )
-    else:
-        figure = shared(
-            angle_heatmap,
-            tables[0],
-            style,
-            f"Rotation angle per position × pair (first {shown} positions)",
-            len(pieces) - 1,
-        )
+        return shared(two_bases, tables, names, page.style, title)
+    return shared(angle_heatmap, tables[0], page.style, title, len(pieces) - 1)
+
+
+def _angles(page: Page, found: list[rotary.RotaryBase], names: list[str], pieces: list[str]) -> None:
+    """The angle of every position and pair, under what it shows."""
     page.show(
-        figure,
+        _angles_figure(page, found, names, pieces),
         "Each cell is the angle by which a pair of dims is turned at a position, after whole turns (a cyclic "
         "colour: 0 and 2π look alike). Left, the fast pairs spin like a clock's second hand; right, the slow "
         "ones barely move in a sentence, so they can tell far positions apart."
