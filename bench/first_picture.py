@@ -15,6 +15,8 @@ included) and presses Enter. It prints, medians over --repeats new prompts:
   piece latency          the most a piece waited between the engine writing it and the page drawing it
   updates per 3 pieces   what the page drew of the pieces, per 3 written (the Continue page's text)
   whole page             Enter to the page's end (and the server's run alone), over the engine's generate + trace
+  prompt, its cpu        the prompt's pass in the server's decoding thread: wall time, and that thread's CPU time
+                         (beside the same pass alone in this process, printed last)
 
 The engine is timed in this process on one torch thread, as the server runs it, between the pages' runs.
 """
@@ -92,6 +94,20 @@ def engine_seconds(bundle, prompt: str, repeats: int) -> float:
     return statistics.median(times)
 
 
+def prompt_seconds(bundle, prompt: str) -> float:
+    """The engine alone: the prompt's pass (until its trace is heard), median of 3, one torch thread."""
+    from model.results import Listener
+
+    heard: list[float] = []
+    listener = Listener(prompt=lambda _: heard.append(time.perf_counter()))
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        bundle.generate(prompt, chat=True, listener=listener)
+        times.append(heard[-1] - start)
+    return statistics.median(times)
+
+
 def measure(page, base: str, slug: str, model: str, first: str, prompt: str, log: Path) -> dict:
     """One new prompt on one page: its events and marks, as seconds after Enter or after the run's start."""
     since = time.time()
@@ -116,6 +132,8 @@ def measure(page, base: str, slug: str, model: str, first: str, prompt: str, log
         if later:
             waits.append(min(later) - at)
     finished = max(e["t"] for e in seen if e["event"] == "finished")
+    # the prompt's pass in the decoding's thread: its wall time, and the CPU time that thread spent on it
+    started, read = (next((e for e in seen if e["event"] == kind), None) for kind in ("decoding", "prompt heard"))
     firsts = [*marks["seen"].values(), *[mark["t"] for mark in marks["texts"][:1]]]
     served = [*drawn, *[t for _, t in shown[:1]]] if slug == "translate" else drawn
     return {
@@ -124,6 +142,8 @@ def measure(page, base: str, slug: str, model: str, first: str, prompt: str, log
         "piece latency": max(waits) if waits else None,
         "pieces": len(heard),
         "updates": len(marks["texts"]) if slug == "translate" else len(shown),
+        "prompt pass": read["t"] - started["t"] if started and read else None,
+        "prompt pass cpu": read["cpu"] - started["cpu"] if started and read else None,
         "whole page": finished - enter,
         "server whole": finished - run,
     }
@@ -156,7 +176,7 @@ def main() -> None:
         page = browser.new_page(viewport={"width": 1440, "height": 900})
         print(
             f"{'page':<14} {'server 1st':>10} {'browser 1st':>11} {'piece wait':>10} {'upd/3':>6} "
-            f"{'whole':>7} {'engine':>7} {'ratio':>6}"
+            f"{'whole':>7} {'server':>7} {'engine':>7} {'ratio':>6} {'prompt':>7} {'its cpu':>7}"
         )
         for slug in slugs:
             rows, engines = [], []
@@ -178,8 +198,10 @@ def main() -> None:
                 f"{slug:<14} {show(med('server first picture'), 10)} {show(med('browser first picture'), 11)} "
                 f"{show(med('piece latency'), 10)} {show(per3, 6)} {show(whole, 7)} {show(med('server whole'), 7)} "
                 f"{show(engine, 7)} "
-                f"{show(whole / engine if whole else None, 6)}"
+                f"{show(whole / engine if whole else None, 6)} {show(med('prompt pass'), 7)} "
+                f"{show(med('prompt pass cpu'), 7)}"
             )
+        print(f"the prompt's pass alone, in this process: {prompt_seconds(bundle, warm):.2f} s")
         browser.close()
 
 

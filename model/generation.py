@@ -27,7 +27,7 @@ from .engine.vocabulary import Vocabulary
 from .errors import InputError
 from .inputs import read_source, render_chat, unknown_words
 from .results import Beam, GenerationResult, Listener, Trace, TranslationResult
-from .traces import cache_data, chosen_log_probs, decoder_input, decoding_steps, hearing, make_trace
+from .traces import beams_heard, cache_data, chosen_log_probs, decoder_input, decoding_steps, hearing, make_trace
 
 DEFAULT_NEW_PIECES = 20  # a continuation's length when neither the caller nor the checkpoint says
 
@@ -271,10 +271,12 @@ class Generator:
         prompt_pass = Recorder()
         cache = KVCache(in_place=not second_pass) if interventions.causal_mask else None
         first_step = recording(recorder=prompt_pass) if greedy_trace and second_pass else None
-        heard = None
+        heard = beam_heard = None
         if listener is not None and options.beam_size == 1:
             made = self._prompt_trace(prompt_ids, interventions, recorded_steps, cache)
             heard = hearing(listener, self.tokenizer, self.specials.ends, max_new, options.top_k, made)
+        elif listener is not None and listener.beam is not None:
+            beam_heard = beams_heard(listener.beam, self.tokenizer, self.specials.ends, max_new)
         with torch.inference_mode():
             hypotheses = continue_prompt(
                 self.model,
@@ -288,6 +290,7 @@ class Generator:
                 first_step,
                 recorded_steps,
                 heard,
+                beam_heard,
             )
             best = hypotheses[0]
             produced = best.produced  # the piece that ended it included: EOS, or an end of turn

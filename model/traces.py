@@ -117,6 +117,18 @@ def cache_data(model: Transformer, cache: KVCache | None, first: int) -> KVCache
     return KVCacheData(tuple(entry(layer.self_attn) for layer in layers), cross, first)
 
 
+def beams_heard(
+    told: Callable[[int, int, str], None], tokenizer: Vocabulary, ends: Sequence[int], limit: int
+) -> Callable[[int, list[int]], None]:
+    """What beam search tells of each step (`beam_search`'s on_step) for a listener's `beam`: the step, the
+    limit, and the best live beam's text (the pieces that end a continuation left out of it)."""
+
+    def heard(step: int, ids: list[int]) -> None:
+        told(step, limit, tokenizer.decode([piece for piece in ids if piece not in ends]))
+
+    return heard
+
+
 def hearing(
     listener: Listener,
     tokenizer: Vocabulary,

@@ -5,6 +5,7 @@ to nothing."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -57,6 +58,25 @@ def test_a_streamed_page_ends_as_the_page_drawn_at_once(path, monkeypatch):
     assert [m.value for m in streamed.markdown] == [m.value for m in at_once.markdown]
     if path.endswith("1_translate.py"):
         assert big(streamed) == big(at_once)
+
+
+def test_beam_search_says_how_far_it_is_and_ends_as_the_page_drawn_at_once(monkeypatch):
+    lines: list[str] = []
+    real = stream.beam_line
+    monkeypatch.setattr(stream, "beam_line", lambda *args: lines.append(real(*args)) or lines[-1])
+    beams = {"model": GPT2, "sentence": PROMPT, "decode": "beam", "beam": "3"}
+    monkeypatch.setattr(stream, "STREAM_WORK", 0.0)
+    RESULTS.clear()
+    streamed = run("pages/1_translate.py", beams)
+    assert_clean(streamed)
+    # the steps that came while the page drew are said at once, by the last of them
+    said = re.compile(r"Searching 3 beams for the continuation: step \d+ of at most \d+; the best so far ends “")
+    assert lines and all(said.match(line) for line in lines), lines
+    monkeypatch.setattr(stream, "STREAM_WORK", float("inf"))
+    RESULTS.clear()
+    at_once = run("pages/1_translate.py", beams)
+    assert [m.value for m in streamed.markdown] == [m.value for m in at_once.markdown]
+    assert big(streamed) == big(at_once)
 
 
 def test_a_rotary_models_positional_page_turns_the_prompt_while_the_continuation_is_written(tmp_path, monkeypatch):

@@ -92,3 +92,17 @@ def test_a_listener_that_raises_ends_the_decoding(decoders):
     with pytest.raises(KeyboardInterrupt):
         bundle.generate(PROMPT, options=DecodeOptions(max_len=NEW), listener=Listener(piece=stop_at_two))
     assert len(pieces) == 2
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_beam_search_tells_each_step_its_best_live_beam_and_changes_nothing(decoders, causal):
+    bundle, iv = decoders["llama"], Interventions(causal_mask=causal)
+    options = DecodeOptions(max_len=NEW, beam_size=3)
+    told: list[tuple[int, int, str]] = []
+    heard = bundle.generate(PROMPT, iv, options, listener=Listener(beam=lambda *step: told.append(step)))
+    plain = bundle.generate(PROMPT, iv, options)
+    assert heard.output_ids == plain.output_ids and heard.beams == plain.beams
+    assert [step for step, _, _ in told] == list(range(len(told))) and told
+    assert {limit for _, limit, _ in told} == {bundle.max_new(len(plain.prompt_ids), options)}
+    if any("stopped at its limit" in warning for warning in plain.warnings):  # no beam ended: the best live wins
+        assert len(told) == NEW and told[-1][2] == plain.continuation

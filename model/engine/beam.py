@@ -6,6 +6,7 @@ beams; with it off, every step recomputes the whole prefix of each beam.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -51,9 +52,11 @@ def beam_search(
     length_penalty: float = 1.0,
     specials: SpecialIds = PROJECT_SPECIALS,
     prompt: torch.Tensor | None = None,
+    on_step: Callable[[int, list[int]], None] | None = None,
 ) -> list[Hypothesis]:
     """Keep the `beam_size` best partial outputs of one sentence (or continuations of one `prompt`
-    (1, P), memory None); return up to `beam_size` hypotheses, best first.
+    (1, P), memory None); return up to `beam_size` hypotheses, best first. `on_step(step, ids)` hears each
+    step that leaves beams alive, with the new ids of the best of them.
 
     Each step ranks the 2k best continuations of all beams ((1 + e)k with e > 1 ids that end, as
     transformers does); one that ends (EOS, or another of `specials.ends`) is finished only if it
@@ -97,6 +100,8 @@ def beam_search(
         scores = torch.tensor(keep_score, device=device)
         if cache is not None:
             cache.reorder(origin_index)
+        if on_step is not None:
+            on_step(step, tokens[0, first:].tolist())  # kept in rank order: the first row is the best
     if len(done) < beam_size:  # cut at max_len: the live beams compete as they are
         for row, total in zip(tokens[:, first:].tolist(), scores.tolist(), strict=True):
             done.append(Hypothesis(tuple(row), total, _normalized(total, len(row), length_penalty), None))

@@ -31,10 +31,12 @@ def continue_prompt(
     first_step: AbstractContextManager | None,
     recorded_steps: list[Recorder] | None,
     on_step: Callable[[int, torch.Tensor, int], None] | None = None,
+    on_beam_step: Callable[[int, list[int]], None] | None = None,
 ) -> list[Hypothesis]:
     """Greedy or beam search continuing the prompt, best first. Greedy appends each step's logits to
     `steps_seen`, fills `cache`, runs its first step in `first_step`, records its steps into
-    `recorded_steps` and tells `on_step` of each step when given (`greedy`'s arguments of those names)."""
+    `recorded_steps` and tells `on_step` of each step when given (`greedy`'s arguments of those names); beam
+    search tells `on_beam_step` (`beam_search`'s `on_step`)."""
     start = torch.tensor([prompt_ids])
     if options.beam_size == 1:
         [(ids, end)] = greedy(
@@ -62,6 +64,7 @@ def continue_prompt(
         options.length_penalty,
         specials,
         prompt=start,
+        on_step=on_beam_step,
     )
 
 

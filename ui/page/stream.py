@@ -1,9 +1,10 @@
-"""A continuation drawn while it is written: at a real size a decoder-only model's greedy continuation
-takes seconds (each new piece reads every weight), so a page does not wait for it in silence. The
-decoding runs in a thread of its own; the page draws what the prompt alone gives as soon as the first
-step has read the prompt (the page's `Preview`), says which piece is being written, and, when the
-continuation is whole, clears all of that and draws itself from the finished result, which the shared
-results cache keeps as it does any other (a revisit or another session draws at once).
+"""A continuation drawn while it is written: at a real size a decoder-only model's continuation takes
+seconds (each new piece reads every weight), so a page does not wait for it in silence. The decoding runs
+in a thread of its own; for a greedy continuation the page draws what the prompt alone gives as soon as the
+first step has read the prompt (the page's `Preview`) and says which piece is being written; for beam
+search it says which step the search is at and how its best beam ends. When the continuation is whole, it
+clears all of that and draws itself from the finished result, which the shared results cache keeps as it
+does any other (a revisit or another session draws at once).
 
 A rerun (a control changed, a new prompt) stops this run's drawing at its next Streamlit call, and the
 decoding at its next piece: a page never shows a mix of two runs."""
@@ -17,16 +18,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import streamlit as st
 
 from model import Bundle, Trace, TranslationResult
 from model.results import Listener, Written
-from ui.page.markup import STREAMING
+from ui.page.markup import STREAMING, md
 from ui.page.ondemand import EAGER_WORK, continuation_work, prompt_and_steps
 from ui.session import engine
-from viz.labels import display_piece
+from viz.labels import display_piece, on_one_line
 
 if TYPE_CHECKING:
     from ui.session.urlstate import Controls
@@ -38,6 +39,7 @@ LOG_ENV = "ANATOMY_STREAM_LOG"
 # A continuation whose decoding costs more than this (ondemand's units) is drawn while it is written; a
 # small model's whole page is quicker than a stream's set-up, so it is drawn at once as before.
 # $ANATOMY_STREAM_WORK overrides it ("inf": never, as bench/first_picture.py --at-once measures)
+BEST_SHOWN = 80  # characters of the best beam's text the line shows, its end
 STREAM_WORK = float(os.environ.get("ANATOMY_STREAM_WORK", "") or EAGER_WORK / 10)
 
 
@@ -50,6 +52,14 @@ class Preview:
 
     prompt: Callable[[Any, Trace], None] | None = None
     pieces: Callable[[Any, list[Written]], None] | None = None
+
+
+class BeamStep(NamedTuple):
+    """A step of beam search, as its listener heard it."""
+
+    step: int
+    limit: int
+    best: str
 
 
 class Running(Protocol):
@@ -75,9 +85,9 @@ def log(event: str, **fields: object) -> None:
 
 
 def streams(bundle: Bundle, controls: Controls) -> bool:
-    """Whether this run's continuation is drawn while it is written: a decoder-only model's greedy
-    continuation not in the cache yet, costly enough to be worth it."""
-    if not bundle.capabilities.decoder_only or controls.beam_size != 1:
+    """Whether this run's continuation is drawn while it is written: a decoder-only model's continuation not in
+    the cache yet, costly enough to be worth it (beam search tells only its steps: its line says how far it is)."""
+    if not bundle.capabilities.decoder_only:
         return False
     read = prompt_and_steps(bundle, controls)
     if read is None or continuation_work(bundle, read[1]) < STREAM_WORK:
@@ -92,6 +102,15 @@ def _say(line: Any, text: str) -> None:
     with line.container():
         st.html(f"<span class='{STREAMING}'></span>")
         st.caption(text)
+
+
+def beam_line(step: int, limit: int, best: str, beams: int, noun: str) -> str:
+    """What the line under the title says while beam search looks for the continuation."""
+    shown = on_one_line(best if len(best) <= BEST_SHOWN else "…" + best[-BEST_SHOWN:])
+    return (
+        f"Searching {beams} beams for the {noun}: step {step + 1} of at most {limit}; the best so far ends "
+        f"“{md(shown)}”"
+    )
 
 
 def written_line(written: Written, noun: str) -> str:
@@ -113,16 +132,23 @@ def streamed(page: Running, preview: Preview | None) -> TranslationResult:
     def piece(written: Written) -> None:
         if stopped.is_set():
             raise Abandoned
-        log("piece heard", index=written.step.position)
+        log("piece heard", index=written.step.position, cpu=time.thread_time())
         events.put(("piece", written))
 
     def prompt_read(trace: Trace) -> None:
-        log("prompt heard")
+        log("prompt heard", cpu=time.thread_time())
         events.put(("prompt", trace))
 
-    listener = Listener(prompt=prompt_read, piece=piece)
+    def beam(step: int, limit: int, best: str) -> None:
+        if stopped.is_set():
+            raise Abandoned
+        log("beam step", index=step)
+        events.put(("beam", BeamStep(step, limit, best)))
+
+    listener = Listener(prompt=prompt_read, piece=piece, beam=beam)
 
     def decode() -> None:
+        log("decoding", cpu=time.thread_time())
         try:
             finished["result"] = engine.translate(
                 bundle,
@@ -181,5 +207,9 @@ def _follow(
                 with growing.container():
                     preview.pieces(page, written)
             log("pieces drawn", index=written[-1].step.position)
+        searched = [value for kind, value in news if isinstance(value, BeamStep)]
+        if searched:
+            last = searched[-1]
+            _say(line, beam_line(last.step, last.limit, last.best, page.controls.beam_size, page.output_noun))
         if news[-1][0] == "done":
             return
