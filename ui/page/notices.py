@@ -12,6 +12,7 @@ from model import Bundle, EncodeResult, TranslationResult
 from ui.page.binding import bind, set_sentence
 from ui.page.markup import md
 from ui.page.sidebar import CHAT_HELP, CHAT_LABEL, chat_offered
+from viz.labels import on_one_line
 
 
 class Notes:
@@ -51,7 +52,11 @@ def top_sentence(bundle: Bundle) -> None:
 def chat_note(bundle: Bundle, result: TranslationResult | EncodeResult | None = None) -> None:
     """Under the title of every page, while the text is a chat message: what the model reads and explains, and
     the answer when the page has it (`result`)."""
-    answer = f" Its answer: **{md(result.translation) or '(empty)'}**" if isinstance(result, TranslationResult) else ""
+    answer = (  # on one line: a line break inside the bold would leave its ** as they are
+        f" Its answer: **{md(on_one_line(result.translation)) or '(empty)'}**"
+        if isinstance(result, TranslationResult)
+        else ""
+    )
     st.caption(
         f"**{CHAT_LABEL}:** your text is a user's message, wrapped by {md(bundle.name)}'s chat template (its "
         "special pieces and line breaks included), and the model writes the assistant's answer: every page reads "
