@@ -107,7 +107,7 @@ stack = "decoder" if decoder_only else "encoder"  # the stack that reads the tex
 pieces = trace.tgt_pieces if decoder_only else trace.src_pieces
 layer, head = min(ctl.layer, trace.n_layers(stack) - 1), ctl.head
 page.lead(
-    "The paper makes a handful of choices the tutorials keep asking about. Each section below measures one "
+    "The paper makes a handful of choices the tutorials keep asking about. Each section of this page measures one "
     f"of them on **{md(bundle.name)}** and the sentence in the sidebar, and turns the choice off to show "
     "what it prevents. The same switches are in the sidebar, so every other page shows their effect too."
 )
