@@ -41,6 +41,7 @@ def prompt_heads(page: Page, prompt: Trace) -> None:
         "Read in one pass before the first new piece: rows are the prompt's pieces, columns the pieces each may "
         "look back at. Every head and the new pieces' rows follow when the continuation is whole."
     )
+    sinks.prompt_shares(page, prompt)
 
 
 page = start("Attention", preview=Preview(prompt=prompt_heads))

@@ -79,6 +79,17 @@ def test_beam_search_says_how_far_it_is_and_ends_as_the_page_drawn_at_once(monke
     assert big(streamed) == big(at_once)
 
 
+def test_the_attention_page_draws_the_prompts_sinks_while_the_continuation_is_written(folders, monkeypatch):
+    from ui.parts import sinks
+
+    heard, real = [], sinks.prompt_shares
+    monkeypatch.setattr(sinks, "prompt_shares", lambda page, prompt: heard.append(prompt) or real(page, prompt))
+    at = _page("pages/2_attention.py", monkeypatch, True)
+    assert_clean(at)
+    [prompt] = heard  # from the prompt's own pass, once, before the continuation was whole
+    assert len(prompt.tgt_pieces) == len(load_bundle(str(folders[GPT2])).read_input(PROMPT))
+
+
 def test_a_rotary_models_positional_page_turns_the_prompt_while_the_continuation_is_written(tmp_path, monkeypatch):
     from hf_fixtures import make_decoder_dir
 

@@ -63,6 +63,19 @@ def section(page: Page, trace: Trace, stack: str, pieces: list[str]) -> None:
     _hide_first(page)
 
 
+def prompt_shares(page: Page, prompt: Trace) -> None:
+    """While the continuation is written (ui/page/stream.py): each decoder head's share of attention on the
+    first piece over the prompt alone; the residual stream, the what-if and the continuation's rows follow."""
+    cfg = page.bundle.config
+    found = sinks(prompt, "decoder", cfg.norm_first, cfg.windows)
+    figure = sink_shares(found.shares, page.style, "Share of each head's attention on the prompt's first piece", SINK)
+    st.plotly_chart(figure, config=page.plotly_config, theme=None, key="prompt-sinks")
+    st.caption(
+        f"Averaged over the prompt's queries after the first; heads at {SINK} or more carry their figure. On the "
+        "prompt, its heads put " + _shares_said(found, display_piece(prompt.tgt_pieces[0]) if prompt.tgt_pieces else "")
+    )
+
+
 def _shares_said(found: Sinks, first: str) -> str:
     """What a stack's heads put on its first piece, in words: the mean share and the heads at SINK or more."""
     return (
