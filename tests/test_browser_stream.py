@@ -20,6 +20,9 @@ NEW = {
     "attention": "Name three rivers of Europe and the seas they flow into, with one sentence about each?",
     "translate": "Describe how bread is made, from the flour to the oven, in four short steps?",
 }
+OLD_EXPANDERS = """() => [...document.querySelectorAll('[data-testid="stExpander"]')]
+  .filter(e => e.getBoundingClientRect().height > 0 && !e.querySelector('[data-stale="false"]'))
+  .map(e => e.innerText.slice(0, 60))"""
 TEXT_BOX = "[data-testid='stSidebar'] input[aria-label='Text to continue']"
 
 # Times (epoch ms) the page first showed each watched selector, and every text the Continue page's growing
@@ -86,6 +89,9 @@ def test_the_continuation_grows_on_the_continue_page_before_it_is_whole(server, 
         page.wait_for_function("() => window.anatomyMarks.texts.length >= 2", timeout=60000)
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / "stream_continue_growing.png"))
+        # nothing the run before drew shows under the growing text, its expander ("Every step's candidates as a
+        # table") included
+        assert page.evaluate(OLD_EXPANDERS) == [], "an expander of the run before shows while the answer is written"
         page.wait_for_function(f"() => {GROWING}().every(d => !d.textContent.endsWith('…'))", timeout=120000)
         page.locator(".st-key-steady-steps .js-plotly-plot").first.wait_for(timeout=120000)
         page.wait_for_timeout(1500)

@@ -46,6 +46,9 @@ APP_CSS = """<style>
    draws over it) is hidden. The line marks itself; a mark left by a run before is stale, and counts for nothing. */
 [data-testid="stApp"]:has([data-stale="false"] .anatomy-streaming)
   [data-testid="stElementContainer"][data-stale="true"] { display: none; }
+/* an expander is no element container: it goes when all it holds is the run before's */
+[data-testid="stApp"]:has([data-stale="false"] .anatomy-streaming)
+  [data-testid="stExpander"]:has([data-stale="true"]):not(:has([data-stale="false"])) { display: none; }
 .stElementContainer:has(.anatomy-streaming) { display: none; }
 /* a control a player moves: its bound widget stays, hidden, under the copy that shows it (ui/page/binding.py) */
 [class*="st-key-kept-w_"] { display: none; }
