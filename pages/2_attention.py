@@ -36,7 +36,7 @@ def prompt_heads(page: Page, prompt: Trace) -> None:
         columns=window,
         first=True,
     )
-    st.plotly_chart(figure, config=page.plotly_config, theme=None, key="prompt-heads")
+    page.draw(figure, key="prompt-heads")
     st.caption(
         "Read in one pass before the first new piece: rows are the prompt's pieces, columns the pieces each may "
         "look back at. Every head and the new pieces' rows follow when the continuation is whole."

@@ -168,7 +168,7 @@ class Player:
                         page.show(figure_at(step), key=f"{key}-{slot}")
                         st.html(f"<span class='{NEWEST}'></span>")
                     elif step > first and self.engaged():
-                        st.plotly_chart(figure_at(step - 1), config=page.plotly_config, theme=None, key=f"{key}-{slot}")
+                        page.draw(figure_at(step - 1), key=f"{key}-{slot}")
         if caption:
             st.caption(caption)
 

@@ -79,13 +79,18 @@ class Page:
     ) -> Any:
         """Draw a figure (export settings applied) and keep it for the page's HTML download."""
         self.figures.append((caption or (fig.layout.title.text or ""), fig))
-        event = st.plotly_chart(fig, config=self.plotly_config, theme=None, key=key, on_select=on_select, **kwargs)
+        event = self.draw(fig, key, on_select, **kwargs)
         if caption:
             st.caption(caption)
         for text in self.held:
             st.markdown(text)
         self.held.clear()
         return event
+
+    def draw(self, fig: go.Figure, key: str | None = None, on_select: Any = "ignore", **kwargs: Any) -> Any:
+        """Draw a figure with the page's export settings, without keeping it for the page's HTML download (a
+        picture shown while a continuation is written, or a step's figure under the one `show` keeps)."""
+        return st.plotly_chart(fig, config=self.plotly_config, theme=None, key=key, on_select=on_select, **kwargs)
 
     def lead(self, text: str) -> None:
         """Words that lead to the next chart: above it, or in presentation mode below it, where they leave a

@@ -155,7 +155,7 @@ def prompt_view(page: Page, prompt: Trace) -> None:
     _how_it_turns(page, found)
     st.subheader("How the prompt's positions turn")
     figure = _angles_figure(page, found, _names(found, factor), prompt.tgt_pieces)
-    st.plotly_chart(figure, config=page.plotly_config, theme=None, key="prompt-angles")
+    page.draw(figure, key="prompt-angles")
     st.caption(
         "Each cell is the angle by which a pair of dims is turned at a position."
         + (" The outlined row is the prompt's last piece." if len(found) == 1 else "")

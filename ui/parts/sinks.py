@@ -69,7 +69,7 @@ def prompt_shares(page: Page, prompt: Trace) -> None:
     cfg = page.bundle.config
     found = sinks(prompt, "decoder", cfg.norm_first, cfg.windows)
     figure = sink_shares(found.shares, page.style, "Share of each head's attention on the prompt's first piece", SINK)
-    st.plotly_chart(figure, config=page.plotly_config, theme=None, key="prompt-sinks")
+    page.draw(figure, key="prompt-sinks")
     st.caption(
         f"Averaged over the prompt's queries after the first; heads at {SINK} or more carry their figure. On the "
         "prompt, its heads put " + _shares_said(found, display_piece(prompt.tgt_pieces[0]) if prompt.tgt_pieces else "")
