@@ -200,3 +200,16 @@ def test_at_a_costly_size_the_translation_without_a_sink_waits_for_its_button(mo
     at.button(key="continue-hide-first").click().run()
     assert_clean(at)
     assert "Translation without a sink" in texts(at)
+
+
+LEADING = ["pages/3_positional_encoding.py", "pages/4_tensor_shapes.py", "pages/6_design_choices.py"]  # Page.lead
+
+
+@pytest.mark.parametrize("model", ["", MINILM, "tiny-marian", GPT2, T5])
+@pytest.mark.parametrize("page", LEADING)
+def test_presentation_mode_moves_a_pages_leading_words_and_drops_none(page, model):
+    shown = {present: run(page, {"model": model, "present": present}) for present in ("off", "on")}
+    for at in shown.values():
+        assert_clean(at)
+    said = {present: sorted(m.value for m in at.markdown) for present, at in shown.items()}
+    assert said["on"] == said["off"]

@@ -82,10 +82,14 @@ class Page:
         event = self.draw(fig, key, on_select, **kwargs)
         if caption:
             st.caption(caption)
+        self._say_held()
+        return event
+
+    def _say_held(self) -> None:
+        """The words `lead` held back, now."""
         for text in self.held:
             st.markdown(text)
         self.held.clear()
-        return event
 
     def draw(self, fig: go.Figure, key: str | None = None, on_select: Any = "ignore", **kwargs: Any) -> Any:
         """Draw a figure with the page's export settings, without keeping it for the page's HTML download (a
@@ -144,7 +148,9 @@ class Page:
 
     def finish(self, namespace: dict[str, Any]) -> None:
         """Offer every figure of the page as one self-contained HTML file, then release the run's data
-        from the page's namespace (`globals()` of the page script)."""
+        from the page's namespace (`globals()` of the page script). Words `lead` held for a chart that never
+        came are said first."""
+        self._say_held()
         if self.figures:
             figures, title, fmt = list(self.figures), f"Transformer Anatomy: {self.title}", self.controls.export
             intro = f"{self._text_label}: {self.controls.sentence}"
