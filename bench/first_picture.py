@@ -94,17 +94,25 @@ def engine_seconds(bundle, prompt: str, repeats: int) -> float:
     return statistics.median(times)
 
 
+class _Heard(Exception):
+    """Raised by the listener once the prompt's trace is heard: the decoding ends there."""
+
+
 def prompt_seconds(bundle, prompt: str) -> float:
-    """The engine alone: the prompt's pass (until its trace is heard), median of 3, one torch thread."""
+    """The engine alone: the prompt's pass (until its trace is heard), median of 3, one torch thread. The
+    continuation is not written: a listener that raises ends the decoding."""
     from model.results import Listener
 
-    heard: list[float] = []
-    listener = Listener(prompt=lambda _: heard.append(time.perf_counter()))
+    def heard(_) -> None:
+        raise _Heard
+
     times = []
     for _ in range(3):
         start = time.perf_counter()
-        bundle.generate(prompt, chat=True, listener=listener)
-        times.append(heard[-1] - start)
+        try:
+            bundle.generate(prompt, chat=True, listener=Listener(prompt=heard))
+        except _Heard:
+            times.append(time.perf_counter() - start)
     return statistics.median(times)
 
 
