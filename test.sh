@@ -6,6 +6,7 @@ cd "$ROOT"
 MISSING=""
 [ -x /usr/bin/chromium ] || MISSING="$MISSING chromium"          # the browser tests
 [ -x /usr/sbin/nginx ] || MISSING="$MISSING nginx"               # the replicas-behind-a-proxy tests
+[ -d /usr/share/fonts/opentype/noto ] || MISSING="$MISSING fonts-noto-cjk"  # Chinese type in the screenshots
 if [ -n "$MISSING" ]; then
   echo "Installing Debian's$MISSING for the tests ..."
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"

@@ -20,7 +20,12 @@ _AXIS = dict(
     exponentformat="power",  # 5×10⁻⁴, never plotly's SI prefixes ("500μ", which no student reads as 0.0005)
 )
 _COLOURBAR = dict(exponentformat="power")
-FONT_FAMILY = "Inter, Helvetica, Arial, sans-serif"
+# Latin first, then fonts with CJK glyphs (Chinese words and pieces): the browser takes each glyph from the first
+# font that has it
+FONT_FAMILY = (
+    "Inter, Helvetica, Arial, 'Noto Sans CJK SC', 'Noto Sans SC', 'Source Han Sans SC', 'PingFang SC', "
+    "'Microsoft YaHei', sans-serif"
+)
 RIGHT_LEGEND = dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left")
 
 

@@ -73,6 +73,16 @@ APP_CSS = """<style>
 </style>"""
 
 
+# The Chinese interface: Streamlit's own type first for Latin letters, then fonts with CJK glyphs (Debian's
+# fonts-noto-cjk, macOS's PingFang, Windows' YaHei); icons keep their own font, set on their own elements.
+CJK_FONTS = "'Noto Sans CJK SC', 'Noto Sans SC', 'Source Han Sans SC', 'PingFang SC', 'Microsoft YaHei', sans-serif"
+CJK_CSS = f"""<style>
+.stApp, .stApp p, .stApp li, .stApp label, .stApp h1, .stApp h2, .stApp h3, .stApp h4, .stApp button,
+.stApp input, .stApp textarea, [data-testid="stSidebar"] {{
+  font-family: "Source Sans", "Source Sans Pro", {CJK_FONTS};
+}}
+</style>"""
+
 PRESENTATION_CSS = """<style>
 html { font-size: 20px; }
 [data-testid="stCaptionContainer"] { color: #222 !important; }

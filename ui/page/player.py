@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 import streamlit as st
 
+from i18n import set_language
 from ui.page.binding import set_value, stored
 from ui.page.markup import NEWEST
 from ui.page.start import LIVE_FRAGMENT, Page
@@ -124,6 +125,7 @@ class Player:
         held: dict[str, tuple[Callable[[int], None], Page | None]] = {"run": (body, page)}
 
         def frame() -> None:
+            set_language(stored("lang"))  # a rerun of the fragment alone runs no start()
             if "run" not in held:  # a control moved inside the paused part: it is the whole page's to redraw
                 st.rerun(scope="app")
             # The last step has had its period: stop, and rerun the page so that the timer stops. Nothing is drawn

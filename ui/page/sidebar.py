@@ -7,6 +7,7 @@ import random
 
 import streamlit as st
 
+from i18n import LANGUAGES, set_language
 from model import Bundle, CheckpointError
 from model.checkpoints.catalog import DEFAULT
 from ui.page.binding import NOTES, bind, not_applicable, register, set_sentence, stored_values
@@ -15,6 +16,7 @@ from ui.page.switches import NO_DECODER, switch_controls
 from ui.session import engine
 from ui.session.urlstate import (
     EXAMPLES,
+    LANGUAGE,
     Field,
     Limits,
     all_heads,
@@ -77,6 +79,23 @@ def _model_field(names: dict[str, str]) -> Field:
         return text
 
     return Field("model", DEFAULT, parse)
+
+
+def choose_language() -> None:
+    """The interface's language, at the top of the sidebar (each named in its own words), spoken from here on in
+    this run: every word the page draws after it is in that language."""
+    st.session_state[NOTES].extend(register([LANGUAGE]))
+    with st.sidebar:
+        bind(
+            LANGUAGE.key,
+            st.radio,
+            label="Language · 语言",
+            options=list(LANGUAGES),
+            format_func=LANGUAGES.__getitem__,
+            horizontal=True,
+            label_visibility="collapsed",
+        )
+    set_language(stored_values()[LANGUAGE.key])
 
 
 def choose_model() -> Bundle | None:

@@ -1,7 +1,7 @@
 """Figures drawn once and shared by every session: a cache bounded in bytes ($ANATOMY_FIGURES_MB, see
-ui/session/cache.py) keyed on the drawing function and a hash of every input it is given (a page's own
-controls included), so one session's picture can never be another's. Figures are only read when
-shown, never changed after drawing."""
+ui/session/cache.py) keyed on the drawing function, the language of its words and a hash of every input it
+is given (a page's own controls included), so one session's picture can never be another's. Figures are only
+read when shown, never changed after drawing."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from i18n import language
 from ui.session.cache import FIGURES
 
 
@@ -64,6 +65,6 @@ def shared(draw: Callable[..., go.Figure], *args: Any, **kwargs: Any) -> go.Figu
     """draw(*args, **kwargs), drawn once per function and inputs and shared by every session: a
     switch that changes only the decoder redraws none of the encoder's figures, and twenty people
     on the same sentence get one set of figures."""
-    hasher = hashlib.blake2b(f"{draw.__module__}.{draw.__qualname__}".encode(), digest_size=20)
+    hasher = hashlib.blake2b(f"{draw.__module__}.{draw.__qualname__}@{language()}".encode(), digest_size=20)
     _feed(hasher, (args, kwargs))
     return FIGURES.get(hasher.hexdigest(), lambda: draw(*args, **kwargs))

@@ -6,6 +6,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from i18n import DEFAULT as DEFAULT_LANGUAGE
+from i18n import LANGUAGES
 from model import DecodeOptions, Interventions
 from model.engine import stages
 from viz.lengths import COLOUR_MODES, DETAIL, Span
@@ -165,6 +167,8 @@ class Field:
 
 
 PRESENT = on_off_field("present", False)  # presentation mode: large type, and laid out for a projector
+# The interface's language (`lang=zh`); with none in the URL, a first visit takes the browser's (ui.page.start).
+LANGUAGE = Field("lang", DEFAULT_LANGUAGE, _choice(*LANGUAGES))
 
 
 def shared_fields(limits: Limits) -> list[Field]:
@@ -287,6 +291,7 @@ class Controls:
     # the sentence is a user's chat message, wrapped by the checkpoint's chat template before the model reads
     # it (an instruct decoder-only model; False for every other model)
     chat: bool = False
+    language: str = DEFAULT_LANGUAGE  # the interface's: a code of i18n.LANGUAGES
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any], prefix: str = "", chat: bool = False) -> Controls:
@@ -309,6 +314,7 @@ class Controls:
             step=values["step"] - 1,
             presentation=values["present"],
             export=values["export"],
+            language=values.get(LANGUAGE.key, DEFAULT_LANGUAGE),
         )
 
     def interventions(self, **changes: Any) -> Interventions:
