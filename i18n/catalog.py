@@ -1,12 +1,13 @@
 """The catalog, made and checked with babel: `python -m i18n.catalog` extracts every marked message of the
 tree (`_`, `n_`, `N_`, `later`, `later_n`), keeps each one's translation from `i18n/locale/zh/.../anatomy.po`
-(and from the drafts in `i18n/work/*.po`, which `--fold` then removes), writes the catalog back and compiles
+(and from the drafts in `i18n/work/*.po` or `*.json`, which `--fold` then removes), writes the catalog back and compiles
 its `.mo`. `python -m i18n.catalog --check` changes nothing and says what is missing, fuzzy, broken or stale."""
 
 from __future__ import annotations
 
 import argparse
 import io
+import json
 import re
 import sys
 from pathlib import Path
@@ -64,6 +65,10 @@ def translations() -> dict[str, str | tuple]:
         for message in _read(path):
             if message.id and message.string and (not isinstance(message.string, tuple) or all(message.string)):
                 known[message.id if isinstance(message.id, str) else message.id[0]] = message.string
+    for draft in sorted(WORK.glob("*.json")):  # {"English": "中文"}, a plural's English its singular
+        for english, string in json.loads(draft.read_text(encoding="utf-8")).items():
+            if string:
+                known[english] = tuple(string) if isinstance(string, list) else string
     return known
 
 
@@ -154,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if found else 0
     write(catalog)
     if args.fold:
-        for draft in WORK.glob("*.po"):
+        for draft in [*WORK.glob("*.po"), *WORK.glob("*.json")]:
             draft.unlink()
     print(f"{len(catalog)} messages, {len(found)} to do" + "".join(f"\n  {line}" for line in found[:40]))
     return 0

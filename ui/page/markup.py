@@ -146,3 +146,8 @@ def big_text(text: str, size_rem: float = 2.2) -> None:
         f"<div style='font-size:{size_rem}rem;font-weight:600;line-height:1.25;margin:0.2rem 0 0.8rem 0'>{safe}</div>",
         unsafe_allow_html=True,
     )
+
+
+def page_css(presentation: bool, language: str) -> str:
+    """The CSS every page writes: the app's, a projector's in presentation mode, and CJK type in Chinese."""
+    return APP_CSS + (PRESENTATION_CSS if presentation else "") + (CJK_CSS if language == "zh" else "")

@@ -7,10 +7,10 @@ import random
 
 import streamlit as st
 
-from i18n import LANGUAGES, set_language
+from i18n import LANGUAGES, from_locale, set_language
 from model import Bundle, CheckpointError
 from model.checkpoints.catalog import DEFAULT
-from ui.page.binding import NOTES, bind, not_applicable, register, set_sentence, stored_values
+from ui.page.binding import NOTES, RAW, bind, not_applicable, register, set_sentence, stored_values
 from ui.page.markup import CLOSE_SIDEBAR_JS, md
 from ui.page.switches import NO_DECODER, switch_controls
 from ui.session import engine
@@ -83,7 +83,9 @@ def _model_field(names: dict[str, str]) -> Field:
 
 def choose_language() -> None:
     """The interface's language, at the top of the sidebar (each named in its own words), spoken from here on in
-    this run: every word the page draws after it is in that language."""
+    this run: every word the page draws after it is in that language. A first visit without lang= in the URL
+    speaks the browser's language."""
+    st.session_state[RAW].setdefault(LANGUAGE.key, from_locale(st.context.locale))
     st.session_state[NOTES].extend(register([LANGUAGE]))
     with st.sidebar:
         bind(
@@ -99,7 +101,9 @@ def choose_language() -> None:
 
 
 def choose_model() -> Bundle | None:
-    """The model picker, first in the sidebar; the chosen model, or None after showing why it failed."""
+    """The language switch and the model picker, first in the sidebar; the chosen model, or None after showing
+    why it failed (in the language chosen)."""
+    choose_language()
     names = engine.models()
     st.session_state[NOTES].extend(register([_model_field(names)]))
     if stored_values()["model"] not in names:  # a folder that went away since this session chose it

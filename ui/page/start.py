@@ -12,22 +12,13 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from i18n import from_locale
 from model import AnatomyError, Bundle, EncodeResult, InputError, TranslationResult
 from ui.page import stream
 from ui.page.binding import NOTES, RAW, VALUES, register, stored_values
-from ui.page.markup import APP_CSS, CJK_CSS, PRESENTATION_CSS, busy_note, md
+from ui.page.markup import busy_note, md, page_css
 from ui.page.notices import Notes, chat_note, offer_sentences, top_sentence
 from ui.page.ondemand import without_the_mask
-from ui.page.sidebar import (
-    chat_offered,
-    choose_language,
-    choose_model,
-    first_page_titles,
-    fit_to_model,
-    sidebar,
-    typed_prefix,
-)
+from ui.page.sidebar import chat_offered, choose_model, first_page_titles, fit_to_model, sidebar, typed_prefix
 from ui.page.switches import applies, switches_banner
 from ui.room import presenter
 from ui.session import engine, turns
@@ -35,7 +26,6 @@ from ui.session.cache import holds_more_than
 from ui.session.nav import menu
 from ui.session.urlstate import (
     CHAT,
-    LANGUAGE,
     PREFIX,
     PRESENT,
     Controls,
@@ -258,9 +248,7 @@ def start(
     controls, presenting = _controls(bundle, limits)
     _take_turn(bundle, controls.sentence if needs_result else "", controls.chat)
     style = Style(presentation=controls.presentation)
-    st.html(
-        APP_CSS + (PRESENTATION_CSS if controls.presentation else "") + (CJK_CSS if controls.language == "zh" else "")
-    )
+    st.html(page_css(controls.presentation, controls.language))
     renamed = (
         encoder_title
         if bundle.capabilities.encoder_only
@@ -316,9 +304,6 @@ def _model_first(title: str) -> Bundle:
         st.session_state[VALUES] = {}
         st.session_state[RAW] = {k: st.query_params[k] for k in st.query_params}
         st.session_state[NOTES] = []
-        if LANGUAGE.key not in st.session_state[RAW]:  # a first visit without lang= speaks the browser's language
-            st.session_state[RAW][LANGUAGE.key] = from_locale(st.context.locale)
-    choose_language()
     bundle = choose_model()
     with nav:  # shown even when the model fails to load
         menu(first_page_titles(bundle))
