@@ -1,7 +1,7 @@
 """Server-side rerun time of every page after a control change (Streamlit AppTest), and page sizes.
 
     python bench/app_timing.py [--checkpoint DIR | --model NAME] [--repeats 7] [--pages attention,...] [--copies 1]
-                               [--cpu]
+                               [--cpu] [--lang en|zh]
 
 Prints, per page, the median time of: the first run (model already loaded), a view change
 (head picker), and a switch change (causal mask switched off, so a new translation is needed the
@@ -15,6 +15,7 @@ the others are timed; the exit status then says which failed.
 test tokenizer, --copies 2 makes prompts of about 80 pieces).
 --cpu prints a second line per page: the same medians in CPU seconds of this process (AppTest runs the page
 in it), which waiting for a core on a machine shared with other work does not inflate.
+--lang zh opens every page in Chinese (lang= in the URL; a tree from before the languages ignores it).
 --model picks a model of the app's picker
 (e.g. all-MiniLM-L6-v2, or a folder's name under models/ or in $ANATOMY_MODELS).
 """
@@ -80,6 +81,7 @@ def main() -> None:
     parser.add_argument("--pages", default="", help="comma-separated parts of page file names (default: all)")
     parser.add_argument("--copies", type=int, default=1, help="each sentence this many times over")
     parser.add_argument("--cpu", action="store_true", help="also print the medians in CPU seconds")
+    parser.add_argument("--lang", default="en", help="the interface's language: en or zh")
     args = parser.parse_args()
     os.environ["ANATOMY_CHECKPOINT"] = args.checkpoint
     from streamlit.testing.v1 import AppTest
@@ -87,6 +89,7 @@ def main() -> None:
     def app(page: str) -> AppTest:
         at = AppTest.from_file(str(ROOT / page), default_timeout=600)
         at.query_params["model"] = args.model
+        at.query_params["lang"] = args.lang
         return at
 
     warm = app(PAGES[0])
@@ -95,8 +98,8 @@ def main() -> None:
     load = time.perf_counter() - start
     switch = "w_causal" if any(t.key == "w_causal" for t in warm.sidebar.toggle) else "w_padding"
     print(
-        f"model: {args.model}, checkpoint: {args.checkpoint or 'default'}; first run incl. model load: "
-        f"{load * 1000:.0f} ms" + (" (the page failed)" if warm.exception else "")
+        f"model: {args.model}, checkpoint: {args.checkpoint or 'default'}, language: {args.lang}; "
+        f"first run incl. model load: {load * 1000:.0f} ms" + (" (the page failed)" if warm.exception else "")
     )
     print(f"{'page':34} {'first':>7} {'head':>7} {switch[2:]:>7} {'sentence':>9}   (median ms)")
     chosen = [p for p in PAGES if not args.pages or any(part in p for part in args.pages.split(","))]

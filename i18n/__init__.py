@@ -92,32 +92,32 @@ class Later(str):
     str() says it in the language of the run that shows it. The engine's warnings and errors are these, since
     a result kept in the shared caches is shown to people of any language."""
 
-    message: str
-    plural: str | None
-    count: int | None
-    params: dict[str, Any]
+    _message: str
+    _plural: str | None
+    _count: int | None
+    _params: dict[str, Any]
 
     def __new__(cls, message: str, params: dict[str, Any], plural: str | None = None, count: int | None = None):
         with speaking(DEFAULT):
             english = _say(message, plural, count, params)
         self = super().__new__(cls, english)
-        self.message, self.plural, self.count, self.params = message, plural, count, params
+        self._message, self._plural, self._count, self._params = message, plural, count, params
         return self
 
     def __str__(self) -> str:
-        return _say(self.message, self.plural, self.count, self.params)
+        return _say(self._message, self._plural, self._count, self._params)
 
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)
 
-    def __add__(self, other: str) -> str:  # type: ignore[override]
+    def __add__(self, other: str) -> str:
         return str(self) + str(other)
 
     def __radd__(self, other: str) -> str:
         return str(other) + str(self)
 
     def __reduce__(self) -> tuple:
-        return (Later, (self.message, self.params, self.plural, self.count))
+        return (Later, (self._message, self._params, self._plural, self._count))
 
 
 def _say(message: str, plural: str | None, count: int | None, params: dict[str, Any]) -> str:

@@ -10,7 +10,9 @@ import io
 import json
 import re
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_file
@@ -25,6 +27,8 @@ FILES = ("app.py", "serve.py")
 KEYWORDS = {"_": None, "N_": None, "n_": (1, 2), "later": None, "later_n": (1, 2)}
 WORK = Path(__file__).resolve().parent / "work"
 LANGUAGE = "zh"
+# One date in every build's header (babel writes one; the day's own would make every build a change)
+DATED = datetime(2026, 12, 3, tzinfo=UTC)
 FIELD = re.compile(r"\{(\w*)[^{}]*\}")
 
 
@@ -41,7 +45,22 @@ def source_files() -> list[Path]:
 
 def extracted() -> Catalog:
     """Every marked message of the tree, with where it is written."""
-    catalog = Catalog(locale=LANGUAGE, domain=DOMAIN, project="Transformer Anatomy", fuzzy=False)
+    catalog = Catalog(
+        locale=LANGUAGE,
+        domain=DOMAIN,
+        project="Transformer Anatomy",
+        copyright_holder="Transformer Anatomy",
+        msgid_bugs_address="the project's issues",
+        last_translator="Transformer Anatomy",
+        language_team="简体中文",
+        creation_date=DATED,
+        revision_date=DATED,
+        fuzzy=False,
+        header_comment=(
+            "# Transformer Anatomy's interface in Simplified Chinese (简体中文).\n"
+            "# Written by `python -m i18n.catalog` from the tree's marked messages; its terms are i18n/glossary.tsv's."
+        ),
+    )
     for path in source_files():
         for line, message, comments, _context in extract_from_file(
             "python", str(path), keywords=KEYWORDS, comment_tags=("i18n:",), strip_comment_tags=True
@@ -56,9 +75,9 @@ def _read(path: Path) -> Catalog:
         return read_po(handle, locale=LANGUAGE)
 
 
-def translations() -> dict[str, str | tuple]:
+def translations() -> dict[str, Any]:
     """What is translated already: the catalog's, then the drafts' (a draft wins over the catalog)."""
-    known: dict[str, str | tuple] = {}
+    known: dict[str, Any] = {}
     sources = [po_path()] if po_path().exists() else []
     sources += sorted(WORK.glob("*.po"))
     for path in sources:
@@ -83,8 +102,8 @@ def problems(catalog: Catalog) -> list[str]:
     for message in catalog:
         if not message.id:
             continue
-        ids = message.id if isinstance(message.id, tuple) else (message.id,)
-        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        ids: tuple[str, ...] = tuple(message.id) if isinstance(message.id, (tuple, list)) else (message.id,)
+        strings = tuple(message.string) if isinstance(message.string, (tuple, list)) else (message.string or "",)
         where = ", ".join(f"{f}:{n}" for f, n in message.locations[:2])
         if not all(strings):
             found.append(f"untranslated ({where}): {ids[0]!r}")
@@ -107,7 +126,6 @@ def build() -> Catalog:
             if isinstance(message.id, tuple) and isinstance(string, str):
                 string = (string,)
             message.string = string
-    catalog.revision_date = None
     return catalog
 
 
@@ -131,14 +149,10 @@ def write(catalog: Catalog) -> None:
     """Write the .po and its .mo, each through a file beside it (another process never reads half a file)."""
     path = po_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    for target, data in ((path, po_text(catalog)), (path.with_suffix(".mo"), mo_bytes(_read_bytes(po_text(catalog))))):
+    for target, data in ((path, po_text(catalog)), (path.with_suffix(".mo"), mo_bytes(catalog))):
         temporary = target.with_suffix(target.suffix + ".tmp")
         temporary.write_bytes(data)
         temporary.replace(target)
-
-
-def _read_bytes(data: bytes) -> Catalog:
-    return read_po(io.BytesIO(data), locale=LANGUAGE)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         if stale:
             found.append(f"{po_path().relative_to(ROOT)} is not today's tree: run python -m i18n.catalog")
         mo = po_path().with_suffix(".mo")
-        if not mo.exists() or mo.read_bytes() != mo_bytes(_read_bytes(po_text(catalog))):
+        if not mo.exists() or mo.read_bytes() != mo_bytes(catalog):
             found.append(f"{mo.relative_to(ROOT)} is not compiled from the catalog: run python -m i18n.catalog")
         print("\n".join(found) or f"{len(catalog)} messages, all translated")
         return 1 if found else 0

@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from i18n import later
+
 from .checkpoints.capabilities import capabilities
 from .checkpoints.checkpoint import Checkpoint, load_checkpoint
 from .checkpoints.gguf import Progress
@@ -104,7 +106,7 @@ class Bundle(Generator):
         reads it (InputError for a model with an encoder, or without a template)."""
         if self.capabilities.encoder:
             if chat:
-                raise InputError(f"{self.name} reads a source sentence, not a chat message.")
+                raise InputError(later("{name} reads a source sentence, not a chat message.", name=self.name))
             return self.encode_source(sentence)[1]
         return self._read_prompt(sentence, DecodeOptions(max_len=new_pieces), chat)[1]
 
@@ -119,7 +121,7 @@ class Bundle(Generator):
         src_ids = self.read_input(sentence, max(1, len(output_ids)), chat)
         produced = list(output_ids)[: self.config.max_len]
         if not produced:
-            raise InputError("There is no output to score.")
+            raise InputError(later("There is no output to score."))
         return src_ids, produced
 
     def teacher_forced(
@@ -237,7 +239,7 @@ class Bundle(Generator):
         """Encode sentences together in one padded batch (the padding demo of an encoder-only
         model); each trace is its row of the batch, padding included."""
         if not sentences:
-            raise InputError("Give at least one sentence to encode.")
+            raise InputError(later("Give at least one sentence to encode."))
         self.check_interventions(interventions)
         encoded = [self.encode_source(s) for s in sentences]
         src = pad_rows([ids for _, ids, _ in encoded], pad_id=self.specials.pad)
@@ -263,5 +265,5 @@ def load_bundle(
     hears how a GGUF file's first open goes."""
     target = Path(path) if path is not None else DEFAULT_CHECKPOINT
     if path is None and not target.is_dir():
-        raise CheckpointError(f"The default model is not at {target}. {REBUILD_HINT}")
+        raise CheckpointError(later("The default model is not at {path}. {hint}", path=str(target), hint=REBUILD_HINT))
     return Bundle(load_checkpoint(target, snapshot, progress))

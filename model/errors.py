@@ -1,6 +1,10 @@
-"""Exceptions a user can cause; the app shows their message, never a traceback."""
+"""Exceptions a user can cause; the app shows their message, never a traceback. A message a person reads is a
+Later (i18n.later): str(exc) says it in the language of the run that shows it."""
 
-REBUILD_HINT = "Rebuild the default model with: python -m model.train --preset default"
+from i18n import Later, later
+
+# said when shown (a Later); `in` and == read its English
+REBUILD_HINT = later("Rebuild the default model with: {command}", command="python -m model.train --preset default")
 
 
 class AnatomyError(Exception):
@@ -13,3 +17,10 @@ class InputError(AnatomyError, ValueError):
 
 class CheckpointError(AnatomyError):
     """A checkpoint directory is missing, incomplete, corrupt or inconsistent."""
+
+
+def message(exc: BaseException) -> str:
+    """What `exc` says, kept a Later when it is one, to be said in the language of whoever shows it (str(exc)
+    would say it now, in this run's language)."""
+    said = exc.args[0] if len(exc.args) == 1 else None
+    return said if isinstance(said, Later) else str(exc)

@@ -10,6 +10,8 @@ from contextlib import nullcontext
 
 import torch
 
+from i18n import later
+
 from .checkpoints.capabilities import Capabilities
 from .checkpoints.record import ChatTemplate
 from .engine import stages
@@ -25,7 +27,17 @@ from .engine.tokens import SpecialIds
 from .engine.transformer import Transformer
 from .engine.vocabulary import Vocabulary
 from .errors import InputError
-from .inputs import read_source, render_chat, unknown_words
+from .inputs import (
+    cannot_continue,
+    cannot_translate,
+    continuation_cut,
+    output_cut,
+    output_ended,
+    prompt_cut,
+    read_source,
+    render_chat,
+    unknown_words,
+)
 from .results import Beam, GenerationResult, Listener, Trace, TranslationResult
 from .traces import beams_heard, cache_data, chosen_log_probs, decoder_input, decoding_steps, hearing, make_trace
 
@@ -66,22 +78,13 @@ class Generator:
         """Refuse to translate with a model that cannot (InputError naming it)."""
         if self.capabilities.translates:
             return
-        if self.capabilities.decoder:
-            raise InputError(
-                f"{self.name} is a decoder-only model ({self.family}): it continues a text but has "
-                "no encoder to read a sentence to translate. Use generate() instead."
-            )
-        raise InputError(
-            f"{self.name} is an encoder-only model ({self.family}): it reads a sentence "
-            "but has no decoder, so it cannot translate. Use encode() instead."
-        )
+        raise cannot_translate(self.name, self.family, decoder=self.capabilities.decoder)
 
     def require_decoder_only(self) -> None:
         """Refuse to continue a text with a model that is not decoder-only (InputError naming it)."""
         if self.capabilities.decoder_only:
             return
-        what = "translates: use translate()" if self.capabilities.translates else "has no decoder: use encode()"
-        raise InputError(f"{self.name} is not a decoder-only model ({self.capabilities.kind}); it {what} instead.")
+        raise cannot_continue(self.name, self.capabilities.kind, translates=self.capabilities.translates)
 
     def decoder_input_ids(self, src_ids: Sequence[int], produced: Sequence[int]) -> list[int]:
         """What the decoder is fed to produce `produced`: the start piece (or, decoder-only, the
@@ -186,12 +189,9 @@ class Generator:
         steps = decoding_steps(self.tokenizer, log_probs.exp(), produced, options.top_k)
         log_prob = float(chosen_log_probs(log_probs, produced).sum())
         if not best.finished:
-            warnings.append(f"The output was cut at {max_len} pieces before the model ended it.")
+            warnings.append(output_cut(max_len))
         elif specials.force_eos_at_end and len(produced) == max_len:
-            warnings.append(
-                f"The output reached its limit of {max_len} pieces, where this checkpoint's generation "
-                "config makes the last piece end it."
-            )
+            warnings.append(output_ended(max_len))
         beams = self._beams(hypotheses, log_prob, options)
         recorded = None if recorder is None else self._trace(src_ids, produced, recorder.tensors, interventions)
         return TranslationResult(
@@ -309,7 +309,7 @@ class Generator:
                 prompt_pass,
             )
         if not best.finished:
-            warnings.append(f"The continuation stopped at its limit of {max_new} new pieces.")
+            warnings.append(continuation_cut(max_new))
         return self._continuation(read, hypotheses, logits, tensors, interventions, options, cache)
 
     def _continuation(
@@ -368,7 +368,7 @@ class Generator:
 
     def _template(self) -> ChatTemplate:
         if self.chat is None:
-            raise InputError(f"{self.name} has no chat template: continue the plain prompt instead.")
+            raise InputError(later("{name} has no chat template: continue the plain prompt instead.", name=self.name))
         return self.chat
 
     def chat_prompt(self, text: str) -> str:
@@ -388,12 +388,9 @@ class Generator:
         else:
             ids = self.tokenizer.encode_source(normalized.text)
         if not ids:
-            raise InputError("The text has no pieces for the model to read: type a few words.")
+            raise InputError(later("The text has no pieces for the model to read: type a few words."))
         room = self.config.max_len - min(options.max_len or DEFAULT_NEW_PIECES, self.config.max_len - 1)
         if len(ids) > room:
-            warnings.append(
-                f"The text was cut to its first {room} of {len(ids)} pieces, to leave room for the "
-                f"continuation (the model reads at most {self.config.max_len} positions)."
-            )
+            warnings.append(prompt_cut(room, len(ids), self.config.max_len))
             ids = ids[:room]
         return normalized.text, ids, warnings

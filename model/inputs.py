@@ -7,6 +7,8 @@ import json
 import unicodedata
 from datetime import datetime
 
+from i18n import later, later_n
+
 from .engine.config import ModelConfig
 from .engine.tokenizer import normalize_source
 from .engine.vocabulary import Vocabulary
@@ -22,16 +24,25 @@ def read_source(tokenizer: Vocabulary, config: ModelConfig, sentence: str) -> tu
     limit = config.max_len
     if len(ids) > limit:  # keep the closing special (EOS or [SEP])
         warnings.append(
-            f"The sentence was cut to its first {limit - 1} of {len(ids) - 1} pieces "
-            f"(the model reads at most {limit} positions)."
+            later(
+                "The sentence was cut to its first {kept} of {total} pieces "
+                "(the model reads at most {limit} positions).",
+                kept=limit - 1,
+                total=len(ids) - 1,
+                limit=limit,
+            )
         )
         ids = ids[: limit - 1] + ids[-1:]
     unk = tokenizer.specials.unk
     if unk in ids:
         count = ids.count(unk)
         warnings.append(
-            f"The model's vocabulary has no piece for {count} part{'s' * (count > 1)} of the text: "
-            f"it reads {'them' if count > 1 else 'it'} as {tokenizer.pieces([unk])[0]}."
+            later_n(
+                "The model's vocabulary has no piece for {n} part of the text: it reads it as {unk}.",
+                "The model's vocabulary has no piece for {n} parts of the text: it reads them as {unk}.",
+                count,
+                unk=tokenizer.pieces([unk])[0],
+            )
         )
     return normalized.text, ids, warnings
 
@@ -42,7 +53,10 @@ def unknown_words(known_words: frozenset[str], source: str, warnings: list[str])
     words = _words(source)  # "cat," is the known word "cat"; "don't" and "🐱" are unknown words
     unknown = [w for w in dict.fromkeys(words) if known_words and w not in known_words]
     if unknown:
-        warnings.append("Never seen in training: " + ", ".join(unknown) + ". The model can only guess at these words.")
+        # i18n: {words} are the typed words, as typed, joined by ", "
+        warnings.append(
+            later("Never seen in training: {words}. The model can only guess at these words.", words=", ".join(unknown))
+        )
     return unknown
 
 
@@ -86,6 +100,88 @@ def render_chat(source: str, tokens: dict[str, str], text: str) -> str:
         )
     except Exception as exc:  # a template can fail in many ways (its own raise_exception, a missing variable)
         raise InputError(
-            f"This checkpoint's chat template could not wrap the text ({type(exc).__name__}: {exc}); "
-            "the plain prompt still works."
+            later(
+                "This checkpoint's chat template could not wrap the text ({problem}); the plain prompt still works.",
+                problem=f"{type(exc).__name__}: {exc}",
+            )
         ) from None
+
+
+def cannot_translate(name: str, family: str, decoder: bool) -> InputError:
+    """The error for translating with a model that has no encoder (`decoder`) or no decoder."""
+    if decoder:
+        return InputError(
+            later(
+                "{name} is a decoder-only model ({family}): it continues a text but has no encoder to read a "
+                "sentence to translate. Use generate() instead.",
+                name=name,
+                family=family,
+            )
+        )
+    return InputError(
+        later(
+            "{name} is an encoder-only model ({family}): it reads a sentence but has no decoder, so it cannot "
+            "translate. Use encode() instead.",
+            name=name,
+            family=family,
+        )
+    )
+
+
+def cannot_continue(name: str, kind: str, translates: bool) -> InputError:
+    """The error for continuing a text with a model that is not decoder-only (it `translates`, or encodes)."""
+    if translates:
+        return InputError(
+            later(
+                "{name} is not a decoder-only model ({kind}); it translates: use translate() instead.",
+                name=name,
+                kind=kind,
+            )
+        )
+    return InputError(
+        later(
+            "{name} is not a decoder-only model ({kind}); it has no decoder: use encode() instead.",
+            name=name,
+            kind=kind,
+        )
+    )
+
+
+def prompt_cut(kept: int, total: int, limit: int) -> str:
+    """The warning for a prompt cut to `kept` of its `total` pieces, to leave room for the continuation."""
+    return later(
+        "The text was cut to its first {kept} of {total} pieces, to leave room for the continuation (the model "
+        "reads at most {limit} positions).",
+        kept=kept,
+        total=total,
+        limit=limit,
+    )
+
+
+def output_cut(limit: int) -> str:
+    """The warning for an output the length limit ended before the model did."""
+    return later_n(
+        "The output was cut at {n} piece before the model ended it.",
+        "The output was cut at {n} pieces before the model ended it.",
+        limit,
+    )
+
+
+def output_ended(limit: int) -> str:
+    """The warning for an output whose last piece the generation config made its end, at the length limit."""
+    return later_n(
+        "The output reached its limit of {n} piece, where this checkpoint's generation config makes the last "
+        "piece end it.",
+        "The output reached its limit of {n} pieces, where this checkpoint's generation config makes the last "
+        "piece end it.",
+        limit,
+    )
+
+
+def continuation_cut(limit: int) -> str:
+    """The warning for a continuation that stopped at its limit of new pieces."""
+    return later_n(
+        "The continuation stopped at its limit of {n} new piece.",
+        "The continuation stopped at its limit of {n} new pieces.",
+        limit,
+    )

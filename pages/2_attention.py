@@ -3,6 +3,7 @@ A decoder-only model (GPT-2) has decoder self-attention alone, over its prompt a
 
 import streamlit as st
 
+from i18n import N_, _, later, n_, sentences
 from model.results import Trace
 from ui.page import player
 from ui.page.binding import bind, page_value, set_value, stored
@@ -25,26 +26,28 @@ def prompt_heads(page: Page, prompt: Trace) -> None:
     layer = min(ctl.layer, page.limits.layers_of("decoder") - 1)
     n = len(prompt.tgt_pieces)
     window = around(n - 1, n)
-    st.subheader("The prompt's self-attention")
+    st.subheader(_("The prompt's self-attention"))
     figure = attention_map(
         prompt.pattern("decoder", "self", layer)[ctl.head],
         prompt.tgt_pieces,
         prompt.tgt_pieces,
         page.style,
-        f"Decoder self-attention over the prompt · L{layer + 1} H{ctl.head + 1}",
+        _("Decoder self-attention over the prompt · L{layer} H{head}", layer=layer + 1, head=ctl.head + 1),
         rows=window,
         columns=window,
         first=True,
     )
     page.draw(figure, key="prompt-heads")
     st.caption(
-        "Read in one pass before the first new piece: rows are the prompt's pieces, columns the pieces each may "
-        "look back at. Every head and the new pieces' rows follow when the continuation is whole."
+        _(
+            "Read in one pass before the first new piece: rows are the prompt's pieces, columns the pieces each may "
+            "look back at. Every head and the new pieces' rows follow when the continuation is whole."
+        )
     )
     sinks.prompt_shares(page, prompt)
 
 
-page = start("Attention", preview=Preview(prompt=prompt_heads))
+page = start(N_("Attention"), preview=Preview(prompt=prompt_heads))
 trace, ctl, style = page.result.trace, page.controls, page.style
 # Decoding steps: one per output piece. A decoder-only model's rows are its prompt's pieces and then the new
 # pieces fed back in: step t is row `first + t` (first = the prompt's last position); a translation's step t is row t.
@@ -53,33 +56,44 @@ first = len(trace.tgt_pieces) - n_steps if page.decoder_only else 0
 blocks = page.limits.blocks  # an encoder-only model has one, a decoder-only model one
 
 CAPTIONS = {
-    "enc-self": "Rows are queries, columns are keys, both source pieces. Row i shows how much piece i "
-    "took from every piece of the sentence (each row sums to 1).",
-    "dec-self": "Rows are decoder positions (the piece fed in at that step), columns the pieces it may "
-    "look back at. Everything right of the diagonal is 0: the causal mask hides it, and with the mask "
-    "off those pieces did not exist yet when the step ran.",
-    "dec-cross": "Rows are decoder positions, columns are source pieces: where in the English sentence "
-    "each step of the French output looked.",
+    "enc-self": _(
+        "Rows are queries, columns are keys, both source pieces. Row i shows how much piece i "
+        "took from every piece of the sentence (each row sums to 1)."
+    ),
+    "dec-self": _(
+        "Rows are decoder positions (the piece fed in at that step), columns the pieces it may "
+        "look back at. Everything right of the diagonal is 0: the causal mask hides it, and with the mask "
+        "off those pieces did not exist yet when the step ran."
+    ),
+    "dec-cross": _(
+        "Rows are decoder positions, columns are source pieces: where in the English sentence "
+        "each step of the French output looked."
+    ),
 }
 if page.decoder_only:
-    CAPTIONS["dec-self"] = (
-        "Rows are positions: the prompt's pieces, then each new piece fed back in; columns the "
-        "pieces a row may look back at. "
-        + (
-            "Everything right of the diagonal is 0: the causal mask hides it. "
-            if ctl.causal
-            else "With the causal mask off, the prompt's rows also read the prompt's later pieces; a new "
-            "piece's row cannot, as those pieces did not exist yet when its step ran. "
-        )
-        + "The outlined row is the step being produced; the rows above it read the prompt."
+    CAPTIONS["dec-self"] = sentences(
+        _(
+            "Rows are positions: the prompt's pieces, then each new piece fed back in; columns the pieces a row may "
+            "look back at."
+        ),
+        _("Everything right of the diagonal is 0: the causal mask hides it.")
+        if ctl.causal
+        else _(
+            "With the causal mask off, the prompt's rows also read the prompt's later pieces; a new "
+            "piece's row cannot, as those pieces did not exist yet when its step ran."
+        ),
+        _("The outlined row is the step being produced; the rows above it read the prompt."),
     )
 
 
-VIEW = Field(
-    "view",
-    "dec-cross",
-    lambda text: text if text in BLOCKS else (_ for _ in ()).throw(ValueError(f"expected one of {', '.join(BLOCKS)}")),
-)
+def _block_code(text: str) -> str:
+    """A `view=` of the URL: an attention block's code, or a ValueError that says so (when shown)."""
+    if text not in BLOCKS:
+        raise ValueError(later("expected one of {options}", options=", ".join(BLOCKS)))
+    return text
+
+
+VIEW = Field("view", "dec-cross", _block_code)
 if page_value(VIEW) not in blocks:  # a decoder view kept from another model
     set_value("view", next(iter(blocks)))
 
@@ -91,7 +105,7 @@ def _step_header(step: int) -> int:
             bind(
                 "step",
                 st.slider,
-                label="Decoding step t (outlined row in the decoder plots)",
+                label=_("Decoding step t (outlined row in the decoder plots)"),
                 min_value=1,
                 max_value=n_steps,
                 moving=player.DECODING.playing(),
@@ -105,13 +119,23 @@ def _step_header(step: int) -> int:
         output = "".join(
             display_piece(p) if not p.startswith("▁") else " " + display_piece(p) for p in trace.out_pieces[: step + 1]
         ).strip()
-    st.markdown(
-        f"Step **t = {step + 1}** of {n_steps} read “{md(display_piece(trace.tgt_pieces[row]))}” (decoder "
-        f"position {row}, counted from 0 like every position here) and produced "
-        f"“{md(display_piece(trace.out_pieces[row]))}”. "
-        + ("Answer so far" if page.chat else "Continuation so far" if page.decoder_only else "Output so far")
-        + f": **{md(on_one_line(output)) or '(nothing yet)'}**"
+    so_far = md(on_one_line(output)) or _("(nothing yet)")
+    if page.chat:
+        said = _("Answer so far: **{text}**", text=so_far)
+    elif page.decoder_only:
+        said = _("Continuation so far: **{text}**", text=so_far)
+    else:
+        said = _("Output so far: **{text}**", text=so_far)
+    step_said = _(
+        "Step **t = {t}** of {n} read “{read}” (decoder position {row}, counted from 0 like every position here) "
+        "and produced “{made}”.",
+        t=step + 1,
+        n=n_steps,
+        read=md(display_piece(trace.tgt_pieces[row])),
+        row=row,
+        made=md(display_piece(trace.out_pieces[row])),
     )
+    st.markdown(sentences(step_said, said))
     return step
 
 
@@ -123,8 +147,11 @@ def _step_view(step: int, source, output, colour: str) -> None:
         stack, kind = blocks[block]
         layer = min(ctl.layer, page.limits.layers_of(stack) - 1)
         off = ctl.interventions().heads_off(stack, kind, layer)
-        title = f"{BLOCK_NAMES[block].capitalize()} · L{layer + 1} H{ctl.head + 1}" + (
-            " (knocked out)" if ctl.head in off else ""
+        at = {"block": _(BLOCK_NAMES[block]).capitalize(), "layer": layer + 1, "head": ctl.head + 1}
+        title = (
+            _("{block} · L{layer} H{head} (knocked out)", **at)
+            if ctl.head in off
+            else _("{block} · L{layer} H{head}", **at)
         )
 
         def at_row(row: int, block=block, stack=stack, kind=kind, layer=layer, title=title):
@@ -144,35 +171,51 @@ def _step_view(step: int, source, output, colour: str) -> None:
 
         with column:
             player.DECODING.steady_chart(page, f"step-{block}", at_row, step, first)
-    st.caption(
-        "The outlined row is step t: "
-        + (
-            "what the piece fed in looks back at (left), and where in the English sentence it looks (right). "
-            if len(decoding) > 1
-            else "what the piece fed in looks back at. "
+    st.caption(_step_caption(len(decoding) > 1, player.DECODING.playing()))
+
+
+def _step_caption(cross: bool, playing: bool) -> str:
+    """What the moving picture shows: the step's row, in one chart or two (`cross`), outlined below when paused."""
+    outlined = (
+        _(
+            "The outlined row is step t: what the piece fed in looks back at (left), and where in the English "
+            "sentence it looks (right)."
         )
-        + "The layer and head are the sidebar's; every layer and head follow below"
-        + (", outlined at the step again when paused." if player.DECODING.playing() else ".")
+        if cross
+        else _("The outlined row is step t: what the piece fed in looks back at.")
     )
+    below = (
+        _(
+            "The layer and head are the sidebar's; every layer and head follow below, outlined at the step again "
+            "when paused."
+        )
+        if playing
+        else _("The layer and head are the sidebar's; every layer and head follow below.")
+    )
+    return sentences(outlined, below)
 
 
 def _mask_off_note() -> None:
     """With the causal mask off, what the decoder plots still show and what changes."""
     if not ctl.causal and page.decoder_only:
         st.info(
-            "The causal mask is off. The prompt is read in one pass, so its pieces now also look at the pieces "
-            "after them (the prompt's rows fill in right of the diagonal). Each new piece's row is what its step "
-            "computed in its own pass: it still reads only the pieces made so far, because later ones did not "
-            "exist yet. The Masks and heads lab shows prompt and continuation read in one pass, where the future "
-            "lights up everywhere."
+            _(
+                "The causal mask is off. The prompt is read in one pass, so its pieces now also look at the pieces "
+                "after them (the prompt's rows fill in right of the diagonal). Each new piece's row is what its step "
+                "computed in its own pass: it still reads only the pieces made so far, because later ones did not "
+                "exist yet. The Masks and heads lab shows prompt and continuation read in one pass, where the future "
+                "lights up everywhere."
+            )
         )
     elif not ctl.causal and not page.encoder_only:
         st.info(
-            "The causal mask is off. While decoding, step t still reads only the pieces made so far (later ones do "
-            "not exist yet, so the right of the diagonal stays empty): each row below is what its step computed in "
-            "its own pass. What changes is that those earlier pieces, recomputed at every step, now read each "
-            "other both ways, so from decoder layer 2 on their keys and values differ from the masked run. The "
-            "Masks and heads lab shows the whole output read in one pass, where the future lights up."
+            _(
+                "The causal mask is off. While decoding, step t still reads only the pieces made so far (later ones "
+                "do not exist yet, so the right of the diagonal stays empty): each row below is what its step "
+                "computed in its own pass. What changes is that those earlier pieces, recomputed at every step, now "
+                "read each other both ways, so from decoder layer 2 on their keys and values differ from the masked "
+                "run. The Masks and heads lab shows the whole output read in one pass, where the future lights up."
+            )
         )
 
 
@@ -186,9 +229,21 @@ def _layer_heads(block: str, step: int, source, output, colour: str) -> None:
     highlight = None if block == "enc-self" or player.DECODING.playing() else step
     off = ctl.interventions().heads_off(stack, kind, layer)
     window = {**lengths.block_windows(block, source, output), "first": block != "dec-cross"}
-    st.subheader(f"{BLOCK_NAMES[block].capitalize()} · layer L{layer + 1}")
+    st.subheader(_("{block} · layer L{layer}", block=_(BLOCK_NAMES[block]).capitalize(), layer=layer + 1))
     if layer != ctl.layer:
-        st.caption(f"The {stack} has {n_layers} layers: showing its last.")
+        if stack == "encoder":
+            last = n_(
+                "The encoder has {n} layer: showing its last.",
+                "The encoder has {n} layers: showing its last.",
+                n_layers,
+            )
+        else:
+            last = n_(
+                "The decoder has {n} layer: showing its last.",
+                "The decoder has {n} layers: showing its last.",
+                n_layers,
+            )
+        st.caption(last)
     page.show(
         shared(
             attention_heads,
@@ -196,7 +251,7 @@ def _layer_heads(block: str, step: int, source, output, colour: str) -> None:
             modelview.query_pieces(trace, block),
             modelview.key_pieces(trace, block),
             style,
-            f"{BLOCK_NAMES[block]}, L{layer + 1}: every head",
+            _("{block}, L{layer}: every head", block=_(BLOCK_NAMES[block]), layer=layer + 1),
             highlight,
             off,
             colour=colour,
@@ -220,18 +275,20 @@ def _average_and_one(block: str, pattern, highlight: int | None, off, window: di
                 modelview.query_pieces(trace, block),
                 modelview.key_pieces(trace, block),
                 style,
-                f"Average of the {len(live)} heads" + (" still on" if off else ""),
+                n_("Average of the {n} head still on", "Average of the {n} heads still on", len(live))
+                if off
+                else n_("Average of the {n} head", "Average of the {n} heads", len(live)),
                 highlight,
                 colour=colour,
                 width_px=CONTAINER_PX / 2,
                 **window,
             ),
-            "The mean over heads: what the layer attends to as a whole."
-            + (
-                " Knocked-out heads are left out: they still compute weights, but their output is zeroed."
-                if off
-                else ""
-            ),
+            _(
+                "The mean over heads: what the layer attends to as a whole. Knocked-out heads are left out: they "
+                "still compute weights, but their output is zeroed."
+            )
+            if off
+            else _("The mean over heads: what the layer attends to as a whole."),
             key=f"avg-{block}",
         )
     with right:
@@ -242,14 +299,17 @@ def _average_and_one(block: str, pattern, highlight: int | None, off, window: di
                 modelview.query_pieces(trace, block),
                 modelview.key_pieces(trace, block),
                 style,
-                f"Head H{ctl.head + 1} alone" + (" (knocked out)" if ctl.head in off else ""),
+                _("Head H{head} alone (knocked out)", head=ctl.head + 1)
+                if ctl.head in off
+                else _("Head H{head} alone", head=ctl.head + 1),
                 highlight,
                 colour=colour,
                 width_px=CONTAINER_PX / 2,
                 **window,
             ),
-            "The head picked in the sidebar, with its weights"
-            + (": it still computes them, but its output is zeroed." if ctl.head in off else "."),
+            _("The head picked in the sidebar, with its weights: it still computes them, but its output is zeroed.")
+            if ctl.head in off
+            else _("The head picked in the sidebar, with its weights."),
             key=f"one-{block}",
         )
 
@@ -282,23 +342,26 @@ def body(step: int) -> None:
 
 if page.encoder_only:
     st.info(
-        f"{page.bundle.name} is encoder-only: below is its self-attention, where every piece looks at every "
-        "piece. Decoder masked self-attention and cross-attention do not apply: the model has no decoder."
+        _(
+            "{name} is encoder-only: below is its self-attention, where every piece looks at every piece. Decoder "
+            "masked self-attention and cross-attention do not apply: the model has no decoder.",
+            name=page.bundle.name,
+        )
     )
     body(0)
 elif page.decoder_only:
     with page.notes:
-        st.info(
-            f"{page.bundle.name} is decoder-only: below is its masked self-attention alone, over the prompt and "
-            "the continuation. It has no encoder and no cross-attention: there is no source sentence to read, only "
-            "the text so far, which every step reads through self-attention."
-            + (
-                " The prompt is your chat message wrapped by the chat template (its turn markers are pieces too), "
-                "and the continuation is the answer."
-                if page.chat
-                else ""
-            )
+        decoder_only = _(
+            "{name} is decoder-only: below is its masked self-attention alone, over the prompt and the continuation. "
+            "It has no encoder and no cross-attention: there is no source sentence to read, only the text so far, "
+            "which every step reads through self-attention.",
+            name=page.bundle.name,
         )
+        chat_note = _(
+            "The prompt is your chat message wrapped by the chat template (its turn markers are pieces too), and the "
+            "continuation is the answer."
+        )
+        st.info(sentences(decoder_only, chat_note if page.chat else ""))
     set_value("step", min(ctl.step, n_steps - 1) + 1)
     player.DECODING.controls(n_steps, "attention")
     player.DECODING.run(body, n_steps, page)

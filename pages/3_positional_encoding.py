@@ -3,6 +3,7 @@ for a relative-position model (T5) the bias each head adds to the scores, by pie
 
 import streamlit as st
 
+from i18n import N_, _, later, n_, sentences
 from model import cosine
 from model.engine import stages
 from ui.page.binding import bind, page_value, set_value
@@ -27,9 +28,9 @@ from viz.positional import (
     vector_sizes,
     wavelength,
 )
-from viz.relative_bias import bias_against_distance, bias_heatmaps, distance_profile
+from viz.relative_bias import bias_against_distance, bias_heatmaps, distance_profile, distance_words, heatmap_words
 
-page = start("Positional encoding", preview=Preview(prompt=rotary_prompt))
+page = start(N_("Positional encoding"), preview=Preview(prompt=rotary_prompt))
 trace, ctl, style, bundle = page.result.trace, page.controls, page.style, page.bundle
 cfg = bundle.config
 d_model = cfg.d_model
@@ -46,12 +47,21 @@ rotary = cfg.positional == "rotary"
 as_trained = page.result if ctl.positional and page.result is not None else page.run(positional_encoding=True)
 SHOWN = 128  # positions drawn: a sentence uses few, and 512 rows would only slow the page down
 BEYOND = 1.25  # the distance chart runs this far past max_distance, to show the last bucket's flat stretch
+# What the experiment switches off, by the model's kind of positions: said with _(WHAT[kind]).
+WHAT = {
+    "relative": N_("the bias"),
+    "learned": N_("the learned positions"),
+    "rotary": N_("the rotation"),
+    "sinusoidal": N_("the encoding"),
+}
 
 page.lead(
-    "Attention by itself does not know word order: it treats its input as a set. The paper adds "
-    "to each embedding a vector that depends only on the position, made of sines and cosines "
-    "of geometrically decreasing frequencies: PE(pos, 2i) = sin(pos / 10000^(2i/d)), "
-    "PE(pos, 2i+1) = cos(pos / 10000^(2i/d))."
+    _(
+        "Attention by itself does not know word order: it treats its input as a set. The paper adds "
+        "to each embedding a vector that depends only on the position, made of sines and cosines "
+        "of geometrically decreasing frequencies: PE(pos, 2i) = sin(pos / 10000^(2i/d)), "
+        "PE(pos, 2i+1) = cos(pos / 10000^(2i/d))."
+    )
 )
 
 if relative:
@@ -59,16 +69,22 @@ if relative:
     recorded = with_pe.trace
     n_buckets, max_distance = cfg.relative_buckets, cfg.relative_max_distance
     st.info(
-        f"{md(bundle.name)} adds **nothing** to its embeddings: no formula, no table. Instead, every self-attention "
-        "score gets a learned number that depends only on the head and on how far the key stands from the "
-        f"query (key position − query position), filed into {n_buckets} buckets. Each stack computes this bias "
-        "once and adds it to every score of **every** self-attention layer; cross-attention gets none (a "
-        "French piece and an English piece share no positions)."
+        _(
+            "{name} adds **nothing** to its embeddings: no formula, no table. Instead, every self-attention "
+            "score gets a learned number that depends only on the head and on how far the key stands from the "
+            "query (key position − query position), filed into {buckets} buckets. Each stack computes this bias "
+            "once and adds it to every score of **every** self-attention layer; cross-attention gets none (a "
+            "French piece and an English piece share no positions).",
+            name=md(bundle.name),
+            buckets=n_buckets,
+        )
     )
     if not ctl.positional:
         st.caption(
-            "The positions switch is off in the sidebar: the figures below show the bias the model adds "
-            "when it is on; every other page now runs without it."
+            _(
+                "The positions switch is off in the sidebar: the figures below show the bias the model adds "
+                "when it is on; every other page now runs without it."
+            )
         )
 
     # each stack's bias and bucket at every distance from -reach to reach: past max_distance nothing changes
@@ -77,73 +93,29 @@ if relative:
         name: distance_profile(*bundle.relative_bias(name, reach + 1, reach + 1)) for name in ("encoder", "decoder")
     }
 
-    st.subheader("The bias over your text")
+    st.subheader(_("The bias over your text"))
     source_span = lengths.source_window(len(recorded.src_pieces))  # the one window slider of the page
     output = around(ctl.step, len(recorded.tgt_pieces))
-    for name, queries, span, how in (
-        (
-            "encoder",
-            recorded.src_pieces,
-            source_span,
-            "Keys before and after the query have buckets of their own: the encoder reads both ways.",
-        ),
-        (
-            "decoder",
-            recorded.tgt_pieces,
-            output,
-            "The decoder's buckets count only keys at or before the query: every later key falls in bucket 0 "
-            "with the query itself (the upper triangle repeats the diagonal), and the causal mask hides those "
-            "keys anyway.",
-        ),
+    for name, queries, span in (
+        ("encoder", recorded.src_pieces, source_span),
+        ("decoder", recorded.tgt_pieces, output),
     ):
         bias = recorded.tensor(stages.position_bias(name))[0]  # (heads, queries, keys)
-        distances, buckets, _ = profiles[name]
-        direction = "bidirectional" if name == "encoder" else "causal"
+        distances, buckets, _bias = profiles[name]
+        title, caption = heatmap_words(name)
         page.show(
-            shared(
-                bias_heatmaps,
-                bias,
-                queries,
-                queries,
-                distances,
-                buckets,
-                style,
-                f"{name.capitalize()} self-attention: the bias each head adds ({direction} buckets)",
-                rows=span,
-                columns=span,
-            ),
-            "Each cell is the number added to the score of that query (row) and key (column) in every "
-            f"{name} layer, before the softmax: red raises the weight, blue lowers it. Cells on one diagonal "
-            "share a distance, so they share a colour. " + how,
+            shared(bias_heatmaps, bias, queries, queries, distances, buckets, style, title, rows=span, columns=span),
+            caption,
             key=f"bias-{name}",
         )
 
-    st.subheader("The bias against distance")
+    st.subheader(_("The bias against distance"))
     for name, queries in (("encoder", recorded.src_pieces), ("decoder", recorded.tgt_pieces)):
         distances, buckets, bias = profiles[name]
-        per_side = n_buckets // 2 if name == "encoder" else n_buckets
-        exact = per_side // 2  # model.engine.positional.relative_buckets: half of a side's buckets are exact
+        title, caption = distance_words(name, n_buckets, max_distance, md(bundle.name))
         page.show(
-            shared(
-                bias_against_distance,
-                distances,
-                buckets,
-                bias,
-                style,
-                f"{name.capitalize()}: each head's bias against distance, with its buckets",
-                max_distance,
-                len(queries) - 1,
-            ),
-            (
-                f"The encoder has {per_side} buckets for keys before the query and {per_side} for keys after it"
-                if name == "encoder"
-                else f"The decoder's {n_buckets} buckets all look back; every later key shares bucket 0 with distance 0"
-            )
-            + f". The nearest {exact} distances each get a bucket of their own (one step each at the centre "
-            f"of the lower strip); beyond, buckets widen logarithmically (the shaded bands) up to "
-            f"{max_distance}, and every key farther than that shares the last bucket, so each curve is flat "
-            f"there: {md(bundle.name)} cannot tell a key {max_distance + 10} pieces away from one "
-            f"{10 * max_distance} away. The dotted lines mark the farthest pair in your text.",
+            shared(bias_against_distance, distances, buckets, bias, style, title, max_distance, len(queries) - 1),
+            caption,
             key=f"distance-{name}",
         )
 elif rotary:
@@ -153,65 +125,101 @@ elif rotary:
 else:
 
     def _dims(text: str) -> tuple[int, int]:
-        low, _, high = text.partition("-")
+        low, _dash, high = text.partition("-")
         lo, hi = int(low), int(high)
         if not 0 <= lo < hi < d_model:
-            raise ValueError(f"expected two dimensions a-b with 0 <= a < b < {d_model}")
+            raise ValueError(later("expected two dimensions a-b with 0 <= a < b < {d}", d=d_model))
         return lo, hi
 
     low, high = page_value(Field("dims", (0, d_model // 2), _dims, lambda v: f"{v[0]}-{v[1]}"))
     if high >= d_model:  # kept from a wider model
         set_value("dims", (min(low, d_model - 2), d_model - 1))
+    name = md(bundle.name)
     no_source = (
-        f" {md(bundle.name)} is decoder-only: there is no source, and the table is added to the decoder's "
-        "input, your text and its continuation."
+        _(
+            "{name} is decoder-only: there is no source, and the table is added to the decoder's input, your text "
+            "and its continuation.",
+            name=name,
+        )
         if decoder_only
         else ""
     )
     if learned:
         st.info(
-            f"{md(bundle.name)} learns its position vectors instead of using the formula: one trained vector "
-            f"per position, {cfg.max_len} of them. The plots below show that learned table; it has no "
-            "frequencies by construction, so look for what training put there." + no_source
+            sentences(
+                _(
+                    "{name} learns its position vectors instead of using the formula: one trained vector per "
+                    "position, {n} of them. The plots below show that learned table; it has no frequencies by "
+                    "construction, so look for what training put there.",
+                    name=name,
+                    n=cfg.max_len,
+                ),
+                no_source,
+            )
         )
     elif cfg.positional == "sinusoidal_halves":
         st.info(
-            f"{md(bundle.name)} uses the formula with Marian's layout: the same sines and cosines, but every sine "
-            f"in dimensions 0-{d_model // 2 - 1} and every cosine in {d_model // 2}-{d_model - 1}, instead of "
-            "alternating. The plots below show the table exactly as this model adds it."
+            _(
+                "{name} uses the formula with Marian's layout: the same sines and cosines, but every sine in "
+                "dimensions 0-{last_sine} and every cosine in {first_cosine}-{last}, instead of alternating. The "
+                "plots below show the table exactly as this model adds it.",
+                name=name,
+                last_sine=d_model // 2 - 1,
+                first_cosine=d_model // 2,
+                last=d_model - 1,
+            )
         )
     table = bundle.position_table()[:SHOWN]
-    rows = f"first {SHOWN} of {cfg.max_len} positions" if cfg.max_len > SHOWN else f"{cfg.max_len} positions"
+    if cfg.max_len > SHOWN:
+        table_title = (
+            _("Learned position table (first {shown} of {n} positions × {d})", shown=SHOWN, n=cfg.max_len, d=d_model)
+            if learned
+            else _("Encoding matrix (first {shown} of {n} positions × {d})", shown=SHOWN, n=cfg.max_len, d=d_model)
+        )
+    else:
+        table_title = (
+            n_(
+                "Learned position table ({n} position × {d})",
+                "Learned position table ({n} positions × {d})",
+                cfg.max_len,
+                d=d_model,
+            )
+            if learned
+            else n_(
+                "Encoding matrix ({n} position × {d})", "Encoding matrix ({n} positions × {d})", cfg.max_len, d=d_model
+            )
+        )
 
     left, right = st.columns([3, 2])
     with left:
         page.show(
-            shared(
-                encoding_heatmap,
-                table,
-                style,
-                f"{'Learned position table' if learned else 'Encoding matrix'} ({rows} × {d_model})",
-                learned,
-            ),
-            "Each row is the vector added at one position. "
-            + (
-                "Its values are whatever training found useful. The scale is symmetric around 0 and ends at the "
-                "size 99% of the entries stay under, so that a few large ones do not wash out the rest (the hover "
-                "shows every value)."
+            shared(encoding_heatmap, table, style, table_title, learned),
+            sentences(
+                _("Each row is the vector added at one position."),
+                _(
+                    "Its values are whatever training found useful. The scale is symmetric around 0 and ends at the "
+                    "size 99% of the entries stay under, so that a few large ones do not wash out the rest (the "
+                    "hover shows every value)."
+                )
                 if learned
-                else "Columns of fast waves change quickly with position, slow ones barely: every position gets a "
-                "unique pattern."
+                else _(
+                    "Columns of fast waves change quickly with position, slow ones barely: every position gets a "
+                    "unique pattern."
+                ),
             ),
             key="pe-table",
         )
     with right:
         page.show(
-            shared(similarity_matrix, table, style, "Position similarity"),
-            "Cosine similarity of the vectors of two positions: "
-            + (
-                "where training made nearby positions alike, a bright band follows the diagonal."
-                if learned
-                else "high near the diagonal and falling with distance, so nearby positions look alike."
+            shared(similarity_matrix, table, style, _("Position similarity")),
+            _(
+                "Cosine similarity of the vectors of two positions: where training made nearby positions alike, a "
+                "bright band follows the diagonal."
+            )
+            if learned
+            else _(
+                "Cosine similarity of the vectors of two positions: high near the diagonal and falling with "
+                "distance, so nearby positions look alike."
             ),
             key="pe-sim",
         )
@@ -219,7 +227,7 @@ else:
     lo, hi = bind(
         "dims",
         st.slider,
-        label="Dimensions to plot",
+        label=_("Dimensions to plot"),
         min_value=0,
         max_value=d_model - 1,
         to_widget=tuple,
@@ -229,26 +237,32 @@ else:
     dims = sorted({round(lo + i * (hi - lo) / max(count - 1, 1)) for i in range(count)})
     page.show(
         shared(encoding_curves, table, dims, style),
-        "Each curve is one dimension of the learned vectors against position."
+        _("Each curve is one dimension of the learned vectors against position.")
         if learned
-        else f"Each dimension is a wave over positions; its period grows from 2π ≈ 6.3 (the fastest pair) to "
-        f"{wavelength(d_model - 1, d_model):,.0f} (the slowest), approaching 10000·2π as d_model grows. Together "
-        "they work like the hands of a clock.",
+        else _(
+            "Each dimension is a wave over positions; its period grows from 2π ≈ 6.3 (the fastest pair) to "
+            "{slowest} (the slowest), approaching 10000·2π as d_model grows. Together they work like the hands of "
+            "a clock.",
+            slowest=f"{wavelength(d_model - 1, d_model):,.0f}",
+        ),
         key="pe-curves",
     )
 
-    st.subheader("Why the embeddings are multiplied by √d_model")
+    st.subheader(_("Why the embeddings are multiplied by √d_model"))
     if not cfg.scale_embeddings:
         st.info(
-            f"{md(bundle.name)} does not multiply its token embeddings by √d_model"
-            + (
-                " (BERT adds token, position and token-type vectors and normalizes the sum with a LayerNorm, which "
-                "sets the scale instead)"
-                if cfg.embed_norm
-                else ""
+            _(
+                "{name} does not multiply its token embeddings by √d_model (BERT adds token, position and "
+                "token-type vectors and normalizes the sum with a LayerNorm, which sets the scale instead): the "
+                "token bars and the '× √d_model' bars below are the same.",
+                name=name,
             )
-            + ": the token bars and the '× √d_model' bars "
-            "below are the same."
+            if cfg.embed_norm
+            else _(
+                "{name} does not multiply its token embeddings by √d_model: the token bars and the '× √d_model' "
+                "bars below are the same.",
+                name=name,
+            )
         )
     token, scaled, position = (
         trace.tensor(stages.embedding(stage, side))[0] for stage in ("token", "scaled", "position")
@@ -256,51 +270,67 @@ else:
     token_norm, scaled_norm, position_norm = mean_norms(token, scaled, position)
     page.show(
         shared(vector_sizes, token, scaled, position, pieces, style),
-        (
-            f"In this sentence the token embeddings have a mean norm of {token_norm:.2f}; multiplied by "
-            f"√{d_model} ≈ {d_model**0.5:.1f} they reach {scaled_norm:.1f}, against {position_norm:.1f} for the "
-            "encoding (every encoding vector has norm √(d_model/2)), so position information does not drown "
-            "the meaning of the word."
+        sentences(
+            _(
+                "In this sentence the token embeddings have a mean norm of {token:.2f}; multiplied by √{d} ≈ "
+                "{root:.1f} they reach {scaled:.1f}, against {position:.1f} for the encoding (every encoding vector "
+                "has norm √(d_model/2)), so position information does not drown the meaning of the word.",
+                token=token_norm,
+                d=d_model,
+                root=d_model**0.5,
+                scaled=scaled_norm,
+                position=position_norm,
+            )
             if cfg.scale_embeddings and not learned
-            else f"In this sentence the token embeddings have a mean norm of {token_norm:.2f} and the position vectors "
-            f"{position_norm:.2f}."
-        )
-        + (
-            " The positional encoding is switched off in the sidebar, so its bars are zero."
+            else _(
+                "In this sentence the token embeddings have a mean norm of {token:.2f} and the position vectors "
+                "{position:.2f}.",
+                token=token_norm,
+                position=position_norm,
+            ),
+            _("The positional encoding is switched off in the sidebar, so its bars are zero.")
             if not ctl.positional
-            else ""
+            else "",
         ),
         key="pe-sizes",
     )
 
-what = "the bias" if relative else "the learned positions" if learned else "the rotation" if rotary else "the encoding"
-st.subheader(f"Experiment: switch {what} off")
+# what the experiment switches off, in words
+kind = "relative" if relative else "learned" if learned else "rotary" if rotary else "sinusoidal"
+what = _(WHAT[kind])
+st.subheader(_("Experiment: switch {what} off", what=what))
 with_pe = as_trained
 if page.encoder_only:
     without_pe = page.run(positional_encoding=False)
     st.metric(
-        "Cosine similarity of the sentence embeddings with and without positions",
+        _("Cosine similarity of the sentence embeddings with and without positions"),
         f"{cosine(with_pe.embedding, without_pe.embedding):.3f}",
     )
 elif not decoder_only:
     without_pe = page.run(positional_encoding=False)
     two_translations(
-        ("Translation with " + what, with_pe.translation), ("Translation without " + what, without_pe.translation), 1.5
+        (_("Translation with {what}", what=what), with_pe.translation),
+        (_("Translation without {what}", what=what), without_pe.translation),
+        1.5,
     )
 elif second_continuation(
     page.bundle,
     page.controls,
     len(with_pe.output_ids),
-    f"Continue without {what}",
+    _("Continue without {what}", what=what),
     "continue-without-positions",
     positional_encoding=False,
 ):
     # its attention without positions is read from the continuation with them (below): of its own
     # continuation without them, only the text is shown
+    answer = page.output_noun == "answer"
     two_translations(
-        (f"{page.output_noun.capitalize()} with {what}", with_pe.translation),
         (
-            f"{page.output_noun.capitalize()} without {what}",
+            _("Answer with {what}", what=what) if answer else _("Continuation with {what}", what=what),
+            with_pe.translation,
+        ),
+        (
+            _("Answer without {what}", what=what) if answer else _("Continuation without {what}", what=what),
             page.translate(positional_encoding=False, trace=False).translation,
         ),
         1.5,
@@ -332,19 +362,24 @@ page.show(
         read,
         read,
         style,
-        f"{stack.capitalize()} self-attention L{layer + 1} H{ctl.head + 1}",
-        (f"{what} on", f"{what} off"),
+        _("Decoder self-attention L{layer} H{head}", layer=layer + 1, head=ctl.head + 1)
+        if decoder_only
+        else _("Encoder self-attention L{layer} H{head}", layer=layer + 1, head=ctl.head + 1),
+        (_("{what} on", what=what), _("{what} off", what=what)),
         rows=window,
         columns=window,
     ),
-    (
+    _(
         "Both panels read the same text: your prompt and the continuation made with the positions on. Without "
-        f"{what} a piece still sees only the pieces before it (the causal mask), so order is not lost "
+        "{what} a piece still sees only the pieces before it (the causal mask), so order is not lost "
         "altogether, but nothing tells it how far back each of them stands. The pass without positions runs only "
         "up to the layer on show (the layers after it would change nothing here), so a later layer takes a "
-        "little longer the first time it is picked."
-        if decoder_only
-        else "Without position information, a word attends the same way wherever it stands: repeated words get "
+        "little longer the first time it is picked.",
+        what=what,
+    )
+    if decoder_only
+    else _(
+        "Without position information, a word attends the same way wherever it stands: repeated words get "
         "identical rows, and the model loses word order."
     ),
     key="pe-experiment",

@@ -5,6 +5,7 @@ output its continuation."""
 
 import streamlit as st
 
+from i18n import N_, _, n_
 from model import AnatomyError
 from ui.page import player
 from ui.page.binding import bind, set_value
@@ -12,10 +13,10 @@ from ui.page.markup import md
 from ui.page.ondemand import filling, spare_work, without_the_mask
 from ui.page.start import _take_turn, start
 from ui.parts import attribution, lengths, lens, patching
-from ui.parts.explained import Explained
+from ui.parts.explained import Explained, words
 from ui.room import presenter, questions
 from ui.session import explanations
-from viz.explain import roles_frame, roles_summary
+from viz.explain import ROLE_SCORES, role_columns, roles_frame, roles_summary
 from viz.labels import display_piece, reads_bytes
 from viz.lengths import DETAIL, around
 
@@ -37,7 +38,7 @@ def _pick_piece(out_pieces: list[str], step: int, playing: bool) -> int:
         step = bind("step", st.slider, label=PIECE, min_value=1, max_value=len(out_pieces), moving=playing) - 1
     st.session_state[PIECE_WIDGET] = step
     st.pills(
-        f"{PIECE} to explain: click one",
+        _("{label} to explain: click one", label=PIECE),
         list(range(*around(step, len(out_pieces)))),
         key=PIECE_WIDGET,
         on_change=_piece_picked,
@@ -58,24 +59,23 @@ def body(step: int) -> None:
     notes_below = st.container()
     with lines:
         attribution.every_method(why, step, notes_below)
-    st.subheader("What each decoder layer would already write")
+    st.subheader(_("What each decoder layer would already write"))
     lens.section(why, step, output)
-    st.subheader(f"Patching: activations from another {'prompt' if decoder_only else 'sentence'}")
+    st.subheader(
+        _("Patching: activations from another prompt")
+        if decoder_only
+        else _("Patching: activations from another sentence")
+    )
     patching.section(why, step, source)
 
 
-page = start("Why this word?", needs_result=False)
+page = start(N_("Why this word?"), needs_result=False)
 ctl, bundle = page.controls, page.bundle
 caps = bundle.capabilities
 decoder_only = page.decoder_only
 _take_turn(bundle, ctl.sentence, ctl.chat)  # a long text waits for its turn, as start() does when it runs the result
-PIECE, SOURCE, WHAT = (
-    ("Answer piece", "prompt", "answer")  # a chat message: the prompt is the wrapped message, the output its answer
-    if ctl.chat
-    else ("New piece", "prompt", "continuation")
-    if decoder_only
-    else ("Output piece", "source", "translation")
-)
+WORDS = words(ctl.chat, decoder_only)  # what the page calls the output's pieces, its source and the output
+PIECE = WORDS.piece
 
 if decoder_only:  # its continuation (ui.page.start runs a translation or an encoding)
     unmasked = without_the_mask(bundle, ctl)  # a costly continuation without the causal mask waits
@@ -90,8 +90,11 @@ for warning in page.result.warnings:
 
 if caps.encoder_only:
     st.info(
-        f"{md(bundle.name)} does not translate, so no output piece needs explaining (attribution, the logit "
-        "lens and patching a translation do not apply): below are the roles its heads play on your sentence."
+        _(
+            "{model} does not translate, so no output piece needs explaining (attribution, the logit lens and "
+            "patching a translation do not apply): below are the roles its heads play on your sentence.",
+            model=md(bundle.name),
+        )
     )
 else:
     result = page.result
@@ -107,20 +110,29 @@ else:
         src_pieces=src_pieces,
         own_trace=result.trace,  # the output's own trace: attention, rollout and the lens read it instead of a pass
         spare=spare_work(bundle, len(out_ids)),  # what the page computes unasked beside its translation or continuation
-        piece_word=PIECE,
-        source_word=SOURCE,
-        output_word=WHAT,
+        words=WORDS,
     )
     if ctl.chat:
-        st.markdown(f"**Chat message** {md(ctl.sentence)}  \n**Answer** {md(result.continuation) or '(empty)'}")
+        answer = md(result.continuation) or _("(empty)")
+        # i18n: the typed message and the model's answer follow their labels (in Chinese, inside “”)
+        st.markdown(_("**Chat message** {message}  \n**Answer** {answer}", message=md(ctl.sentence), answer=answer))
         st.caption(
-            f"The prompt's pieces below are the message as the model read it, wrapped by the chat template: "
-            f"{len(src_pieces)} pieces, its turn markers and line breaks (↵) included."
+            n_(
+                "The prompt's pieces below are the message as the model read it, wrapped by the chat template: "
+                "{n} piece, its turn markers and line breaks (↵) included.",
+                "The prompt's pieces below are the message as the model read it, wrapped by the chat template: "
+                "{n} pieces, its turn markers and line breaks (↵) included.",
+                len(src_pieces),
+            )
         )
     elif decoder_only:
-        st.markdown(f"**Prompt** {md(result.prompt)}  \n**Continuation** {md(result.continuation) or '(empty)'}")
+        written = md(result.continuation) or _("(empty)")
+        st.markdown(
+            # i18n: the typed prompt and the model's continuation follow their labels (in Chinese, inside “”)
+            _("**Prompt** {prompt}  \n**Continuation** {continuation}", prompt=md(result.prompt), continuation=written)
+        )
     if not out_ids:
-        st.info(f"The {WHAT} is empty: there is no {PIECE.lower()} to explain.")
+        st.info(_("The {output} is empty: there is no {label} to explain.", output=WORDS.output, label=WORDS.a_piece))
     else:
         set_value("step", min(ctl.step, len(out_ids) - 1) + 1)
         player.DECODING.controls(len(out_ids), "why")
@@ -133,33 +145,36 @@ else:
             lambda: questions.why(bundle, ctl.sentence, out_ids, iv, ctl.step, src_pieces, decoder_only, ctl.chat),
         )
 
-st.subheader("What each head mostly does")
+st.subheader(_("What each head mostly does"))
 head_roles = explanations.roles(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size, ctl.chat)
 st.markdown(md(roles_summary(head_roles)))
 st.dataframe(
     roles_frame(head_roles),
     hide_index=True,
     column_config={
-        c: st.column_config.NumberColumn(c, format="%.3f")
-        for c in ("previous", "same", "first", "last", "broad", "alignment")
+        column: st.column_config.NumberColumn(column, format="%.3f") for column in role_columns(ROLE_SCORES)
     },
 )
 if decoder_only:
     st.caption(
-        "Scores are averages over the head's queries (the prompt's positions, then the new pieces'): weight "
-        "on the piece before (previous), on itself (same), on the first piece, and how spread its weight is "
-        "(broad, normalised entropy). A head is tagged with the highest of the first three when it reaches "
-        "0.5, else broad at 0.9 or more. "
-        f"{md(bundle.name)} has no encoder and no cross-attention, so only the decoder's self-attention has "
-        "heads here: no encoder heads, no sink on a source's last piece (“last”), and no alignment with a "
-        "gold word alignment, which scores the cross-attention heads of a translation model against the "
-        "source words each French word comes from."
+        _(
+            "Scores are averages over the head's queries (the prompt's positions, then the new pieces'): weight "
+            "on the piece before (previous), on itself (same), on the first piece, and how spread its weight is "
+            "(broad, normalised entropy). A head is tagged with the highest of the first three when it reaches "
+            "0.5, else broad at 0.9 or more. {model} has no encoder and no cross-attention, so only the "
+            "decoder's self-attention has heads here: no encoder heads, no sink on a source's last piece "
+            "(“last”), and no alignment with a gold word alignment, which scores the cross-attention heads of a "
+            "translation model against the source words each French word comes from.",
+            model=md(bundle.name),
+        )
     )
 else:
     st.caption(
-        "Scores are averages over the head's queries: weight on the piece before (previous), on itself "
-        "(same), on the first piece, on the last source piece (</s> or [SEP]), and how spread its weight is "
-        "(broad, normalised entropy). A head is tagged with the highest of the first four when it reaches "
-        "0.5, else broad at 0.9 or more."
+        _(
+            "Scores are averages over the head's queries: weight on the piece before (previous), on itself "
+            "(same), on the first piece, on the last source piece (</s> or [SEP]), and how spread its weight is "
+            "(broad, normalised entropy). A head is tagged with the highest of the first four when it reaches "
+            "0.5, else broad at 0.9 or more."
+        )
     )
 page.finish(globals())

@@ -18,6 +18,7 @@ ENGLISH = re.compile(rf"(?<![\w/.@-]){_WORD}(?:[ ,;:()]+{_WORD}){{3,}}(?![\w/@-]
 # Not the page's own words: code and paths, quoted text (the typed text, pieces and outputs are shown in
 # quotes), addresses, markup, and plotly's hover fields.
 _LEFT_OUT = [
+    re.compile(r'<span title="[^"]*" style="background:[^>]*>[^<]*</span>'),  # a piece shaded by its weight
     re.compile(r"`[^`]*`"),
     re.compile(r"“[^”]*”|‘[^’]*’|«[^»]*»|「[^」]*」|\"[^\"]*\""),
     re.compile(r"https?://\S+|\b[\w.-]+\.(?:py|json|md|gguf|safetensors|html|png|svg)\b"),
@@ -136,10 +137,14 @@ def _layout_texts(layout: dict) -> Iterator[str]:
             yield button.get("label", "")
 
 
+# Model names that read like English words (the shipped model's card names it so).
+MODEL_NAMES = ("Transformer Anatomy default model",)
+
+
 def english_sentences(texts: Iterable[str], typed: Iterable[str] = ()) -> list[str]:
     """The runs of four or more English words in `texts`, once each, the typed texts and what is left out
     (code, quotes, addresses, markup) taken away first."""
-    left = [t for t in typed if t]
+    left = [t for t in (*typed, *MODEL_NAMES) if t]
     found: dict[str, None] = {}
     for text in texts:
         text = text.replace("\\", "")

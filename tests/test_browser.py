@@ -74,11 +74,13 @@ def _console(errors: list[str], msg) -> None:
 
 
 @contextmanager
-def _visit(browser) -> Iterator:
-    """A fresh browser context's page; on leaving, it closes and asserts that the page logged no
-    JavaScript error, failed request or HTTP error."""
+def _visit(browser, locale: str | None = None) -> Iterator:
+    """A fresh browser context's page (in the browser language `locale`, e.g. "zh-CN"); on leaving, it closes
+    and asserts that the page logged no JavaScript error, failed request or HTTP error."""
     errors: list[str] = []
-    context = browser.new_context(viewport={"width": 1500, "height": 1000}, device_scale_factor=1)
+    context = browser.new_context(
+        viewport={"width": 1500, "height": 1000}, device_scale_factor=1, **({"locale": locale} if locale else {})
+    )
     page = context.new_page()
     page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
     page.on("requestfailed", lambda request: errors.append(f"request failed: {request.url}"))

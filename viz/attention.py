@@ -9,6 +9,8 @@ from collections.abc import Collection, Mapping
 import numpy as np
 import plotly.graph_objects as go
 
+from i18n import N_, _
+
 from .heatmaps import PanelGrid, panel_title, row_outline
 from .labels import CONTAINER_PX, axis_labels, token_axis
 from .lengths import Span, bin_label, bins, colour_mode, colour_range, coloured, pool, pooled, whole, window_note
@@ -30,7 +32,7 @@ from .tiles import (
 )
 
 MAP_MARGINS_PX = 250  # what a heatmap's query labels, margins and colour bar take of its width
-HOVER = "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"
+HOVER = N_("query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>")  # said with _(HOVER) where drawn
 
 
 def check_pattern(pattern: np.ndarray, queries: list[str], keys: list[str]) -> None:
@@ -97,7 +99,8 @@ def _first_divider(xref: str, yref: str) -> dict:
 
 
 def _hover(weights: np.ndarray | None) -> str:
-    return HOVER if weights is None else HOVER.replace("%{z:.3f}", "%{customdata:.3f}")
+    said = _(HOVER)
+    return said if weights is None else said.replace("%{z:.3f}", "%{customdata:.3f}")
 
 
 def _head_grid(heads: int, n_queries: int, klabels: list[str], style: Style) -> PanelGrid:
@@ -185,11 +188,11 @@ def attention_heads(
     outlined = highlight_row - rows[0] if highlight_row is not None else None
     for h in range(heads):
         suffix = "" if h == 0 else str(h + 1)
-        _, x0, y1 = grid.corner(h)
+        _col, x0, y1 = grid.corner(h)
         trace, axes = _head_panel(h, grid, z, weights, (qlabels, klabels), style)
         data.append(trace)
         layout.update(axes)
-        name = f"H{h + 1}" + (" (knocked out)" if h in knocked_out else "")
+        name = _("H{head} (knocked out)", head=h + 1) if h in knocked_out else f"H{h + 1}"
         titles.append(panel_title(name, x0 + grid.cell_w / 2, y1, style))
         if _pinned(first, columns):
             shapes.append(_first_divider(f"x{suffix}", f"y{suffix}"))
@@ -331,9 +334,9 @@ def model_view(
     # of a 4.5-s Attention page one by one, 1.2 s re-set; 0.1 s so)
     fig.update_layout(annotations=annotations, shapes=shapes)
     if pooled_note:
-        title += f" · tiles pooled to {nq}×{nk} cells"
+        title = _("{title} · tiles pooled to {q}×{k} cells", title=title, q=nq, k=nk)
     if shared_role:
-        title += f" · every head: {shared_role}"
+        title = _("{title} · every head: {role}", title=title, role=shared_role)
     fig = style.apply(fig, title, height=int(80 + layers * tile_px * aspect))
     # the tiles' markers are as large as the tiles: without fixed ranges, plotly would pad the axes for them
     fig.update_layout(margin=dict(t=90 if group <= 1 else 130), hoverdistance=int(tile_px // 2))
@@ -347,7 +350,11 @@ def model_view_legend(
 ) -> str:
     """The tiles' captions as one line of text, for a screen too narrow to write them on the tiles."""
     captions = tile_captions({} if common_role(roles, layers, heads) else roles, knocked_out, layers, heads)
-    return "; ".join(f"L{layer + 1} H{head + 1}: {caption}" for (layer, head), caption in captions.items())
+    # i18n: between two tiles' captions in one line ("L1 H2: sink; L3 H1: previous")
+    return _("; ").join(
+        _("L{layer} H{head}: {caption}", layer=layer + 1, head=head + 1, caption=caption)
+        for (layer, head), caption in captions.items()
+    )
 
 
 def model_view_cell(x: str, y: str) -> tuple[int, int] | None:

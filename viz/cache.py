@@ -9,6 +9,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from i18n import _
+
 from .labels import axis_labels
 from .shapes import key_value_heads_named
 from .style import Style
@@ -39,13 +41,17 @@ def cache_growth(
     # each column named by its layer and head (the hover reads it), a blank column between layers named by
     # zero-width spaces (one more each, so that every name is its own): no per-cell hover text to send
     columns = [
-        f"L{c // (kv_heads + 1) + 1} kv head {c % (kv_heads + 1) + 1}"
+        _("L{layer} kv head {head}", layer=c // (kv_heads + 1) + 1, head=c % (kv_heads + 1) + 1)
         if c % (kv_heads + 1) < kv_heads
         else "\u200b" * (c // (kv_heads + 1) + 1)
         for c in range(width)
     ]
-    fig = make_subplots(rows=1, cols=2, subplot_titles=["keys kept", "values kept"], horizontal_spacing=0.07)
-    for column, (name, norms) in enumerate((("keys", key_norms), ("values", value_norms)), start=1):
+    fig = make_subplots(rows=1, cols=2, subplot_titles=[_("keys kept"), _("values kept")], horizontal_spacing=0.07)
+    hovers = (
+        _("%{y}<br>%{x}<br>keys length %{z:.2f}<extra></extra>"),
+        _("%{y}<br>%{x}<br>values length %{z:.2f}<extra></extra>"),
+    )
+    for column, (hover, norms) in enumerate(zip(hovers, (key_norms, value_norms), strict=True), start=1):
         image = np.full((positions, width), np.nan, dtype=np.float32)
         image[:held, index] = norms[:held].reshape(held, layers * kv_heads)
         fig.add_trace(
@@ -57,7 +63,7 @@ def cache_growth(
                 showscale=column == 2,
                 hoverongaps=False,
                 colorbar=dict(title="‖vector‖", thickness=14),
-                hovertemplate="%{y}<br>%{x}<br>" + name + " length %{z:.2f}<extra></extra>",
+                hovertemplate=hover,
             ),
             row=1,
             col=column,
@@ -79,7 +85,7 @@ def cache_growth(
             tickmode="array",
             tickvals=centres,
             ticktext=layer_names[::step],
-            title_text=f"layers, {key_value_heads_named(kv_heads)} each",
+            title_text=_("layers, {heads} each", heads=key_value_heads_named(kv_heads)),
             range=[-0.5, width - 0.5],
             row=1,
             col=column,
@@ -104,7 +110,7 @@ def bytes_by_step(self_bytes: np.ndarray, cross_bytes: np.ndarray, step: int, st
             x=steps,
             y=self_bytes / scale,
             mode="lines+markers",
-            name="self-attention cache (grows)",
+            name=_("self-attention cache (grows)"),
             line=dict(color=style.palette[0], width=style.line_width),
         )
     )
@@ -114,13 +120,13 @@ def bytes_by_step(self_bytes: np.ndarray, cross_bytes: np.ndarray, step: int, st
                 x=steps,
                 y=cross_bytes / scale,
                 mode="lines",
-                name="cross-attention cache (computed once)",
+                name=_("cross-attention cache (computed once)"),
                 line=dict(color=style.palette[1], width=style.line_width, dash="dash"),
             )
         )
     fig.add_vline(x=step + 1, line=dict(color=style.highlight, width=style.line_width))
-    fig.update_xaxes(title_text="decoding step t")
-    fig.update_yaxes(title_text=f"{unit} held", rangemode="tozero")
+    fig.update_xaxes(title_text=_("decoding step t"))
+    fig.update_yaxes(title_text=_("{unit} held", unit=unit), rangemode="tozero")
     fig = style.apply(fig, title, height=320 if not style.presentation else 420)
     fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, xanchor="left"), margin=dict(t=90))
     return fig
@@ -143,20 +149,21 @@ def shared_heads_table(
 ) -> pd.DataFrame:
     """Cache bytes at each length (name -> pieces) with the model's shared key/value heads and with one
     per query head, and how many times less the shared heads keep; with `windowed`, a column (named
-    `window_column`) of what the cache holds when its sliding-window layers keep only their window."""
+    `window_column`, said already) of what the cache holds when its sliding-window layers keep only their
+    window; the other columns named in the language of this run."""
     rows = []
     for name, pieces in lengths.items():
         row = {
-            "text": name,
-            "pieces": f"{pieces:,}",
-            "cache with shared key/value heads": _size(shared[name]),
-            "one key/value head per query head": _size(one_per_query[name]),
-            "saved": _saved(one_per_query[name], shared[name]),
+            _("text"): name,
+            _("pieces"): f"{pieces:,}",
+            _("cache with shared key/value heads"): _size(shared[name]),
+            _("one key/value head per query head"): _size(one_per_query[name]),
+            _("saved"): _saved(one_per_query[name], shared[name]),
         }
         if windowed is not None:
-            row[window_column or "windowed"] = _size(windowed[name])
+            row[window_column or _("windowed")] = _size(windowed[name])
         rows.append(row)
-    return pd.DataFrame(rows).set_index("text")
+    return pd.DataFrame(rows).set_index(_("text"))
 
 
 def without_cache_chart(pieces_with: np.ndarray, pieces_without: np.ndarray, style: Style, title: str) -> go.Figure:
@@ -165,13 +172,13 @@ def without_cache_chart(pieces_with: np.ndarray, pieces_without: np.ndarray, sty
     steps = np.arange(1, len(pieces_with) + 1)
     fig = style.figure()
     for values, name, colour in (
-        (pieces_without, "without the cache: the whole prefix again", style.palette[3]),
-        (pieces_with, "with the cache: the new piece alone", style.palette[0]),
+        (pieces_without, _("without the cache: the whole prefix again"), style.palette[3]),
+        (pieces_with, _("with the cache: the new piece alone"), style.palette[0]),
     ):
         fig.add_trace(go.Bar(x=steps, y=values, name=name, marker_color=colour))
     fig.update_layout(barmode="group")
-    fig.update_xaxes(title_text="decoding step t")
-    fig.update_yaxes(title_text="positions computed")
+    fig.update_xaxes(title_text=_("decoding step t"))
+    fig.update_yaxes(title_text=_("positions computed"))
     fig = style.apply(fig, title, height=320 if not style.presentation else 420)
     fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, xanchor="left"), margin=dict(t=90))
     return fig
@@ -182,4 +189,4 @@ def _saved(one_per_query: int, shared: int) -> str:
     if not shared:
         return ""
     ratio = one_per_query / shared
-    return "nothing" if round(ratio) <= 1 else f"{ratio:.0f}× less"
+    return _("nothing") if round(ratio) <= 1 else _("{ratio}× less", ratio=f"{ratio:.0f}")

@@ -8,6 +8,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from i18n import _
+
 from .labels import escape_plotly
 from .style import RIGHT_LEGEND, Style
 
@@ -19,8 +21,8 @@ def dot_variance_by_head(variances: np.ndarray, d_k: int, style: Style, title: s
     fig = style.figure(
         barmode="group",
         legend=RIGHT_LEGEND,
-        yaxis=dict(title="variance of raw q·k"),
-        xaxis=dict(title="layer", type="category"),
+        yaxis=dict(title=_("variance of raw q·k")),
+        xaxis=dict(title=_("layer"), type="category"),
     )
     layers = [f"L{i + 1}" for i in range(variances.shape[0])]
     for head in range(variances.shape[1]):
@@ -29,7 +31,7 @@ def dot_variance_by_head(variances: np.ndarray, d_k: int, style: Style, title: s
                 x=layers,
                 y=variances[:, head],
                 name=f"H{head + 1}",
-                hovertemplate="%{x} H" + str(head + 1) + "<br>variance %{y:.1f}<extra></extra>",
+                hovertemplate=_("%{{x}} H{head}<br>variance %{{y:.1f}}<extra></extra>", head=head + 1),
             )
         )
     fig.add_hline(
@@ -68,7 +70,7 @@ def variance_against_width(dims: list[int], variances: np.ndarray, style: Style,
     fig = style.figure(
         legend=RIGHT_LEGEND,
         xaxis=log_axis(dims, most, title="d_k"),
-        yaxis=log_axis([*dims, *np.asarray(variances).ravel()], most, title="variance of q·k"),
+        yaxis=log_axis([*dims, *np.asarray(variances).ravel()], most, title=_("variance of q·k")),
     )
     fig.add_trace(
         go.Scatter(
@@ -84,10 +86,10 @@ def variance_against_width(dims: list[int], variances: np.ndarray, style: Style,
             x=dims,
             y=variances,
             mode="markers+lines",
-            name="measured",
+            name=_("measured"),
             marker=dict(size=9),
             line=dict(width=style.line_width),
-            hovertemplate="d_k %{x}<br>variance %{y:.1f}<extra></extra>",
+            hovertemplate=_("d_k %{x}<br>variance %{y:.1f}<extra></extra>"),
         )
     )
     return style.apply(fig, title, height=360 if not style.presentation else 460)
@@ -98,11 +100,11 @@ def softmax_against_width(
 ) -> go.Figure:
     """Three panels against d_k: largest weight, entropy and gradient size of the softmax, with the
     scores raw (solid) and divided by sqrt(d_k) (dashed)."""
-    names = [("largest", "largest weight"), ("entropy", "entropy (nats)"), ("gradient", "gradient size")]
-    fig = make_subplots(rows=1, cols=3, subplot_titles=[label for _, label in names], horizontal_spacing=0.08)
+    names = [("largest", _("largest weight")), ("entropy", _("entropy (nats)")), ("gradient", _("gradient size"))]
+    fig = make_subplots(rows=1, cols=3, subplot_titles=[label for _key, label in names], horizontal_spacing=0.08)
     for col, (key, label) in enumerate(names, start=1):
         for values, name, dash, colour in (
-            (raw[key], "raw q·k", "solid", style.palette[3]),
+            (raw[key], _("raw q·k"), "solid", style.palette[3]),
             (scaled[key], "q·k / √d_k", "dash", style.palette[0]),
         ):
             fig.add_trace(
@@ -126,12 +128,12 @@ def softmax_against_width(
 
 def nan_spread(shares: list[tuple[str, float]], style: Style, title: str) -> go.Figure:
     """One bar per recorded stage, in execution order: the share of its entries that are NaN."""
-    names = [escape_plotly(name) for name, _ in shares]
-    values = [share for _, share in shares]
+    names = [escape_plotly(name) for name, _share in shares]
+    values = [share for _name, share in shares]
     colours = [style.palette[3] if v > 0 else style.palette[2] for v in values]
     fig = style.figure(
-        xaxis=dict(title="stage, in the order it runs", showticklabels=False),
-        yaxis=dict(title="share of NaN entries", range=[0, 1.05], tickformat=".0%"),
+        xaxis=dict(title=_("stage, in the order it runs"), showticklabels=False),
+        yaxis=dict(title=_("share of NaN entries"), range=[0, 1.05], tickformat=".0%"),
     )
     fig.add_trace(
         go.Bar(

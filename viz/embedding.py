@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from i18n import _
+
 from .labels import escape_plotly
 from .style import Style
 
@@ -19,7 +21,9 @@ def embedding_strips(vectors: list[np.ndarray], names: list[str], style: Style, 
     matrix = np.stack(vectors)
     bound = float(np.abs(matrix).max()) or 1.0
     labels = [escape_plotly(n if len(n) <= 40 else n[:39] + "…") for n in names]
-    fig = style.figure(xaxis=dict(title="dimension"), yaxis=dict(autorange="reversed", tickfont=dict(size=style.tick)))
+    fig = style.figure(
+        xaxis=dict(title=_("dimension")), yaxis=dict(autorange="reversed", tickfont=dict(size=style.tick))
+    )
     fig.add_trace(
         go.Heatmap(
             z=matrix,
@@ -27,8 +31,8 @@ def embedding_strips(vectors: list[np.ndarray], names: list[str], style: Style, 
             colorscale=style.diverging,
             zmin=-bound,
             zmax=bound,
-            colorbar=dict(title=dict(text="value", side="right"), thickness=10),
-            hovertemplate="%{y}<br>dimension %{x}<br>value %{z:.4f}<extra></extra>",
+            colorbar=dict(title=dict(text=_("value"), side="right"), thickness=10),
+            hovertemplate=_("%{y}<br>dimension %{x}<br>value %{z:.4f}<extra></extra>"),
         )
     )
     return style.apply(fig, title, height=(140 if style.presentation else 110) + 60 * len(vectors))

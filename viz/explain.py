@@ -10,6 +10,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+import i18n
+from i18n import N_, _, listing, n_
+
 from .labels import CONTAINER_PX, axis_labels, display_piece, plotly_piece, reads_bytes, token_axis
 from .lengths import Span, whole, window_note
 from .style import Style
@@ -20,6 +23,33 @@ EXPONENTS = "power"
 KNOWN_TO_DISAGREE = 50.0
 LENS_ROWS, LENS_PX = 8, 1400  # past LENS_ROWS layers, the lens heatmap's rows share about LENS_PX
 SIGNED = ("gradient", "integrated-gradients", "occlusion")  # methods that can say a word lowers the piece
+ROLE_SCORES = ("previous", "same", "first", "last", "broad", "alignment")  # model.analysis.roles.SCORES
+# The head-role table's columns and tags (model.analysis.roles), said in the run's language where shown
+ROLE_WORDS = {
+    "block": N_("block"),
+    "layer": N_("layer"),
+    "head": N_("head"),
+    "role": N_("role"),
+    # i18n: a head role: weight on the piece before
+    "previous": N_("previous"),
+    # i18n: a head role: weight on the piece itself
+    "same": N_("same"),
+    # i18n: a head role: weight on the first piece
+    "first": N_("first"),
+    # i18n: a head role: weight on the source's last piece (</s> or [SEP])
+    "last": N_("last"),
+    # i18n: a head role: its weight spread out
+    "broad": N_("broad"),
+    # i18n: a head role: agreement with the gold word alignment
+    "alignment": N_("alignment"),
+    # i18n: a head role: an attention sink
+    "sink": N_("sink"),
+}
+BLOCK_WORDS = {
+    "encoder self": N_("encoder self"),
+    "decoder self": N_("decoder self"),
+    "decoder cross": N_("decoder cross"),
+}
 
 
 def lens_heatmap(
@@ -27,23 +57,24 @@ def lens_heatmap(
     top_pieces: list[list[str]],
     out_pieces: list[str],
     style: Style,
-    title: str = "Logit lens: each decoder layer's guess",
+    title: str = N_("Logit lens: each decoder layer's guess"),
     columns: Span | None = None,
-    piece_axis: str = "output piece (what the model wrote)",
+    piece_axis: str = N_("output piece (what the model wrote)"),
 ) -> go.Figure:
     """(decoder layers, output pieces): the probability each layer's lens gives the piece the model
-    finally wrote (colour), with that layer's own first choice written in the cell."""
+    finally wrote (colour), with that layer's own first choice written in the cell; the words in the language
+    of this run."""
     columns = columns or whole(final_prob.shape[1])
-    title += window_note(whole(final_prob.shape[0]), columns, final_prob.shape[0], final_prob.shape[1]).replace(
-        "keys", "output pieces"
+    title = i18n._(title) + window_note(
+        whole(final_prob.shape[0]), columns, final_prob.shape[0], final_prob.shape[1], columns_as="output pieces"
     )
     z = final_prob[:, columns[0] : columns[1]]
     byte_level = reads_bytes([*out_pieces, *(p for row in top_pieces for p in row)])
     text = [[plotly_piece(p, byte_level) for p in row[columns[0] : columns[1]]] for row in top_pieces]
     labels = axis_labels(out_pieces, byte_level)[columns[0] : columns[1]]
-    rows = [f"layer {layer + 1}" for layer in range(final_prob.shape[0])]
+    rows = [_("layer {n}", n=layer + 1) for layer in range(final_prob.shape[0])]
     fig = style.figure(
-        xaxis=token_axis(labels, CONTAINER_PX - 200, style.tick, title=piece_axis, tickangle=-90),
+        xaxis=token_axis(labels, CONTAINER_PX - 200, style.tick, title=i18n._(piece_axis), tickangle=-90),
         yaxis=dict(type="category", autorange="reversed", showgrid=False),
     )
     fig.add_trace(
@@ -57,7 +88,7 @@ def lens_heatmap(
             text=text,
             texttemplate="%{text}" if z.size <= 400 else None,
             colorbar=dict(title="p(final)", thickness=14, exponentformat=EXPONENTS),
-            hovertemplate="%{y}, output %{x}<br>p(final piece) %{z:.3f}<br>its first choice: %{text}<extra></extra>",
+            hovertemplate=_("%{y}, output %{x}<br>p(final piece) %{z:.3f}<br>its first choice: %{text}<extra></extra>"),
         )
     )
     layers = final_prob.shape[0]
@@ -71,44 +102,67 @@ def patch_effect(
     out_pieces: list[str],
     style: Style,
     title: str,
-    piece_axis: str = "output piece",
+    piece_axis: str = N_("output piece"),
 ) -> go.Figure:
-    """The receiver's log-probability of each output piece, as it is and with the patch."""
+    """The receiver's log-probability of each output piece, as it is and with the patch (the words in the
+    language of this run)."""
     labels = axis_labels(out_pieces)
     fig = style.figure(
-        xaxis=token_axis(labels, CONTAINER_PX - 200, style.tick, title=piece_axis, tickangle=-90),
-        yaxis=dict(title="log-probability", exponentformat=EXPONENTS),
+        xaxis=token_axis(labels, CONTAINER_PX - 200, style.tick, title=i18n._(piece_axis), tickangle=-90),
+        yaxis=dict(title=_("log-probability"), exponentformat=EXPONENTS),
     )
-    fig.add_trace(go.Bar(x=labels, y=own, name="as it is", marker_color=style.palette[0]))
-    fig.add_trace(go.Bar(x=labels, y=patched, name="patched", marker_color=style.palette[1]))
+    fig.add_trace(go.Bar(x=labels, y=own, name=_("as it is"), marker_color=style.palette[0]))
+    fig.add_trace(go.Bar(x=labels, y=patched, name=_("patched"), marker_color=style.palette[1]))
     fig.update_layout(barmode="group")
     return style.apply(fig, title, height=360)
 
 
 def roles_frame(roles: pd.DataFrame) -> pd.DataFrame:
-    """Head roles for a table: 1-based layers and heads, a block name, scores rounded."""
+    """Head roles for a table: 1-based layers and heads, a block name, scores rounded; its columns, blocks and
+    tags in the language of this run."""
     frame = roles.copy()
-    frame.insert(0, "block", frame["stack"] + " " + frame["kind"])
+    frame.insert(0, "block", (frame["stack"] + " " + frame["kind"]).map(lambda block: _said(BLOCK_WORDS, block)))
     frame["layer"] += 1
     frame["head"] += 1
-    frame["role"] = frame["role"].fillna("—")
-    return frame.drop(columns=["stack", "kind"]).dropna(axis=1, how="all").round(3)
+    frame["role"] = frame["role"].map(lambda tag: "—" if tag is None or tag != tag else _said(ROLE_WORDS, tag))
+    frame = frame.drop(columns=["stack", "kind"]).dropna(axis=1, how="all").round(3)
+    return frame.rename(columns=lambda column: _said(ROLE_WORDS, column))
+
+
+def role_columns(names: tuple[str, ...]) -> list[str]:
+    """The role table's columns of these scores (`roles_frame`), as the run's language names them."""
+    return [_said(ROLE_WORDS, name) for name in names]
+
+
+def _said(words: Mapping[str, str], code: str) -> str:
+    """A code's word in the language of this run (the code itself when it has none)."""
+    return i18n._(words[code]) if code in words else code
 
 
 def roles_summary(roles: pd.DataFrame) -> str:
     """How many heads each role tags, in one sentence ("182 of 270 heads are tagged sink, 6 previous ...;
-    the other 69 none"), most common first; '' without heads."""
+    the other 69 none"), most common first, in the language of this run; '' without heads."""
     if roles.empty:
         return ""
     counts = roles["role"].value_counts()
     if counts.empty:
-        return f"None of the {len(roles)} heads is tagged."
-    named = [f"{n} {tag}" for tag, n in counts.items()]
+        return n_("None of the {n} head is tagged.", "None of the {n} heads is tagged.", len(roles))
+    named = listing(
+        # i18n: how many heads a role tags: "5 sink"
+        n_("{n} {role}", "{n} {role}", int(n), role=_said(ROLE_WORDS, str(tag)))
+        for tag, n in counts.items()
+    )
     untagged = len(roles) - int(counts.sum())
-    return (
-        f"Of the {len(roles)} heads on this text: {named[0]}"
-        + "".join(f", {item}" for item in named[1:])
-        + (f"; {untagged} untagged." if untagged else ".")
+    if untagged:
+        return n_(
+            "Of the {n} head on this text: {named}; {untagged} untagged.",
+            "Of the {n} heads on this text: {named}; {untagged} untagged.",
+            len(roles),
+            named=named,
+            untagged=untagged,
+        )
+    return n_(
+        "Of the {n} head on this text: {named}.", "Of the {n} heads on this text: {named}.", len(roles), named=named
     )
 
 
@@ -125,7 +179,7 @@ def lens_table(pieces: list[list[str]], probs: np.ndarray, final: str) -> pd.io.
             ]
             for row, row_probs in zip(pieces, probs, strict=True)
         ],
-        index=[f"layer {layer + 1}" for layer in range(len(pieces))],
+        index=[_("layer {n}", n=layer + 1) for layer in range(len(pieces))],
         columns=columns,
     )
     marked = pd.DataFrame([[piece == final for piece in row] for row in pieces], index=frame.index, columns=columns)
@@ -141,7 +195,7 @@ def patch_grid_map(
     style: Style,
     title: str,
     columns: Span | None = None,
-    position_axis: str = "source position (your sentence)",
+    position_axis: str = N_("source position (your sentence)"),
 ) -> go.Figure:
     """(hook points, source positions): the change in one output piece's log-probability when that
     position's activation there comes from the donor; blue lowers it, red raises it. (A decoder-only
@@ -151,7 +205,7 @@ def patch_grid_map(
     z = grid[:, columns[0] : columns[1]]
     reach = float(np.abs(grid).max()) or 1.0
     fig = style.figure(
-        xaxis=token_axis(labels, CONTAINER_PX - 200, style.tick, title=position_axis, tickangle=-90),
+        xaxis=token_axis(labels, CONTAINER_PX - 200, style.tick, title=i18n._(position_axis), tickangle=-90),
         yaxis=dict(type="category", autorange="reversed", showgrid=False),
     )
     fig.add_trace(
@@ -164,13 +218,12 @@ def patch_grid_map(
             zmin=-reach,
             zmax=reach,
             colorbar=dict(title="Δ log-prob", thickness=14, exponentformat=EXPONENTS),
-            hovertemplate="%{y}, position %{x}<br>Δ log-probability %{z:+.3f}<extra></extra>",
+            hovertemplate=_("%{y}, position %{x}<br>Δ log-probability %{z:+.3f}<extra></extra>"),
         )
     )
     return style.apply(
         fig,
-        title
-        + window_note(whole(grid.shape[0]), columns, grid.shape[0], grid.shape[1]).replace("keys", "source positions"),
+        title + window_note(whole(grid.shape[0]), columns, grid.shape[0], grid.shape[1], columns_as="source positions"),
         height=int(120 + 40 * len(hooks) + 80),
     )
 

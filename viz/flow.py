@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import plotly.graph_objects as go
 
+from i18n import _
 from model.engine import stages
 
 from .flow_boxes import ATTENTION_BOXES, Box, Metrics, decoder_boxes, encoder_boxes, head_counts, place_boxes
@@ -55,13 +56,11 @@ class _Drawing:
 
 def _default_title(has_encoder: bool, has_decoder: bool) -> str:
     """The diagram's title, after the stacks it shows."""
-    return (
-        "One encoder layer and one decoder layer"
-        if has_encoder and has_decoder
-        else "One encoder layer"
-        if has_encoder
-        else "One decoder layer (no encoder, no cross-attention)"
-    ) + ", with shapes on the edges"
+    if has_encoder and has_decoder:
+        return _("One encoder layer and one decoder layer, with shapes on the edges")
+    if has_encoder:
+        return _("One encoder layer, with shapes on the edges")
+    return _("One decoder layer (no encoder, no cross-attention), with shapes on the edges")
 
 
 def _shape_label(shapes: dict[str, tuple[int, ...]], name: str | None) -> str:
@@ -82,8 +81,8 @@ def flow_diagram(
     cross = stages.attention("decoder", "cross", 0, "out") in shapes
     if title is None:
         title = _default_title(has_encoder, has_decoder)
-    columns = ([("Encoder layer", encoder_boxes(shapes, blueprint))] if has_encoder else []) + (
-        [("Decoder layer", decoder_boxes(shapes, blueprint, cross))] if has_decoder else []
+    columns = ([(_("Encoder layer"), encoder_boxes(shapes, blueprint))] if has_encoder else []) + (
+        [(_("Decoder layer"), decoder_boxes(shapes, blueprint, cross))] if has_decoder else []
     )
     metrics = Metrics(
         font=max(14, style.font + 1),
@@ -124,13 +123,13 @@ def _draw_column(
     inside), the arrow into it with the shape it carries and, into each add, the residual path around
     the sublayer above it; `side`: the side of the residual paths (-1 left, 1 right)."""
     half = metrics.box_width / 2
-    colour = "#dbeafe" if heading.startswith("Encoder") else "#fde2c8"
+    colour = "#dbeafe" if boxes and boxes[0][0] == "src_ids" else "#fde2c8"  # the encoder's column starts there
     box_font = dict(size=metrics.font, color="#111111")
     drawing.notes.append(
         dict(x=x, y=metrics.heading_y, text=f"<b>{heading}</b>", showarrow=False, font=dict(size=style.font + 2))
     )
     for row, (key, label, hook) in enumerate(boxes):
-        _, top, low = place[key]
+        _x, top, low = place[key]
         drawing.rects.append(
             dict(
                 type="rect",
@@ -187,7 +186,7 @@ def _residual(x: float, fork: float, middle: float, side: float, metrics: Metric
         dict(  # between the path and the boxes, where it cannot leave the figure
             x=out - side * 5,
             y=(fork + middle) / 2,
-            text="residual",
+            text=_("residual"),
             textangle=-90,
             showarrow=False,
             xanchor="right" if side > 0 else "left",
@@ -199,7 +198,7 @@ def _residual(x: float, fork: float, middle: float, side: float, metrics: Metric
 def _memory_arrow(place: Place, shapes: dict[str, tuple[int, ...]], metrics: Metrics, notes: list[dict]) -> None:
     """The arrow rising from the encoder's memory into the decoder's cross-attention, with the memory's shape."""
     half = metrics.box_width / 2
-    x0, _, low0 = place["memory"]
+    x0, _top0, low0 = place["memory"]
     x1, top1, low1 = place["dec_cross"]
     start, end = (x0 + half, low0 + 24), (x1 - half, (top1 + low1) / 2)
     notes.append(dict(x=end[0], y=end[1], ax=start[0], ay=start[1], **ARROW))
@@ -220,7 +219,7 @@ def _logits_arrow(
     box: tuple[float, float, float], shapes: dict[str, tuple[int, ...]], metrics: Metrics, notes: list[dict]
 ) -> None:
     """The arrow out of the bottom of the last box (x, top, bottom), with the logits' shape."""
-    x, _, low = box
+    x, _top, low = box
     notes.append(dict(x=x, y=low - metrics.gap + 6, ax=x, ay=low, **ARROW))
     notes.append(
         dict(
@@ -278,7 +277,8 @@ def _attention_inside(
     y = top - 9 - lines * metrics.line / 2
     notes.append(dict(x=x, y=y, text=label, showarrow=False, font=font))
     y -= lines * metrics.line / 2 + metrics.line / 2
-    notes.append(dict(x=x, y=y, text=f"split into h = {h} heads of d_k = {d_k}", showarrow=False, font=font))
+    split = _("split into h = {h} heads of d_k = {d_k}", h=h, d_k=d_k)
+    notes.append(dict(x=x, y=y, text=split, showarrow=False, font=font))
     fork = y - metrics.line / 2 - 2
     row_top = fork - 14
     row_low = row_top - metrics.head_row + 4
@@ -300,7 +300,7 @@ def _attention_inside(
         dict(
             x=x,
             y=join - metrics.line / 2,
-            text=f"concat {h} × {d_k} = {h * d_k} → W_O",
+            text=_("concat {h} × {d_k} = {width} → W_O", h=h, d_k=d_k, width=h * d_k),
             showarrow=False,
             font=font,
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from i18n import _, n_
 from model.engine import stages
 
 from .shapes import Blueprint, kept_as, symbolic_shape
@@ -15,116 +16,135 @@ Box = tuple[str, str, str | None]  # (key, label, the hook whose shape the arrow
 def embedding_box(blueprint: Blueprint, side: str, shapes: dict[str, tuple[int, ...]]) -> str:
     """The embedding box's label: what is added to the token embeddings (nothing for rotary or relative positions)."""
     if blueprint.embed_norm or stages.embedding("norm", side) in shapes:
-        return "embed + positions + type<br>then LayerNorm"
+        return _("embed + positions + type<br>then LayerNorm")
     scaled = " ×√d_model" if blueprint.scale_embeddings else ""
     if blueprint.positional == "relative":
-        return f"token embedding{scaled}<br>(no positions added)"
+        return _("token embedding{scaled}<br>(no positions added)", scaled=scaled)
     if blueprint.positional == "rotary":
-        return f"token embedding{scaled}<br>(no positions added: q, k turn)"
-    return f"embed{scaled}<br>+ {'learned positions' if blueprint.positional == 'learned' else 'positional enc.'}"
+        return _("token embedding{scaled}<br>(no positions added: q, k turn)", scaled=scaled)
+    if blueprint.positional == "learned":
+        return _("embed{scaled}<br>+ learned positions", scaled=scaled)
+    return _("embed{scaled}<br>+ positional enc.", scaled=scaled)
 
 
 def attention_box(name: str, stack: str, shapes: dict[str, tuple[int, ...]], blueprint: Blueprint) -> str:
-    """An attention box's label: its norm, name, positions (bias or rotation), shared key/value heads and width."""
-    lines = ([f"{blueprint.norm_name}, then"] if blueprint.norm_first else []) + [name]
+    """A self-attention box's label: its norm, name (already in the language of this run), positions (bias or
+    rotation), shared key/value heads and width."""
+    lines = ([_("{norm}, then", norm=blueprint.norm_name)] if blueprint.norm_first else []) + [name]
     bias = stages.position_bias(stack)
     if bias in shapes:
-        lines.append(f"+ position bias {symbolic_shape(bias, 4)}")
-    if blueprint.positional == "rotary" and "self" in name:
-        lines.append("q, k turned by position (RoPE)")
+        lines.append(_("+ position bias {shape}", shape=symbolic_shape(bias, 4)))
+    if blueprint.positional == "rotary":  # a self-attention box (cross-attention's is its own label)
+        lines.append(_("q, k turned by position (RoPE)"))
     if blueprint.grouped:
         lines += _shared_heads(stack, blueprint)
     width = blueprint.n_heads * blueprint.d_k
     if width and blueprint.d_model and width != blueprint.d_model:
-        lines.append(f"h × d_k = {blueprint.n_heads} × {blueprint.d_k} = {width} wide")
+        lines.append(_("h × d_k = {h} × {d_k} = {width} wide", h=blueprint.n_heads, d_k=blueprint.d_k, width=width))
     if blueprint.sandwich_norm:
-        lines.append(f"then {blueprint.norm_name} of its output")
+        lines.append(_("then {norm} of its output", norm=blueprint.norm_name))
     return "<br>".join(lines)
 
 
 def _shared_heads(stack: str, blueprint: Blueprint) -> list[str]:
     """A grouped-query attention box's lines: its key/value heads, kept as computed (cached, in the decoder),
     and repeated for the query heads before the scores."""
-    kv = blueprint.kv_heads
-    return [
-        f"keys, values: {kv} head{'s' if kv > 1 else ''}, shared",
-        f"{kept_as(stack)} as h_kv = {kv}, repeated to h = {blueprint.n_heads}",
-    ]
+    kv, h = blueprint.kv_heads, blueprint.n_heads
+    kept = (
+        _("cached as h_kv = {kv}, repeated to h = {h}", kv=kv, h=h)
+        if kept_as(stack) == "cached"
+        else _("computed as h_kv = {kv}, repeated to h = {h}", kv=kv, h=h)
+    )
+    return [n_("keys, values: {n} head, shared", "keys, values: {n} heads, shared", kv), kept]
 
 
 def _ffn_box(blueprint: Blueprint) -> str:
-    lines = [f"{blueprint.norm_name}, then"] if blueprint.norm_first else []
-    lines += ["gated feed-forward", "act(x W₁) ⊙ x W₃, then W₂"] if blueprint.gated_ffn else ["feed-forward"]
+    lines = [_("{norm}, then", norm=blueprint.norm_name)] if blueprint.norm_first else []
+    lines += [_("gated feed-forward"), _("act(x W₁) ⊙ x W₃, then W₂")] if blueprint.gated_ffn else [_("feed-forward")]
     if blueprint.sandwich_norm:
-        lines.append(f"then {blueprint.norm_name} of its output")
+        lines.append(_("then {norm} of its output", norm=blueprint.norm_name))
     return "<br>".join(lines)
 
 
 def encoder_boxes(shapes: dict[str, tuple[int, ...]], blueprint: Blueprint) -> list[Box]:
     layer = ("encoder", 0)
-    attention = attention_box("multi-head self-attention", "encoder", shapes, blueprint)
+    attention = attention_box(_("multi-head self-attention"), "encoder", shapes, blueprint)
+    ids = ("src_ids", _("source ids"), None)
+    embed = ("src_emb", embedding_box(blueprint, "source", shapes), stages.embedding("ids"))
     if blueprint.norm_first:
+        add = _("add (residual)")
         return [
-            ("src_ids", "source ids", None),
-            ("src_emb", embedding_box(blueprint, "source", shapes), stages.embedding("ids")),
+            ids,
+            embed,
             ("enc_attn", attention, stages.embedding("sum")),
-            ("enc_add1", "add (residual)", stages.attention("encoder", "self", 0, "out")),
+            ("enc_add1", add, stages.attention("encoder", "self", 0, "out")),
             ("enc_ffn", _ffn_box(blueprint), stages.sublayer(*layer, "resid_self")),
-            ("enc_add2", "add (residual)", stages.ffn(*layer, "out")),
+            ("enc_add2", add, stages.ffn(*layer, "out")),
             (
                 "memory",
-                f"final {blueprint.norm_name}<br>→ memory (encoder output)",
+                _("final {norm}<br>→ memory (encoder output)", norm=blueprint.norm_name),
                 stages.sublayer(*layer, "resid_ffn"),
             ),
         ]
+    add_norm = _("add & norm")
     return [
-        ("src_ids", "source ids", None),
-        ("src_emb", embedding_box(blueprint, "source", shapes), stages.embedding("ids")),
+        ids,
+        embed,
         ("enc_attn", attention, stages.embedding("sum")),
-        ("enc_norm1", "add & norm", stages.attention("encoder", "self", 0, "out")),
+        ("enc_norm1", add_norm, stages.attention("encoder", "self", 0, "out")),
         ("enc_ffn", _ffn_box(blueprint), stages.sublayer(*layer, "norm_self")),
-        ("enc_norm2", "add & norm", stages.ffn(*layer, "out")),
-        ("memory", "memory (encoder output)", stages.MEMORY),
+        ("enc_norm2", add_norm, stages.ffn(*layer, "out")),
+        ("memory", _("memory (encoder output)"), stages.MEMORY),
     ]
 
 
 def decoder_boxes(shapes: dict[str, tuple[int, ...]], blueprint: Blueprint, cross: bool) -> list[Box]:
     layer = ("decoder", 0)
-    ids = ("tgt_ids", "target ids (shifted)" if cross else "ids: your text, then<br>each new piece but the last", None)
+    ids = (
+        "tgt_ids",
+        _("target ids (shifted)") if cross else _("ids: your text, then<br>each new piece but the last"),
+        None,
+    )
     embed = ("tgt_emb", embedding_box(blueprint, "target", shapes), stages.embedding("ids", "target"))
     attention = (
         "dec_attn",
-        attention_box("masked multi-head self-attention", "decoder", shapes, blueprint),
+        attention_box(_("masked multi-head self-attention"), "decoder", shapes, blueprint),
         stages.embedding("sum", "target"),
     )
     reads = (
-        "cross-attention<br>(queries: decoder, keys: memory)"
+        _("cross-attention<br>(queries: decoder, keys: memory)")
         if not blueprint.norm_first
-        else f"{blueprint.norm_name}, then cross-attention<br>(queries: decoder, keys: memory)"
+        else _("{norm}, then cross-attention<br>(queries: decoder, keys: memory)", norm=blueprint.norm_name)
     )
     if blueprint.norm_first:
-        boxes = [ids, embed, attention, ("dec_add1", "add (residual)", stages.attention("decoder", "self", 0, "out"))]
+        add = _("add (residual)")
+        boxes = [ids, embed, attention, ("dec_add1", add, stages.attention("decoder", "self", 0, "out"))]
         if cross:
             boxes += [
                 ("dec_cross", reads, stages.sublayer(*layer, "resid_self")),
-                ("dec_add2", "add (residual)", stages.attention("decoder", "cross", 0, "out")),
+                ("dec_add2", add, stages.attention("decoder", "cross", 0, "out")),
             ]
         boxes += [
             ("dec_ffn", _ffn_box(blueprint), stages.sublayer(*layer, "resid_cross" if cross else "resid_self")),
-            ("dec_add3", "add (residual)", stages.ffn(*layer, "out")),
-            ("logits", f"final {blueprint.norm_name} → linear → logits", stages.sublayer(*layer, "resid_ffn")),
+            ("dec_add3", add, stages.ffn(*layer, "out")),
+            (
+                "logits",
+                _("final {norm} → linear → logits", norm=blueprint.norm_name),
+                stages.sublayer(*layer, "resid_ffn"),
+            ),
         ]
         return boxes
-    boxes = [ids, embed, attention, ("dec_norm1", "add & norm", stages.attention("decoder", "self", 0, "out"))]
+    add_norm = _("add & norm")
+    boxes = [ids, embed, attention, ("dec_norm1", add_norm, stages.attention("decoder", "self", 0, "out"))]
     if cross:
         boxes += [
             ("dec_cross", reads, stages.sublayer(*layer, "norm_self")),
-            ("dec_norm2", "add & norm", stages.attention("decoder", "cross", 0, "out")),
+            ("dec_norm2", add_norm, stages.attention("decoder", "cross", 0, "out")),
         ]
     return boxes + [
         ("dec_ffn", _ffn_box(blueprint), stages.sublayer(*layer, "norm_cross" if cross else "norm_self")),
-        ("dec_norm3", "add & norm", stages.ffn(*layer, "out")),
-        ("logits", "linear → logits", stages.DECODER_OUTPUT),
+        ("dec_norm3", add_norm, stages.ffn(*layer, "out")),
+        ("logits", _("linear → logits"), stages.DECODER_OUTPUT),
     ]
 
 
@@ -181,9 +201,9 @@ def place_boxes(
     """Where each box sits: (x centre, y top, y bottom); y runs down from 0, each column from under its
     heading, one gap between two boxes."""
     place: dict[str, tuple[float, float, float]] = {}
-    for column, (_, boxes) in enumerate(columns):
+    for column, (_heading, boxes) in enumerate(columns):
         y = metrics.heading_y - metrics.font * 1.6
-        for row, (key, label, _) in enumerate(boxes):
+        for row, (key, label, _hook) in enumerate(boxes):
             if row:
                 y -= metrics.gap
             height = _box_height(key, label, metrics, heads.get(key, (0, 0))[0])

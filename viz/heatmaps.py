@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
+from i18n import _
+
 from .labels import CONTAINER_PX, axis_labels, token_axis
 from .lengths import Span, whole, window_note
 from .style import Style
@@ -106,7 +108,9 @@ def _panel_heatmap(
         textfont=dict(size=max(8, style.tick - 2), color="#666666"),
         hoverongaps=False,
         colorbar=dict(title=dict(text=scale.label, side="right"), x=min(1.0, right) + 0.005, len=0.9, thickness=10),
-        hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{value_name} %{{z:.3f}}<extra>{name}</extra>",
+        hovertemplate=_(
+            "query %{{y}}<br>key %{{x}}<br>{value} %{{z:.3f}}<extra>{name}</extra>", value=value_name, name=name
+        ),
     )
 
 
@@ -118,7 +122,7 @@ def panels(
     scales: list[Scale],
     style: Style,
     title: str,
-    value_name: str = "value",
+    value_name: str | None = None,
     highlight_row: int | None = None,
     masked_text: str | None = None,
     rows: Span | None = None,
@@ -127,8 +131,11 @@ def panels(
     """Matrices [queries, keys] side by side, one panel per matrix, each with its colour bar, inside a
     window of rows and columns (default: all; labels keep their place in the whole sentence).
 
-    Non-finite entries (masked scores are -inf) are left blank and, with `masked_text`, labelled.
+    Non-finite entries (masked scores are -inf) are left blank and, with `masked_text`, labelled. `titles`,
+    `title`, `value_name` (what the hover calls a cell's number: "value" unless given) and `masked_text` are said
+    already; the hover's words are said in the language of this run.
     """
+    value_name = value_name or _("value")
     if not matrices or len(matrices) != len(titles) or len(matrices) != len(scales):
         raise ValueError("give one title and one scale per matrix")
     for m in matrices:

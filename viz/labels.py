@@ -8,6 +8,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from i18n import _
 from model.engine.byte_pieces import BYTE_PIECE, BYTE_STAND_INS
 
 WORD_START = "▁"
@@ -138,18 +139,20 @@ def _marker(pieces: list[str]) -> str:
 
 
 def marker_note(pieces: list[str]) -> str:
-    """One sentence on how these pieces mark words, for a caption ('' when they mark nothing)."""
+    """One sentence on how these pieces mark words, for a caption ('' when they mark nothing), in the language of
+    this run."""
     marker = _marker(pieces)
     if marker == WORD_START:
-        return "▁ marks the start of a word."
+        return _("▁ marks the start of a word.")
     if marker == BYTE_SPACE:
-        return (
-            "The tokenizer works on bytes (byte-level BPE): Ġ stands for the space before a word, "
-            f"and a letter outside ASCII may take two pieces (a piece holding only some of a character's bytes "
-            f"shows them in hex: {BYTES_OPEN}E2 80{BYTES_CLOSE})."
+        return _(
+            "The tokenizer works on bytes (byte-level BPE): Ġ stands for the space before a word, and a letter "
+            "outside ASCII may take two pieces (a piece holding only some of a character's bytes shows them in "
+            "hex: {example}).",
+            example=f"{BYTES_OPEN}E2 80{BYTES_CLOSE}",
         )
     if any(p.startswith("##") for p in pieces):
-        return "## marks a piece that continues a word."
+        return _("## marks a piece that continues a word.")
     return ""
 
 
@@ -217,7 +220,7 @@ CONTAINER_PX = 1150  # width a wide Streamlit page gives a chart (approximate)
 
 def token_axis(labels: list[str], axis_px: float, font_px: float, **extra: object) -> dict:
     """A categorical plotly axis over token labels, thinned so that no two labels overlap."""
-    _, shown = thin_ticks(labels, axis_px, font_px)
+    _positions, shown = thin_ticks(labels, axis_px, font_px)
     return dict(
         type="category", tickmode="array", tickvals=shown, ticktext=shown, showgrid=False, zeroline=False, **extra
     )

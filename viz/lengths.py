@@ -11,17 +11,20 @@ from itertools import pairwise
 
 import numpy as np
 
+from i18n import N_, _, listing
+
 Span = tuple[int, int]
 
 DETAIL = 40  # pieces per axis a detailed heatmap shows at once (every label readable)
 MOST_SHOWN = 96  # the widest window a person may ask for
 TILE_BINS = 32  # cells per axis of a pooled model-view tile
 
+# The colour modes: codes of the URL (`colour=`), each with its name, said with i18n._(COLOUR_MODES[code]) where shown.
 COLOUR_MODES = {
-    "auto": "automatic",
-    "linear": "weight 0–1",
-    "row": "each row ÷ its largest weight",
-    "log": "log₁₀ weight",
+    "auto": N_("automatic"),
+    "linear": N_("weight 0–1"),
+    "row": N_("each row ÷ its largest weight"),
+    "log": N_("log₁₀ weight"),
 }
 LOG_FLOOR = 1e-4  # the log scale's floor: smaller weights share its darkest colour
 
@@ -38,15 +41,30 @@ def clip(span: Span, n: int, most: int = MOST_SHOWN) -> Span:
     return start, stop
 
 
-def window_note(rows: Span, columns: Span, n_queries: int, n_keys: int, first: bool = False) -> str:
-    """' · queries 0–39 of 413, keys ...' for a title, naming each axis the window cuts (empty if none);
-    `first`: the first key is shown too, before a key window that starts after it ("keys 0 and 373–412")."""
-    parts = [
-        f"{name} {'0 and ' if first and name == 'keys' and a > 0 else ''}{a}–{b - 1} of {n}"
-        for name, (a, b), n in (("queries", rows, n_queries), ("keys", columns, n_keys))
-        if b - a < n
-    ]
-    return f" · {', '.join(parts)}" if parts else ""
+def window_note(
+    rows: Span, columns: Span, n_queries: int, n_keys: int, first: bool = False, columns_as: str = "keys"
+) -> str:
+    """' · queries 0–39 of 413, keys ...' for a title, naming each axis the window cuts (empty if none), in the
+    language of this run; `first`: the first key is shown too, before a key window that starts after it ("keys 0
+    and 373–412"); `columns_as` names the columns: "keys", "output pieces" or "source positions"."""
+    parts = []
+    if rows[1] - rows[0] < n_queries:
+        parts.append(_("queries {a}–{b} of {n}", a=rows[0], b=rows[1] - 1, n=n_queries))
+    if columns[1] - columns[0] < n_keys:
+        parts.append(_column_note(columns, n_keys, first and columns[0] > 0, columns_as))
+    return f" · {listing(parts)}" if parts else ""
+
+
+def _column_note(columns: Span, n: int, first: bool, columns_as: str) -> str:
+    """The window over the columns, named as `columns_as` says (window_note)."""
+    a, b = columns[0], columns[1] - 1
+    if columns_as == "output pieces":
+        return _("output pieces {a}–{b} of {n}", a=a, b=b, n=n)
+    if columns_as == "source positions":
+        return _("source positions {a}–{b} of {n}", a=a, b=b, n=n)
+    if first:
+        return _("keys 0 and {a}–{b} of {n}", a=a, b=b, n=n)
+    return _("keys {a}–{b} of {n}", a=a, b=b, n=n)
 
 
 def around(position: int, n: int, size: int = DETAIL) -> Span:
@@ -74,8 +92,8 @@ def pooled(n: int) -> bool:
 def pool(pattern: np.ndarray, row_bins: list[Span], column_bins: list[Span]) -> np.ndarray:
     """[..., queries, keys] -> [..., row bins, column bins]: each cell is the mean over the bin's
     queries of the weight summed over the bin's keys (bins of one position leave values as they are)."""
-    summed = np.add.reduceat(pattern, [a for a, _ in column_bins], axis=-1)
-    rows = np.add.reduceat(summed, [a for a, _ in row_bins], axis=-2)
+    summed = np.add.reduceat(pattern, [a for a, _b in column_bins], axis=-1)
+    rows = np.add.reduceat(summed, [a for a, _b in row_bins], axis=-2)
     sizes = np.array([b - a for a, b in row_bins], dtype=pattern.dtype)
     return rows / sizes[:, None]
 
@@ -111,7 +129,7 @@ def coloured(weights: np.ndarray, mode: str) -> np.ndarray:
 
 
 def colour_range(mode: str) -> tuple[float, float, str]:
-    """(zmin, zmax, colour-bar title) of a resolved colour mode."""
+    """(zmin, zmax, colour-bar title) of a resolved colour mode, the title in the language of this run."""
     if mode == "log":
-        return float(np.log10(LOG_FLOOR)), 0.0, "log₁₀ weight"
-    return 0.0, 1.0, "weight ÷ row max" if mode == "row" else "weight"
+        return float(np.log10(LOG_FLOOR)), 0.0, _("log₁₀ weight")
+    return 0.0, 1.0, _("weight ÷ row max") if mode == "row" else _("weight")

@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+import i18n
+from i18n import N_, _, n_, sentences
 from model.results import Step
 
 from .heatmaps import Scale, panels
@@ -30,13 +32,13 @@ def score_pipeline(
     a window of rows and columns; the score scale is the whole matrix's)."""
     finite = scores[np.isfinite(scores)]
     bound = float(np.abs(finite).max()) if finite.size else 1.0
-    scale = Scale(style.diverging, -bound, bound, "score")
+    scale = Scale(style.diverging, -bound, bound, _("score"))
     fig = panels(
         [scores, masked, pattern],
-        ["raw scores QKᵀ/√d_k", "masked scores", "softmax weights"],
+        [_("raw scores QKᵀ/√d_k"), _("masked scores"), _("softmax weights")],
         queries,
         keys,
-        [scale, scale, Scale(style.weights, 0.0, 1.0, "weight")],
+        [scale, scale, Scale(style.weights, 0.0, 1.0, _("weight"))],
         style,
         title,
         highlight_row=highlight_row,
@@ -48,16 +50,9 @@ def score_pipeline(
     written = masked_cells(scores, masked)
     blocked = written[rows[0] : rows[1], columns[0] : columns[1]]
     if blocked.any():
-        name = MASKED_NAME if np.isneginf(masked[written]).all() else "masked (set to −10⁹)"
-        add_masked_overlay(
-            fig,
-            blocked,
-            axis_labels(queries)[rows[0] : rows[1]],
-            axis_labels(keys)[columns[0] : columns[1]],
-            "2",
-            name,
-            style,
-        )
+        name = i18n._(MASKED_NAME) if np.isneginf(masked[written]).all() else _("masked (set to −10⁹)")
+        qlabels, klabels = axis_labels(queries)[rows[0] : rows[1]], axis_labels(keys)[columns[0] : columns[1]]
+        add_masked_overlay(fig, blocked, qlabels, klabels, "2", name, style)
     return fig
 
 
@@ -68,7 +63,7 @@ def masked_cells(scores: np.ndarray, masked: np.ndarray) -> np.ndarray:
     return ~np.isfinite(masked) | (masked != scores)
 
 
-MASKED_NAME = "masked (−∞)"
+MASKED_NAME = N_("masked (−∞)")  # the overlay's legend entry, said with i18n._ where drawn
 MASKED_GREY = "#a8a8a8"
 
 
@@ -76,7 +71,7 @@ def add_masked_overlay(
     fig: go.Figure, blocked: np.ndarray, qlabels: list[str], klabels: list[str], suffix: str, name: str, style: Style
 ) -> None:
     """Draw the masked cells of one panel (axes x{suffix}, y{suffix}) as one grey area, with one legend
-    entry at the figure's top right; no text in the cells. `fig` is the figure being built."""
+    entry at the figure's top right; no text in the cells. `fig` is the figure being built; `name` is said."""
     fig.add_trace(
         go.Heatmap(
             z=np.where(blocked, 1.0, np.nan),
@@ -90,7 +85,7 @@ def add_masked_overlay(
             showscale=False,
             hoverongaps=False,
             name=name,
-            hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{name}: weight exactly 0<extra></extra>",
+            hovertemplate=_("query %{{y}}<br>key %{{x}}<br>{name}: weight exactly 0<extra></extra>", name=name),
         )
     )
     fig.add_trace(  # the legend entry: a grey square, no data
@@ -136,39 +131,35 @@ def mask_comparison(
     keys: list[str],
     style: Style,
     title: str,
-    names: tuple[str, str] = ("mask on", "mask off"),
+    names: tuple[str, str] | None = None,
     rows: Span | None = None,
     columns: Span | None = None,
 ) -> go.Figure:
-    """One head's weights with and without a mask, and where they differ (off minus on), inside a window."""
-    weights = Scale(style.weights, 0.0, 1.0, "weight")
+    """One head's weights with and without a mask, and where they differ (off minus on), inside a window;
+    `names` (said already) name the two, "mask on" and "mask off" unless given."""
+    weights = Scale(style.weights, 0.0, 1.0, _("weight"))
     return panels(
         [with_mask, without_mask, without_mask - with_mask],
-        [names[0], names[1], "difference (off − on)"],
+        [*(names or (_("mask on"), _("mask off"))), _("difference (off − on)")],
         queries,
         keys,
         [weights, weights, Scale(style.diverging, -1.0, 1.0, "Δ")],
         style,
         title,
-        value_name="weight",
+        value_name=_("weight"),
         rows=rows,
         columns=columns,
     )
 
 
-# Probabilities stop at 1: the axis too
-PROBABILITY_AXIS = dict(title="probability", range=[0, 1], dtick=0.2, tickformat=".1f")
+# Probabilities stop at 1: the axis too (its title is said where it is drawn)
+PROBABILITY_AXIS = dict(range=[0, 1], dtick=0.2, tickformat=".1f")
 # A knock-out that lowers the output's log-probability by less than this leaves its probability within 5%
 SMALL_DROP = 0.05
 
 
-def probability_comparison(
-    before: list[Step],
-    after: list[Step],
-    style: Style,
-    title: str = "Probability of each output piece, before and after",
-) -> go.Figure:
-    """Per decoding step: the probability of the piece chosen without and with the intervention.
+def probability_comparison(before: list[Step], after: list[Step], style: Style, title: str | None = None) -> go.Figure:
+    """Per decoding step: the probability of the piece chosen without and with the intervention (`title`: said).
 
     The x axis names step t and the piece chosen before; an "after" bar is labelled only
     where the intervention made the model choose a different piece.
@@ -178,20 +169,21 @@ def probability_comparison(
     for t in range(steps):
         piece = escape_plotly(display_piece(before[t].chosen)) if t < len(before) else "–"
         ticks.append(f"t={t + 1}<br>{piece}")
-    _, shown = thin_ticks(ticks, 1000, style.tick * 1.6)
+    _positions, shown = thin_ticks(ticks, 1000, style.tick * 1.6)
     fig = style.figure(
         barmode="group",
         legend=RIGHT_LEGEND,
-        yaxis=PROBABILITY_AXIS,
+        yaxis=dict(PROBABILITY_AXIS, title=_("probability")),
         xaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown),
     )
+    was, now = _("before"), _("after")
     fig.add_trace(
         go.Bar(
             x=ticks[: len(before)],
             y=[s.probability for s in before],
-            name="before",
+            name=was,
             marker_color=style.palette[0],
-            hovertemplate="%{x}<br>p = %{y:.3f}<extra>before</extra>",
+            hovertemplate=f"%{{x}}<br>p = %{{y:.3f}}<extra>{was}</extra>",
         )
     )
     changed = [
@@ -202,16 +194,17 @@ def probability_comparison(
         go.Bar(
             x=ticks[: len(after)] + [f"t={t + 1}<br>–" for t in range(len(before), len(after))],
             y=[s.probability for s in after],
-            name="after",
+            name=now,
             marker_color=style.palette[1],
             text=changed,
             textposition="outside",
             cliponaxis=False,
             textangle=-90 if steps > 12 else 0,
             customdata=[escape_plotly(display_piece(s.chosen)) for s in after],
-            hovertemplate="%{x}<br>after: %{customdata}, p = %{y:.3f}<extra>after</extra>",
+            hovertemplate=_("%{{x}}<br>after: %{{customdata}}, p = %{{y:.3f}}<extra>{after}</extra>", after=now),
         )
     )
+    title = title if title is not None else _("Probability of each output piece, before and after")
     fig = style.apply(fig, title, height=440 if not style.presentation else 560)
     # a changed piece is written above its bar, over the axis' top (probabilities stop at 1): room for it
     longest = max((len(text) for text in changed if text), default=0)
@@ -221,53 +214,56 @@ def probability_comparison(
 
 
 def fixed_output_probabilities(
-    pieces: list[str],
-    before: list[float],
-    after: list[float],
-    style: Style,
-    title: str = "The same output, scored with and without the knock-out",
+    pieces: list[str], before: list[float], after: list[float], style: Style, title: str | None = None
 ) -> go.Figure:
-    """Per piece of one fixed output: its probability (from log-probabilities) before and after."""
+    """Per piece of one fixed output: its probability (from log-probabilities) before and after (`title`: said,
+    or "The same output, scored with and without the knock-out")."""
     if not len(pieces) == len(before) == len(after):
         raise ValueError("give one log-probability before and after per piece")
     labels = [f"t={t + 1}<br>{label}" for t, label in enumerate(axis_labels(pieces))]
-    _, shown = thin_ticks(labels, 1000, style.tick * 1.6)
+    _positions, shown = thin_ticks(labels, 1000, style.tick * 1.6)
     fig = style.figure(
         barmode="group",
         legend=RIGHT_LEGEND,
-        yaxis=PROBABILITY_AXIS,
+        yaxis=dict(PROBABILITY_AXIS, title=_("probability")),
         xaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown),
     )
-    for name, values, colour in (("before", before, style.palette[0]), ("after", after, style.palette[1])):
+    for name, values, colour in ((_("before"), before, style.palette[0]), (_("after"), after, style.palette[1])):
         fig.add_trace(
             go.Bar(
                 x=labels,
                 y=np.exp(np.asarray(values, dtype=float)),
                 name=name,
                 marker_color=colour,
-                hovertemplate="%{x}<br>p = %{y:.3f}<extra>" + name + "</extra>",
+                hovertemplate=f"%{{x}}<br>p = %{{y:.3f}}<extra>{name}</extra>",
             )
         )
+    title = title if title is not None else _("The same output, scored with and without the knock-out")
     return style.apply(fig, title, height=420 if not style.presentation else 540)
 
 
+# What the model makes of the sentence (the knock-out frames' `output`), said with i18n._ where shown
+OUTPUT_NOUNS = {"translation": N_("translation"), "continuation": N_("continuation"), "answer": N_("answer")}
+
+
 def knockout_frame(rows: list[dict], labels: dict[tuple, str], output: str = "translation") -> pd.DataFrame:
-    """Rank heads by how far knocking each one out lowers the log-probability of the unablated output
-    (`output` names it in the columns: "continuation" for a decoder-only model)."""
+    """Rank heads by how far knocking each one out lowers the log-probability of the unablated output (`output`
+    names it in the columns: "continuation" for a decoder-only model; codes, named by ui/parts/knockout.py)."""
+    if output == "translation":  # what a row the sweep did not redo says
+        again = _("(not translated again: a smaller drop)")
+    else:
+        again = _("(not made again: a smaller drop)")
     records = []
     for row in rows:
         drop = row["base_log_prob"] - row["log_prob"]
         translated = row["translation"] is not None
-        again = "translated" if output == "translation" else "made"
         records.append(
             {
                 "head": labels.get(row["head"], str(row["head"])),
                 f"{output} changed": translated and row["translation"] != row["base_translation"],
                 "log-prob drop": drop,
                 "log-prob of the original output": row["log_prob"],
-                f"{output} with the head knocked out": row["translation"]
-                if translated
-                else f"(not {again} again: a smaller drop)",
+                f"{output} with the head knocked out": row["translation"] if translated else again,
             }
         )
     frame = pd.DataFrame(records)
@@ -278,9 +274,10 @@ def knockout_frame(rows: list[dict], labels: dict[tuple, str], output: str = "tr
 
 
 def _ranked_bars(
-    frame: pd.DataFrame, column: str, colours: list[str], style: Style, title: str, x_title: str, top: int
+    frame: pd.DataFrame, named: tuple[str, str], colours: list[str], style: Style, title: str, x_title: str, top: int
 ) -> go.Figure:
-    """Horizontal bars of the `top` largest values of `column`, largest on top."""
+    """Horizontal bars of the `top` largest values of a column (`named`: its code, its name), largest on top."""
+    column, name = named
     order = frame.sort_values(column, ascending=False).head(top).index[::-1]
     shown = frame.loc[order]
     fig = style.figure(xaxis=dict(title=x_title, exponentformat="power"), yaxis=dict(type="category"))
@@ -290,55 +287,76 @@ def _ranked_bars(
             y=[escape_plotly(h) for h in shown["head"]],
             orientation="h",
             marker_color=[colours[i] for i in order],
-            hovertemplate="%{y}<br>" + column + " %{x:.4f}<extra></extra>",
+            hovertemplate=f"%{{y}}<br>{name} %{{x:.4f}}<extra></extra>",
         )
     )
     return style.apply(fig, title, height=max(300, 26 * len(shown) + 120))
 
 
 def knockout_chart(
-    frame: pd.DataFrame,
-    style: Style,
-    top: int = 20,
-    title: str = "Heads ranked by the drop in log-probability when knocked out",
-    output: str = "translation",
+    frame: pd.DataFrame, style: Style, top: int = 20, title: str | None = None, output: str = "translation"
 ) -> go.Figure:
     """Horizontal bars of the largest drops (changed outputs marked; `output` as in knockout_frame)."""
     colours = [style.palette[3] if changed else style.palette[0] for changed in frame[f"{output} changed"]]
-    return _ranked_bars(
-        frame, "log-prob drop", colours, style, title, "log-prob drop (higher = the head mattered more)", top
-    )
+    title = title if title is not None else _("Heads ranked by the drop in log-probability when knocked out")
+    drop, x_title = ("log-prob drop", _("log-prob drop")), _("log-prob drop (higher = the head mattered more)")
+    return _ranked_bars(frame, drop, colours, style, title, x_title, top)
 
 
 def knockout_caption(frame: pd.DataFrame, top: int = 20, output: str = "translation") -> str:
     """What knockout_chart draws for `frame`, in words: the colours only as they appear among its `top`
     bars, and, when no single head matters, that every drop is within a few percent."""
     if frame.empty:
-        return "No head to knock out."
+        return _("No head to knock out.")
     shown = frame.sort_values("log-prob drop", ascending=False).head(top)
-    red = int(shown[f"{output} changed"].sum())
-    most = float(shown["log-prob drop"].max())
-    bars = f"The {len(shown)} heads whose knock-out lowers the original {output}'s log-probability most"
-    if red == len(shown):
-        colours = f"; every bar is red: each of these knock-outs changes the {output}."
+    red, n, most = int(shown[f"{output} changed"].sum()), len(shown), float(shown["log-prob drop"].max())
+    noun = i18n._(OUTPUT_NOUNS.get(output, output))
+    if red == n:
+        text = n_(
+            "The {n} head whose knock-out lowers the original {output}'s log-probability most; every bar is red: "
+            "each of these knock-outs changes the {output}.",
+            "The {n} heads whose knock-out lowers the original {output}'s log-probability most; every bar is red: "
+            "each of these knock-outs changes the {output}.",
+            n,
+            output=noun,
+        )
     elif red:
-        colours = (
-            f"; red bars ({red}): knocking out that head changes the {output}; blue bars: the {output} stays the same."
+        text = n_(
+            "The {n} head whose knock-out lowers the original {output}'s log-probability most; red bars ({red}): "
+            "knocking out that head changes the {output}; blue bars: the {output} stays the same.",
+            "The {n} heads whose knock-out lowers the original {output}'s log-probability most; red bars ({red}): "
+            "knocking out that head changes the {output}; blue bars: the {output} stays the same.",
+            n,
+            output=noun,
+            red=red,
         )
     else:
-        colours = f"; every bar is blue: no single knock-out changes the {output}."
-    text = bars + colours
+        text = n_(
+            "The {n} head whose knock-out lowers the original {output}'s log-probability most; every bar is blue: "
+            "no single knock-out changes the {output}.",
+            "The {n} heads whose knock-out lowers the original {output}'s log-probability most; every bar is blue: "
+            "no single knock-out changes the {output}.",
+            n,
+            output=noun,
+        )
     if most < SMALL_DROP and not red:
-        text += (
-            f" No single head matters much here: the largest drop is {most:.2g} in log-probability, so the "
-            f"{output}'s probability falls by {1 - np.exp(-max(most, 0.0)):.1%} at most. The model spreads each "
-            "job over several heads; knock out a whole layer's heads to see an effect."
+        text = sentences(
+            text,
+            _(
+                "No single head matters much here: the largest drop is {most} in log-probability, so the "
+                "{output}'s probability falls by {fall} at most. The model spreads each job over several heads; "
+                "knock out a whole layer's heads to see an effect.",
+                most=f"{most:.2g}",
+                output=noun,
+                fall=f"{1 - np.exp(-max(most, 0.0)):.1%}",
+            ),
         )
     return text
 
 
 def embedding_knockout_frame(rows: list[dict], labels: dict[tuple, str]) -> pd.DataFrame:
-    """Rank heads by how far knocking each one out moves the sentence embedding."""
+    """Rank heads by how far knocking each one out moves the sentence embedding (columns: codes, named for a
+    person by ui/parts/knockout.py)."""
     frame = pd.DataFrame(
         [
             {
@@ -355,27 +373,14 @@ def embedding_knockout_frame(rows: list[dict], labels: dict[tuple, str]) -> pd.D
     return frame.sort_values("embedding shift", ascending=False, kind="stable").reset_index(drop=True)
 
 
-def embedding_knockout_chart(
-    frame: pd.DataFrame,
-    style: Style,
-    top: int = 20,
-    title: str = "Heads ranked by how far knocking them out moves the sentence embedding",
-) -> go.Figure:
+def embedding_knockout_chart(frame: pd.DataFrame, style: Style, top: int = 20, title: str | None = None) -> go.Figure:
     """Horizontal bars of the largest embedding shifts (1 - cosine to the unablated embedding)."""
-    return _ranked_bars(
-        frame,
-        "embedding shift",
-        [style.palette[0]] * len(frame),
-        style,
-        title,
-        "1 − cosine similarity (higher = the head mattered more)",
-        top,
+    title = title if title is not None else _("Heads ranked by how far knocking them out moves the sentence embedding")
+    shift, x_title = (
+        ("embedding shift", _("embedding shift")),
+        _("1 − cosine similarity (higher = the head mattered more)"),
     )
-
-
-def padding_pieces(pieces: list[str]) -> list[str]:
-    """Pieces as display text, with padding made obvious."""
-    return ["[pad]" if p == "<pad>" else display_piece(p) for p in pieces]
+    return _ranked_bars(frame, shift, [style.palette[0]] * len(frame), style, title, x_title, top)
 
 
 def future_weight(pattern: np.ndarray) -> float:

@@ -9,6 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from i18n import _, sentences
+
 from .heatmaps import PanelGrid, panel_title
 from .labels import CONTAINER_PX, axis_labels, token_axis
 from .lengths import Span, whole, window_note
@@ -39,6 +41,54 @@ def bucket_spans(distances: np.ndarray, buckets: np.ndarray) -> list[tuple[int, 
     return [(int(buckets[a]), int(distances[a]), int(distances[b - 1])) for a, b in zip(starts, ends, strict=True)]
 
 
+def heatmap_words(stack: str) -> tuple[str, str]:
+    """The title and caption of a stack's bias heatmaps (bias_heatmaps), in the language of this run."""
+    if stack == "encoder":
+        return _("Encoder self-attention: the bias each head adds (bidirectional buckets)"), _(
+            "Each cell is the number added to the score of that query (row) and key (column) in every encoder "
+            "layer, before the softmax: red raises the weight, blue lowers it. Cells on one diagonal share a "
+            "distance, so they share a colour. Keys before and after the query have buckets of their own: the "
+            "encoder reads both ways."
+        )
+    return _("Decoder self-attention: the bias each head adds (causal buckets)"), _(
+        "Each cell is the number added to the score of that query (row) and key (column) in every decoder "
+        "layer, before the softmax: red raises the weight, blue lowers it. Cells on one diagonal share a "
+        "distance, so they share a colour. The decoder's buckets count only keys at or before the query: "
+        "every later key falls in bucket 0 with the query itself (the upper triangle repeats the "
+        "diagonal), and the causal mask hides those keys anyway."
+    )
+
+
+def distance_words(stack: str, n_buckets: int, max_distance: int, model: str) -> tuple[str, str]:
+    """The title and caption of a stack's bias against distance (bias_against_distance), in the language of this
+    run: its buckets, the exact ones (model.engine.positional.relative_buckets: half of a side's) and how far
+    `model` (its name as markdown) tells keys apart."""
+    per_side = n_buckets // 2 if stack == "encoder" else n_buckets
+    rest = _(
+        "The nearest {exact} distances each get a bucket of their own (one step each at the centre of the "
+        "lower strip); beyond, buckets widen logarithmically (the shaded bands) up to {far}, and every key "
+        "farther than that shares the last bucket, so each curve is flat there: {name} cannot tell a key "
+        "{near} pieces away from one {farther} away. The dotted lines mark the farthest pair in your text.",
+        exact=per_side // 2,
+        far=max_distance,
+        name=model,
+        near=max_distance + 10,
+        farther=10 * max_distance,
+    )
+    if stack == "encoder":
+        return _("Encoder: each head's bias against distance, with its buckets"), sentences(
+            _("The encoder has {side} buckets for keys before the query and {side} for keys after it.", side=per_side),
+            rest,
+        )
+    return _("Decoder: each head's bias against distance, with its buckets"), sentences(
+        _(
+            "The decoder's {buckets} buckets all look back; every later key shares bucket 0 with distance 0.",
+            buckets=n_buckets,
+        ),
+        rest,
+    )
+
+
 BAND = "rgba(0, 0, 0, 0.055)"  # every other bucket's span of distances, behind the curves
 
 
@@ -66,9 +116,9 @@ def bias_against_distance(
             y=buckets,
             mode="lines",
             line=dict(width=style.line_width, shape="hvh", color="#333333"),
-            name="bucket",
+            name=_("bucket"),
             showlegend=False,
-            hovertemplate="distance %{x}<br>bucket %{y}<extra></extra>",
+            hovertemplate=_("distance %{x}<br>bucket %{y}<extra></extra>"),
         ),
         row=2,
         col=1,
@@ -77,15 +127,15 @@ def bias_against_distance(
     if reach:
         _mark_reach(fig, reach, style)
     fig.update_layout(template=style.template, legend=RIGHT_LEGEND, hovermode="x unified")
-    fig.update_yaxes(title_text="bias added to the score", row=1, col=1)
-    fig.update_yaxes(title_text="bucket", row=2, col=1, rangemode="tozero")
-    fig.update_xaxes(title_text="distance = key position − query position", row=2, col=1)
+    fig.update_yaxes(title_text=_("bias added to the score"), row=1, col=1)
+    fig.update_yaxes(title_text=_("bucket"), row=2, col=1, rangemode="tozero")
+    fig.update_xaxes(title_text=_("distance = key position − query position"), row=2, col=1)
     return style.apply(fig, title, height=500 if not style.presentation else 640)
 
 
 def _shade_buckets(fig: go.Figure, spans: list[tuple[int, int, int]]) -> None:
     """Shade every other bucket's span of distances, behind the curves, down both rows."""
-    for index, (_, first, last) in enumerate(spans):
+    for index, (_bucket, first, last) in enumerate(spans):
         if index % 2:
             fig.add_shape(
                 type="rect",
@@ -134,9 +184,9 @@ def _add_bias_curves(
             mode="markers",
             marker=dict(opacity=0),
             showlegend=False,
-            name="bucket",
+            name=_("bucket"),
             customdata=np.column_stack([buckets, spanned]),
-            hovertemplate="bucket %{customdata[0]}: distances %{customdata[1]} to %{customdata[2]}<extra></extra>",
+            hovertemplate=_("bucket %{customdata[0]}: distances %{customdata[1]} to %{customdata[2]}<extra></extra>"),
         ),
         row=1,
         col=1,
@@ -157,7 +207,7 @@ def _mark_max_distance(fig: go.Figure, distances: np.ndarray, max_distance: int,
         xanchor="right",
         showarrow=False,
         font=dict(size=style.tick),
-        text=f"±{max_distance} = max_distance: every farther key shares the last bucket",
+        text=_("±{d} = max_distance: every farther key shares the last bucket", d=max_distance),
     )
 
 
@@ -174,7 +224,7 @@ def _mark_reach(fig: go.Figure, reach: int, style: Style) -> None:
         yanchor="top",
         showarrow=False,
         font=dict(size=style.tick, color=style.highlight),
-        text=f" your text: ±{reach}",
+        text=_(" your text: ±{reach}", reach=reach),
     )
 
 
@@ -206,13 +256,15 @@ def bias_heatmaps(
     grid = _bias_grid(heads, len(qlabels), klabels, style)
     data, layout, notes = [], {}, []
     for h in range(heads):
-        _, x0, y1 = grid.corner(h)
+        _col, x0, y1 = grid.corner(h)
         trace, axes = _bias_panel(h, grid, z, cells, (qlabels, klabels), style)
         data.append(trace)
         layout.update(axes)
         notes.append(panel_title(f"H{h + 1}", x0 + grid.cell_w / 2, y1, style))
     fig = style.figure(
-        coloraxis=dict(colorscale=style.diverging, cmin=-bound, cmax=bound, colorbar=dict(title="bias", thickness=14)),
+        coloraxis=dict(
+            colorscale=style.diverging, cmin=-bound, cmax=bound, colorbar=dict(title=_("bias"), thickness=14)
+        ),
         annotations=notes,
         **layout,
     )
@@ -263,8 +315,11 @@ def _bias_panel(
         coloraxis="coloraxis",
         xaxis=f"x{suffix}",
         yaxis=f"y{suffix}",
-        hovertemplate="query %{y}<br>key %{x}<br>distance %{customdata[0]}, bucket "
-        "%{customdata[1]}<br>bias %{z:.3f}<extra>H" + str(h + 1) + "</extra>",
+        hovertemplate=_(
+            "query %{{y}}<br>key %{{x}}<br>distance %{{customdata[0]}}, bucket %{{customdata[1]}}<br>bias "
+            "%{{z:.3f}}<extra>{head}</extra>",
+            head=f"H{h + 1}",
+        ),
     )
     axes = {
         f"xaxis{suffix}": token_axis(

@@ -9,6 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from i18n import _
+
 from .style import RIGHT_LEGEND, Style
 
 TWO_PI = 2 * np.pi
@@ -31,17 +33,25 @@ def frequency_chart(
                 line=dict(color=colour, width=style.line_width),
                 marker=dict(size=5),
                 customdata=TWO_PI / freqs,
-                hovertemplate="pair %{x}<br>θ = %{y:.3g} rad / position<br>a full turn every %{customdata:,.1f} "
-                "positions<extra>" + name + "</extra>",
+                hovertemplate=_(
+                    "pair %{{x}}<br>θ = %{{y:.3g}} rad / position<br>a full turn every %{{customdata:,.1f}} "
+                    "positions<extra>{name}</extra>",
+                    name=name,
+                ),
             )
         )
-    note = (
-        f"pairs of the first {turned} of {d_head} dims: the other {d_head - turned} never turn"
+    fig.update_xaxes(
+        title_text=_(
+            "pair i (dims i and i + {half}); pairs of the first {turned} of {d_head} dims: the other {rest} never turn",
+            half=turned // 2,
+            turned=turned,
+            d_head=d_head,
+            rest=d_head - turned,
+        )
         if turned < d_head
-        else f"{turned // 2} pairs: all {d_head} dims turn"
+        else _("pair i (dims i and i + {half}); {half} pairs: all {d_head} dims turn", half=turned // 2, d_head=d_head)
     )
-    fig.update_xaxes(title_text=f"pair i (dims i and i + {turned // 2}); {note}")
-    fig.update_yaxes(title_text="θᵢ, radians per position (log)", type="log", exponentformat="power")
+    fig.update_yaxes(title_text=_("θᵢ, radians per position (log)"), type="log", exponentformat="power")
     fig = style.apply(fig, title, height=360 if not style.presentation else 460)
     fig.update_layout(legend=RIGHT_LEGEND if len(names) > 1 else None, showlegend=len(names) > 1)
     return fig
@@ -62,9 +72,10 @@ def angle_heatmap(angles: np.ndarray, style: Style, title: str, marked: int | No
             zmax=TWO_PI,
             colorscale="Twilight",
             customdata=angles.astype(np.float32),
-            colorbar=dict(title="angle (rad)", tickvals=[0, np.pi, TWO_PI], ticktext=["0", "π", "2π"], thickness=14),
-            hovertemplate="position %{y}<br>pair %{x}<br>angle %{customdata:.2f} rad (%{z:.2f} after whole turns)"
-            "<extra></extra>",
+            colorbar=dict(title=_("angle (rad)"), tickvals=[0, np.pi, TWO_PI], ticktext=["0", "π", "2π"], thickness=14),
+            hovertemplate=_(
+                "position %{y}<br>pair %{x}<br>angle %{customdata:.2f} rad (%{z:.2f} after whole turns)<extra></extra>"
+            ),
         )
     )
     if marked is not None and 0 <= marked < positions:
@@ -76,8 +87,8 @@ def angle_heatmap(angles: np.ndarray, style: Style, title: str, marked: int | No
             y1=marked + 0.5,
             line=dict(color=style.highlight, width=style.line_width + 1),
         )
-    fig.update_xaxes(title_text="pair i (fast → slow)")
-    fig.update_yaxes(title_text="position", autorange="reversed")
+    fig.update_xaxes(title_text=_("pair i (fast → slow)"))
+    fig.update_yaxes(title_text=_("position"), autorange="reversed")
     return style.apply(fig, title, height=420 if not style.presentation else 540)
 
 
@@ -101,9 +112,9 @@ def relative_chart(
             x=offsets,
             y=scores,
             mode="lines",
-            name="key at n, query at n + offset",
+            name=_("key at n, query at n + offset"),
             line=dict(color=palette[0], width=style.line_width + 1),
-            hovertemplate="m − n = %{x}<br>score %{y:.4f}<extra></extra>",
+            hovertemplate=_("m − n = %{x}<br>score %{y:.4f}<extra></extra>"),
         )
     )
     fig.add_trace(
@@ -111,28 +122,28 @@ def relative_chart(
             x=offsets,
             y=shifted,
             mode="markers",
-            name=f"both moved by k = {shift}",
+            name=_("both moved by k = {shift}", shift=shift),
             marker=dict(
                 color=palette[1], size=8 if not style.presentation else 11, symbol="circle-open", line=dict(width=2)
             ),
-            hovertemplate="m − n = %{x}<br>score %{y:.4f} (moved by k)<extra></extra>",
+            hovertemplate=_("m − n = %{x}<br>score %{y:.4f} (moved by k)<extra></extra>"),
         )
     )
     fig.add_hline(
         y=unrotated,
         line=dict(color="#777777", dash="dash", width=1.5),
-        annotation_text="no rotation",
+        annotation_text=_("no rotation"),
         annotation_position="bottom right",
     )
     if offsets.min() <= text_offset <= offsets.max():
         fig.add_vline(
             x=text_offset,
             line=dict(color=style.highlight, width=style.line_width),
-            annotation_text=f"in the text: m − n = {text_offset}",
+            annotation_text=_("in the text: m − n = {offset}", offset=text_offset),
             annotation_position="top left",
         )
-    fig.update_xaxes(title_text="offset m − n (query position − key position)")
-    fig.update_yaxes(title_text="score q·k / √d")
+    fig.update_xaxes(title_text=_("offset m − n (query position − key position)"))
+    fig.update_yaxes(title_text=_("score q·k / √d"))
     fig = style.apply(fig, title, height=380 if not style.presentation else 480)
     fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, xanchor="left"))
     fig.update_layout(margin=dict(t=100))
@@ -153,8 +164,8 @@ def score_grid(
             zmin=-limit,
             zmax=limit,
             colorscale=style.diverging,
-            colorbar=dict(title="score", thickness=14),
-            hovertemplate="query at m = %{y}<br>key at n = %{x}<br>score %{z:.4f}<extra></extra>",
+            colorbar=dict(title=_("score"), thickness=14),
+            hovertemplate=_("query at m = %{y}<br>key at n = %{x}<br>score %{z:.4f}<extra></extra>"),
         )
     )
     if query is not None and key is not None and query < size and key < size:
@@ -166,8 +177,8 @@ def score_grid(
             y1=query + 0.5,
             line=dict(color=style.highlight, width=style.line_width + 1),
         )
-    fig.update_xaxes(title_text="key position n")
-    fig.update_yaxes(title_text="query position m", autorange="reversed", scaleanchor="x")
+    fig.update_xaxes(title_text=_("key position n"))
+    fig.update_yaxes(title_text=_("query position m"), autorange="reversed", scaleanchor="x")
     return style.apply(fig, title, height=420 if not style.presentation else 540)
 
 
@@ -182,14 +193,14 @@ def two_bases(angles: Sequence[np.ndarray], names: Sequence[str], style: Style, 
                 zmax=TWO_PI,
                 colorscale="Twilight",
                 showscale=column == len(angles),
-                colorbar=dict(title="angle", tickvals=[0, np.pi, TWO_PI], ticktext=["0", "π", "2π"], thickness=14),
-                hovertemplate="position %{y}<br>pair %{x}<br>%{z:.2f} rad after whole turns<extra></extra>",
+                colorbar=dict(title=_("angle"), tickvals=[0, np.pi, TWO_PI], ticktext=["0", "π", "2π"], thickness=14),
+                hovertemplate=_("position %{y}<br>pair %{x}<br>%{z:.2f} rad after whole turns<extra></extra>"),
             ),
             row=1,
             col=column,
         )
-        fig.update_xaxes(title_text="pair i", row=1, col=column)
+        fig.update_xaxes(title_text=_("pair i"), row=1, col=column)
         fig.update_yaxes(autorange="reversed", row=1, col=column)
-    fig.update_yaxes(title_text="position", row=1, col=1)
+    fig.update_yaxes(title_text=_("position"), row=1, col=1)
     fig.update_layout(template=style.template)
     return style.apply(fig, title, height=420 if not style.presentation else 540)

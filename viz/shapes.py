@@ -11,10 +11,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from i18n import _, listing, n_, sentences
 from model.engine import stages
 
 from .labels import CONTAINER_PX, axis_labels, thin_ticks, token_axis
-from .lengths import Span, whole, window_note
+from .lengths import Span, whole
 from .style import Style
 
 
@@ -72,19 +73,22 @@ def _repeated(name: str, array: np.ndarray, kv_heads: int) -> bool:
 
 
 def key_value_heads_named(kv_heads: int) -> str:
-    """How many key/value heads, in words: "1 key/value head", "3 key/value heads"."""
-    return f"{kv_heads} key/value head{'s' if kv_heads > 1 else ''}"
+    """How many key/value heads, in words: "1 key/value head", "3 key/value heads" (in the language of this run)."""
+    return n_("{n} key/value head", "{n} key/value heads", kv_heads)
 
 
 def kept_as(stack: str) -> str:
-    """What becomes of a stack's keys and values once computed: a decoder caches them for the next steps."""
+    """What becomes of a stack's keys and values once computed: a decoder caches them for the next steps (a code:
+    the messages that say it are whole sentences of their own)."""
     return "cached" if stack == "decoder" else "computed"
 
 
 def _before_the_repeat(name: str, kv_heads: int) -> tuple[str, str]:
     """The row name and symbolic shape of a block's keys or values as its key/value heads computed them."""
     stage = stages.parse(name)
-    label = f"{key_value_heads_named(kv_heads)} (as {kept_as(stage.stack or '')})"
+    heads = key_value_heads_named(kv_heads)
+    cached = kept_as(stage.stack or "") == "cached"
+    label = _("{heads} (as cached)", heads=heads) if cached else _("{heads} (as computed)", heads=heads)
     return f"{name.rpartition('.')[0]}.{stage.stage}: {label}", symbolic_shape(name, 4).replace("h,", "h_kv,")
 
 
@@ -132,21 +136,18 @@ def tensor_heatmap(
     row_pieces: list[str] | None,
     style: Style,
     title: str,
-    column_name: str = "dimension",
+    column_name: str | None = None,
     column_pieces: list[str] | None = None,
     rows: Span | None = None,
     columns: Span | None = None,
 ) -> go.Figure:
     """A 2-D tensor as a heatmap, rows (and columns, for attention keys) labelled with pieces when
     given, inside a window of rows and columns (default: all; the colour scale is the whole tensor's);
-    -inf shows as blank."""
+    -inf shows as blank; `column_name` names the columns (default: "dimension")."""
+    column_name = column_name or _("dimension")
     whole_z = np.where(np.isfinite(matrix), matrix, np.nan)
     rows, columns = rows or whole(matrix.shape[0]), columns or whole(matrix.shape[1])
-    title += (
-        window_note(rows, columns, matrix.shape[0], matrix.shape[1])
-        .replace("queries", "rows")
-        .replace("keys", "columns")
-    )
+    title += _window_note(rows, columns, matrix.shape[0], matrix.shape[1])
     z = whole_z[rows[0] : rows[1], columns[0] : columns[1]].astype(np.float32)
     bound = float(np.nanmax(np.abs(whole_z))) if np.isfinite(whole_z).any() else 1.0
     signed = bool(np.isfinite(whole_z).any() and np.nanmin(whole_z) < 0)
@@ -162,7 +163,7 @@ def tensor_heatmap(
     )
     labels = labels[rows[0] : rows[1]]
     height = int(min(700, max(280, z.shape[0] * (style.tick + 4) + 120)))
-    _, shown = thin_ticks([str(r) for r in labels], height - 120, style.tick)
+    _ticks, shown = thin_ticks([str(r) for r in labels], height - 120, style.tick)
     keys = None
     xaxis = dict(title=column_name, showgrid=False)
     if column_pieces is not None and len(column_pieces) == matrix.shape[1]:
@@ -180,12 +181,22 @@ def tensor_heatmap(
             x=keys if keys is not None else np.arange(columns[0], columns[1]),
             y=[str(r) for r in labels],
             **scale,
-            colorbar=dict(title="value", thickness=14),
+            colorbar=dict(title=_("value"), thickness=14),
             hoverongaps=False,
-            hovertemplate="row %{y}<br>" + column_name + " %{x}<br>value %{z:.4f}<extra></extra>",
+            hovertemplate=_("row %{{y}}<br>{column} %{{x}}<br>value %{{z:.4f}}<extra></extra>", column=column_name),
         )
     )
     return style.apply(fig, title, height=height)
+
+
+def _window_note(rows: Span, columns: Span, n_rows: int, n_columns: int) -> str:
+    """' · rows 0–39 of 413, columns ...' for a title, naming each axis the window cuts (empty if none)."""
+    parts = []
+    if rows[1] - rows[0] < n_rows:
+        parts.append(_("rows {a}–{b} of {n}", a=rows[0], b=rows[1] - 1, n=n_rows))
+    if columns[1] - columns[0] < n_columns:
+        parts.append(_("columns {a}–{b} of {n}", a=columns[0], b=columns[1] - 1, n=n_columns))
+    return f" · {listing(parts)}" if parts else ""
 
 
 @dataclass(frozen=True)
@@ -222,59 +233,134 @@ class Blueprint:
 
     @property
     def norm_name(self) -> str:
-        """The norm as the boxes name it."""
-        return {"rms": "RMS norm", "rms_plus_one": "RMS norm (1 + w)"}.get(self.norm, "LayerNorm")
+        """The norm as the boxes name it (in the language of this run)."""
+        return {"rms": _("RMS norm"), "rms_plus_one": _("RMS norm (1 + w)")}.get(self.norm, "LayerNorm")
 
 
 def key_value_width(blueprint: Blueprint) -> str:
     """What W_K and W_V project to in a grouped-query model, in letters and numbers, and who shares the heads."""
     kv, d_k = blueprint.kv_heads, blueprint.d_k
-    shared = (
-        f"1 key/value head, shared by all {blueprint.n_heads} query heads"
-        if kv == 1
-        else f"{kv} key/value heads, each shared by {blueprint.group} query heads"
+    if kv == 1:
+        return _(
+            "h_kv·d_k = 1 × {d_k} = {width} (1 key/value head, shared by all {h} query heads)",
+            d_k=d_k,
+            width=d_k,
+            h=blueprint.n_heads,
+        )
+    return _(
+        "h_kv·d_k = {kv} × {d_k} = {width} ({kv} key/value heads, each shared by {group} query heads)",
+        kv=kv,
+        d_k=d_k,
+        width=kv * d_k,
+        group=blueprint.group,
     )
-    return f"h_kv·d_k = {kv} × {d_k} = {kv * d_k} ({shared})"
+
+
+def grouped_note(heads: tuple[int, int, int], rows: str, cached: bool, hooks: dict[str, str]) -> str:
+    """What grouped-query (or multi-query) attention does to the shapes: W_K and W_V project to fewer heads, the
+    keys and values are kept (cached, in a decoder) as those heads, then repeated per query head, in the language
+    of this run; `heads`: the key/value heads, query heads and d_k; `rows`: S or T; `hooks`: the stage names of the
+    first self-attention's "k" and "v"."""
+    kv, h, d_k = heads
+    group, named = h // kv, key_value_heads_named(kv)
+    marked = _("{heads} (as cached)", heads=named) if cached else _("{heads} (as computed)", heads=named)
+    return sentences(
+        _(
+            "Keys and values have 1 head, not {h}: multi-query attention, where all {h} query heads share one "
+            "key/value head.",
+            h=h,
+        )
+        if kv == 1
+        else _(
+            "Keys and values have {kv} heads, not {h}: grouped-query attention, where groups of query heads share "
+            "key/value heads ({h} query heads, {kv} key/value heads, {group} query heads per key/value head).",
+            kv=kv,
+            h=h,
+            group=group,
+        ),
+        _(
+            "W_K and W_V project d_model → h_kv·d_k = {kv} × {d_k} = {width}, not h·d_k = {full} (the weights below).",
+            kv=kv,
+            d_k=d_k,
+            width=kv * d_k,
+            full=h * d_k,
+        ),
+        _(
+            "The keys and values are computed and cached as (B, h_kv, {rows}, d_k): the rows marked '{marked}' in "
+            "the table below.",
+            rows=rows,
+            marked=marked,
+        )
+        if cached
+        else _(
+            "The keys and values are computed as (B, h_kv, {rows}, d_k): the rows marked '{marked}' in the table "
+            "below.",
+            rows=rows,
+            marked=marked,
+        ),
+        _(
+            "Then each is repeated for the {group} query heads of its group, to (B, h, {rows}, d_k): the row after, "
+            "`{k}` (and `{v}`), so that every query head has its scores and pattern.",
+            group=group,
+            rows=rows,
+            k=hooks["k"],
+            v=hooks["v"],
+        ),
+    )
 
 
 def _weight_role(name: str, blueprint: Blueprint) -> str:
-    """What a parameter does, from its name (empty when the name says nothing known)."""
-    module, _, kind = name.rpartition(".")
+    """What a parameter does, from its name (empty when the name says nothing known), in the language of this run."""
+    module, _dot, kind = name.rpartition(".")
     leaf = module.rpartition(".")[2]
     bias = kind == "bias"
     kv = key_value_width(blueprint) if blueprint.grouped else "h·d_k"
     projections = {
-        "w_q": "query projection: d_model → h·d_k",
-        "w_k": f"key projection: d_model → {kv}",
-        "w_v": f"value projection: d_model → {kv}",
-        "w_o": "output projection: h·d_k → d_model",
+        "w_q": _("query projection: d_model → h·d_k"),
+        "w_k": _("key projection: d_model → {width}", width=kv),
+        "w_v": _("value projection: d_model → {width}", width=kv),
+        "w_o": _("output projection: h·d_k → d_model"),
     }
     if leaf in projections and ("self_attn" in module or "cross_attn" in module):
-        return projections[leaf] + (" (its bias)" if bias else "")
+        return _its_bias(projections[leaf], bias)
     feed_forward = {
-        "w_1": "feed-forward in: d_model → d_ff" + (", through the activation" if blueprint.gated_ffn else ""),
-        "w_3": "gate: d_model → d_ff, multiplied with act(x W₁) (a gated feed-forward's extra matrix)",
-        "w_2": "feed-forward out: d_ff → d_model",
+        "w_1": _("feed-forward in: d_model → d_ff, through the activation")
+        if blueprint.gated_ffn
+        else _("feed-forward in: d_model → d_ff"),
+        "w_3": _("gate: d_model → d_ff, multiplied with act(x W₁) (a gated feed-forward's extra matrix)"),
+        "w_2": _("feed-forward out: d_ff → d_model"),
     }
     if leaf in feed_forward and module.endswith("ffn." + leaf):
-        return feed_forward[leaf] + (" (its bias)" if bias else "")
+        return _its_bias(feed_forward[leaf], bias)
     if leaf.startswith("norm") or leaf == "final_norm":
-        where = {
-            "norm_self": "around self-attention",
-            "norm_cross": "around cross-attention",
-            "norm_ffn": "around the feed-forward",
-            "final_norm": "after the last layer",
-            "norm": "over the embedding sum",
-        }.get(leaf, "")
-        return f"{'LayerNorm' if leaf == 'norm' else blueprint.norm_name} {where}: " + ("bias" if bias else "gain")
+        return _norm_role(leaf, "LayerNorm" if leaf == "norm" else blueprint.norm_name, bias)
     named = {
-        "token.weight": "token embedding: one row of d_model per vocabulary piece",
-        "positions.table": "learned positions: one row of d_model per position",
-        "token_type.weight": "token-type (segment) embedding",
-        "relative_bias.weight": "relative-position bias: one number per bucket and head, for every layer",
-        "generator.weight": "output projection of its own: d_model → vocab (not tied to the embedding)",
+        "token.weight": _("token embedding: one row of d_model per vocabulary piece"),
+        "positions.table": _("learned positions: one row of d_model per position"),
+        "token_type.weight": _("token-type (segment) embedding"),
+        "relative_bias.weight": _("relative-position bias: one number per bucket and head, for every layer"),
+        "generator.weight": _("output projection of its own: d_model → vocab (not tied to the embedding)"),
     }
     return named.get(f"{leaf}.{kind}", "")
+
+
+def _its_bias(role: str, bias: bool) -> str:
+    """A projection's role, or its bias's."""
+    return _("{role} (its bias)", role=role) if bias else role
+
+
+def _norm_role(leaf: str, norm: str, bias: bool) -> str:
+    """A norm's gain or bias: which norm, and where it sits."""
+    where = {
+        "norm_self": _("around self-attention"),
+        "norm_cross": _("around cross-attention"),
+        "norm_ffn": _("around the feed-forward"),
+        "final_norm": _("after the last layer"),
+        "norm": _("over the embedding sum"),
+    }.get(leaf, "")
+    if bias:
+        return _("{norm} {where}: bias", norm=norm, where=where)
+    return _("{norm} {where}: gain", norm=norm, where=where)
 
 
 LAYER = re.compile(r"\.layers\.(\d+)\.")  # a parameter inside a numbered layer

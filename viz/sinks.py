@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from i18n import _
+
 from .labels import axis_labels
 from .style import Style
 
@@ -23,7 +25,7 @@ def sink_shares(shares: np.ndarray, style: Style, title: str, threshold: float) 
         for row, mean in zip(shares, means, strict=True)
     ]
     written = layers * heads <= 400
-    x = [f"H{h + 1}" for h in range(heads)] + ["\u200b", "layer mean"]
+    x = [f"H{h + 1}" for h in range(heads)] + ["\u200b", _("layer mean")]
     fig = style.figure()
     fig.add_trace(
         go.Heatmap(
@@ -33,15 +35,15 @@ def sink_shares(shares: np.ndarray, style: Style, title: str, threshold: float) 
             zmin=0,
             zmax=1,
             colorscale=style.weights,
-            text=text if written else [["" for _ in row[:-1]] + [row[-1]] for row in text],
+            text=text if written else [["" for _cell in row[:-1]] + [row[-1]] for row in text],
             texttemplate="%{text}",
             hoverongaps=False,
-            colorbar=dict(title="share on<br>first piece", thickness=14),
-            hovertemplate="%{y} %{x}<br>%{z:.2f} of its attention on the first piece<extra></extra>",
+            colorbar=dict(title=_("share on<br>first piece"), thickness=14),
+            hovertemplate=_("%{y} %{x}<br>%{z:.2f} of its attention on the first piece<extra></extra>"),
         )
     )
     fig.update_xaxes(side="top", type="category", tickmode="array", tickvals=x[:heads] + x[-1:])
-    fig.update_yaxes(title_text="layer", autorange="reversed")
+    fig.update_yaxes(title_text=_("layer"), autorange="reversed")
     cell = 22 if not style.presentation else 30
     fig = style.apply(fig, title, height=int(min(1100, max(280, 110 + layers * cell))))
     fig.update_xaxes(showgrid=False)  # no line down the gap before the layers' means
@@ -60,14 +62,14 @@ def residual_norms(norms: np.ndarray, pieces: list[str], style: Style, title: st
         go.Heatmap(
             z=np.log10(np.maximum(norms, 1e-6)).astype(np.float32),
             x=labels,
-            y=["embeddings"] + [f"after L{layer}" for layer in range(1, rows)],
+            y=[_("embeddings")] + [_("after L{layer}", layer=layer) for layer in range(1, rows)],
             customdata=norms.astype(np.float32),
             colorscale=style.weights,
             colorbar=dict(title="log₁₀ ‖x‖", thickness=14),
             hovertemplate="%{x}<br>%{y}<br>‖x‖ = %{customdata:.1f}<extra></extra>",
         )
     )
-    fig.update_xaxes(type="category", title_text="position", showticklabels=positions <= 60)
+    fig.update_xaxes(type="category", title_text=_("position"), showticklabels=positions <= 60)
     fig.update_yaxes(autorange="reversed", type="category")
     cell = 20 if not style.presentation else 28
     return style.apply(fig, title, height=int(min(1000, max(280, 140 + rows * cell))))

@@ -100,7 +100,9 @@ class Style:
                 yaxis=axis,
                 font=dict(family=FONT_FAMILY, size=self.font, color="#111111"),
                 colorway=self.palette,
-                hoverlabel=dict(font_size=self.font),
+                # plotly's hover labels take Arial, not the layout's font (annotations and titles do): the same
+                # family here, for the CJK glyphs
+                hoverlabel=dict(font=dict(family=FONT_FAMILY, size=self.font)),
             ),
         )
 

@@ -10,6 +10,8 @@ from collections.abc import Collection, Mapping
 import numpy as np
 import plotly.graph_objects as go
 
+from i18n import _
+
 from .labels import CONTAINER_PX
 from .style import Style
 
@@ -77,7 +79,7 @@ def tile_heatmap(
     and says "pooled weight" when the tiles are pooled."""
     xs, ys = labels
     zmin, zmax, bar = colours
-    value = "pooled weight" if pooled_note else "weight"
+    value = _("pooled weight") if pooled_note else _("weight")
     shown = "%{z:.3f}" if weights is None else "%{customdata:.3f}"
     return go.Heatmap(
         z=image,
@@ -150,15 +152,24 @@ def click_markers(
             line=dict(width=0),
         ),
         hovertext=[
-            f"L{layer + 1} H{h + 1}"
-            + (" (knocked out)" if (layer, h) in knocked_out else "")
-            + (f", role: {roles[layer, h]}" if (layer, h) in roles else "")
-            + ": click to open this head"
+            _tile_hover(layer, h, (layer, h) in knocked_out, roles.get((layer, h)))
             for layer in range(layers)
             for h in range(heads)
         ],
         hoverinfo="text",
     )
+
+
+def _tile_hover(layer: int, head: int, knocked: bool, role: str | None) -> str:
+    """What hovering a tile says: its head, whether it is knocked out, its role, and that a click opens it."""
+    at = {"layer": layer + 1, "head": head + 1}
+    if role is not None and knocked:
+        return _("L{layer} H{head} (knocked out), role: {role}: click to open this head", role=role, **at)
+    if role is not None:
+        return _("L{layer} H{head}, role: {role}: click to open this head", role=role, **at)
+    if knocked:
+        return _("L{layer} H{head} (knocked out): click to open this head", **at)
+    return _("L{layer} H{head}: click to open this head", **at)
 
 
 def caption_notes(
@@ -254,7 +265,7 @@ def tile_captions(
     for layer in range(layers):
         for head in range(heads):
             said = [roles[layer, head]] if (layer, head) in roles else []
-            said += ["✕ knocked out"] if (layer, head) in knocked_out else []
+            said += [_("✕ knocked out")] if (layer, head) in knocked_out else []
             if said:
                 captions[layer, head] = " · ".join(said)
     return captions

@@ -1,4 +1,5 @@
-"""Training curves and the model card from a checkpoint's log and card."""
+"""Training curves and the model card from a checkpoint's log and card (their words in the language of the run
+that draws them; the log's own column names stay as they are)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ import math
 
 import pandas as pd
 import plotly.graph_objects as go
+
+import i18n
+from i18n import N_, _, n_
 
 from .style import RIGHT_LEGEND, Style
 
@@ -30,7 +34,7 @@ def _curves(
     step = _step_column(frame)
     fig = style.figure(
         legend=RIGHT_LEGEND,
-        xaxis=dict(title=step or "record"),
+        xaxis=dict(title=step or _("record")),
         yaxis=dict(title=y_title, type="log" if log_y else "linear"),
     )
     for column in columns:
@@ -64,22 +68,22 @@ def metric_columns(frame: pd.DataFrame) -> list[str]:
     return [c for c in frame.columns if c not in skip and any(w in c.lower() for w in ("bleu", "acc", "chrf", "exact"))]
 
 
-def loss_curves(frame: pd.DataFrame, style: Style, title: str = "Loss") -> go.Figure | None:
+def loss_curves(frame: pd.DataFrame, style: Style, title: str = N_("Loss")) -> go.Figure | None:
     """Every loss-like column against step (None if the log has none)."""
     columns = loss_columns(frame)
-    return _curves(frame, columns, style, title, "loss") if columns else None
+    return _curves(frame, columns, style, i18n._(title), _("loss")) if columns else None
 
 
-def lr_curve(frame: pd.DataFrame, style: Style, title: str = "Learning-rate schedule") -> go.Figure | None:
+def lr_curve(frame: pd.DataFrame, style: Style, title: str = N_("Learning-rate schedule")) -> go.Figure | None:
     """The learning rate against step (None if the log has none)."""
     columns = lr_columns(frame)
-    return _curves(frame, columns, style, title, "learning rate") if columns else None
+    return _curves(frame, columns, style, i18n._(title), _("learning rate")) if columns else None
 
 
-def metric_curves(frame: pd.DataFrame, style: Style, title: str = "Validation scores") -> go.Figure | None:
+def metric_curves(frame: pd.DataFrame, style: Style, title: str = N_("Validation scores")) -> go.Figure | None:
     """BLEU / accuracy style columns against step (None if the log has none)."""
     columns = metric_columns(frame)
-    return _curves(frame, columns, style, title, "score") if columns else None
+    return _curves(frame, columns, style, i18n._(title), _("score")) if columns else None
 
 
 def card_frame(card: dict, config: dict) -> pd.DataFrame:
@@ -91,16 +95,18 @@ def card_frame(card: dict, config: dict) -> pd.DataFrame:
             for key, inner in value.items():
                 add(f"{prefix}.{key}" if prefix else str(key), inner)
         elif isinstance(value, (list, tuple)) and len(value) > 12:
-            rows.append((prefix, f"{len(value)} items"))
+            rows.append((prefix, n_("{n} item", "{n} items", len(value))))
         else:
             rows.append((prefix, str(value)))
 
     add("", card if "config" in card else {"config": config, **card})
-    return pd.DataFrame(rows, columns=["field", "value"])
+    return pd.DataFrame(rows, columns=[_("field"), _("value")])
 
 
 def alignment_heatmap(
-    per_layer_head: list[list[float]], style: Style, title: str = "Cross-attention agrees with the word alignment (%)"
+    per_layer_head: list[list[float]],
+    style: Style,
+    title: str = N_("Cross-attention agrees with the word alignment (%)"),
 ) -> go.Figure:
     """Decoder layers x heads: how often each head's strongest source word is the aligned one."""
     values = [[float(v) for v in row] for row in per_layer_head]
@@ -122,38 +128,56 @@ def alignment_heatmap(
             texttemplate="%{text}",
             textfont=dict(size=style.font),
             colorbar=dict(title=dict(text="%", side="right")),
-            hovertemplate="decoder %{y} %{x}<br>agreement %{z:.1f}%<extra></extra>",
+            hovertemplate=_("decoder %{y} %{x}<br>agreement %{z:.1f}%<extra></extra>"),
         )
     )
-    return style.apply(fig, title, height=120 + 70 * len(values))
+    return style.apply(fig, i18n._(title), height=120 + 70 * len(values))
+
+
+TEST_SCORES = (
+    ("bleu", N_("test BLEU")),
+    ("chrf", N_("test chrF")),
+    ("exact_match", N_("test exact match (%)")),
+)
 
 
 def scores_frame(card: dict) -> pd.DataFrame:
-    """Held-out scores of the card (test split, typed variations, best aligned head) as rows."""
+    """Held-out scores of the card (test split, typed variations, best aligned head) as rows, in the language
+    of this run."""
     rows = []
     test = card.get("test", {})
-    for key, label in (("bleu", "BLEU"), ("chrf", "chrF"), ("exact_match", "exact match (%)")):
+    n = test.get("n")
+    held_out = (
+        n_("{n} held-out sentence", "{n} held-out sentences", n, n=n)
+        if isinstance(n, int)
+        else _("{n} held-out sentences", n="?")
+    )
+    for key, label in TEST_SCORES:
         if key in test:
-            rows.append((f"test {label}", f"{test[key]:.2f}", f"{test.get('n', '?')} held-out sentences"))
+            rows.append((i18n._(label), f"{test[key]:.2f}", held_out))
     typed = card.get("typed_variations", {})
     if "identical_share" in typed:
         rows.append(
             (
-                "typed variations translated identically (%)",
+                _("typed variations translated identically (%)"),
                 f"{typed['identical_share']:.1f}",
-                f"{typed.get('sentences', '?')} sentences x {typed.get('variants_each', '?')} variants",
+                _(
+                    "{sentences} sentences x {variants} variants",
+                    sentences=typed.get("sentences", "?"),
+                    variants=typed.get("variants_each", "?"),
+                ),
             )
         )
     best = card.get("alignment", {}).get("best")
     if best:
         rows.append(
             (
-                "best cross-attention head vs gold alignment (%)",
+                _("best cross-attention head vs gold alignment (%)"),
                 f"{best['agreement']:.1f}",
-                f"decoder layer {best['layer'] + 1}, head {best['head'] + 1}",
+                _("decoder layer {layer}, head {head}", layer=best["layer"] + 1, head=best["head"] + 1),
             )
         )
-    return pd.DataFrame(rows, columns=["score", "value", "measured on"])
+    return pd.DataFrame(rows, columns=[_("score"), _("value"), _("measured on")])
 
 
 def recipe_curves(
@@ -162,7 +186,7 @@ def recipe_curves(
     """One curve per training run of `column` against step (None when no run logged it); Post-LN
     runs solid, Pre-LN dashed, one colour per warm-up / label-smoothing choice."""
     fig = style.figure(
-        legend=RIGHT_LEGEND, xaxis=dict(title="step"), yaxis=dict(title=y_title, type="log" if log_y else "linear")
+        legend=RIGHT_LEGEND, xaxis=dict(title=_("step")), yaxis=dict(title=y_title, type="log" if log_y else "linear")
     )
     colours: dict[str, str] = {}
     for name, records in logs.items():
@@ -184,14 +208,14 @@ def recipe_curves(
 
 
 SNAPSHOT_SCORES = (
-    ("alignment", "best head agrees with the alignment"),
-    ("exact_match", "test exact match"),
-    ("bleu", "test BLEU"),
+    ("alignment", N_("best head agrees with the alignment")),
+    ("exact_match", N_("test exact match")),
+    ("bleu", N_("test BLEU")),
 )
 
 
 def snapshot_curves(
-    rows: list[dict], style: Style, current: int | None = None, title: str = "Scores of every snapshot"
+    rows: list[dict], style: Style, current: int | None = None, title: str = N_("Scores of every snapshot")
 ) -> go.Figure | None:
     """The measured scores of the training snapshots (card "snapshots") against step on a log axis,
     with the step on show marked; None when there are none."""
@@ -202,8 +226,8 @@ def snapshot_curves(
         return None
     fig = style.figure(
         legend=RIGHT_LEGEND,
-        xaxis=dict(title="training step (log scale)", type="log"),
-        yaxis=dict(title="%  (BLEU: 0-100)", range=[-3, 103]),
+        xaxis=dict(title=_("training step (log scale)"), type="log"),
+        yaxis=dict(title=_("%  (BLEU: 0-100)"), range=[-3, 103]),
     )
     for key, name in SNAPSHOT_SCORES:
         kept = [r for r in points if isinstance(r.get(key), (int, float))]
@@ -211,10 +235,10 @@ def snapshot_curves(
             go.Scatter(
                 x=[r["step"] for r in kept],
                 y=[r[key] for r in kept],
-                name=name,
+                name=i18n._(name),
                 mode="lines+markers",
                 line=dict(width=style.line_width),
-                hovertemplate="step %{x:,}<br>" + name + " %{y:.1f}<extra></extra>",
+                hovertemplate=_("step %{x:,}<br>%{fullData.name} %{y:.1f}<extra></extra>"),
             )
         )
     if current is not None:
@@ -224,10 +248,10 @@ def snapshot_curves(
             x=math.log10(current),
             y=1,
             yref="paper",
-            text=f"step {current:,}",
+            text=_("step {step:,}", step=current),
             showarrow=False,
             xanchor="center",
             yanchor="bottom",
             font=dict(size=style.font, color=style.highlight),
         )
-    return style.apply(fig, title, height=380 if not style.presentation else 480)
+    return style.apply(fig, i18n._(title), height=380 if not style.presentation else 480)

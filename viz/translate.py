@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from i18n import _
 from model.results import Beam, Step
 
 from .labels import display_piece, plotly_piece, reads_bytes, thin_ticks
@@ -13,12 +14,13 @@ from .style import Style
 
 
 def pieces_frame(pieces: list[str], ids: list[int]) -> pd.DataFrame:
-    """One row per position: the raw SentencePiece piece, how it reads, and its id."""
+    """One row per position: the raw SentencePiece piece, how it reads, and its id (the columns named in the
+    language of this run)."""
     if len(pieces) != len(ids):
         raise ValueError(f"{len(pieces)} pieces but {len(ids)} ids")
     byte_level = reads_bytes(pieces)
     reads = [display_piece(p, byte_level) for p in pieces]
-    return pd.DataFrame({"position": range(len(pieces)), "piece": pieces, "reads": reads, "id": list(ids)})
+    return pd.DataFrame({_("position"): range(len(pieces)), _("piece"): pieces, _("reads"): reads, "id": list(ids)})
 
 
 def _steps_read_bytes(steps: list[Step]) -> bool:
@@ -27,13 +29,14 @@ def _steps_read_bytes(steps: list[Step]) -> bool:
 
 
 def steps_frame(steps: list[Step]) -> pd.DataFrame:
-    """One row per decoding step: the chosen piece, its probability and the top candidates."""
+    """One row per decoding step: the chosen piece, its probability and the top candidates (the columns named in
+    the language of this run)."""
     width = max((len(s.top) for s in steps), default=0)
     byte_level = _steps_read_bytes(steps)
     rows = []
     for step in steps:
         chosen = display_piece(step.chosen, byte_level)
-        row = {"step": step.position + 1, "chosen": chosen, "p(chosen)": step.probability}
+        row = {_("step"): step.position + 1, _("chosen"): chosen, _("p(chosen)"): step.probability}
         for rank in range(width):
             if rank < len(step.top):
                 piece, prob = step.top[rank]
@@ -47,11 +50,12 @@ def steps_frame(steps: list[Step]) -> pd.DataFrame:
 def step_candidates(
     steps: list[Step],
     style: Style,
-    title: str = "Top candidates at every decoding step",
+    title: str | None = None,
     highlight_row: int | None = None,
 ) -> go.Figure:
     """Grid of steps (rows) x rank (columns): each cell is a candidate piece coloured by its
-    probability; `highlight_row` outlines the step being produced."""
+    probability; `highlight_row` outlines the step being produced; `title` (said already): "Top candidates at
+    every decoding step" unless given."""
     if not steps:
         raise ValueError("no decoding steps to show")
     width = max(len(s.top) for s in steps)
@@ -83,7 +87,7 @@ def step_candidates(
             zmax=1.0,
             colorscale=style.weights,
             colorbar=dict(title="p", thickness=14),
-            x=[f"rank {r + 1}" for r in range(width)],
+            x=[_("rank {r}", r=r + 1) for r in range(width)],
             hoverongaps=False,
         )
     )
@@ -96,21 +100,22 @@ def step_candidates(
             y1=highlight_row + 0.5,
             line=dict(color=style.highlight, width=style.line_width + 1),
         )
-    return style.apply(fig, title, height=height)
+    return style.apply(fig, title or _("Top candidates at every decoding step"), height=height)
 
 
-def beams_frame(beams: list[Beam], text_column: str = "translation") -> pd.DataFrame:
-    """The final beams, best first, with log-probability and length-normalized score (`text_column`
-    names the output: "continuation" for a decoder-only model)."""
+def beams_frame(beams: list[Beam], text_column: str | None = None) -> pd.DataFrame:
+    """The final beams, best first, with log-probability and length-normalized score (`text_column`, said
+    already, names the output: "continuation" for a decoder-only model; "translation" unless given)."""
+    text_column = text_column or _("translation")
     return pd.DataFrame(
         [
             {
-                "rank": i + 1,
+                _("rank"): i + 1,
                 text_column: b.translation,
-                "pieces": len(b.pieces),
-                "log-prob": b.log_prob,
-                "score": b.score,
-                "finished": b.finished,
+                _("pieces"): len(b.pieces),
+                _("log-prob"): b.log_prob,
+                _("score"): b.score,
+                _("finished"): b.finished,
             }
             for i, b in enumerate(beams)
         ]

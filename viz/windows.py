@@ -8,6 +8,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from i18n import _
+
 from .labels import axis_labels
 from .style import Style
 
@@ -21,7 +23,8 @@ def window_masks(
     """Boolean (queries, keys) masks side by side: a key a query may read is coloured, a hidden one blank.
     A long text's axes count positions (every k-th drawn past MOST_CELLS, so the figure's size stays the same
     at any length); with `window` (the first mask's sliding window) shorter than the text, a line marks the
-    first query that can no longer see the first piece."""
+    first query that can no longer see the first piece. `names` and `title` are said already; the axes' words
+    are said in the language of this run."""
     n = len(pieces)
     step = max(1, math.ceil(n / MOST_CELLS))
     shown = np.arange(0, n, step)
@@ -39,14 +42,14 @@ def window_masks(
                 colorscale=[[0, style.palette[0]], [1, style.palette[0]]],
                 showscale=False,
                 hoverongaps=False,
-                hovertemplate="query %{y}<br>key %{x}<br>visible<extra></extra>",
+                hovertemplate=_("query %{y}<br>key %{x}<br>visible<extra></extra>"),
             ),
             row=1,
             col=column,
         )
         fig.update_xaxes(
             type="category" if named else "linear",
-            title_text="key" if named else "key position",
+            title_text=_("key") if named else _("key position"),
             showticklabels=True,
             row=1,
             col=column,
@@ -62,14 +65,15 @@ def window_masks(
         fig.add_hline(
             y=window - 0.5,
             line=dict(color=style.highlight, width=style.line_width, dash="dash"),
-            annotation_text=f"query {window}: the first piece out of reach",
+            annotation_text=_("query {window}: the first piece out of reach", window=window),
             annotation_position="bottom left",
             annotation_bgcolor="rgba(255,255,255,0.85)",
             row=1,
             col=1,
         )
-    fig.update_yaxes(title_text="query" if named else "query position", row=1, col=1)
+    fig.update_yaxes(title_text=_("query") if named else _("query position"), row=1, col=1)
     fig.update_layout(template=style.template, plot_bgcolor="#eeeeee")
     size = min(640, max(320, n * (style.tick + 3) + 120)) if named else 640
-    title += f" · one position in {step} drawn" if step > 1 else ""
+    if step > 1:
+        title = _("{title} · one position in {step} drawn", title=title, step=step)
     return style.apply(fig, title, height=int(size * (1.2 if style.presentation else 1.0)))

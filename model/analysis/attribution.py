@@ -40,6 +40,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
+from i18n import later
+
 from ..bundle import Bundle
 from ..engine import stages
 from ..engine.hooks import Patch
@@ -74,12 +76,18 @@ def attribute(
     (`forced.recorded`). `chat`: a decoder-only instruct model's prompt is the sentence as a chat message
     (`forced.inputs`), and the output is its answer."""
     if method not in METHODS:
-        raise InputError(f"Unknown attribution method {method!r}: use one of {', '.join(METHODS)}.")
+        raise InputError(
+            later(
+                "Unknown attribution method {method}: use one of {methods}.",
+                method=repr(method),
+                methods=", ".join(METHODS),
+            )
+        )
     bundle.check_interventions(interventions)
     src, tgt, produced = forced.inputs(bundle, sentence, output_ids, chat)
     rows = list(range(len(produced))) if pieces is None else [int(p) for p in pieces]
     if not rows or any(not 0 <= row < len(produced) for row in rows):
-        raise InputError(f"Output pieces to explain must be among the {len(produced)} of this output.")
+        raise InputError(later("Output pieces to explain must be among the {n} of this output.", n=len(produced)))
     if method in ("attention", "rollout"):
         return _attention(bundle, src, tgt, interventions, rollout=method == "rollout", trace=trace)[rows]
     x = forced.source_embedding(bundle, src, interventions, forced.embedding_stage(bundle)).clone()  # (1, S, d)
@@ -93,7 +101,7 @@ def attribute(
     if method == "occlusion":
         return _occlusion(bundle, src, tgt, produced, rows, interventions, x, base)
     if steps < 1:
-        raise InputError("Integrated gradients needs at least one step.")
+        raise InputError(later("Integrated gradients needs at least one step."))
     points = [(i, k) for i in range(len(rows)) for k in range(steps)]  # (row, point on the way) pairs
     total = torch.zeros(len(rows), *x.shape[1:])
     for first in range(0, len(points), BATCH):

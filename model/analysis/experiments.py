@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 import torch
 
+from i18n import later
+
 from ..bundle import Bundle
 from ..engine.decoding import decoded_logits, greedy
 from ..engine.hooks import not_recording, recording
@@ -50,7 +52,7 @@ def translate_batch(
     shows `<pad>` keys: zero weight with the padding mask, some weight without it.
     """
     if not sentences:
-        raise InputError("Give at least one sentence to translate.")
+        raise InputError(later("Give at least one sentence to translate."))
     bundle.require_decoder()
     bundle.check_interventions(interventions)
     specials = bundle.specials

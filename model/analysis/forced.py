@@ -16,6 +16,8 @@ from contextlib import contextmanager, nullcontext
 
 import torch
 
+from i18n import later
+
 from ..bundle import Bundle
 from ..engine import stages
 from ..engine.hooks import Patch, patching, recording
@@ -32,10 +34,10 @@ def inputs(
     last piece; a decoder-only model's is the prompt (with `chat`, the sentence as a user's chat
     message wrapped by the checkpoint's chat template), then the output but its last piece."""
     if not bundle.capabilities.decoder:
-        raise InputError(f"{bundle.name} does not translate: there is no output to explain.")
+        raise InputError(later("{name} does not translate: there is no output to explain.", name=bundle.name))
     produced = list(output_ids)[: bundle.config.max_len]
     if not produced:
-        raise InputError("There is no output to explain.")
+        raise InputError(later("There is no output to explain."))
     src_ids = bundle.read_input(sentence, len(produced), chat)  # as Bundle.teacher_forced and Bundle.score read it
     return torch.tensor([src_ids]), torch.tensor([bundle.decoder_input_ids(src_ids, produced)]), produced
 

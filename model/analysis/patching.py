@@ -14,12 +14,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from i18n import later
+
 from ..bundle import Bundle
 from ..engine import stages
 from ..engine.decoding import greedy
 from ..engine.hooks import Patch, patching, sequence_axis
 from ..engine.interventions import DecodeOptions, Interventions
-from ..errors import InputError
+from ..errors import InputError, message
 from . import forced
 
 
@@ -52,7 +54,7 @@ def patch(
     try:
         out = forced.log_probs(bundle, receiver_src, receiver_tgt, interventions, {hook: Patch(value, positions)})
     except ValueError as exc:  # shapes or positions that do not fit
-        raise InputError(str(exc)) from None
+        raise InputError(message(exc)) from None
     return out[0].numpy()
 
 
@@ -79,7 +81,9 @@ def patch_grid(
     donor_src, donor_tgt, produced = forced.inputs(bundle, donor, output_ids, chat)
     receiver_src, receiver_tgt, _ = forced.inputs(bundle, receiver, produced, chat)
     if not 0 <= piece < len(produced):
-        raise InputError(f"Output piece {piece + 1} is not among the {len(produced)} of this output.")
+        raise InputError(
+            later("Output piece {piece} is not among the {n} of this output.", piece=piece + 1, n=len(produced))
+        )
     # activations of passes as long as the grid's (with the causal mask on, they stop at the piece)
     donor_tgt = forced.decoder_rows(bundle, donor_src, donor_tgt, [piece], interventions)
     receiver_tgt = forced.decoder_rows(bundle, receiver_src, receiver_tgt, [piece], interventions)
@@ -98,7 +102,11 @@ def patch_grid(
                 value[position].select(axis - 1, position).copy_(donated[0].select(axis - 1, position))
         except RuntimeError as exc:  # a per-head tensor whose keys are the two sentences' positions
             raise InputError(
-                f"{hook!r} of sentences of different lengths does not fit position by position: {exc}"
+                later(
+                    "{hook} of sentences of different lengths does not fit position by position: {problem}",
+                    hook=repr(hook),
+                    problem=str(exc),
+                )
             ) from None
         moved = forced.chosen_at(
             bundle, receiver_src, receiver_tgt, produced, [piece] * both, interventions, {hook: Patch(value)}
@@ -135,7 +143,7 @@ def patched_translation(
         with patching({hook: Patch(value, positions)}):
             return list(bundle.translate(receiver, interventions, trace=False).output_ids)
     except ValueError as exc:
-        raise InputError(str(exc)) from None
+        raise InputError(message(exc)) from None
 
 
 def _patched_continuation(
@@ -149,7 +157,7 @@ def _patched_continuation(
     prompt = bundle.read_input(receiver, chat=chat)
     both = min(donor_length, len(prompt))
     if any(not 0 <= p < both for patch_ in patches.values() for p in (patch_.positions or ())):
-        raise InputError(f"Positions to patch must be among the {both} prompt positions both prompts have.")
+        raise InputError(later("Positions to patch must be among the {n} prompt positions both prompts have.", n=both))
     try:
         with torch.inference_mode(), nullcontext() if iv.causal_mask else patching(patches):
             [(new, end)] = greedy(
@@ -163,7 +171,7 @@ def _patched_continuation(
                 first_step=patching(patches) if iv.causal_mask else None,
             )
     except ValueError as exc:  # shapes that do not fit
-        raise InputError(str(exc)) from None
+        raise InputError(message(exc)) from None
     return new + ([] if end is None else [end])
 
 
@@ -171,7 +179,7 @@ def _stage(hook: str) -> stages.Stage:
     try:
         return stages.parse(hook)
     except ValueError as exc:
-        raise InputError(str(exc)) from None
+        raise InputError(message(exc)) from None
 
 
 def _source_side(bundle: Bundle, hook: str) -> None:
@@ -179,14 +187,18 @@ def _source_side(bundle: Bundle, hook: str) -> None:
     stage = _stage(hook)
     if bundle.capabilities.encoder:
         if not stage.source_rows:
-            raise InputError(f"{hook!r} does not hold source positions: patch it with `patch`.")
+            raise InputError(later("{hook} does not hold source positions: patch it with `patch`.", hook=repr(hook)))
     elif (stage.stack != "decoder" and stage.side != "target") or stage.stage == stages.POSITION_BIAS:
-        raise InputError(f"{hook!r} does not hold the prompt's positions: patch a decoder hook point.")
+        raise InputError(
+            later("{hook} does not hold the prompt's positions: patch a decoder hook point.", hook=repr(hook))
+        )
 
 
 def _activation(bundle: Bundle, recorded: dict[str, torch.Tensor], hook: str) -> torch.Tensor:
     if hook not in recorded:
-        raise InputError(f"{bundle.name} has no hook point {hook!r} in a teacher-forced pass.")
+        raise InputError(
+            later("{name} has no hook point {hook} in a teacher-forced pass.", name=bundle.name, hook=repr(hook))
+        )
     return recorded[hook]
 
 
@@ -214,13 +226,13 @@ def patch_embedding(
     donor's encoding at `positions` (all when None), as `patch` does for a translation."""
     recorded = bundle.encode(donor, interventions).trace.tensors
     if hook not in recorded:
-        raise InputError(f"{bundle.name} has no hook point {hook!r} when it encodes.")
+        raise InputError(later("{name} has no hook point {hook} when it encodes.", name=bundle.name, hook=repr(hook)))
     value = torch.from_numpy(np.array(recorded[hook]))
     try:
         with patching({hook: Patch(value, positions)}):
             return bundle.encode(receiver, interventions).embedding
     except ValueError as exc:
-        raise InputError(str(exc)) from None
+        raise InputError(message(exc)) from None
 
 
 @dataclass(frozen=True)

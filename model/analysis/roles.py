@@ -29,6 +29,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from i18n import later
+
 from ..bundle import Bundle
 from ..engine import stages
 from ..engine.interventions import Interventions
@@ -140,13 +142,16 @@ def head_roles(
     greedy continuation), or on its reference when `gold` gives the sentences' alignments, which
     adds the cross-attention heads' alignment score) and its role (None when untagged)."""
     if not sentences:
-        raise InputError("Give at least one sentence to score the heads on.")
+        raise InputError(later("Give at least one sentence to score the heads on."))
     if gold is not None and len(gold) != len(sentences):
-        raise InputError("Give one gold alignment per sentence.")
+        raise InputError(later("Give one gold alignment per sentence."))
     if gold is not None and not bundle.capabilities.cross_attention:
         raise InputError(
-            f"{bundle.name} has no cross-attention: a gold word alignment scores the heads that "
-            "read a source sentence, and it has none."
+            later(
+                "{name} has no cross-attention: a gold word alignment scores the heads that read a source sentence, "
+                "and it has none.",
+                name=bundle.name,
+            )
         )
     totals: dict[tuple[str, str, int, int], list[dict[str, float]]] = {}
     aligned: dict[tuple[str, str, int, int], list[float]] = {}

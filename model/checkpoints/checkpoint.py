@@ -10,10 +10,12 @@ from pathlib import Path
 import torch
 from safetensors.torch import save_file
 
+from i18n import later
+
 from ..engine.config import ModelConfig
 from ..engine.tokenizer import Tokenizer
 from ..engine.transformer import Transformer
-from ..errors import REBUILD_HINT, CheckpointError
+from ..errors import REBUILD_HINT, CheckpointError, message
 from . import gguf, snapshots
 from .families import load_family
 from .image import keep_image, load_image, release_freed_memory
@@ -45,16 +47,23 @@ def save_checkpoint(path: Path, model: Transformer, tokenizer: Tokenizer, card: 
 
 
 def _fail(path: Path, problem: str) -> CheckpointError:
-    return CheckpointError(f"Cannot load the checkpoint at {path}: {problem}. {REBUILD_HINT}")
+    return CheckpointError(
+        later(
+            "Cannot load the checkpoint at {path}: {problem}. {hint}",
+            path=str(path),
+            problem=problem,
+            hint=REBUILD_HINT,
+        )
+    )
 
 
 def _read_json(path: Path, name: str) -> dict:
     try:
         data = json.loads((path / name).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise _fail(path, f"{name} is not readable JSON ({exc})") from None
+        raise _fail(path, later("{name} is not readable JSON ({problem})", name=name, problem=str(exc))) from None
     if not isinstance(data, dict):
-        raise _fail(path, f"{name} must hold a JSON object")
+        raise _fail(path, later("{name} must hold a JSON object", name=name))
     return data
 
 
@@ -67,32 +76,41 @@ def load_checkpoint(path: Path, snapshot: int | None = None, progress: gguf.Prog
     file = gguf.find(path)
     if file is not None:
         if snapshot is not None:
-            raise _fail(path, "snapshots are kept only by checkpoints trained here")
+            raise _fail(path, later("snapshots are kept only by checkpoints trained here"))
         return load_gguf(file, progress)
     if not path.is_dir():
-        raise _fail(path, "the directory does not exist")
+        raise _fail(path, later("the directory does not exist"))
     if not (path / CONFIG).is_file():
-        raise _fail(path, f"missing {CONFIG}")
+        raise _fail(path, later("missing {files}", files=CONFIG))
     config_data = _read_json(path, CONFIG)
     if "model_type" in config_data:
         if snapshot is not None:
-            raise _fail(path, "snapshots are kept only by checkpoints trained here")
+            raise _fail(path, later("snapshots are kept only by checkpoints trained here"))
         return load_family(path, config_data)
     missing = [name for name in REQUIRED if not (path / name).is_file()]
     if missing:
-        raise _fail(path, f"missing {', '.join(missing)}")
+        raise _fail(path, later("missing {files}", files=", ".join(missing)))
     try:
         config = ModelConfig.from_dict(config_data)
     except (TypeError, ValueError) as exc:
-        raise _fail(path, f"{CONFIG} is not a valid model config ({exc})") from None
+        raise _fail(
+            path, later("{name} is not a valid model config ({problem})", name=CONFIG, problem=str(exc))
+        ) from None
     card = _read_json(path, CARD)
     try:
         tokenizer = Tokenizer.load(path / TOKENIZER)
     except Exception as exc:  # sentencepiece raises RuntimeError/ValueError/OSError on bad protos
-        raise _fail(path, f"{TOKENIZER} is not a usable SentencePiece model ({exc})") from None
+        raise _fail(
+            path, later("{name} is not a usable SentencePiece model ({problem})", name=TOKENIZER, problem=str(exc))
+        ) from None
     if tokenizer.vocab_size != config.vocab_size:
         raise _fail(
-            path, f"the tokenizer has {tokenizer.vocab_size} pieces but the config says vocab_size {config.vocab_size}"
+            path,
+            later(
+                "the tokenizer has {pieces} pieces but the config says vocab_size {size}",
+                pieces=tokenizer.vocab_size,
+                size=config.vocab_size,
+            ),
         )
     if snapshot is not None:
         tensors = snapshots.read(path, snapshot)  # its own error lists the steps there are
@@ -102,7 +120,7 @@ def load_checkpoint(path: Path, snapshot: int | None = None, progress: gguf.Prog
             tensors, weights = read_tensors(weight_files(path)), path / WEIGHTS
         model = build_model(config, tensors, path)
     except CheckpointError as exc:
-        raise CheckpointError(f"{exc} {REBUILD_HINT}") from None
+        raise CheckpointError(later("{error} {hint}", error=message(exc), hint=REBUILD_HINT)) from None
     checkpoint_id = fingerprint([path / CONFIG, path / TOKENIZER, weights])
     return Checkpoint(path, config, model, tokenizer, card, checkpoint_id, snapshot=snapshot)
 
@@ -128,10 +146,10 @@ def load_gguf(file: Path, progress: gguf.Progress | None = None) -> Checkpoint:
             release_freed_memory()
         card = checkpoint.card | {
             "name": facts["name"],
-            "source": f"{Path(facts['file']).name} (a GGUF file, llama.cpp's format)",
+            "source": later("{file} (a GGUF file, llama.cpp's format)", file=Path(facts["file"]).name),
             "path": facts["file"],
-            "licence": facts["licence"],
-            "stored_as": f"GGUF: {facts['stored_as']}; dequantized to float32",
+            "licence": later("not stated in the file") if facts["licence"] == gguf.NO_LICENCE else facts["licence"],
+            "stored_as": later("GGUF: {types}; dequantized to float32", types=facts["stored_as"]),
             "weights_bytes": file.stat().st_size,
         }
         return replace(checkpoint, path=file, card=card)

@@ -26,6 +26,8 @@ import numpy as np
 import torch
 from safetensors.numpy import save_file
 
+from i18n import later
+
 from ..errors import CheckpointError
 
 VIEWS = "anatomy.views"  # metadata key: parameter name -> [storage key, offset, shape, strides]
@@ -84,19 +86,21 @@ def load_image(file: Path) -> dict[str, torch.Tensor]:
     """The tensors of an image, views of the file mapped copy-on-write (a write stays in this process)."""
 
     def refuse(problem: str) -> CheckpointError:
-        return CheckpointError(f"Cannot read the weights image {file}: {problem}.")
+        return CheckpointError(
+            later("Cannot read the weights image {file}: {problem}.", file=str(file), problem=problem)
+        )
 
     try:
         size = file.stat().st_size
         with open(file, "rb") as handle:
             (length,) = struct.unpack("<Q", handle.read(8))
             if length > size - 8:
-                raise refuse("its header is longer than the file")
+                raise refuse(later("its header is longer than the file"))
             header = json.loads(handle.read(length))
         views = json.loads(header["__metadata__"][VIEWS])
         mapped = np.memmap(file, dtype=np.uint8, mode="c")
     except (OSError, ValueError, KeyError, TypeError, struct.error) as exc:
-        raise refuse(f"it is not an image ({type(exc).__name__}: {exc})") from None
+        raise refuse(later("it is not an image ({problem})", problem=f"{type(exc).__name__}: {exc}")) from None
     start = 8 + length
     bases = {}
     for key, entry in header.items():
@@ -104,14 +108,14 @@ def load_image(file: Path) -> dict[str, torch.Tensor]:
             continue
         begin, end = entry["data_offsets"]
         if entry.get("dtype") != "F32" or start + end > size or (end - begin) % 4:
-            raise refuse(f"its storage {key} is not float32 inside the file")
+            raise refuse(later("its storage {key} is not float32 inside the file", key=key))
         bases[key] = torch.from_numpy(mapped[start + begin : start + end].view(np.float32))
     tensors = {}
     for name, (key, offset, shape, strides) in views.items():
         base = bases.get(key)
         last = offset + sum((n - 1) * s for n, s in zip(shape, strides, strict=True)) if all(shape) else offset
         if base is None or offset < 0 or last >= max(len(base), 1):
-            raise refuse(f"its view {name} lies outside its storage")
+            raise refuse(later("its view {name} lies outside its storage", name=name))
         tensors[name] = torch.as_strided(base, shape, strides, offset)
     return tensors
 

@@ -17,6 +17,8 @@ from pathlib import Path
 import torch
 from safetensors.torch import save_file
 
+from i18n import later
+
 from ..engine.transformer import Transformer
 from ..errors import CheckpointError
 from .weights import read_tensors
@@ -86,8 +88,8 @@ def thin(checkpoint: Path, count: int) -> list[int]:
 
 def drop_after(checkpoint: Path, step: int) -> None:
     """Delete the snapshots of steps after `step` (a resumed run starts again from there)."""
-    for later in (s for s in steps(checkpoint) if s > step):
-        (Path(checkpoint) / FOLDER / file_name(later)).unlink()
+    for after in (s for s in steps(checkpoint) if s > step):
+        (Path(checkpoint) / FOLDER / file_name(after)).unlink()
 
 
 def read(checkpoint: Path, step: int) -> dict[str, torch.Tensor]:
@@ -95,6 +97,20 @@ def read(checkpoint: Path, step: int) -> dict[str, torch.Tensor]:
     path = Path(checkpoint) / FOLDER / file_name(step)
     if not path.is_file():
         available = steps(checkpoint)
-        listed = ", ".join(map(str, available)) if available else "none"
-        raise CheckpointError(f"The checkpoint at {checkpoint} has no snapshot at step {step} (snapshots: {listed}).")
+        if not available:
+            raise CheckpointError(
+                later(
+                    "The checkpoint at {path} has no snapshot at step {step} (snapshots: none).",
+                    path=str(checkpoint),
+                    step=step,
+                )
+            )
+        raise CheckpointError(
+            later(
+                "The checkpoint at {path} has no snapshot at step {step} (snapshots: {steps}).",
+                path=str(checkpoint),
+                step=step,
+                steps=", ".join(map(str, available)),
+            )
+        )
     return read_tensors([path])

@@ -17,6 +17,8 @@ import torch
 from safetensors import safe_open
 from torch.nn import init
 
+from i18n import later
+
 from ..engine.config import ModelConfig
 from ..engine.transformer import Transformer
 from ..errors import CheckpointError
@@ -35,21 +37,31 @@ def weight_files(path: Path) -> list[Path]:
             index = json.loads((path / INDEX).read_text(encoding="utf-8"))
             shards = sorted(set(index["weight_map"].values()))
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise CheckpointError(
-                f"Cannot load the checkpoint at {path}: {INDEX} is not a valid shard index ({exc})."
+            raise _cannot(
+                path, later("{name} is not a valid shard index ({problem})", name=INDEX, problem=str(exc))
             ) from None
         missing = [name for name in shards if not (path / name).is_file() or "/" in name or "\\" in name]
         if missing:
-            raise CheckpointError(
-                f"Cannot load the checkpoint at {path}: shards named in {INDEX} are missing: {', '.join(missing[:3])}."
+            raise _cannot(
+                path, later("shards named in {name} are missing: {files}", name=INDEX, files=", ".join(missing[:3]))
             )
         return [path / name for name in shards]
     if (path / PICKLE).is_file():
         raise CheckpointError(
-            f"The checkpoint at {path} has only {PICKLE}, PyTorch's pickle format, which this app "
-            f"never opens (a pickle can run code). Convert it once with: {CONVERT_COMMAND} {path}"
+            later(
+                "The checkpoint at {path} has only {name}, PyTorch's pickle format, which this app never opens (a "
+                "pickle can run code). Convert it once with: {command}",
+                path=str(path),
+                name=PICKLE,
+                command=f"{CONVERT_COMMAND} {path}",
+            )
         )
-    raise CheckpointError(f"Cannot load the checkpoint at {path}: it has no {WEIGHTS} (nor {INDEX}).")
+    raise _cannot(path, later("it has no {name} (nor {index})", name=WEIGHTS, index=INDEX))
+
+
+def _cannot(path: Path, problem: str) -> CheckpointError:
+    """The refusal of the checkpoint at `path`, for `problem` (a clause, said when shown)."""
+    return CheckpointError(later("Cannot load the checkpoint at {path}: {problem}.", path=str(path), problem=problem))
 
 
 def read_tensors(files: Iterable[Path]) -> dict[str, torch.Tensor]:
@@ -65,9 +77,13 @@ def read_tensors(files: Iterable[Path]) -> dict[str, torch.Tensor]:
                     # running model if the file were overwritten (and fault if it were truncated)
                     tensors[name] = handle.get_tensor(name).clone()
         except Exception as exc:  # the library raises several types for corrupt files
-            raise CheckpointError(
-                f"Cannot load the checkpoint at {file.parent}: {file.name} is not a valid "
-                f"safetensors file ({type(exc).__name__}: {exc})."
+            raise _cannot(
+                file.parent,
+                later(
+                    "{name} is not a valid safetensors file ({problem})",
+                    name=file.name,
+                    problem=f"{type(exc).__name__}: {exc}",
+                ),
             ) from None
     return tensors
 
@@ -84,22 +100,29 @@ def build_model(cfg: ModelConfig, state: dict[str, torch.Tensor], where: Path) -
     canonical = {name: first_name[id(param)] for name, param in every.items()}
     absent, extra = sorted(set(expected) - set(state)), sorted(set(state) - set(expected))
     if absent or extra:
-        raise CheckpointError(
-            f"Cannot load the checkpoint at {where}: the weights do not match the config "
-            f"(missing {absent[:3]}, unexpected {extra[:3]})."
+        raise _cannot(
+            where,
+            later(
+                "the weights do not match the config (missing {absent}, unexpected {extra})",
+                absent=str(absent[:3]),
+                extra=str(extra[:3]),
+            ),
         )
     ready = {}
     for name, param in expected.items():
         tensor = state[name]
         if tuple(tensor.shape) != tuple(param.shape):
-            raise CheckpointError(
-                f"Cannot load the checkpoint at {where}: weight {name} has shape "
-                f"{tuple(tensor.shape)}, the config needs {tuple(param.shape)}."
+            raise _cannot(
+                where,
+                later(
+                    "weight {name} has shape {shape}, the config needs {needed}",
+                    name=name,
+                    shape=str(tuple(tensor.shape)),
+                    needed=str(tuple(param.shape)),
+                ),
             )
         if not tensor.dtype.is_floating_point or not _finite(tensor):
-            raise CheckpointError(
-                f"Cannot load the checkpoint at {where}: weight {name} is not a finite floating-point tensor."
-            )
+            raise _cannot(where, later("weight {name} is not a finite floating-point tensor", name=name))
         ready[name] = tensor.float()  # no copy when already float32
     model.load_state_dict({name: ready[canonical[name]] for name in every}, strict=True, assign=True)
     model.store_for_decoding()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from i18n import later, later_n
+
 from ..errors import InputError
 from .config import ModelConfig
 from .stages import ATTENTION
@@ -41,23 +43,37 @@ class Interventions:
             "hide_first",
         ):
             if not isinstance(getattr(self, name), bool):
-                raise InputError(f"{name} must be true or false, got {getattr(self, name)!r}")
+                raise InputError(
+                    later("{name} must be true or false, got {value}", name=name, value=repr(getattr(self, name)))
+                )
         if self.mask_value not in MASK_VALUES:
-            raise InputError(f"mask_value must be one of {', '.join(MASK_VALUES)}, got {self.mask_value!r}")
+            raise InputError(
+                later(
+                    "mask_value must be one of {values}, got {value}",
+                    values=", ".join(MASK_VALUES),
+                    value=repr(self.mask_value),
+                )
+            )
         factor = self.rotary_base_factor
         if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 1e-3 <= factor <= 1e3:
-            raise InputError(f"rotary_base_factor must be a number from 0.001 to 1000, got {factor!r}")
+            raise InputError(
+                later("rotary_base_factor must be a number from 0.001 to 1000, got {value}", value=repr(factor))
+            )
         heads = frozenset(tuple(h) for h in self.ablate)
         for head in heads:
             if len(head) != 4:
-                raise InputError(f"An ablated head is (stack, kind, layer, head), got {head!r}")
+                raise InputError(later("An ablated head is (stack, kind, layer, head), got {head}", head=repr(head)))
             stack, kind, layer, index = head
             if not isinstance(stack, str) or kind not in ATTENTION.get(stack, ()):
                 raise InputError(
-                    f"No {kind!r} attention in the {stack!r} stack: use encoder/self, decoder/self or decoder/cross"
+                    later(
+                        "No {kind} attention in the {stack} stack: use encoder/self, decoder/self or decoder/cross",
+                        kind=repr(kind),
+                        stack=repr(stack),
+                    )
                 )
             if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (layer, index)):
-                raise InputError(f"Layer and head must be non-negative integers, got {head!r}")
+                raise InputError(later("Layer and head must be non-negative integers, got {head}", head=repr(head)))
         object.__setattr__(self, "ablate", heads)
 
     @property
@@ -71,8 +87,18 @@ class Interventions:
         for stack, kind, layer, head in sorted(self.ablate):
             if layer >= layers[stack] or head >= cfg.n_heads:
                 raise InputError(
-                    f"This model has {layers[stack]} {stack} layers of {cfg.n_heads} heads: "
-                    f"there is no {stack} {kind}-attention layer {layer} head {head}"
+                    later_n(
+                        "This model has {n} {stack} layer of {heads} heads: there is no {stack} {kind}-attention "
+                        "layer {layer} head {head}",
+                        "This model has {n} {stack} layers of {heads} heads: there is no {stack} {kind}-attention "
+                        "layer {layer} head {head}",
+                        layers[stack],
+                        stack=stack,
+                        heads=cfg.n_heads,
+                        kind=kind,
+                        layer=layer,
+                        head=head,
+                    )
                 )
 
     def heads_off(self, stack: str, kind: str, layer: int) -> tuple[int, ...]:
@@ -91,10 +117,14 @@ class DecodeOptions:
 
     def __post_init__(self) -> None:
         if not isinstance(self.beam_size, int) or not 1 <= self.beam_size <= 16:
-            raise InputError(f"Beam size must be an integer from 1 to 16, got {self.beam_size!r}")
+            raise InputError(
+                later("Beam size must be an integer from 1 to 16, got {value}", value=repr(self.beam_size))
+            )
         if not isinstance(self.length_penalty, (int, float)) or not 0.0 <= self.length_penalty <= 3.0:
-            raise InputError(f"Length penalty must be between 0 and 3, got {self.length_penalty!r}")
+            raise InputError(
+                later("Length penalty must be between 0 and 3, got {value}", value=repr(self.length_penalty))
+            )
         if self.max_len is not None and (not isinstance(self.max_len, int) or self.max_len < 1):
-            raise InputError(f"Maximum length must be a positive integer, got {self.max_len!r}")
+            raise InputError(later("Maximum length must be a positive integer, got {value}", value=repr(self.max_len)))
         if not isinstance(self.top_k, int) or not 1 <= self.top_k <= 50:
-            raise InputError(f"top_k must be an integer from 1 to 50, got {self.top_k!r}")
+            raise InputError(later("top_k must be an integer from 1 to 50, got {value}", value=repr(self.top_k)))

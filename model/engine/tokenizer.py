@@ -11,6 +11,8 @@ from pathlib import Path
 
 import sentencepiece as spm
 
+from i18n import later, later_n
+
 from ..errors import CheckpointError, InputError
 from .tokens import BOS_ID, EOS_ID, PAD_ID, PROJECT_SPECIALS, SPECIAL_PIECES, UNK_ID
 from .vocabulary import Vocabulary
@@ -53,18 +55,26 @@ def normalize_source(text: str, canonical: bool = True) -> Normalized:
         cleaned = "".join(ch for ch in text if ch.isspace() or unicodedata.category(ch) not in _UNREADABLE)
     removed = len(text) - len(cleaned)
     if removed:
-        warnings.append(f"Removed {removed} invisible or control character{'s' * (removed > 1)}.")
+        warnings.append(
+            later_n(
+                "Removed {n} invisible or control character.", "Removed {n} invisible or control characters.", removed
+            )
+        )
     if len(cleaned) > MAX_CHARS:
-        warnings.append(f"The text was cut to its first {MAX_CHARS} of {len(cleaned)} characters.")
+        warnings.append(
+            later("The text was cut to its first {kept} of {total} characters.", kept=MAX_CHARS, total=len(cleaned))
+        )
         cleaned = cleaned[:MAX_CHARS]
     if not canonical:  # a real model's text: a sentence to translate or encode, or a prompt to continue
         if not cleaned.strip():
-            raise InputError("Type some text, for example: The cat sleeps.")
+            # i18n: the example stays English: the model reads English
+            raise InputError(later("Type some text, for example: The cat sleeps."))
         return Normalized(cleaned, tuple(warnings))
     spaced = " ".join(cleaned.split())
     result = _FINAL_PUNCTUATION.sub("", spaced.lower())
     if not result:
-        raise InputError("Type an English sentence, for example: The cat sleeps.")
+        # i18n: the example stays English: the model reads English
+        raise InputError(later("Type an English sentence, for example: The cat sleeps."))
     return Normalized(result, tuple(warnings))
 
 

@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from i18n import later
+
 SUMMARY = "summary.json"
 
 
@@ -60,8 +62,9 @@ def _last(summary: dict, name: str, key: str) -> float | None:
 
 
 def findings(summary: dict) -> list[str]:
-    """What the runs show, read from their last validation: one sentence per claim, whatever it says."""
-    said = []
+    """What the runs show, read from their last validation: one sentence per claim, whatever it says (each said
+    when shown, i18n.later)."""
+    said: list[str] = []
     runs = summary.get("runs", {})
     for norm in ("post", "pre"):
         with_, without = f"{norm}-ln-warmup", f"{norm}-ln-no-warmup"
@@ -69,16 +72,28 @@ def findings(summary: dict) -> list[str]:
         if a is None or b is None:
             continue
         warm, cold = runs.get(with_) or {}, runs.get(without) or {}
-        said.append(
-            f"{norm.capitalize()}-LN: validation BLEU {a:.1f} with the warm-up, {b:.1f} without"
-            + (
-                " (its training loss blew up)"
-                if cold.get("diverged")
-                else f" (training loss {cold.get('final_train_loss', float('nan')):.2f} after {cold.get('steps')} "
-                f"steps, against {warm.get('final_train_loss', float('nan')):.2f} after {warm.get('steps')} "
-                "with it)"
+        if cold.get("diverged"):
+            said.append(
+                later(
+                    "{norm}-LN: validation BLEU {a:.1f} with the warm-up, {b:.1f} without (its training loss blew up).",
+                    norm=norm.capitalize(),
+                    a=a,
+                    b=b,
+                )
             )
-            + "."
+            continue
+        said.append(
+            later(
+                "{norm}-LN: validation BLEU {a:.1f} with the warm-up, {b:.1f} without (training loss {cold_loss:.2f} "
+                "after {cold_steps} steps, against {warm_loss:.2f} after {warm_steps} with it).",
+                norm=norm.capitalize(),
+                a=a,
+                b=b,
+                cold_loss=cold.get("final_train_loss", float("nan")),
+                cold_steps=cold.get("steps"),
+                warm_loss=warm.get("final_train_loss", float("nan")),
+                warm_steps=warm.get("steps"),
+            )
         )
     for norm in ("post", "pre"):
         smooth, plain = f"{norm}-ln-warmup", f"{norm}-ln-warmup-ls0"
@@ -87,8 +102,16 @@ def findings(summary: dict) -> list[str]:
         if loss_s is None or loss_p is None or bleu_s is None or bleu_p is None:
             continue
         said.append(
-            f"{norm.capitalize()}-LN, label smoothing 0.1 against 0: validation cross-entropy {loss_s:.3f} "
-            f"against {loss_p:.3f} nats per piece (perplexity {2.718281828**loss_s:.2f} against "
-            f"{2.718281828**loss_p:.2f}), BLEU {bleu_s:.1f} against {bleu_p:.1f}."
+            later(
+                "{norm}-LN, label smoothing 0.1 against 0: validation cross-entropy {loss_s:.3f} against {loss_p:.3f} "
+                "nats per piece (perplexity {ppl_s:.2f} against {ppl_p:.2f}), BLEU {bleu_s:.1f} against {bleu_p:.1f}.",
+                norm=norm.capitalize(),
+                loss_s=loss_s,
+                loss_p=loss_p,
+                ppl_s=2.718281828**loss_s,
+                ppl_p=2.718281828**loss_p,
+                bleu_s=bleu_s,
+                bleu_p=bleu_p,
+            )
         )
     return said

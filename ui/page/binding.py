@@ -9,6 +9,7 @@ from typing import Any
 
 import streamlit as st
 
+from i18n import _
 from ui.page.markup import md
 from ui.session.urlstate import (
     Field,
@@ -104,6 +105,8 @@ def set_sentence(text: str) -> None:
 
 
 def not_applicable(label: str, reason: str) -> None:
-    """A control that does not apply to the loaded model: shown greyed out, with the reason."""
-    st.toggle(label, value=False, disabled=True, help=reason, key=f"na_{label}")
+    """A control that does not apply to the loaded model: shown greyed out, with the reason (already said).
+    `label` is the English one, marked with N_ where it is written: the widget's key is made of it, the words
+    shown are it in the run's language."""
+    st.toggle(_(label), value=False, disabled=True, help=reason, key=f"na_{label}")
     st.caption(md(reason))

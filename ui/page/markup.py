@@ -9,6 +9,8 @@ import re
 
 import streamlit as st
 
+from i18n import N_, _
+
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>$])")
 
 
@@ -19,6 +21,9 @@ def md(text: str) -> str:
 
 STREAMING = "anatomy-streaming"  # the mark of a stream's line (ui/page/stream.py)
 NEWEST = "anatomy-newest"  # the mark of a steady chart's newest slot (ui/page/player.py)
+# What the busy sign says before a run has said what it does (busy_note): APP_CSS's default, in the run's language
+# (page_css)
+WORKING = N_("Working on the page …")
 
 APP_CSS = """<style>
 /* the first screen is for the page: less empty header above the title */
@@ -122,7 +127,7 @@ def busy_note(doing: str) -> None:
     """Name what the page's run does, for the sign APP_CSS shows while a run takes long. Once per run, at the
     same point: a style-only html goes to the page's event container, where the run before's stays until this
     run writes over it, and the last one written is the one that counts."""
-    st.html(f"<style>:root {{ --anatomy-busy: {json.dumps(doing, ensure_ascii=False)}; }}</style>")
+    st.html(f"<style>:root {{ --anatomy-busy: {_css_string(doing)}; }}</style>")
 
 
 def table_height(rows: int, most: int = 600) -> int:
@@ -136,7 +141,7 @@ def two_translations(left: tuple[str, str], right: tuple[str, str], size_rem: fl
         with column:
             if caption:
                 st.caption(caption)
-            big_text(text or "(empty)", size_rem)
+            big_text(text or _("(empty)"), size_rem)
 
 
 def big_text(text: str, size_rem: float = 2.2) -> None:
@@ -149,5 +154,12 @@ def big_text(text: str, size_rem: float = 2.2) -> None:
 
 
 def page_css(presentation: bool, language: str) -> str:
-    """The CSS every page writes: the app's, a projector's in presentation mode, and CJK type in Chinese."""
-    return APP_CSS + (PRESENTATION_CSS if presentation else "") + (CJK_CSS if language == "zh" else "")
+    """The CSS every page writes: the app's (its busy sign's default in the run's language), a projector's in
+    presentation mode, and CJK type in Chinese."""
+    app = APP_CSS.replace(_css_string(WORKING), _css_string(_(WORKING)))
+    return app + (PRESENTATION_CSS if presentation else "") + (CJK_CSS if language == "zh" else "")
+
+
+def _css_string(text: str) -> str:
+    """Text as a CSS string (a JSON string is one)."""
+    return json.dumps(text, ensure_ascii=False)

@@ -8,6 +8,7 @@ from typing import Any
 
 import streamlit as st
 
+from i18n import N_, _, number, sentences
 from model import Bundle, EncodeResult, TranslationResult
 from ui.page.binding import bind, set_sentence
 from ui.page.markup import md
@@ -25,7 +26,7 @@ class Notes:
 
     def __enter__(self) -> None:
         if self.box is None:
-            self.box = self.slot.container().expander("Notes on this run", icon=":material/info:")
+            self.box = self.slot.container().expander(_("Notes on this run"), icon=":material/info:")
         self.box.__enter__()
 
     def __exit__(self, *exc: object) -> None:
@@ -35,33 +36,41 @@ class Notes:
 def top_sentence(bundle: Bundle) -> None:
     """The sentence box again at the top of the page, shown on phones only (APP_CSS), where the sidebar
     that holds it is hidden behind an icon."""
+    decoder_only = bundle.capabilities.decoder_only
     with st.container(key="top-sentence"):
         bind(
             "sentence",
             st.text_input,
             widget="top_sentence",
-            label=("Text to continue" if bundle.capabilities.decoder_only else "English sentence") + ", on a phone",
+            label=_("Text to continue, on a phone") if decoder_only else _("English sentence, on a phone"),
             label_visibility="collapsed",
-            placeholder="Text to continue" if bundle.capabilities.decoder_only else "English sentence",
+            placeholder=_("Text to continue") if decoder_only else _("English sentence"),
             max_chars=2000,
         )
         if chat_offered(bundle):
-            bind("chat", st.checkbox, widget="top_chat", label=CHAT_LABEL, help=CHAT_HELP)
+            bind("chat", st.checkbox, widget="top_chat", label=_(CHAT_LABEL), help=_(CHAT_HELP))
 
 
 def chat_note(bundle: Bundle, result: TranslationResult | EncodeResult | None = None) -> None:
     """Under the title of every page, while the text is a chat message: what the model reads and explains, and
     the answer when the page has it (`result`)."""
     answer = (  # on one line: a line break inside the bold would leave its ** as they are
-        f" Its answer: **{md(on_one_line(result.translation)) or '(empty)'}**"
+        _("Its answer: **{answer}**", answer=md(on_one_line(result.translation)) or _("(empty)"))
         if isinstance(result, TranslationResult)
         else ""
     )
+    said = _(
+        "**{label}:** your text is a user's message, wrapped by {model}'s chat template (its special pieces and line "
+        "breaks included), and the model writes the assistant's answer: every page reads the wrapped text and "
+        "explains the answer.",
+        label=_(CHAT_LABEL),
+        model=md(bundle.name),
+    )
     st.caption(
-        f"**{CHAT_LABEL}:** your text is a user's message, wrapped by {md(bundle.name)}'s chat template (its "
-        "special pieces and line breaks included), and the model writes the assistant's answer: every page reads "
-        f"the wrapped text and explains the answer.{answer}",
-        help=CHAT_HELP + f" Untick “{CHAT_LABEL}” in the sidebar to continue the bare text.",
+        sentences(said, answer),
+        help=sentences(
+            _(CHAT_HELP), _("Untick “{label}” in the sidebar to continue the bare text.", label=_(CHAT_LABEL))
+        ),
     )
 
 
@@ -76,11 +85,25 @@ def offer_sentences(bundle: Bundle, sentence: str, unknown: list[str]) -> None:
         return
     offers = similar_sentences(sentence, bundle.known_words)
     with st.container(horizontal=True, vertical_alignment="center", key="offers"):
-        st.markdown("**Try one it reads:**")
+        st.markdown(_("**Try one it reads:**"))
         for index, offer in enumerate(offers):
             st.button(offer, key=f"offer-{index}", on_click=set_sentence, args=(offer,))
-        with st.popover("Its vocabulary", icon=":material/menu_book:"):
+        with st.popover(_("Its vocabulary"), icon=":material/menu_book:"):
             vocabulary(bundle)
+
+
+# The corpus lexicon's categories (model.training.corpus.lexicon_by_category's keys), said where they are shown
+CATEGORIES = {
+    "nouns": N_("Nouns"),
+    "verbs": N_("Verbs"),
+    "adjectives": N_("Adjectives"),
+    "pronouns": N_("Pronouns"),
+    "determiners": N_("Determiners"),
+    "numbers": N_("Numbers"),
+    "prepositions": N_("Prepositions"),
+    "adverbs": N_("Adverbs"),
+    "conjunctions": N_("Conjunctions"),
+}
 
 
 def vocabulary(bundle: Bundle) -> None:
@@ -92,19 +115,21 @@ def vocabulary(bundle: Bundle) -> None:
     except ImportError:
         categories = {}
     if categories:
-        st.write("The corpus the model was trained on uses these English words (with their French):")
+        st.write(_("The corpus the model was trained on uses these English words (with their French):"))
         cols = st.columns(3)
         for index, (category, pairs) in enumerate(categories.items()):
             with cols[index % 3]:
-                st.markdown(f"**{category.capitalize()}** ({len(pairs)})")
+                name = CATEGORIES.get(category)
+                shown = _(name) if name else category.capitalize()
+                st.markdown(_("**{category}** ({n})", category=shown, n=number(len(pairs))))
                 st.dataframe(
-                    {"English": [en for en, _ in pairs], "French": [fr for _, fr in pairs]},
+                    {_("English"): [en for en, _fr in pairs], _("French"): [fr for _en, fr in pairs]},
                     hide_index=True,
                     height=200,
                 )
     known = sorted(bundle.known_words)
     if known:
-        st.write(f"Words seen in the training sentences ({len(known)}):")
+        st.write(_("Words seen in the training sentences ({n}):", n=number(len(known))))
         st.text(", ".join(known))
     elif not categories:
-        st.write("This checkpoint does not list its vocabulary.")
+        st.write(_("This checkpoint does not list its vocabulary."))

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
+from i18n import _
 from model import AnatomyError, Bundle, DecodeOptions
 from model.analysis.forced import work
 from ui.session import engine
@@ -32,11 +33,11 @@ def asked(
 ) -> st.delta_generator.DeltaGenerator | bool:
     """Whether a costly part of the page is to be computed: True when it costs at most `budget` (default
     EAGER_WORK) or is cached; a progress bar to fill when the person has just asked for it with the button;
-    False otherwise."""
+    False otherwise. `label` and `note` are said already, in the run's language."""
     if cost <= (EAGER_WORK if budget is None else budget) or cached:
         return True
     if st.button(label, key=key):
-        return st.progress(0.0, text="Computing ...")
+        return st.progress(0.0, text=_("Computing ..."))
     st.caption(note)
     return False
 
@@ -81,18 +82,20 @@ def without_the_mask(bundle: Bundle, controls: Controls) -> st.delta_generator.D
     return asked(
         work(bundle, 1, steps * prompt + steps * (steps + 1) // 2),  # step t re-reads the prompt and t pieces
         engine.in_cache(bundle, controls.sentence, controls.interventions(), controls.beam_size, chat=controls.chat),
-        "Continue without the causal mask",
+        _("Continue without the causal mask"),
         "continue-without-causal-mask",
-        "The causal mask is off in the sidebar: no cache can hold the text then (each step changes every piece "
-        "before it), so every step re-reads the prompt and the pieces made so far, which takes seconds at this "
-        "model's size. The button runs it; every page then shows it.",
+        _(
+            "The causal mask is off in the sidebar: no cache can hold the text then (each step changes every piece "
+            "before it), so every step re-reads the prompt and the pieces made so far, which takes seconds at this "
+            "model's size. The button runs it; every page then shows it."
+        ),
     )
 
 
 def second_continuation(bundle: Bundle, controls: Controls, steps: int, label: str, key: str, **changes: Any) -> bool:
     """Whether to continue the page's text (translate its sentence) a second time, with the switches
     changed (`changes`): at once when cached or cheap; a model whose decoding of `steps` pieces costs
-    more than EAGER_WORK waits for a button, so that a new sentence stays quick."""
+    more than EAGER_WORK waits for a button (`label`, said already), so that a new sentence stays quick."""
     cached = engine.in_cache(
         bundle,
         controls.sentence,
@@ -101,18 +104,18 @@ def second_continuation(bundle: Bundle, controls: Controls, steps: int, label: s
         trace=False,
         chat=controls.chat,
     )
-    again = "Continuing the text" if bundle.capabilities.decoder_only else "Translating the sentence"
-    return (
-        asked(
-            continuation_work(bundle, steps),
-            cached,
-            label,
-            key,
-            f"{again} once more under this switch reads every weight once per new piece, which takes "
-            "most of a second at this model's size: the button runs it.",
+    note = (
+        _(
+            "Continuing the text once more under this switch reads every weight once per new piece, which takes "
+            "most of a second at this model's size: the button runs it."
         )
-        is not False
+        if bundle.capabilities.decoder_only
+        else _(
+            "Translating the sentence once more under this switch reads every weight once per new piece, which "
+            "takes most of a second at this model's size: the button runs it."
+        )
     )
+    return asked(continuation_work(bundle, steps), cached, label, key, note) is not False
 
 
 @contextmanager

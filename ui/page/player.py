@@ -22,12 +22,13 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 import streamlit as st
 
-from i18n import set_language
+from i18n import N_, _, set_language
 from ui.page.binding import set_value, stored
 from ui.page.markup import NEWEST
 from ui.page.start import LIVE_FRAGMENT, Page
 
 PERIOD = 1.0  # seconds per step
+FINISH = N_("Show the whole output")  # the way out of a paused play
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class Player:
     """A play button over one stored control counted from 1 (its own playing state per session)."""
 
     control: str  # the stored control it moves
-    label: str  # the button before the first play
+    label: str  # the button before the first play (English, marked with N_: said with _() when shown)
 
     @property
     def _playing_key(self) -> str:
@@ -76,14 +77,13 @@ class Player:
         st.session_state[self._engaged_key] = True
         set_value(self.control, min(max(stored(self.control) + change, 1), n_steps))
 
-    def controls(
-        self, n_steps: int, key: str, finish_label: str | None = "Show the whole output", whole_at_rest: bool = False
-    ) -> bool:
+    def controls(self, n_steps: int, key: str, finish_label: str | None = FINISH, whole_at_rest: bool = False) -> bool:
         """The Play / Pause button, a step back and on (PageUp and PageDown, or the arrow keys) and, with a
-        finish label, a way out of a paused play; True while playing. Play goes on from the step on show, or
-        from the first when the page at rest shows every step (`whole_at_rest`) or the last one."""
+        finish label (marked with N_, or said already), a way out of a paused play; True while playing. Play goes
+        on from the step on show, or from the first when the page at rest shows every step (`whole_at_rest`) or the
+        last one."""
         now = self.playing()
-        label = "Pause" if now else ("Resume" if self.engaged() else self.label)
+        label = _("Pause") if now else (_("Resume") if self.engaged() else _(self.label))
         disabled = n_steps < 2
 
         def step_button(label: str, change: int, shortcut: str, icon: str | None = None) -> None:
@@ -110,10 +110,10 @@ class Player:
             step_button("", -1, "PageUp", ":material/chevron_left:")
             step_button("", 1, "PageDown", ":material/chevron_right:")
             if finish_label and self.engaged() and not now:
-                st.button(finish_label, key=f"stop-{key}", on_click=self._disengage)
+                st.button(_(finish_label), key=f"stop-{key}", on_click=self._disengage)
         with st.container(key=f"arrows-{key}"):  # hidden by ui.page.markup.APP_CSS: the arrow keys some clickers send
-            step_button("Left", -1, "Left")
-            step_button("Right", 1, "Right")
+            step_button(_("Left"), -1, "Left")
+            step_button(_("Right"), 1, "Right")
         return now
 
     def run(self, body: Callable[[int], None], n_steps: int, page: Page | None = None) -> None:
@@ -175,5 +175,5 @@ class Player:
             st.caption(caption)
 
 
-DECODING = Player("step", "Play decoding")
-TIME_LAPSE = Player("snapshot", "Play the time-lapse")
+DECODING = Player("step", N_("Play decoding"))
+TIME_LAPSE = Player("snapshot", N_("Play the time-lapse"))

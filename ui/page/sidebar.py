@@ -1,5 +1,6 @@
 """The shared sidebar: the model picker, the text (or chat message) to read, decoding, layer and head,
-the switches (ui/page/switches.py) and the display settings."""
+the switches (ui/page/switches.py), the display settings and the room's switch; and the controls they set,
+read for the page's run."""
 
 from __future__ import annotations
 
@@ -7,19 +8,24 @@ import random
 
 import streamlit as st
 
-from i18n import LANGUAGES, from_locale, set_language
-from model import Bundle, CheckpointError
+from i18n import LANGUAGES, N_, _, from_locale, later, n_, sentences, set_language
+from model import Bundle, CheckpointError, InputError
 from model.checkpoints.catalog import DEFAULT
 from ui.page.binding import NOTES, RAW, bind, not_applicable, register, set_sentence, stored_values
 from ui.page.markup import CLOSE_SIDEBAR_JS, md
 from ui.page.switches import NO_DECODER, switch_controls
+from ui.room import presenter
 from ui.session import engine
 from ui.session.urlstate import (
+    CHAT,
     EXAMPLES,
     LANGUAGE,
+    PREFIX,
+    Controls,
     Field,
     Limits,
     all_heads,
+    shared_fields,
 )
 
 
@@ -42,12 +48,13 @@ FIRST_PAGE = "pages/1_translate.py"
 
 
 def first_page_titles(bundle: Bundle | None) -> dict[str, str] | None:
-    """The first page's menu title for a model that does not translate (None: the menu's own titles)."""
+    """The first page's menu title for a model that does not translate (None: the menu's own titles), in English:
+    ui.session.nav.menu says it in the run's language."""
     if bundle is None:
         return None
     if bundle.capabilities.encoder_only:
-        return {FIRST_PAGE: "Sentence"}
-    return {FIRST_PAGE: "Continue"} if bundle.capabilities.decoder_only else None
+        return {FIRST_PAGE: N_("Sentence")}
+    return {FIRST_PAGE: N_("Continue")} if bundle.capabilities.decoder_only else None
 
 
 def typed_prefix(bundle: Bundle) -> bool:
@@ -62,10 +69,11 @@ def chat_offered(bundle: Bundle) -> bool:
     return bundle.capabilities.decoder_only and bundle.chat is not None
 
 
-CHAT_LABEL = "As a chat message"
+# The chat control's label and help, said with _() where they are shown (here and ui/page/notices.py)
+CHAT_LABEL = N_("As a chat message")
 
 
-CHAT_HELP = (
+CHAT_HELP = N_(
     "This instruct checkpoint has a chat template: your text becomes a user's message, wrapped as the model was "
     "tuned to read it, and the model writes the assistant's answer. Every page reads the wrapped text and explains "
     "the answer; off, the model continues the bare text."
@@ -75,7 +83,9 @@ CHAT_HELP = (
 def _model_field(names: dict[str, str]) -> Field:
     def parse(text: str) -> str:
         if text not in names:
-            raise ValueError(f"no model named {text!r} here; known: {', '.join(names)}")
+            raise ValueError(
+                later("no model named {name} here; known: {known}", name=repr(text), known=", ".join(names))
+            )
         return text
 
     return Field("model", DEFAULT, parse)
@@ -109,15 +119,17 @@ def choose_model() -> Bundle | None:
     if stored_values()["model"] not in names:  # a folder that went away since this session chose it
         stored_values()["model"] = DEFAULT
     with st.sidebar:
-        st.markdown("### Model")
+        st.markdown(_("### Model"))
         name = bind(
             "model",
             st.selectbox,
-            label="Model",
+            label=_("Model"),
             options=list(names),
             label_visibility="collapsed",
-            help="The shipped English->French model, the packaged all-MiniLM-L6-v2 encoder when installed, "
-            "and every checkpoint folder under models/ or in $ANATOMY_MODELS.",
+            help=_(
+                "The shipped English->French model, the packaged all-MiniLM-L6-v2 encoder when installed, "
+                "and every checkpoint folder under models/ or in $ANATOMY_MODELS."
+            ),
         )
     try:
         return engine.get_bundle(engine.model_path(name))
@@ -150,75 +162,80 @@ def _text_controls(bundle: Bundle, prefix: str | None) -> None:
     """The text to read (a sentence, a prompt, a chat message), its task prefix, examples and a random one."""
     decoder_only = bundle.capabilities.decoder_only
     if decoder_only:
-        st.markdown("### Prompt")
+        st.markdown(_("### Prompt"))
         bind(
             "sentence",
             st.text_input,
-            label="Text to continue",
+            label=_("Text to continue"),
             max_chars=2000,
-            help="Type the beginning of a text and press Enter: the model continues it.",
+            help=_("Type the beginning of a text and press Enter: the model continues it."),
         )
         if chat_offered(bundle):
-            bind("chat", st.checkbox, label=CHAT_LABEL, help=CHAT_HELP)
+            bind("chat", st.checkbox, label=_(CHAT_LABEL), help=_(CHAT_HELP))
     else:
-        st.markdown("### Sentence")
+        st.markdown(_("### Sentence"))
         bind(
             "sentence",
             st.text_input,
-            label="English sentence",
+            label=_("English sentence"),
             max_chars=2000,
-            help="Type any English sentence and press Enter. Case and final punctuation do not matter.",
+            help=_("Type any English sentence and press Enter. Case and final punctuation do not matter."),
         )
     if prefix is not None:
         st.caption(
-            f"Read after the task prefix “{md(prefix)}”" if prefix else "Read without a task prefix",
-            help="This T5 checkpoint has no task prefix of its own; set one on the Translate page.",
+            _("Read after the task prefix “{prefix}”", prefix=md(prefix))
+            if prefix
+            else _("Read without a task prefix"),
+            help=_("This T5 checkpoint has no task prefix of its own; set one on the Translate page."),
         )
     st.selectbox(
-        "Examples",
+        _("Examples"),
         EXAMPLES,
         index=None,
         key="w_example",
         on_change=_pick_example,
-        placeholder="Pick an example sentence",
+        placeholder=_("Pick an example sentence"),
     )
     st.button(
-        "Random sentence",
+        _("Random sentence"),
         icon=":material/casino:",
         on_click=lambda: set_sentence(_random_sentence()),
-        help="Draw a sentence from the corpus generator the default model was trained on.",
+        help=_("Draw a sentence from the corpus generator the default model was trained on."),
     )
 
 
 def _decoding_controls(bundle: Bundle) -> None:
     """Greedy or beam search, and the beam's size."""
     encoder_only = bundle.capabilities.encoder_only
-    st.markdown("### Decoding")
+    st.markdown(_("### Decoding"))
     if encoder_only:
-        not_applicable("Decoding", f"{NO_DECODER} Nothing is decoded, so greedy or beam search does not apply.")
+        not_applicable(
+            N_("Decoding"),
+            sentences(_(NO_DECODER), _("Nothing is decoded, so greedy or beam search does not apply.")),
+        )
     else:
         mode = bind(
             "decode",
             st.radio,
-            label="Decoding",
+            label=_("Decoding"),
             options=["greedy", "beam"],
             horizontal=True,
-            format_func=lambda m: "Greedy" if m == "greedy" else "Beam search",
+            format_func=lambda m: _("Greedy") if m == "greedy" else _("Beam search"),
             label_visibility="collapsed",
         )
         if mode == "beam":
-            bind("beam", st.slider, label="Beam size", min_value=2, max_value=16)
+            bind("beam", st.slider, label=_("Beam size"), min_value=2, max_value=16)
 
 
 def _layer_and_head(limits: Limits) -> None:
     """The layer and the head every page draws."""
-    st.markdown("### Layer and head")
+    st.markdown(_("### Layer and head"))
     left, right = st.columns(2)
     with left:
         bind(
             "layer",
             st.selectbox,
-            label="Layer",
+            label=_("Layer"),
             options=list(range(1, limits.n_layers + 1)),
             format_func=lambda n: f"L{n}",
         )
@@ -226,7 +243,7 @@ def _layer_and_head(limits: Limits) -> None:
         bind(
             "head",
             st.selectbox,
-            label="Head",
+            label=_("Head"),
             options=list(range(1, limits.n_heads + 1)),
             format_func=lambda n: f"H{n}",
         )
@@ -236,24 +253,67 @@ def _display_controls(bundle: Bundle, limits: Limits) -> None:
     """Presentation mode, the charts' download format, and what the loaded model is."""
     encoder_only = bundle.capabilities.encoder_only
     decoder_only = bundle.capabilities.decoder_only
-    st.markdown("### Display")
-    bind("present", st.toggle, label="Presentation mode", help="Large fonts and a high-contrast scale.")
+    st.markdown(_("### Display"))
+    bind("present", st.toggle, label=_("Presentation mode"), help=_("Large fonts and a high-contrast scale."))
     bind(
         "export",
         st.radio,
-        label="Chart download format",
+        label=_("Chart download format"),
         options=["png", "svg"],
         horizontal=True,
-        format_func=lambda f: "PNG (3x)" if f == "png" else "SVG",
-        help="What the camera button in each chart's toolbar saves.",
+        format_func=lambda f: _("PNG (3x)") if f == "png" else "SVG",
+        help=_("What the camera button in each chart's toolbar saves."),
     )
     shape = (
-        f"encoder-only, {limits.n_encoder_layers} layers"
+        n_("encoder-only, {n} layer", "encoder-only, {n} layers", limits.n_encoder_layers)
         if encoder_only
-        else f"decoder-only, {limits.n_decoder_layers} layers"
+        else n_("decoder-only, {n} layer", "decoder-only, {n} layers", limits.n_decoder_layers)
         if decoder_only
-        else f"{limits.n_encoder_layers}+{limits.n_decoder_layers} layers"
+        else _("{encoder}+{decoder} layers", encoder=limits.n_encoder_layers, decoder=limits.n_decoder_layers)
     )
     st.caption(
-        f"Model {md(bundle.name)} ({md(bundle.family)}) · id {bundle.checkpoint_id} · {shape} × {limits.n_heads} heads"
+        n_(
+            "Model {name} ({family}) · id {id} · {shape} × {n} head",
+            "Model {name} ({family}) · id {id} · {shape} × {n} heads",
+            limits.n_heads,
+            name=md(bundle.name),
+            family=md(bundle.family),
+            id=bundle.checkpoint_id,
+            shape=shape,
+        )
     )
+
+
+def read_controls(bundle: Bundle, limits: Limits) -> tuple[Controls, presenter.Presenting | None]:
+    """The shared controls this model has (registered from the URL), drawn in the sidebar, and read; and the
+    room this page is shared with, if any."""
+    st.session_state[NOTES].extend(register(shared_fields(limits)))
+    prefix = None
+    if typed_prefix(bundle):
+        st.session_state[NOTES].extend(register([PREFIX]))
+        prefix = stored_values()[PREFIX.key]
+    if chat_offered(bundle):  # an instruct checkpoint: its text is a chat message unless turned off
+        st.session_state[NOTES].extend(register([CHAT]))
+    fit_to_model(limits)
+    sidebar(limits, bundle, prefix)
+    presenting = presenter.begin(st.session_state[NOTES])
+    # a blank sentence gets no prefix either: the engine then refuses the empty text with its own message
+    controls = Controls.from_values(
+        stored_values(), prefix=prefix if prefix and stored_values()["sentence"].strip() else "", chat=_chat_on(bundle)
+    )
+    return controls, presenting
+
+
+def _chat_on(bundle: Bundle) -> bool:
+    """Whether this run reads the text as a chat message: the stored control, for a model that offers it, when
+    its chat template wraps the text (else a note says why the plain prompt is read instead)."""
+    if not chat_offered(bundle) or not stored_values()[CHAT.key]:
+        return False
+    sentence = stored_values()["sentence"]
+    if sentence.strip():
+        try:
+            bundle.chat_prompt(sentence)
+        except InputError as exc:
+            st.session_state[NOTES].append(_("{reason} Every page reads the plain prompt instead.", reason=exc))
+            return False
+    return True

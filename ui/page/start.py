@@ -12,28 +12,20 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from model import AnatomyError, Bundle, EncodeResult, InputError, TranslationResult
+from i18n import N_, _, language
+from model import AnatomyError, Bundle, EncodeResult, TranslationResult
 from ui.page import stream
-from ui.page.binding import NOTES, RAW, VALUES, register, stored_values
+from ui.page.binding import NOTES, RAW, VALUES, stored_values
 from ui.page.markup import busy_note, md, page_css
 from ui.page.notices import Notes, chat_note, offer_sentences, top_sentence
 from ui.page.ondemand import without_the_mask
-from ui.page.sidebar import chat_offered, choose_model, first_page_titles, fit_to_model, sidebar, typed_prefix
+from ui.page.sidebar import choose_model, first_page_titles, read_controls
 from ui.page.switches import applies, switches_banner
 from ui.room import presenter
 from ui.session import engine, turns
 from ui.session.cache import holds_more_than
 from ui.session.nav import menu
-from ui.session.urlstate import (
-    CHAT,
-    PREFIX,
-    PRESENT,
-    Controls,
-    Limits,
-    changed_switches,
-    read_fields,
-    shared_fields,
-)
+from ui.session.urlstate import PRESENT, Controls, Limits, changed_switches, read_fields
 from viz.export import page_html, toolbar_config
 from viz.style import Style
 
@@ -56,7 +48,7 @@ def _or_stop(call: Callable[[], Any]) -> Any:
 class Page:
     """One rerun of one page: the model, the controls, the main result and the figures shown."""
 
-    title: str
+    title: str  # in English (the download's file name, the stream log's, the room's view says it): see `heading`
     bundle: Bundle
     limits: Limits
     controls: Controls
@@ -67,6 +59,11 @@ class Page:
     held: list[str] = field(default_factory=list)  # words `lead` keeps for after the next chart
     # where the run's notes go (the chat note, warnings, what the model lacks)
     notes: Notes = field(default_factory=lambda: Notes(folded=False))
+
+    @property
+    def heading(self) -> str:
+        """The page's title, in the run's language."""
+        return _(self.title)
 
     @property
     def plotly_config(self) -> dict:
@@ -152,12 +149,13 @@ class Page:
         came are said first."""
         self._say_held()
         if self.figures:
-            figures, title, fmt = list(self.figures), f"Transformer Anatomy: {self.title}", self.controls.export
-            intro = f"{self._text_label}: {self.controls.sentence}"
+            figures, fmt, lang = list(self.figures), self.controls.export, language()
+            title = _("Transformer Anatomy: {title}", title=self.heading)
+            intro = self._intro
             st.divider()
             st.download_button(
-                "Download this page's charts as HTML (works offline)",
-                data=lambda: page_html(title, figures, intro, fmt),
+                _("Download this page's charts as HTML (works offline)"),
+                data=lambda: page_html(title, figures, intro, fmt, lang),  # made on the click, after the run
                 file_name=f"anatomy-{re.sub(r'[^a-z0-9]+', '-', self.title.lower())}.html",
                 mime="text/html",
                 icon=":material/download:",
@@ -181,22 +179,31 @@ class Page:
 
     @property
     def output_noun(self) -> str:
-        """What the model makes of the text, in words: "answer" (to a chat message), "continuation" or
-        "translation"."""
+        """What the model makes of the text, a code the code compares (the words shown are their own messages):
+        "answer" (to a chat message), "continuation" or "translation"."""
         return "answer" if self.chat else "continuation" if self.decoder_only else "translation"
 
     @property
     def doing(self) -> str:
-        """What the page's run does, in a few words for the busy sign (ui.page.markup.busy_note)."""
+        """What the page's run does, in a few words for the busy sign (ui.page.markup.busy_note), in the run's
+        language."""
         if self.encoder_only:
-            return "Reading the sentence and drawing the page …"
-        verb = {"answer": "Writing the answer", "continuation": "Continuing the text"}
-        return verb.get(self.output_noun, "Translating the sentence") + " and drawing the page …"
+            return _("Reading the sentence and drawing the page …")
+        return _(_DOING[self.output_noun])
 
     @property
     def _text_label(self) -> str:
-        """What the typed text is: a sentence, a prompt, or a chat message."""
-        return "Chat message" if self.chat else "Prompt" if self.decoder_only else "Sentence"
+        """What the typed text is: a sentence, a prompt, or a chat message (in English: the room's view says it,
+        ui.room.presenter.TEXT_LABELS)."""
+        return N_("Chat message") if self.chat else N_("Prompt") if self.decoder_only else N_("Sentence")
+
+    @property
+    def _intro(self) -> str:
+        """The typed text, named, in the run's language: the first line of the page's HTML download."""
+        text = self.controls.sentence
+        if self.chat:
+            return _("Chat message: {text}", text=text)
+        return _("Prompt: {text}", text=text) if self.decoder_only else _("Sentence: {text}", text=text)
 
     def _view(self, figures: list[tuple[str, go.Figure]] | None = None) -> bytes:
         """What this run showed, for the room's phones: the sentence, the result, the controls, the figures."""
@@ -210,6 +217,12 @@ class Page:
         return presenter.view_document(self.title, texts, controls, presenter.explore_link(code), shown)
 
 
+# What the busy sign says a run does, for each thing the model makes (Page.output_noun's codes)
+_DOING = {
+    "answer": N_("Writing the answer and drawing the page …"),
+    "continuation": N_("Continuing the text and drawing the page …"),
+    "translation": N_("Translating the sentence and drawing the page …"),
+}
 RELEASED_ABOVE = 64 * 1024  # bytes: a page name holding more than this is dropped at the end of a run
 
 
@@ -242,10 +255,10 @@ def start(
     model, the continuation, and `decoder_title` replaces it; a costly continuation is drawn while it
     is written, `preview` drawing what the prompt alone gives meanwhile: ui/page/stream.py)."""
     stream.log("run", page=title)
-    bundle = _model_first(title)
+    bundle, tab = _model_first(title)
     cfg = bundle.config
     limits = Limits(cfg.n_encoder_layers, cfg.n_decoder_layers, cfg.n_heads, cfg.max_len, cfg.cross_attention)
-    controls, presenting = _controls(bundle, limits)
+    controls, presenting = read_controls(bundle, limits)
     _take_turn(bundle, controls.sentence if needs_result else "", controls.chat)
     style = Style(presentation=controls.presentation)
     st.html(page_css(controls.presentation, controls.language))
@@ -256,10 +269,10 @@ def start(
         if bundle.capabilities.decoder_only
         else None
     )
-    if renamed and renamed != title:
-        title = renamed
-        st.set_page_config(page_title=f"{title} · Transformer Anatomy")  # the browser tab says it too
-    st.title(title)
+    title = renamed or title  # English, the page's name (Page.title); shown in the run's language
+    if _tab_title(title) != tab:  # renamed, or the language chosen in the sidebar is not the one before it
+        st.set_page_config(page_title=_tab_title(title))  # the browser tab says it too
+    st.title(_(title))
     if presenting:
         presenter.panel(presenting)
     presenter.back_link(presenting)
@@ -279,7 +292,7 @@ def start(
                 st.warning(md(note))
     st.session_state[NOTES] = []
     page = Page(title, bundle, limits, controls, style, room=presenting, notes=notes)
-    busy_note(page.doing if needs_result else "Drawing the page …")
+    busy_note(page.doing if needs_result else _("Drawing the page …"))
     if needs_result:
         _run_once(page, preview)
     if chat_spot is not None and page.result is not None:
@@ -288,12 +301,19 @@ def start(
     return page
 
 
-def _model_first(title: str) -> Bundle:
+def _tab_title(title: str) -> str:
+    """What the browser's tab says of a page (its English `title`), in the run's language."""
+    return f"{_(title)} · Transformer Anatomy"
+
+
+def _model_first(title: str) -> tuple[Bundle, str]:
     """The page's config, the session's store on its first run, the menu and the chosen model (a model that
-    fails to load stops the page under its title, after saying why)."""
+    fails to load stops the page under its title, after saying why); and what the tab was titled, in the language
+    spoken before the sidebar's language switch."""
+    tab = _tab_title(title)
     # No page icon: a material icon would be fetched from a font CDN as the favicon (breaks offline).
     st.set_page_config(
-        page_title=f"{title} · Transformer Anatomy",
+        page_title=tab,
         layout="wide",
         initial_sidebar_state="collapsed" if _presenting() else "auto",
     )
@@ -308,30 +328,10 @@ def _model_first(title: str) -> Bundle:
     with nav:  # shown even when the model fails to load
         menu(first_page_titles(bundle))
     if bundle is None:
-        st.title(title)
+        st.title(_(title))
         st.stop()
         raise RuntimeError("unreachable: st.stop raises")
-    return bundle
-
-
-def _controls(bundle: Bundle, limits: Limits) -> tuple[Controls, presenter.Presenting | None]:
-    """The shared controls this model has (registered from the URL), drawn in the sidebar, and read; and the
-    room this page is shared with, if any."""
-    st.session_state[NOTES].extend(register(shared_fields(limits)))
-    prefix = None
-    if typed_prefix(bundle):
-        st.session_state[NOTES].extend(register([PREFIX]))
-        prefix = stored_values()[PREFIX.key]
-    if chat_offered(bundle):  # an instruct checkpoint: its text is a chat message unless turned off
-        st.session_state[NOTES].extend(register([CHAT]))
-    fit_to_model(limits)
-    sidebar(limits, bundle, prefix)
-    presenting = presenter.begin(st.session_state[NOTES])
-    # a blank sentence gets no prefix either: the engine then refuses the empty text with its own message
-    controls = Controls.from_values(
-        stored_values(), prefix=prefix if prefix and stored_values()["sentence"].strip() else "", chat=_chat_on(bundle)
-    )
-    return controls, presenting
+    return bundle, tab
 
 
 def _run_once(page: Page, preview: stream.Preview | None) -> None:
@@ -349,21 +349,6 @@ def _run_once(page: Page, preview: stream.Preview | None) -> None:
                 st.warning(md(warning))
     if page.bundle.capabilities.trained_here:
         offer_sentences(page.bundle, stored_values()["sentence"], page.result.unknown_words)
-
-
-def _chat_on(bundle: Bundle) -> bool:
-    """Whether this run reads the text as a chat message: the stored control, for a model that offers it, when
-    its chat template wraps the text (else a note says why the plain prompt is read instead)."""
-    if not chat_offered(bundle) or not stored_values()[CHAT.key]:
-        return False
-    sentence = stored_values()["sentence"]
-    if sentence.strip():
-        try:
-            bundle.chat_prompt(sentence)
-        except InputError as exc:
-            st.session_state[NOTES].append(f"{exc} Every page reads the plain prompt instead.")
-            return False
-    return True
 
 
 def _presenting() -> bool:
@@ -387,7 +372,10 @@ def _take_turn(bundle: Bundle, sentence: str, chat: bool = False) -> None:
     long = pieces > turns.LONG_PIECES
     waiting = (
         st.spinner(
-            f"Another long text ({turns.LONG_PIECES}+ pieces) is being read on this server; yours is next ...",
+            _(
+                "Another long text ({n}+ pieces) is being read on this server; yours is next ...",
+                n=turns.LONG_PIECES,
+            ),
             show_time=True,
         )
         if long and turns.busy()

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import streamlit as st
 
+from i18n import N_, _
 from model import Bundle, Trace, TranslationResult
 from model.results import Listener, Written
 from ui.page.markup import STREAMING, md
@@ -104,21 +105,41 @@ def _say(line: Any, text: str) -> None:
         st.caption(text)
 
 
+# What the stream's line says, for each thing the model makes (Page.output_noun's codes): said in the page's
+# thread, in its language (the decoding's thread only hands its news over)
+_READING = {
+    "answer": N_("Reading the prompt, then writing the answer piece by piece …"),
+    "continuation": N_("Reading the prompt, then writing the continuation piece by piece …"),
+    "translation": N_("Reading the prompt, then writing the translation piece by piece …"),
+}
+_WRITING = {
+    "answer": N_("Writing the answer: piece {k} of at most {limit}, “{piece}”"),
+    "continuation": N_("Writing the continuation: piece {k} of at most {limit}, “{piece}”"),
+    "translation": N_("Writing the translation: piece {k} of at most {limit}, “{piece}”"),
+}
+_SEARCHING = {
+    "answer": N_(
+        "Searching {beams} beams for the answer: step {step} of at most {limit}; the best so far ends “{best}”"
+    ),
+    "continuation": N_(
+        "Searching {beams} beams for the continuation: step {step} of at most {limit}; the best so far ends “{best}”"
+    ),
+    "translation": N_(
+        "Searching {beams} beams for the translation: step {step} of at most {limit}; the best so far ends “{best}”"
+    ),
+}
+
+
 def beam_line(step: int, limit: int, best: str, beams: int, noun: str) -> str:
-    """What the line under the title says while beam search looks for the continuation."""
+    """What the line under the title says while beam search looks for the continuation (`noun`: what the model
+    makes, a code of Page.output_noun)."""
     shown = on_one_line(best if len(best) <= BEST_SHOWN else "…" + best[-BEST_SHOWN:])
-    return (
-        f"Searching {beams} beams for the {noun}: step {step + 1} of at most {limit}; the best so far ends "
-        f"“{md(shown)}”"
-    )
+    return _(_SEARCHING[noun], beams=beams, step=step + 1, limit=limit, best=md(shown))
 
 
 def written_line(written: Written, noun: str) -> str:
     """What the line under the title says while a piece is written."""
-    return (
-        f"Writing the {noun}: piece {written.step.position + 1} of at most {written.limit}, "
-        f"“{display_piece(written.step.chosen)}”"
-    )
+    return _(_WRITING[noun], k=written.step.position + 1, limit=written.limit, piece=display_piece(written.step.chosen))
 
 
 def streamed(page: Running, preview: Preview | None) -> TranslationResult:
@@ -164,7 +185,7 @@ def streamed(page: Running, preview: Preview | None) -> TranslationResult:
             events.put(("done", None))
 
     line, growing, prompt = st.empty(), st.empty(), st.empty()
-    _say(line, f"Reading the prompt, then writing the {noun} piece by piece …")
+    _say(line, _(_READING[noun]))
     thread = threading.Thread(target=decode, name="continuation", daemon=True)
     try:
         thread.start()

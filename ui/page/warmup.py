@@ -33,14 +33,15 @@ def _warm_up() -> None:
     started = time.monotonic()
     try:
         from model import AnatomyError, InputError, Interventions
-        from ui.page import start
-        from ui.session import engine  # page also pulls in what every page imports
+        from ui.page import start  # noqa: F401 (what every page imports, imported here first)
+        from ui.page.sidebar import chat_offered
+        from ui.session import engine
         from ui.session.urlstate import EXAMPLES
 
         try:
             bundle = engine.get_bundle(engine.checkpoint_path())
             try:  # what the first page shows: an instruct model's answer to the text as a chat message
-                engine.translate(bundle, EXAMPLES[0], Interventions(), chat=start.chat_offered(bundle))
+                engine.translate(bundle, EXAMPLES[0], Interventions(), chat=chat_offered(bundle))
             except InputError:  # a chat template that cannot wrap it: the pages read the plain prompt
                 engine.translate(bundle, EXAMPLES[0], Interventions())
         except AnatomyError as exc:  # the page shows the same message to the visitor

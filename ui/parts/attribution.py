@@ -7,63 +7,30 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from i18n import _, later, listing, n_, sentences
 from model.analysis import METHODS
 from model.analysis.attribution import BATCH, IG_STEPS, padding_baseline
 from model.analysis.forced import work
 from ui.page.binding import bind, page_value
 from ui.page.markup import md
 from ui.page.ondemand import asked, filling
-from ui.parts.explained import Explained
+from ui.parts.explained import Explained, both, definitions, method_label, method_name
 from ui.session import explanations
 from ui.session.figures import shared
 from ui.session.urlstate import Field
-from viz.explain import doubts
+from viz.explain import Doubt, doubts
 from viz.focus import shaded_text
 from viz.lengths import Span
 from viz.shapes import tensor_heatmap
 
 
-def definitions(decoder_only: bool, padding: bool) -> dict[str, str]:
-    """What each attribution method measures, in the page's words (model.analysis.attribution)."""
-    source = "prompt piece" if decoder_only else "source piece"
-    start_from = "a sentence of padding pieces" if padding else "a zero embedding"
-    if decoder_only:
-        attention = (
-            "the last decoder layer's self-attention from the position that chose the piece, averaged "
-            "over its heads, on the prompt's pieces (the rest of its weight is on the new pieces before)"
-        )
-        rollout = (
-            "attention rollout: the last layer's self-attention times the layers' below it, layer after "
-            "layer, each half attention and half the piece itself; on the prompt's pieces"
-        )
-    else:
-        attention = "the last decoder layer's cross-attention, averaged over its heads"
-        rollout = (
-            "attention rollout: the last layer's cross-attention times the encoder's self-attention, "
-            "layer after layer, each half attention and half the piece itself"
-        )
-    return {
-        "attention": attention,
-        "rollout": rollout,
-        "gradient": f"input × gradient: each {source}'s token embedding times the gradient of the piece's "
-        "log-probability with respect to it (red raises it, blue lowers it)",
-        "integrated-gradients": f"integrated gradients: input × the gradient averaged along the way from {start_from} "
-        f"to the real one ({IG_STEPS} steps); a row sums to how much the "
-        f"{'prompt' if decoder_only else 'sentence'} raises that piece's log-probability over "
-        f"{'a sentence of padding pieces as long' if padding else 'an empty one'}",
-        "occlusion": f"occlusion: how much the piece's log-probability drops when that one {source}'s embedding "
-        f"is set to {'the padding piece’s' if padding else 'zero'}",
-    }
+def _method(text: str) -> str:
+    if text not in METHODS:
+        raise ValueError(later("expected one of {options}", options=", ".join(METHODS)))
+    return text
 
 
-NAMES = {"gradient": "input × gradient", "integrated-gradients": "integrated gradients"}  # the others as they are
-METHOD = Field(
-    "method",
-    "occlusion",
-    lambda text: (
-        text if text in METHODS else (_ for _ in ()).throw(ValueError(f"expected one of {', '.join(METHODS)}"))
-    ),
-)
+METHOD = Field("method", "occlusion", _method)
 
 
 def _piece_work(why: Explained, method: str) -> float:
@@ -95,12 +62,18 @@ def _methods_for(why: Explained, step: int) -> list[str]:
             bundle, ctl.sentence, why.out_ids, name, why.iv, pieces=(step,), chat=ctl.chat
         )
     ]
-    if not costly or st.button(f"Add {' and '.join(costly)} for this piece", key="why-costly-methods"):
+    if not costly or st.button(
+        _("Add {methods} for this piece", methods=both([method_label(name) for name in costly])),
+        key="why-costly-methods",
+    ):
         return list(METHODS)
     st.caption(
-        f"{' and '.join(name.capitalize() for name in costly)} for one piece of {md(bundle.name)} cost more "
-        "than this page computes unasked (at this size, as much as the continuation itself or more): the button "
-        "adds them."
+        _(
+            "{methods} for one piece of {model} cost more than this page computes unasked (at this size, as much "
+            "as the continuation itself or more): the button adds them.",
+            methods=both([method_label(name).capitalize() for name in costly]),
+            model=md(bundle.name),
+        )
     )
     return [name for name in METHODS if name not in costly]
 
@@ -116,9 +89,23 @@ def every_method(why: Explained, step: int, notes_below) -> None:
         for name in _methods_for(why, step)
     }
     best = {name: int(abs(row).argmax()) for name, row in rows.items()}
-    st.markdown(f"#### {why.piece_word} {step + 1}, **{why.shown(why.out_pieces[step])}**: where it came from")
     st.markdown(
-        shared(shaded_text, list(rows.values()), why.src_pieces, list(rows), why.style, signed=True),
+        _(
+            "#### {label} {n}, **{token}**: where it came from",
+            label=why.words.piece,
+            n=step + 1,
+            token=why.shown(why.out_pieces[step]),
+        )
+    )
+    st.markdown(
+        shared(
+            shaded_text,
+            list(rows.values()),
+            why.src_pieces,
+            [method_label(name) for name in rows],
+            why.style,
+            signed=True,
+        ),
         unsafe_allow_html=True,
     )
     with notes_below:
@@ -131,49 +118,78 @@ def _method_notes(why: Explained, rows: dict[str, np.ndarray], best: dict[str, i
     agree = len(set(best.values())) == 1
     src_pieces = why.src_pieces
     st.caption(
-        f"Each line is one method, shaded by its value over the line's largest (the methods measure in "
-        f"different units; hover a word for the value). {'Blue' if why.style.presentation else 'Pink'} raises the "
-        f"piece, {'orange' if why.style.presentation else 'blue'} lowers it. "
-        + (
-            f"Every method points first to **{why.shown(src_pieces[next(iter(best.values()))])}**."
+        sentences(
+            _(
+                "Each line is one method, shaded by its value over the line's largest (the methods measure in "
+                "different units; hover a word for the value)."
+            ),
+            _("Blue raises the piece, orange lowers it.")
+            if why.style.presentation
+            else _("Pink raises the piece, blue lowers it."),
+            _("Every method points first to **{token}**.", token=why.shown(src_pieces[next(iter(best.values()))]))
             if agree
-            else f"The methods disagree on the {why.source_word} piece that matters most: "
-            + ", ".join(f"{name} **{why.shown(src_pieces[at])}**" for name, at in best.items())
-            + "."
+            else _(
+                "The methods disagree on the {source} piece that matters most: {methods}.",
+                source=why.words.source,
+                methods=listing(f"{method_label(name)} **{why.shown(src_pieces[at])}**" for name, at in best.items()),
+            ),
         )
     )
     _doubts(why, rows, step)
     _sink_note(why, rows, best)
+    for note in _model_notes(why):
+        st.caption(note)
+
+
+def _model_notes(why: Explained) -> list[str]:
+    """What this model's source is and where its baseline starts (`_method_notes`)."""
     bundle = why.bundle
     notes = []
     if why.decoder_only:
         notes.append(
-            f"{md(bundle.name)} is decoder-only: it has no encoder and no cross-attention, so the "
-            "“source” is your prompt"
-            + (" (your chat message, wrapped by the chat template)" if why.ctl.chat else "")
-            + ", fed to the decoder before the new pieces. Attention and rollout "
-            "come from its self-attention; the gradient methods and occlusion change the prompt's token "
-            "embeddings only, keeping the new pieces written before this one."
+            _(
+                "{model} is decoder-only: it has no encoder and no cross-attention, so the “source” is your "
+                "prompt (your chat message, wrapped by the chat template), fed to the decoder before the new "
+                "pieces. Attention and rollout come from its self-attention; the gradient methods and occlusion "
+                "change the prompt's token embeddings only, keeping the new pieces written before this one.",
+                model=md(bundle.name),
+            )
+            if why.ctl.chat
+            else _(
+                "{model} is decoder-only: it has no encoder and no cross-attention, so the “source” is your "
+                "prompt, fed to the decoder before the new pieces. Attention and rollout come from its "
+                "self-attention; the gradient methods and occlusion change the prompt's token embeddings only, "
+                "keeping the new pieces written before this one.",
+                model=md(bundle.name),
+            )
         )
     if bundle.task_prefix:
         notes.append(
-            f"The source begins with the checkpoint's task prefix “{md(bundle.task_prefix.strip())}”: the "
-            "model reads it as part of the sentence, so its pieces are columns too."
+            _(
+                "The source begins with the checkpoint's task prefix “{prefix}”: the model reads it as part of "
+                "the sentence, so its pieces are columns too.",
+                prefix=md(bundle.task_prefix.strip()),
+            )
         )
     if padding_baseline(bundle, why.iv):
         notes.append(
-            "Integrated gradients and occlusion start from the padding piece's embedding, not from zero: "
-            + (
-                "this model adds nothing to its token embeddings (its positions are a bias on the attention scores)"
-                if bundle.config.positional == "relative"
-                else "with the positions switched off, nothing is added to the token embeddings"
+            _(
+                "Integrated gradients and occlusion start from the padding piece's embedding, not from zero: this "
+                "model adds nothing to its token embeddings (its positions are a bias on the attention scores) and "
+                "normalizes them first. A norm sends any vector but zero to unit size, so on the way from a zero "
+                "embedding the log-probabilities jump within the first tiny stretch, too steeply for any number "
+                "of steps to follow, and the rows would not add up."
             )
-            + " and normalizes them first. A norm sends any vector but zero to unit size, so on the way from "
-            "a zero embedding the log-probabilities jump within the first tiny stretch, too steeply for any "
-            "number of steps to follow, and the rows would not add up."
+            if bundle.config.positional == "relative"
+            else _(
+                "Integrated gradients and occlusion start from the padding piece's embedding, not from zero: with "
+                "the positions switched off, nothing is added to the token embeddings and normalizes them first. "
+                "A norm sends any vector but zero to unit size, so on the way from a zero embedding the "
+                "log-probabilities jump within the first tiny stretch, too steeply for any number of steps to "
+                "follow, and the rows would not add up."
+            )
         )
-    for note in notes:
-        st.caption(note)
+    return notes
 
 
 def _sink_note(why: Explained, rows: dict[str, np.ndarray], best: dict[str, int]) -> None:
@@ -183,59 +199,111 @@ def _sink_note(why: Explained, rows: dict[str, np.ndarray], best: dict[str, int]
     if not why.decoder_only or not sunk:
         return
     src_pieces = why.src_pieces
-    first = why.shown(src_pieces[0])
-    weight = ", ".join(f"{name} {rows[name][0]:.2f}" for name in sunk)
-    after = ", ".join(f"{name} to **{why.shown(src_pieces[1 + int(abs(rows[name][1:]).argmax())])}**" for name in sunk)
-    st.caption(
-        f"{' and '.join(sunk).capitalize()} point{'s' if len(sunk) == 1 else ''} first to "
-        f"**{first}**, the first piece ({weight} of the weight): {md(why.bundle.name)}'s heads park much of their "
-        "attention there whatever the piece (an attention sink: the Attention page's sink view), so this says "
-        f"where they rest rather than what they read. After the first piece, {after}."
+    after = listing(
+        _(
+            "{method} to **{token}**",
+            method=method_name(name),
+            token=why.shown(src_pieces[1 + int(abs(rows[name][1:]).argmax())]),
+        )
+        for name in sunk
     )
-
-
-def _count(value: object) -> str:
-    return f"{value:,}" if isinstance(value, int) else "its"
+    st.caption(
+        n_(
+            "{methods} points first to **{token}**, the first piece ({weight} of the weight): {model}'s heads "
+            "park much of their attention there whatever the piece (an attention sink: the Attention page's sink "
+            "view), so this says where they rest rather than what they read. After the first piece, {after}.",
+            "{methods} point first to **{token}**, the first piece ({weight} of the weight): {model}'s heads "
+            "park much of their attention there whatever the piece (an attention sink: the Attention page's sink "
+            "view), so this says where they rest rather than what they read. After the first piece, {after}.",
+            len(sunk),
+            methods=both([method_name(name) for name in sunk]).capitalize(),
+            token=why.shown(src_pieces[0]),
+            weight=listing(f"{method_name(name)} {rows[name][0]:.2f}" for name in sunk),
+            model=md(why.bundle.name),
+            after=after,
+        )
+    )
 
 
 def _doubts(why: Explained, rows: dict[str, np.ndarray], step: int) -> None:
     """Beside the lines: each method the model's card finds unreliable, with the card's figure and what
     it does on this piece against the other methods."""
     card = why.bundle.card.get("explanations", {})
-    for doubt in doubts(card.get("attribution_agreement", {}), rows):
-        name = NAMES.get(doubt.method, doubt.method)
-        text = (
-            f"**{name.capitalize()} is known to disagree.** This model's card scores every method on "
-            f"{_count(card.get('french_words'))} French words of {_count(card.get('sentences'))} test sentences: "
-            f"{name}'s most-attributed word is the gold-aligned English word for **{doubt.agreement:g}%** of them ("
-            + ", ".join(
-                f"{NAMES.get(m, m)} {card['attribution_agreement'][m]:g}%"
-                for m in rows
-                if m != doubt.method and m in card["attribution_agreement"]
+    agreement = card.get("attribution_agreement", {})
+    words, sentences_ = card.get("french_words"), card.get("sentences")
+    for doubt in doubts(agreement, rows):
+        called = method_name(doubt.method)
+        others = listing(f"{method_name(m)} {agreement[m]:g}%" for m in rows if m != doubt.method and m in agreement)
+        scored = (
+            _(
+                "This model's card scores every method on {words:,} French words of {sentences:,} test sentences: "
+                "{method}'s most-attributed word is the gold-aligned English word for **{agreement:g}%** of them "
+                "({others}).",
+                words=words,
+                sentences=sentences_,
+                method=called,
+                agreement=doubt.agreement,
+                others=others,
             )
-            + ")."
-        )
-        word = lambda at: f"**{why.shown(why.src_pieces[at])}**"  # noqa: E731
-        if doubt.others_top is not None and doubt.opposite:
-            text += (
-                f" Here it gives {word(doubt.others_top)} the opposite sign to "
-                + " and ".join(NAMES.get(m, m) for m in doubt.opposite)
-                + f": it says {word(doubt.others_top)} "
-                + ("lowers" if rows[doubt.method][doubt.others_top] < 0 else "raises")
-                + f" **{why.shown(why.out_pieces[step])}**, they say it "
-                + ("raises" if rows[doubt.method][doubt.others_top] < 0 else "lowers")
-                + " it."
+            if isinstance(words, int) and isinstance(sentences_, int)
+            else _(
+                "This model's card scores every method on its French words of its test sentences: {method}'s "
+                "most-attributed word is the gold-aligned English word for **{agreement:g}%** of them ({others}).",
+                method=called,
+                agreement=doubt.agreement,
+                others=others,
             )
-        elif doubt.others_top is not None and doubt.top != doubt.others_top:
-            text += f" Here it points first to {word(doubt.top)}; the other methods, to {word(doubt.others_top)}."
-        elif doubt.others_top is not None:
-            text += f" Here it agrees with the others on {word(doubt.top)}."
-        text += (
-            f" It reads the slope at one point, and where a model is sure of a piece its log-probability is flat "
-            f"there. Its largest value for this piece is {doubt.peak:.2g}; like every line, it is shaded by its own "
-            "largest value, so a faint line looks as strong as the others."
         )
-        st.caption(text)
+        st.caption(
+            sentences(
+                _("**{method} is known to disagree.**", method=called.capitalize()),
+                scored,
+                _here(why, rows, doubt, step),
+                _(
+                    "It reads the slope at one point, and where a model is sure of a piece its log-probability is "
+                    "flat there. Its largest value for this piece is {peak:.2g}; like every line, it is shaded by "
+                    "its own largest value, so a faint line looks as strong as the others.",
+                    peak=doubt.peak,
+                ),
+            )
+        )
+
+
+def _here(why: Explained, rows: dict[str, np.ndarray], doubt: Doubt, step: int) -> str:
+    """What a doubted method does on this piece against the others (`_doubts`); '' when they point nowhere."""
+
+    def word(at: int) -> str:
+        return f"**{why.shown(why.src_pieces[at])}**"
+
+    if doubt.others_top is None:
+        return ""
+    if doubt.opposite:
+        lowers = rows[doubt.method][doubt.others_top] < 0
+        fields = dict(
+            word=word(doubt.others_top),
+            methods=both([method_name(m) for m in doubt.opposite]),
+            token=why.shown(why.out_pieces[step]),
+        )
+        return (
+            _(
+                "Here it gives {word} the opposite sign to {methods}: it says {word} lowers **{token}**, they say "
+                "it raises it.",
+                **fields,
+            )
+            if lowers
+            else _(
+                "Here it gives {word} the opposite sign to {methods}: it says {word} raises **{token}**, they say "
+                "it lowers it.",
+                **fields,
+            )
+        )
+    if doubt.top != doubt.others_top:
+        return _(
+            "Here it points first to {word}; the other methods, to {theirs}.",
+            word=word(doubt.top),
+            theirs=word(doubt.others_top),
+        )
+    return _("Here it agrees with the others on {word}.", word=word(doubt.top))
 
 
 def _table_work(why: Explained, method: str) -> float:
@@ -257,8 +325,9 @@ def whole_table(why: Explained, output: Span, source: Span) -> None:
     method = bind(
         "method",
         st.radio,
-        label=f"Every {why.piece_word.lower()} by one method",
+        label=_("Every {label} by one method", label=why.words.a_piece),
         options=list(METHODS),
+        format_func=method_label,
         horizontal=True,
     )
     with table:
@@ -266,15 +335,18 @@ def whole_table(why: Explained, output: Span, source: Span) -> None:
 
 
 def _draw_table(why: Explained, method: str, output: Span, source: Span) -> None:
-    bundle, ctl, out_ids = why.bundle, why.ctl, why.out_ids
+    bundle, ctl, out_ids, words = why.bundle, why.ctl, why.out_ids, why.words
     passes = -(-IG_STEPS * len(out_ids) // BATCH) if method == "integrated-gradients" else 1
     wanted = asked(
         _table_work(why, method),
         explanations.attribution_cached(bundle, ctl.sentence, out_ids, method, why.iv, chat=ctl.chat),
-        f"Compute the whole table ({passes} batched pass{'es' if passes > 1 else ''})",
+        n_("Compute the whole table ({n} batched pass)", "Compute the whole table ({n} batched passes)", passes),
         "why-whole-table",
-        f"{method.capitalize()} over every {why.piece_word.lower()} costs more than this page computes unasked; the "
-        "piece on show is above.",
+        _(
+            "{method} over every {label} costs more than this page computes unasked; the piece on show is above.",
+            method=method_label(method).capitalize(),
+            label=words.a_piece,
+        ),
         why.spare,
     )
     if wanted is False:
@@ -290,13 +362,19 @@ def _draw_table(why: Explained, method: str, output: Span, source: Span) -> None
             scores,
             why.out_pieces,
             why.style,
-            f"Attribution: {method}",
-            f"{why.source_word} piece",
+            _("Attribution: {method}", method=method_label(method)),
+            _("prompt piece") if why.decoder_only else _("source piece"),
             why.src_pieces,
             output,
             source,
         ),
-        f"Rows are the {why.piece_word.lower()}s, columns the {why.source_word} pieces; a cell is {measures[method]}. "
-        f"Every piece is scored as the model wrote it, teacher-forced on this {why.output_word}.",
+        _(
+            "Rows are the {pieces}, columns the {source} pieces; a cell is {measure}. Every piece is scored as the "
+            "model wrote it, teacher-forced on this {output}.",
+            pieces=words.pieces,
+            source=words.source,
+            measure=measures[method],
+            output=words.output,
+        ),
         key="attribution",
     )

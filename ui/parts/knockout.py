@@ -7,8 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
+import i18n
+from i18n import _, listing, n_, sentences
 from model import AnatomyError, EncodeResult, TranslationResult, cosine
 from model.analysis.forced import work
 from model.analysis.knockout import RETRANSLATED
@@ -21,6 +24,7 @@ from ui.session import experiments, explanations
 from ui.session.figures import shared
 from ui.session.urlstate import BLOCK_NAMES, all_heads
 from viz.masks import (
+    OUTPUT_NOUNS,
     SMALL_DROP,
     embedding_knockout_chart,
     embedding_knockout_frame,
@@ -42,30 +46,63 @@ class Lab:
     positions: int  # the pieces of the lab's one pass: the source's and the decoder's
     output_word: str  # what the model makes of the sentence: "answer", "continuation" or "translation"
 
+    @property
+    def output_noun(self) -> str:
+        """The output word as a person reads it, in the language of this run."""
+        return i18n._(OUTPUT_NOUNS[self.output_word])
+
+
+def _table(lab: Lab, frame: pd.DataFrame, numbers: tuple[str, ...] = ()) -> None:
+    """A knock-out table, its columns (codes, viz/masks.py) named for a person; `numbers` to 3 decimals."""
+    noun = lab.output_noun
+    names = {
+        "head": _("head"),
+        f"{lab.output_word} changed": _("{output} changed", output=noun),
+        "log-prob drop": _("log-prob drop"),
+        "log-prob of the original output": _("log-prob of the original output"),
+        f"{lab.output_word} with the head knocked out": _("{output} with the head knocked out", output=noun),
+        "embedding shift": _("embedding shift"),
+        "cosine to the original": _("cosine to the original"),
+        "distance": _("distance"),
+    }
+    formats = {names[code]: st.column_config.NumberColumn(format="%.3f") for code in numbers}
+    st.dataframe(frame.rename(columns=names), hide_index=True, column_config=formats)
+
 
 def _heading(lab: Lab) -> bool:
     """The knock-out section's heading and the heads knocked out; False (with a next step) when there are none."""
     page = lab.page
-    st.subheader("Knock out heads")
+    st.subheader(_("Knock out heads"))
     if not page.controls.ablate:
         st.info(
-            "No head is knocked out. Pick heads under “Knock out heads” in the sidebar to see what the model "
-            "does without them" + ("." if page.encoder_only else ", or start from the knock-out that changes the most:")
+            _(
+                "No head is knocked out. Pick heads under “Knock out heads” in the sidebar to see what the model "
+                "does without them."
+            )
+            if page.encoder_only
+            else _(
+                "No head is knocked out. Pick heads under “Knock out heads” in the sidebar to see what the model "
+                "does without them, or start from the knock-out that changes the most:"
+            )
         )
         if not page.encoder_only:
             _suggestions(lab, "tab")
         return False
-    st.markdown("Knocked out: " + ", ".join(f"`{lab.labels[h]}`" for h in page.controls.ablate))
+    st.markdown(_("Knocked out: {heads}", heads=listing(f"`{lab.labels[h]}`" for h in page.controls.ablate)))
     return True
 
 
 def _layer_groups(page: Page) -> dict[str, tuple[Head, ...]]:
-    """Each layer of each attention block, all of its heads together, by name."""
+    """Each layer of each attention block, all of its heads together, by name (in the language of this run)."""
     limits = page.limits
     return {
-        f"{BLOCK_NAMES[code]} L{layer + 1} (all {limits.n_heads} heads)": tuple(
-            (stack, kind, layer, head) for head in range(limits.n_heads)
-        )
+        n_(
+            "{block} L{layer} (all {n} head)",
+            "{block} L{layer} (all {n} heads)",
+            limits.n_heads,
+            block=i18n._(BLOCK_NAMES[code]),
+            layer=layer + 1,
+        ): tuple((stack, kind, layer, head) for head in range(limits.n_heads))
         for code, (stack, kind) in limits.blocks.items()
         for layer in range(limits.layers_of(stack))
     }
@@ -81,9 +118,9 @@ def _layer_drops(lab: Lab, output_ids: tuple[int, ...]) -> dict[str, float] | No
     if not asked(
         cost,
         False,
-        "Find the layer whose heads matter most",
+        _("Find the layer whose heads matter most"),
         "knockout-layers",
-        f"One pass per layer ({len(groups)}) takes seconds at this model's size: the button runs them.",
+        _("One pass per layer ({n}) takes seconds at this model's size: the button runs them.", n=len(groups)),
     ):
         return None
     base = sum(explanations.score(page.bundle, ctl.sentence, output_ids, ctl.interventions(), ctl.chat))
@@ -109,32 +146,43 @@ def _suggestions(lab: Lab, where: str) -> None:
         name = max(drops, key=drops.__getitem__)
         heads = _layer_groups(page)[name]
         st.button(
-            f"Knock out {name}",
+            _("Knock out {heads}", heads=name),
             key=f"knockout-layer-{where}",
             icon=":material/block:",
             on_click=set_value,
             args=("ablate", tuple(sorted(heads))),
-            help="Sets the sidebar's “Knock out heads” to these heads; clear it there to bring them back.",
+            help=_("Sets the sidebar's “Knock out heads” to these heads; clear it there to bring them back."),
         )
         st.caption(
-            f"Knocking out all the heads of one layer together, layer by layer: this one lowers the log-probability "
-            f"of the {lab.output_word} made with every head by **{drops[name]:.2f}**, the most of the {len(drops)} "
-            f"layers (the next: {sorted(drops.values())[-2]:.2f})."
+            # i18n: {n} is 2 or more
+            _(
+                "Knocking out all the heads of one layer together, layer by layer: this one lowers the "
+                "log-probability of the {output} made with every head by **{drop}**, the most of the {n} layers "
+                "(the next: {next}).",
+                output=lab.output_noun,
+                drop=f"{drops[name]:.2f}",
+                n=len(drops),
+                next=f"{sorted(drops.values())[-2]:.2f}",
+            )
             if len(drops) > 1
-            else f"It lowers the log-probability of the {lab.output_word} by **{drops[name]:.2f}**."
+            else _(
+                "It lowers the log-probability of the {output} by **{drop}**.",
+                output=lab.output_noun,
+                drop=f"{drops[name]:.2f}",
+            )
         )
     stored = st.session_state.get("_anatomy_sweep")
     if stored and stored[0] == lab.sweep_key and stored[1]:
         best = max(stored[1], key=lambda row: row["base_log_prob"] - row["log_prob"])
         drop = best["base_log_prob"] - best["log_prob"]
         st.button(
-            f"Knock out {lab.labels[best['head']]} alone",
+            _("Knock out {head} alone", head=lab.labels[best["head"]]),
             key=f"knockout-head-{where}",
             on_click=set_value,
             args=("ablate", (best["head"],)),
-            help="The head whose knock-out lowered the log-probability most in the sweep below.",
+            help=_("The head whose knock-out lowered the log-probability most in the sweep below."),
         )
-        st.caption(f"The single head whose knock-out lowers it most in the sweep: by {drop:.2g}.")
+        st.caption(_("The single head whose knock-out lowers it most in the sweep: by {drop}.", drop=f"{drop:.2g}"))
 
 
 def embedding(lab: Lab) -> None:
@@ -144,32 +192,37 @@ def embedding(lab: Lab) -> None:
     if _heading(lab) and isinstance(page.result, EncodeResult):
         before = page.encode(ablate=frozenset())
         st.metric(
-            "Cosine similarity of the sentence embedding with and without them",
+            _("Cosine similarity of the sentence embedding with and without them"),
             f"{cosine(before.embedding, page.result.embedding):.4f}",
         )
-    st.subheader("Knock out each head in turn")
+    st.subheader(_("Knock out each head in turn"))
     heads = [h for h in all_heads(page.limits) if h not in ctl.ablate]
     st.caption(
-        f"Knocks out each of the {len(heads)} heads in turn (on top of the sidebar's switches) and ranks them "
-        "by how far the sentence embedding moves: 1 − its cosine similarity to the embedding with every head on."
+        n_(
+            "Knocks out the {n} head (on top of the sidebar's switches) and measures how far the sentence "
+            "embedding moves: 1 − its cosine similarity to the embedding with every head on.",
+            "Knocks out each of the {n} heads in turn (on top of the sidebar's switches) and ranks them by how far "
+            "the sentence embedding moves: 1 − its cosine similarity to the embedding with every head on.",
+            len(heads),
+        )
     )
-    if st.button("Run the knock-out sweep", icon=":material/play_arrow:"):
+    if st.button(_("Run the knock-out sweep"), icon=":material/play_arrow:"):
         st.session_state["_anatomy_embedding_sweep"] = (page.bundle.checkpoint_id, ctl.sentence, ctl.interventions())
     if st.session_state.get("_anatomy_embedding_sweep") == (
         page.bundle.checkpoint_id,
         ctl.sentence,
         ctl.interventions(),
     ):
-        with st.spinner(f"Knocking out {len(heads)} heads ..."):
+        with st.spinner(n_("Knocking out {n} head ...", "Knocking out {n} heads ...", len(heads))):
             frame = embedding_knockout_frame(
                 experiments.embedding_knockout(page.bundle, ctl.sentence, ctl.interventions(), heads), lab.labels
             )
         page.show(
             shared(embedding_knockout_chart, frame, page.style),
-            "The heads whose absence moves the embedding most.",
+            _("The heads whose absence moves the embedding most."),
             key="embedding-sweep",
         )
-        st.dataframe(frame, hide_index=True)
+        _table(lab, frame)
 
 
 def before_and_after(lab: Lab) -> None:
@@ -178,17 +231,20 @@ def before_and_after(lab: Lab) -> None:
     after = page.result
     if _heading(lab) and isinstance(after, TranslationResult):
         before = page.translate(ablate=frozenset())
-        two_translations(("All heads", before.translation), ("With the heads knocked out", after.translation))
+        two_translations((_("All heads"), before.translation), (_("With the heads knocked out"), after.translation))
         page.show(
             shared(
                 probability_comparison,
                 before.steps,
                 after.steps,
                 style,
-                "Probability of each output piece, before and after the knock-out",
+                _("Probability of each output piece, before and after the knock-out"),
             ),
-            f"Each step's chosen piece. Log-probability of the output: {before.log_prob:.2f} before, "
-            f"{after.log_prob:.2f} after.",
+            _(
+                "Each step's chosen piece. Log-probability of the output: {before} before, {after} after.",
+                before=f"{before.log_prob:.2f}",
+                after=f"{after.log_prob:.2f}",
+            ),
             key="knockout-probs",
         )
         if before.output_ids:
@@ -204,8 +260,13 @@ def before_and_after(lab: Lab) -> None:
                     knocked,
                     style,
                 ),
-                f"The original {lab.output_word}, each piece scored after the same earlier pieces, with and without "
-                f"the heads: its log-probability goes from {sum(unchanged):.2f} to {sum(knocked):.2f}.",
+                _(
+                    "The original {output}, each piece scored after the same earlier pieces, with and without the "
+                    "heads: its log-probability goes from {before} to {after}.",
+                    output=lab.output_noun,
+                    before=f"{sum(unchanged):.2f}",
+                    after=f"{sum(knocked):.2f}",
+                ),
                 key="knockout-fixed",
             )
 
@@ -214,21 +275,11 @@ def sweep(lab: Lab) -> None:
     """Each head knocked out in turn (on a button), ranked by how far the original output's log-probability
     falls; the sweep's rows are kept in the session with the controls they ran under."""
     page, ctl = lab.page, lab.page.controls
-    st.subheader("Knock out each head in turn")
+    st.subheader(_("Knock out each head in turn"))
     heads = [h for h in all_heads(page.limits) if h not in ctl.ablate]
-    st.caption(
-        f"Knocks out each of the {len(heads)} heads in turn (on top of the sidebar's switches"
-        + (", so the heads already knocked out there are left out" if ctl.ablate else "")
-        + "), scores the original output under each knock-out, and ranks heads by how much its log-probability "
-        + (
-            "falls; it also translates again to show whether the output itself changes"
-            if not page.decoder_only
-            else "falls; it also continues the prompt again to show whether the continuation itself changes"
-        )
-        + (f" (for the {RETRANSLATED} heads with the largest drops)." if len(heads) > RETRANSLATED else ".")
-    )
-    if st.button("Run the knock-out sweep", icon=":material/play_arrow:"):
-        with st.spinner(f"Knocking out {len(heads)} heads ..."):
+    st.caption(_sweep_note(lab, len(heads)))
+    if st.button(_("Run the knock-out sweep"), icon=":material/play_arrow:"):
+        with st.spinner(n_("Knocking out {n} head ...", "Knocking out {n} heads ...", len(heads))):
             try:
                 rows = experiments.knockout_sweep(
                     page.bundle, ctl.sentence, ctl.interventions(), ctl.beam_size, heads, chat=ctl.chat
@@ -247,13 +298,55 @@ def sweep(lab: Lab) -> None:
         )
         if not ctl.ablate and not frame.empty and frame["log-prob drop"].max() < SMALL_DROP:
             _suggestions(lab, "sweep")
-        st.dataframe(
-            frame,
-            hide_index=True,
-            column_config={
-                "log-prob drop": st.column_config.NumberColumn(format="%.3f"),
-                "log-prob of the original output": st.column_config.NumberColumn(format="%.3f"),
-            },
-        )
+        _table(lab, frame, ("log-prob drop", "log-prob of the original output"))
     elif stored and stored[0] != lab.sweep_key:
-        st.caption("The controls changed since the last sweep: run it again.")
+        st.caption(_("The controls changed since the last sweep: run it again."))
+
+
+def _sweep_note(lab: Lab, n: int) -> str:
+    """What the sweep of `n` heads does, in words."""
+    page, ctl = lab.page, lab.page.controls
+    does = (
+        n_(
+            "Knocks out the {n} head (on top of the sidebar's switches, so the heads already knocked out there are "
+            "left out), scores the original output under its knock-out, and measures how much its log-probability "
+            "falls.",
+            "Knocks out each of the {n} heads in turn (on top of the sidebar's switches, so the heads already "
+            "knocked out there are left out), scores the original output under each knock-out, and ranks heads by "
+            "how much its log-probability falls.",
+            n,
+        )
+        if ctl.ablate
+        else n_(
+            "Knocks out the {n} head (on top of the sidebar's switches), scores the original output under its "
+            "knock-out, and measures how much its log-probability falls.",
+            "Knocks out each of the {n} heads in turn (on top of the sidebar's switches), scores the original output "
+            "under each knock-out, and ranks heads by how much its log-probability falls.",
+            n,
+        )
+    )
+    if page.decoder_only:
+        again = (
+            n_(
+                "It also continues the prompt again, for the {n} head with the largest drop, to show whether the "
+                "continuation itself changes.",
+                "It also continues the prompt again, for the {n} heads with the largest drops, to show whether the "
+                "continuation itself changes.",
+                RETRANSLATED,
+            )
+            if n > RETRANSLATED
+            else _("It also continues the prompt again to show whether the continuation itself changes.")
+        )
+    else:
+        again = (
+            n_(
+                "It also translates again, for the {n} head with the largest drop, to show whether the output "
+                "itself changes.",
+                "It also translates again, for the {n} heads with the largest drops, to show whether the output "
+                "itself changes.",
+                RETRANSLATED,
+            )
+            if n > RETRANSLATED
+            else _("It also translates again to show whether the output itself changes.")
+        )
+    return sentences(does, again)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from i18n import N_, _, n_, sentences
 from model.analysis.cache import bytes_by_step, cache_norms, cache_step, kv_bytes
 from model.results import GenerationResult, TranslationResult
 from ui.page.binding import bind, page_value
@@ -17,19 +18,20 @@ from ui.session.urlstate import Field
 from viz.cache import bytes_by_step as bytes_chart
 from viz.cache import cache_growth, shared_heads_table, without_cache_chart
 
-LENGTHS = {"4k pieces": 4096, "32k pieces": 32768}
+LENGTHS = {N_("4k pieces"): 4096, N_("32k pieces"): 32768}  # each length's name, said with _(name) where shown
 NO_CACHE = Field("nocache", False, lambda t: {"on": True, "off": False}[t], lambda v: "on" if v else "off")
 
 
 def kind_of_sharing(n_heads: int, kv_heads: int) -> str:
-    """How a model shares its key/value heads, in words."""
+    """How a model shares its key/value heads, in words (in the language of this run)."""
     if kv_heads == n_heads:
-        return "multi-head attention (MHA): every query head has its own key/value head, nothing shared"
+        return _("multi-head attention (MHA): every query head has its own key/value head, nothing shared")
     if kv_heads == 1:
-        return f"multi-query attention (MQA): all {n_heads} query heads share one key/value head"
-    return (
-        f"grouped-query attention (GQA): {kv_heads} key/value heads, each shared by a group of "
-        f"{n_heads // kv_heads} query heads"
+        return _("multi-query attention (MQA): all {n} query heads share one key/value head", n=n_heads)
+    return _(
+        "grouped-query attention (GQA): {kv} key/value heads, each shared by a group of {group} query heads",
+        kv=kv_heads,
+        group=n_heads // kv_heads,
     )
 
 
@@ -41,36 +43,63 @@ def shared_heads(page: Page, positions: int) -> None:
         return
     n_q, n_kv = cfg.n_heads, cfg.kv_heads
     number = 4  # the engine computes in float32
-    lengths = {f"this text ({positions})": positions, **LENGTHS}
+    lengths = {_("this text ({n})", n=positions): positions, **{_(name): n for name, n in LENGTHS.items()}}
     ours = {name: kv_bytes(cfg, n, number) for name, n in lengths.items()}
     full = {name: kv_bytes(cfg, n, number, kv_heads=n_q) for name, n in lengths.items()}
-    st.subheader("Shared key/value heads and the cache")
+    st.subheader(_("Shared key/value heads and the cache"))
     st.markdown(
-        f"{md(page.bundle.name)}: **n_q / n_kv = {n_q} / {n_kv}**, {kind_of_sharing(n_q, n_kv)}. Decoding keeps "
-        f"every layer's keys and values (the KV cache): 2 × {cfg.n_decoder_layers} layers × {n_kv} key/value "
-        f"head{'s' if n_kv > 1 else ''} × {cfg.d_k} dims × {number} bytes = "
-        f"**{kv_bytes(cfg, 1, number):,} bytes per piece** "
-        f"(float32 as computed here; a bfloat16 cache holds half), against {kv_bytes(cfg, 1, number, n_q):,} "
-        f"with one key/value head per query head."
+        n_(
+            "{name}: **n_q / n_kv = {n_q} / {n}**, {sharing}. Decoding keeps every layer's keys and values (the KV "
+            "cache): 2 × {layers} layers × {n} key/value head × {d_k} dims × {number} bytes = **{per:,} bytes per "
+            "piece** (float32 as computed here; a bfloat16 cache holds half), against {full:,} with one key/value "
+            "head per query head.",
+            "{name}: **n_q / n_kv = {n_q} / {n}**, {sharing}. Decoding keeps every layer's keys and values (the KV "
+            "cache): 2 × {layers} layers × {n} key/value heads × {d_k} dims × {number} bytes = **{per:,} bytes per "
+            "piece** (float32 as computed here; a bfloat16 cache holds half), against {full:,} with one key/value "
+            "head per query head.",
+            n_kv,
+            name=md(page.bundle.name),
+            n_q=n_q,
+            sharing=kind_of_sharing(n_q, n_kv),
+            layers=cfg.n_decoder_layers,
+            d_k=cfg.d_k,
+            number=number,
+            per=kv_bytes(cfg, 1, number),
+            full=kv_bytes(cfg, 1, number, n_q),
+        )
     )
     windowed = {name: kv_bytes(cfg, n, number, windowed=True) for name, n in lengths.items()} if cfg.windows else None
     sliding = sum(1 for layer in range(cfg.n_decoder_layers) if cfg.window(layer))
     window = max(cfg.windows, default=0)
-    column = f"with the windows ({sliding} layers keep {window - 1:,})"
+    column = _("with the windows ({sliding} layers keep {kept:,})", sliding=sliding, kept=window - 1)
     st.dataframe(shared_heads_table(lengths, ours, full, windowed, column), height=table_height(len(lengths)))
     if windowed is not None:
-        st.caption(
-            f"The cache above keeps every position in every layer, as this app does. {sliding} of "
-            f"{cfg.n_decoder_layers} layers read only the last {window} pieces, so transformers' cache keeps "
-            f"just their last {window - 1:,} positions: the last column, which stops growing in those layers "
-            f"past {window - 1:,} pieces (at 32k pieces, {_ratio(ours, windowed)} less again)."
+        st.caption(_windows_caption(cfg, sliding, window, _ratio(ours, windowed)))
+
+
+def _windows_caption(cfg, sliding: int, window: int, ratio: str | None) -> str:
+    """What the windowed column keeps, and how much less it is at the longest length (`ratio`; None: nothing)."""
+    said = {"sliding": sliding, "layers": cfg.n_decoder_layers, "window": window, "kept": window - 1}
+    if ratio is None:
+        return _(
+            "The cache above keeps every position in every layer, as this app does. {sliding} of {layers} layers read "
+            "only the last {window} pieces, so transformers' cache keeps just their last {kept:,} positions: the last "
+            "column, which stops growing in those layers past {kept:,} pieces (at 32k pieces, no less again).",
+            **said,
         )
+    return _(
+        "The cache above keeps every position in every layer, as this app does. {sliding} of {layers} layers read "
+        "only the last {window} pieces, so transformers' cache keeps just their last {kept:,} positions: the last "
+        "column, which stops growing in those layers past {kept:,} pieces (at 32k pieces, {ratio} less again).",
+        ratio=ratio,
+        **said,
+    )
 
 
-def _ratio(ours: dict[str, int], windowed: dict[str, int]) -> str:
-    """How many times less the windowed cache keeps at the longest length."""
+def _ratio(ours: dict[str, int], windowed: dict[str, int]) -> str | None:
+    """How many times less the windowed cache keeps at the longest length (None: it keeps nothing there)."""
     longest = list(ours)[-1]
-    return f"{ours[longest] / windowed[longest]:.1f}×" if windowed[longest] else "no"
+    return f"{ours[longest] / windowed[longest]:.1f}×" if windowed[longest] else None
 
 
 def cache_at_step(page: Page, step: int, pieces: list[str]) -> None:
@@ -83,31 +112,8 @@ def cache_at_step(page: Page, step: int, pieces: list[str]) -> None:
     cfg = page.bundle.config
     now = cache_step(cache, step)
     n_steps = len(result.output_ids)
-    st.subheader(f"The KV cache after step t = {step + 1}")
-    cross = (
-        f" The cross-attention cache (the source's keys and values) was computed once, before the first step: "
-        f"{now.cross_bytes:,} bytes, the same at every step."
-        if cache.cross_attention
-        else ""
-    )
-    window = (
-        " transformers' sliding-window layers keep only their last window − 1 positions; here every layer keeps all."
-        if cfg.windows
-        else ""
-    )
-    st.markdown(
-        f"Each of the {cfg.n_decoder_layers} layers keeps keys and values of shape **{now.layer_shape}** (batch, "
-        f"key/value heads, positions, d_head), as transformers' `past_key_values`: "
-        f"**{now.self_bytes:,} bytes** for the whole self-attention cache. Step t = {step + 1} "
-        + (
-            ("read the prompt's one piece" if now.added == 1 else f"read the {now.added} pieces of the prompt at once")
-            if step == 0
-            else "added one position"
-        )
-        + f" and read the {now.positions - now.added} cached ones instead of recomputing them."
-        + cross
-        + window
-    )
+    st.subheader(_("The KV cache after step t = {t}", t=step + 1))
+    st.markdown(_cache_said(page, now, step, bool(cache.cross_attention)))
     page.show(
         shared(
             cache_growth,
@@ -117,18 +123,70 @@ def cache_at_step(page: Page, step: int, pieces: list[str]) -> None:
             now.positions,
             now.added,
             page.style,
-            f"KV cache after step {step + 1}: {now.positions} positions × {cfg.kv_heads} key/value "
-            f"head{'s' if cfg.kv_heads > 1 else ''} per layer",
+            n_(
+                "KV cache after step {step}: {positions} positions × {n} key/value head per layer",
+                "KV cache after step {step}: {positions} positions × {n} key/value heads per layer",
+                cfg.kv_heads,
+                step=step + 1,
+                positions=now.positions,
+            ),
         ),
-        "Rows are the positions kept, columns each layer's key/value heads; a cell is the length of one cached "
-        "vector. The outlined row is what this step added; rows below it are not computed yet.",
+        _(
+            "Rows are the positions kept, columns each layer's key/value heads; a cell is the length of one cached "
+            "vector. The outlined row is what this step added; rows below it are not computed yet."
+        ),
         key="kv-cache",
     )
     self_bytes, cross_bytes = bytes_by_step(cache, n_steps)
     page.show(
-        shared(bytes_chart, self_bytes, cross_bytes, step, page.style, "Cache size by step"),
+        shared(bytes_chart, self_bytes, cross_bytes, step, page.style, _("Cache size by step")),
         key="kv-bytes",
     )
+
+
+def _cache_said(page: Page, now, step: int, cross_attention: bool) -> str:
+    """The cache after the step in words: its shape and bytes, what the step read, the cross-attention cache,
+    transformers' sliding windows."""
+    cfg = page.bundle.config
+    kept = _(
+        "Each of the {layers} layers keeps keys and values of shape **{shape}** (batch, key/value heads, positions, "
+        "d_head), as transformers' `past_key_values`: **{bytes:,} bytes** for the whole self-attention cache.",
+        layers=cfg.n_decoder_layers,
+        shape=now.layer_shape,
+        bytes=now.self_bytes,
+    )
+    said = {"t": step + 1, "cached": now.positions - now.added}
+    if step > 0:
+        read = _(
+            "Step t = {t} added one position and read the {cached} cached ones instead of recomputing them.", **said
+        )
+    elif now.added == 1:
+        read = _(
+            "Step t = {t} read the prompt's one piece and read the {cached} cached ones instead of recomputing them.",
+            **said,
+        )
+    else:
+        read = _(
+            "Step t = {t} read the {added} pieces of the prompt at once and read the {cached} cached ones instead of "
+            "recomputing them.",
+            added=now.added,
+            **said,
+        )
+    cross = (
+        _(
+            "The cross-attention cache (the source's keys and values) was computed once, before the first step: "
+            "{bytes:,} bytes, the same at every step.",
+            bytes=now.cross_bytes,
+        )
+        if cross_attention
+        else ""
+    )
+    window = (
+        _("transformers' sliding-window layers keep only their last window − 1 positions; here every layer keeps all.")
+        if cfg.windows
+        else ""
+    )
+    return sentences(kept, read, cross, window)
 
 
 def prefix_work(page: Page, prompt: int, steps: int) -> float:
@@ -144,16 +202,16 @@ def without_cache(page: Page) -> None:
         return
     steps = len(result.output_ids)
     page_value(NO_CACHE)
-    if not bind("nocache", st.toggle, label="Without the KV cache: re-read every prefix at every step"):
+    if not bind("nocache", st.toggle, label=_("Without the KV cache: re-read every prefix at every step")):
         return
     prompt = tuple(result.prompt_ids)
     iv = page.controls.interventions()
     go = asked(
         prefix_work(page, len(prompt), steps),
         experiments.without_cache_held(page.bundle, prompt, steps, iv),
-        "Decode again without the cache, and time both",
+        _("Decode again without the cache, and time both"),
         "without-cache",
-        "Re-reading every prefix costs seconds at this model's size: the button decodes both ways and times them.",
+        _("Re-reading every prefix costs seconds at this model's size: the button decodes both ways and times them."),
     )
     if go is False:
         return
@@ -161,19 +219,46 @@ def without_cache(page: Page) -> None:
     if not isinstance(go, bool):
         go.empty()
     total_with, total_without = int(measured.pieces_with.sum()), int(measured.pieces_without.sum())
-    st.markdown(
-        f"Measured here, {steps} greedy steps: **{measured.seconds_with * 1000:,.0f} ms with the cache** "
-        f"({total_with} positions computed) against **{measured.seconds_without * 1000:,.0f} ms without** "
-        f"({total_without} positions, {measured.seconds_without / max(measured.seconds_with, 1e-9):.1f}× the time); "
-        + ("the same pieces both ways." if measured.same_ids else "the pieces differ (rounding).")
-    )
+    said = {
+        "ms_with": f"{measured.seconds_with * 1000:,.0f}",
+        "ms_without": f"{measured.seconds_without * 1000:,.0f}",
+        "total_with": total_with,
+        "total_without": total_without,
+        "times": f"{measured.seconds_without / max(measured.seconds_with, 1e-9):.1f}",
+    }
+    if measured.same_ids:
+        st.markdown(
+            n_(
+                "Measured here, {n} greedy step: **{ms_with} ms with the cache** ({total_with} positions computed) "
+                "against **{ms_without} ms without** ({total_without} positions, {times}× the time); the same pieces "
+                "both ways.",
+                "Measured here, {n} greedy steps: **{ms_with} ms with the cache** ({total_with} positions computed) "
+                "against **{ms_without} ms without** ({total_without} positions, {times}× the time); the same pieces "
+                "both ways.",
+                steps,
+                **said,
+            )
+        )
+    else:
+        st.markdown(
+            n_(
+                "Measured here, {n} greedy step: **{ms_with} ms with the cache** ({total_with} positions computed) "
+                "against **{ms_without} ms without** ({total_without} positions, {times}× the time); the pieces differ "
+                "(rounding).",
+                "Measured here, {n} greedy steps: **{ms_with} ms with the cache** ({total_with} positions computed) "
+                "against **{ms_without} ms without** ({total_without} positions, {times}× the time); the pieces differ "
+                "(rounding).",
+                steps,
+                **said,
+            )
+        )
     page.show(
         shared(
             without_cache_chart,
             measured.pieces_with,
             measured.pieces_without,
             page.style,
-            "Positions computed per step, with and without the cache",
+            _("Positions computed per step, with and without the cache"),
         ),
         key="kv-without",
     )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+import i18n
+from i18n import _, n_, sentences
 from ui.page.binding import bind, page_value, set_value
 from ui.session.urlstate import COLOUR, WINDOW
 from viz.lengths import COLOUR_MODES, DETAIL, MOST_SHOWN, Span, clip, whole
@@ -19,14 +21,21 @@ def source_window(n: int) -> Span:
     return bind(
         "window",
         st.slider,
-        label="Source pieces shown in the detailed heatmaps",
+        label=_("Source pieces shown in the detailed heatmaps"),
         min_value=0,
         max_value=n - 1,
         to_widget=lambda s: (s[0], s[1] - 1),
         from_widget=lambda v: clip((v[0], v[1] + 1), n),
-        help=f"The sentence has {n} pieces. The heatmaps below show this window of them at full resolution "
-        f"(at most {MOST_SHOWN} at once; {DETAIL} keep every label readable); the model view pools the "
-        "whole sentence, and the text view reads it all.",
+        help=sentences(
+            n_("The sentence has {n} piece.", "The sentence has {n} pieces.", n),
+            _(
+                "The heatmaps below show this window of them at full resolution (at most {most} at once; {detail} "
+                "keep every label readable); the model view pools the whole sentence, and the text view reads it "
+                "all.",
+                most=MOST_SHOWN,
+                detail=DETAIL,
+            ),
+        ),
     )
 
 
@@ -42,12 +51,14 @@ def colour() -> str:
     return bind(
         "colour",
         st.radio,
-        label="Colour scale",
+        label=_("Colour scale"),
         options=list(COLOUR_MODES),
         horizontal=True,
-        format_func=lambda mode: COLOUR_MODES[mode].capitalize(),
-        help=f"Automatic: the weight on a 0–1 scale while rows are short, each row divided by its own "
-        f"largest weight past {DETAIL} keys (a long row spreads its weight thin, and on a 0–1 scale "
-        "everything looks dark). Log: log₁₀ of the weight, from 10⁻⁴. The hover always shows the "
-        "real weight.",
+        format_func=lambda mode: i18n._(COLOUR_MODES[mode]).capitalize(),
+        help=_(
+            "Automatic: the weight on a 0–1 scale while rows are short, each row divided by its own largest "
+            "weight past {detail} keys (a long row spreads its weight thin, and on a 0–1 scale everything looks "
+            "dark). Log: log₁₀ of the weight, from 10⁻⁴. The hover always shows the real weight.",
+            detail=DETAIL,
+        ),
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from i18n import _, n_, sentences
 from ui.page.ondemand import asked, filling
 from ui.parts.explained import Explained
 from ui.session import explanations
@@ -30,29 +31,43 @@ def section(why: Explained, step: int, output: Span) -> None:
         top_pieces, top_probs = one.top_pieces_at(0), one.top_probs[:, 0]
     st.dataframe(lens_table(top_pieces, top_probs, why.out_pieces[step]))
     after = (
-        "its final norm, the rescale by 1/√d_model and the output projection"
+        _("its final norm, the rescale by 1/√d_model and the output projection")
         if cfg.rescale_output
-        else "its final norm and the output projection"
+        else _("its final norm and the output projection")
         if cfg.norm_first
-        else "the output projection"
+        else _("the output projection")
     )
+    words = why.words
     st.caption(
-        f"{why.piece_word} {step + 1}: each decoder layer's output put through what the model does after its last "
-        f"layer ({after}), and its first candidates with their probabilities; the piece the model wrote is "
-        "checked."
-        + (
-            " The rows are the decoder's positions that chose the new pieces: the prompt's last, then each new piece's."
+        sentences(
+            _(
+                "{label} {n}: each decoder layer's output put through what the model does after its last layer "
+                "({after}), and its first candidates with their probabilities; the piece the model wrote is checked.",
+                label=words.piece,
+                n=step + 1,
+                after=after,
+            ),
+            _(
+                "The rows are the decoder's positions that chose the new pieces: the prompt's last, then each new "
+                "piece's."
+            )
             if why.decoder_only
-            else ""
+            else "",
         )
     )
     whole = asked(
         cost,
         cached,
-        f"Compute the lens of every {why.piece_word.lower()}",
+        _("Compute the lens of every {label}", label=words.a_piece),
         "why-lens-all",
-        f"Every {why.piece_word.lower()}'s lens puts each layer's output through the output projection over the whole "
-        f"vocabulary ({cfg.vocab_size:,} pieces): at this size it is computed when you ask.",
+        n_(
+            "Every {label}'s lens puts each layer's output through the output projection over the whole "
+            "vocabulary ({n} piece): at this size it is computed when you ask.",
+            "Every {label}'s lens puts each layer's output through the output projection over the whole "
+            "vocabulary ({n} pieces): at this size it is computed when you ask.",
+            cfg.vocab_size,
+            label=words.a_piece,
+        ),
         why.spare,
     )
     if whole is False:
@@ -67,11 +82,15 @@ def section(why: Explained, step: int, output: Span) -> None:
             why.out_pieces,
             why.style,
             columns=output,
-            piece_axis=f"{why.piece_word.lower()} (what the model wrote)",
+            piece_axis=_("{label} (what the model wrote)", label=words.a_piece),
         ),
-        f"Every {why.piece_word.lower()}: the colour is the probability each layer's lens gives the piece the model "
-        "finally wrote, the text that layer's own first choice. With the causal mask on, the last row is the "
-        f"model itself; with it off, every row sees the whole {why.output_word} at once, as in training, and may "
-        "disagree with what decoding chose.",
+        _(
+            "Every {label}: the colour is the probability each layer's lens gives the piece the model finally "
+            "wrote, the text that layer's own first choice. With the causal mask on, the last row is the model "
+            "itself; with it off, every row sees the whole {output} at once, as in training, and may disagree "
+            "with what decoding chose.",
+            label=words.a_piece,
+            output=words.output,
+        ),
         key="lens",
     )

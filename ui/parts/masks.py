@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from i18n import _, n_
 from model import AnatomyError, Trace, cosine
 from model.analysis.forced import work
 from model.engine import stages
@@ -40,13 +41,13 @@ def _mask_effect(
     layer: int,
     pieces: list[str],
     title: str,
-    mask: str,
+    names: tuple[str, str],
     caption: str,
     key: str,
     window: Span,
 ) -> None:
-    """One self-attention head with a mask on and off (`on`, `off`: the layer's patterns, heads first),
-    side by side with their difference."""
+    """One self-attention head with a mask on and off (`on`, `off`: the layer's patterns, heads first; `names`:
+    the two panels'), side by side with their difference."""
     ctl = page.controls
     page.show(
         shared(
@@ -57,7 +58,7 @@ def _mask_effect(
             pieces,
             page.style,
             f"{title} L{layer + 1} H{ctl.head + 1}",
-            (f"{mask} on", f"{mask} off"),
+            names,
             rows=window,
             columns=window,
         ),
@@ -72,10 +73,16 @@ def _padding_demo(page: Page, on: list[Trace], off: list[Trace], source: Span) -
     row = 1 if on[1].src_pieces.count(pad_piece) >= on[0].src_pieces.count(pad_piece) else 0
     n_pad = on[row].src_pieces.count(pad_piece)
     st.markdown(
-        f"In one batch every row has the same length, so the shorter sentence gets **{n_pad}** "
-        f"`{pad_piece}` pieces at the end."
+        n_(
+            "In one batch every row has the same length, so the shorter sentence gets **{n}** `{pad}` piece at "
+            "the end.",
+            "In one batch every row has the same length, so the shorter sentence gets **{n}** `{pad}` pieces at "
+            "the end.",
+            n_pad,
+            pad=pad_piece,
+        )
         if n_pad
-        else "Both sentences have the same length: make the second one shorter to see padding."
+        else _("Both sentences have the same length: make the second one shorter to see padding.")
     )
     layer = min(page.controls.layer, page.limits.n_encoder_layers - 1)
     _mask_effect(
@@ -84,10 +91,13 @@ def _padding_demo(page: Page, on: list[Trace], off: list[Trace], source: Span) -
         off[row].pattern("encoder", "self", layer),
         layer,
         on[row].src_pieces,
-        "The shorter sentence, encoder self-attention",
-        "padding mask",
-        f"With the mask on, no query gives any weight to the {pad_piece} columns; with it off, real words "
-        "leak attention into padding.",
+        _("The shorter sentence, encoder self-attention"),
+        (_("padding mask on"), _("padding mask off")),
+        _(
+            "With the mask on, no query gives any weight to the {pad} columns; with it off, real words leak "
+            "attention into padding.",
+            pad=pad_piece,
+        ),
         "padding",
         source,
     )
@@ -98,8 +108,8 @@ def padding_encoder(page: Page, source: Span) -> bool:
     """A model without a decoder: the sentence batched with a shorter one, judged by the shorter one's
     sentence embedding; False when the batch could not be encoded (the error is shown)."""
     ctl = page.controls
-    st.subheader("The padding mask: batching a shorter sentence")
-    short = bind("short", st.text_input, label="A second sentence, batched with yours")
+    st.subheader(_("The padding mask: batching a shorter sentence"))
+    short = bind("short", st.text_input, label=_("A second sentence, batched with yours"))
     try:
         alone = engine.encode(page.bundle, short, ctl.interventions())
         with_pad = engine.encode_batch(page.bundle, [ctl.sentence, short], ctl.interventions(padding_mask=True))
@@ -110,13 +120,15 @@ def padding_encoder(page: Page, source: Span) -> bool:
     row = _padding_demo(page, [r.trace for r in with_pad], [r.trace for r in without_pad], source)
     left, right = st.columns(2)
     left.metric(
-        "Its embedding in the batch vs alone, padding mask on",
+        _("Its embedding in the batch vs alone, padding mask on"),
         f"{cosine(with_pad[row].embedding, alone.embedding):.4f}",
     )
-    right.metric("the same with the padding mask off", f"{cosine(without_pad[row].embedding, alone.embedding):.4f}")
+    right.metric(_("the same with the padding mask off"), f"{cosine(without_pad[row].embedding, alone.embedding):.4f}")
     st.caption(
-        "Cosine similarity to the sentence encoded on its own (1 = the same embedding): with the mask, "
-        "padding changes nothing; without it, the padding leaks into every vector."
+        _(
+            "Cosine similarity to the sentence encoded on its own (1 = the same embedding): with the mask, "
+            "padding changes nothing; without it, the padding leaks into every vector."
+        )
     )
     return True
 
@@ -125,7 +137,7 @@ def causal_decoder(page: Page, output: Span) -> None:
     """A decoder-only model: prompt and continuation read in one pass with the causal mask on and off, and
     the continuation generated with it off."""
     ctl = page.controls
-    st.subheader("The causal mask: no peeking at later pieces")
+    st.subheader(_("The causal mask: no peeking at later pieces"))
     causal_on = page.translate(causal_mask=True)  # the page's own continuation when the sidebar's mask is on
     layer = min(ctl.layer, page.limits.n_decoder_layers - 1)
     # the same prompt and continuation in one pass, mask on and off: with the mask on, the continuation's own
@@ -146,25 +158,27 @@ def causal_decoder(page: Page, output: Span) -> None:
         off_pattern,
         layer,
         seen_on.tgt_pieces,
-        "Self-attention over prompt and continuation",
-        "causal mask",
-        "The prompt and the continuation made with the mask on, read in one pass with the mask on and off. "
-        "With it off, every position also looks at the positions after it (right of the diagonal lights up): "
-        "each position is there to predict the next piece, which it can now see. In training the model would "
-        "copy the answer instead of learning to predict it. The pass without the mask runs only up to the layer "
-        "on show (the layers after it would change nothing here), so a later layer takes a little longer the "
-        "first time it is picked.",
+        _("Self-attention over prompt and continuation"),
+        (_("causal mask on"), _("causal mask off")),
+        _(
+            "The prompt and the continuation made with the mask on, read in one pass with the mask on and off. "
+            "With it off, every position also looks at the positions after it (right of the diagonal lights up): "
+            "each position is there to predict the next piece, which it can now see. In training the model would "
+            "copy the answer instead of learning to predict it. The pass without the mask runs only up to the "
+            "layer on show (the layers after it would change nothing here), so a later layer takes a little longer "
+            "the first time it is picked."
+        ),
         "causal",
         output,
     )
     left, right = st.columns(2)
     left.metric(
-        f"Weight on later pieces, layer L{layer + 1}, mask on",
+        _("Weight on later pieces, layer L{layer}, mask on", layer=layer + 1),
         f"{future_weight(on_pattern):.1%}",
     )
-    right.metric("the same with the mask off", f"{future_weight(off_pattern):.1%}")
+    right.metric(_("the same with the mask off"), f"{future_weight(off_pattern):.1%}")
     st.caption(
-        "The share of each position's attention that goes to pieces after it, averaged over heads and positions."
+        _("The share of each position's attention that goes to pieces after it, averaged over heads and positions.")
     )
     _generated_without_mask(page, causal_on)
 
@@ -174,10 +188,12 @@ def _generated_without_mask(page: Page, causal_on: TranslationResult) -> None:
     costly), and the probabilities each step chose from."""
     ctl = page.controls
     st.caption(
-        "The continuation generated with the mask on, then off. While generating, a step can only read the pieces "
-        "made before it, mask or no mask; without the mask, though, the prompt's pieces and those made so far "
-        "read each other both ways, unlike anything the model saw in training. The probabilities below are the "
-        "ones each step chose from:"
+        _(
+            "The continuation generated with the mask on, then off. While generating, a step can only read the "
+            "pieces made before it, mask or no mask; without the mask, though, the prompt's pieces and those made "
+            "so far read each other both ways, unlike anything the model saw in training. The probabilities below "
+            "are the ones each step chose from:"
+        )
     )
     # a decoder-only model's continuation is a GenerationResult, which has the prompt's pieces
     prompt, made = len(getattr(causal_on, "prompt_ids", ())), len(causal_on.output_ids)
@@ -187,10 +203,12 @@ def _generated_without_mask(page: Page, causal_on: TranslationResult) -> None:
         engine.in_cache(
             page.bundle, ctl.sentence, ctl.interventions(causal_mask=False), ctl.beam_size, trace=False, chat=ctl.chat
         ),
-        "Generate without the mask",
+        _("Generate without the mask"),
         "causal-off-continuation",
-        "Without the mask, every step re-reads the prompt and the pieces made so far (no cache can hold "
-        "them: each step changes them all), which takes seconds at this model's size: the button runs it.",
+        _(
+            "Without the mask, every step re-reads the prompt and the pieces made so far (no cache can hold "
+            "them: each step changes them all), which takes seconds at this model's size: the button runs it."
+        ),
     ):
         return
     causal_off = page.translate(causal_mask=False, trace=False)
@@ -201,7 +219,7 @@ def _generated_without_mask(page: Page, causal_on: TranslationResult) -> None:
             causal_on.steps,
             causal_off.steps,
             page.style,
-            "Probability of each new piece: causal mask on (before) and off (after)",
+            _("Probability of each new piece: causal mask on (before) and off (after)"),
         ),
         key="causal-probs",
     )
@@ -211,8 +229,8 @@ def padding_decoder(page: Page) -> None:
     """A decoder-only model: the prompt batched with a shorter one in one pass, the padding mask on and off."""
     ctl = page.controls
     pad_piece = _pad_piece(page)
-    st.subheader("The padding mask: batching a shorter prompt")
-    short = bind("short", st.text_input, label="A second prompt, batched with yours")
+    st.subheader(_("The padding mask: batching a shorter prompt"))
+    short = bind("short", st.text_input, label=_("A second prompt, batched with yours"))
     try:
         texts = [ctl.sentence, short]  # with a chat message, both are wrapped by the chat template
         with_pad = engine.prompt_batch(page.bundle, texts, ctl.interventions(padding_mask=True), ctl.chat)
@@ -224,11 +242,18 @@ def padding_decoder(page: Page) -> None:
     pieces = with_pad[row].tgt_pieces
     n_pad = pieces.count(pad_piece)
     st.markdown(
-        f"A decoder-only model has no source sentence to pad, and one prompt alone has no padding. In one "
-        f"batch, though, every row has the same length, so the shorter prompt gets **{n_pad}** `{pad_piece}` "
-        "pieces at the end."
+        n_(
+            "A decoder-only model has no source sentence to pad, and one prompt alone has no padding. In one "
+            "batch, though, every row has the same length, so the shorter prompt gets **{n}** `{pad}` piece at "
+            "the end.",
+            "A decoder-only model has no source sentence to pad, and one prompt alone has no padding. In one "
+            "batch, though, every row has the same length, so the shorter prompt gets **{n}** `{pad}` pieces at "
+            "the end.",
+            n_pad,
+            pad=pad_piece,
+        )
         if n_pad
-        else "Both prompts have the same length: make the second one shorter to see padding."
+        else _("Both prompts have the same length: make the second one shorter to see padding.")
     )
     layer = min(ctl.layer, page.limits.n_decoder_layers - 1)
     _mask_effect(
@@ -237,10 +262,13 @@ def padding_decoder(page: Page) -> None:
         without_pad[row].pattern("decoder", "self", layer),
         layer,
         pieces,
-        "The shorter prompt, self-attention",
-        "padding mask",
-        "The shorter prompt's row of the batch, read in one pass with the padding mask on and "
-        f"off (the {pad_piece} pieces at the end are its padding).",
+        _("The shorter prompt, self-attention"),
+        (_("padding mask on"), _("padding mask off")),
+        _(
+            "The shorter prompt's row of the batch, read in one pass with the padding mask on and off (the {pad} "
+            "pieces at the end are its padding).",
+            pad=pad_piece,
+        ),
         "padding",
         whole(len(pieces)),
     )
@@ -248,25 +276,29 @@ def padding_decoder(page: Page) -> None:
     change = largest_change(
         with_pad[row].pattern("decoder", "self", layer), without_pad[row].pattern("decoder", "self", layer), real
     )
-    st.metric(f"Largest change of a real piece's attention weight, layer L{layer + 1}", f"{change:.4f}")
+    st.metric(_("Largest change of a real piece's attention weight, layer L{layer}", layer=layer + 1), f"{change:.4f}")
     if ctl.causal:
         st.caption(
-            "The real pieces' rows do not change: the padding comes after the text, and the causal mask already "
-            "stops every piece from looking at later positions, so no real piece can see the padding, mask or no "
-            "mask. Only the padding's own rows change. Turn the causal mask off in the sidebar to see the padding "
-            "mask at work."
+            _(
+                "The real pieces' rows do not change: the padding comes after the text, and the causal mask "
+                "already stops every piece from looking at later positions, so no real piece can see the padding, "
+                "mask or no mask. Only the padding's own rows change. Turn the causal mask off in the sidebar to "
+                "see the padding mask at work."
+            )
         )
     else:
         st.caption(
-            "The causal mask is off, so real pieces can look ahead into the padding: with the padding mask on "
-            "they give it no weight; with it off, they leak attention into it."
+            _(
+                "The causal mask is off, so real pieces can look ahead into the padding: with the padding mask on "
+                "they give it no weight; with it off, they leak attention into it."
+            )
         )
 
 
 def causal(page: Page, output: Span) -> None:
     """The translation with the causal mask on and off, and one pass over it with the mask on and off."""
     ctl = page.controls
-    st.subheader("The causal mask: no peeking at later words")
+    st.subheader(_("The causal mask: no peeking at later words"))
     causal_on = page.translate(causal_mask=True)
     causal_off = page.translate(causal_mask=False, trace=False)  # its text and steps: the trace below is one pass
     dec_layer = min(ctl.layer, page.limits.n_decoder_layers - 1)
@@ -280,18 +312,22 @@ def causal(page: Page, output: Span) -> None:
         seen_off.pattern("decoder", "self", dec_layer),
         dec_layer,
         seen_on.tgt_pieces,
-        "Decoder self-attention",
-        "causal mask",
-        "The translation made with the mask on, read in one pass with the mask on and off. With it off, "
-        "every position also looks at the positions after it (right of the diagonal lights up): in training "
-        "the model would copy the answer instead of learning to predict it.",
+        _("Decoder self-attention"),
+        (_("causal mask on"), _("causal mask off")),
+        _(
+            "The translation made with the mask on, read in one pass with the mask on and off. With it off, "
+            "every position also looks at the positions after it (right of the diagonal lights up): in training "
+            "the model would copy the answer instead of learning to predict it."
+        ),
         "causal",
         output,
     )
     st.caption(
-        "Output with the mask on, then off. While decoding, a step can only read the pieces made before it, "
-        "mask or no mask; without the mask, though, those pieces also read each other both ways, unlike "
-        "anything the model saw in training. The probabilities below are the ones each step chose from:"
+        _(
+            "Output with the mask on, then off. While decoding, a step can only read the pieces made before it, "
+            "mask or no mask; without the mask, though, those pieces also read each other both ways, unlike "
+            "anything the model saw in training. The probabilities below are the ones each step chose from:"
+        )
     )
     two_translations(("", causal_on.translation), ("", causal_off.translation))
     page.show(
@@ -300,7 +336,7 @@ def causal(page: Page, output: Span) -> None:
             causal_on.steps,
             causal_off.steps,
             page.style,
-            "Probability of each output piece: causal mask on (before) and off (after)",
+            _("Probability of each output piece: causal mask on (before) and off (after)"),
         ),
         key="causal-probs",
     )
@@ -309,8 +345,8 @@ def causal(page: Page, output: Span) -> None:
 def padding(page: Page, source: Span) -> None:
     """The sentence batched with a shorter one, translated with the padding mask on and off."""
     ctl = page.controls
-    st.subheader("The padding mask: batching a shorter sentence")
-    short = bind("short", st.text_input, label="A second sentence, batched with yours")
+    st.subheader(_("The padding mask: batching a shorter sentence"))
+    short = bind("short", st.text_input, label=_("A second sentence, batched with yours"))
     try:
         with_pad = engine.translate_batch(page.bundle, [ctl.sentence, short], ctl.interventions(padding_mask=True))
         without_pad = engine.translate_batch(page.bundle, [ctl.sentence, short], ctl.interventions(padding_mask=False))
@@ -319,6 +355,6 @@ def padding(page: Page, source: Span) -> None:
     else:
         row = _padding_demo(page, [_traced(r) for r in with_pad], [_traced(r) for r in without_pad], source)
         two_translations(
-            ("Its translation with the padding mask on", with_pad[row].translation),
-            ("and off", without_pad[row].translation),
+            (_("Its translation with the padding mask on"), with_pad[row].translation),
+            (_("and off"), without_pad[row].translation),
         )

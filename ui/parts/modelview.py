@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from i18n import N_, _, sentences
 from model.analysis.roles import block_roles, card_roles
 from model.results import Trace
 from ui.page.binding import bind, page_value, set_value
@@ -19,6 +20,21 @@ from viz.attention import attention_map, model_view, model_view_cell, model_view
 from viz.focus import shaded_text
 from viz.labels import at_position, display_piece, reads_bytes
 from viz.lengths import Span, colour_mode, pooled
+
+# A head's role tag (model.analysis.roles) -> its name on the tiles, said with _(ROLE_NAMES[tag]).
+ROLE_NAMES = {
+    "previous": N_("previous"),
+    "same": N_("same"),
+    "sink": N_("sink"),
+    "last": N_("last"),
+    "broad": N_("broad"),
+    "alignment": N_("alignment"),
+}
+
+
+def role_name(tag: str) -> str:
+    """A role tag as the tiles say it, in the language of this run (a tag this page does not know, as it is)."""
+    return _(ROLE_NAMES[tag]) if tag in ROLE_NAMES else tag
 
 
 def key_pieces(trace: Trace, block: str) -> list[str]:
@@ -53,14 +69,14 @@ def section(
     """The model view of the attention kind picked, the selected head large under it, and that head's
     attention from one query piece as text; `step` is the decoder row of the step, `outlined` in the large head."""
     ctl, style = page.controls, page.style
-    st.subheader("Model view: all layers × all heads")
+    st.subheader(_("Model view: all layers × all heads"))
     view = bind(
         "view",
         st.radio,
-        label="Attention kind",
+        label=_("Attention kind"),
         options=list(page.limits.blocks),
         horizontal=True,
-        format_func=lambda b: BLOCK_NAMES[b].capitalize(),
+        format_func=lambda b: _(BLOCK_NAMES[b]).capitalize(),
     )
     stack, kind = BLOCKS[view]
     patterns = [trace.pattern(stack, kind, layer) for layer in range(page.limits.layers_of(stack))]
@@ -78,14 +94,13 @@ def section(
             queries,
             keys,
             style,
-            f"{BLOCK_NAMES[view].capitalize()} L{selected[0] + 1} H{selected[1] + 1}"
-            + (" (knocked out)" if selected in knocked else ""),
+            _large_title(view, selected, selected in knocked),
             None if view == "enc-self" or not outlined else step,
             colour=colour,
             first=view != "dec-cross",
             **lengths.block_windows(view, source, output),
         ),
-        "The selected head, large.",
+        _("The selected head, large."),
         key="view-large",
     )
     _text_view(
@@ -98,6 +113,12 @@ def section(
         step,
         ctl.interventions().heads_off(stack, kind, selected[0]),
     )
+
+
+def _large_title(view: str, selected: tuple[int, int], knocked: bool) -> str:
+    """The title of the head opened large: its attention kind, layer and head, and whether it is knocked out."""
+    at = {"block": _(BLOCK_NAMES[view]).capitalize(), "layer": selected[0] + 1, "head": selected[1] + 1}
+    return _("{block} L{layer} H{head} (knocked out)", **at) if knocked else _("{block} L{layer} H{head}", **at)
 
 
 def _tiles(
@@ -113,13 +134,14 @@ def _tiles(
     """Every layer × every head of one attention kind as tiles, each tagged with its role, and their legend."""
     stack, kind = BLOCKS[view]
     tiles_pooled = pooled(len(queries)) or pooled(len(keys))
-    scale = {"row": " Colours: each row divided by its largest weight.", "log": " Colours: log₁₀ of the weight."}.get(
-        colour_mode(colour, len(keys)), ""
-    )
-    roles = {cell: f"{tag} (corpus)" for cell, tag in card_roles(page.bundle.card, stack, kind).items()}
-    roles.update(
-        block_roles(patterns, stack, kind, page.controls.interventions().causal_mask, page.bundle.config.windows)
-    )
+    scale = {
+        "row": _("Colours: each row divided by its largest weight."),
+        "log": _("Colours: log₁₀ of the weight."),
+    }.get(colour_mode(colour, len(keys)), "")
+    card = card_roles(page.bundle.card, stack, kind)
+    roles = {cell: _("{role} (corpus)", role=role_name(tag)) for cell, tag in card.items()}
+    found = block_roles(patterns, stack, kind, page.controls.interventions().causal_mask, page.bundle.config.windows)
+    roles.update({cell: role_name(tag) for cell, tag in found.items()})
     page.show(
         shared(
             model_view,
@@ -127,14 +149,14 @@ def _tiles(
             queries,
             keys,
             page.style,
-            f"{BLOCK_NAMES[view].capitalize()}: layers × heads",
+            _("{block}: layers × heads", block=_(BLOCK_NAMES[view]).capitalize()),
             selected,
             knocked,
             colour,
             roles,
             page.bundle.config.n_heads // page.bundle.config.kv_heads,
         ),
-        _tiles_caption(page, tiles_pooled) + scale,
+        sentences(_tiles_caption(page, tiles_pooled), scale),
         key="model-view",
         on_select=_open_clicked,
         selection_mode="points",
@@ -147,39 +169,44 @@ def _tiles(
 
 def _tiles_caption(page: Page, tiles_pooled: bool) -> str:
     """What the tiles show: the heads framed by key/value head, the roles, and how a long sentence is pooled."""
-    return (
-        (
-            "Query heads sharing a key/value head are framed together ("
-            + kvcache.kind_of_sharing(page.limits.n_heads, page.bundle.config.kv_heads)
-            + "). "
-            if page.bundle.config.kv_heads < page.limits.n_heads
-            else ""
+    n_heads, kv_heads = page.limits.n_heads, page.bundle.config.kv_heads
+    framed = (
+        _(
+            "Query heads sharing a key/value head are framed together ({sharing}).",
+            sharing=kvcache.kind_of_sharing(n_heads, kv_heads),
         )
-        + "Each tile is one head (rows: layers, columns: heads). Click a tile, or use the sidebar pickers, to "
+        if kv_heads < n_heads
+        else ""
+    )
+    tiles = _(
+        "Each tile is one head (rows: layers, columns: heads). Click a tile, or use the sidebar pickers, to "
         "open that head large below. Inside the top of a tile, the head's role on this sentence when it has "
         "one (previous, same, sink on the first piece, last piece, or broad; defined on the Why this word? "
         "page), else its role over the test sentences of the model's card (corpus), where the gold alignment "
         "can tag it."
-        + (
-            " The sentence is long, so each tile is pooled to a fixed size: a cell is the mean, over the queries "
+    )
+    pooled_note = (
+        _(
+            "The sentence is long, so each tile is pooled to a fixed size: a cell is the mean, over the queries "
             "of its bin, of the weight they give to the keys of its bin (each row still sums to 1); the hover "
             "names the bins. The head opened below is at full resolution."
-            if tiles_pooled
-            else ""
         )
+        if tiles_pooled
+        else ""
     )
+    return sentences(framed, tiles, pooled_note)
 
 
 def _text_view(page: Page, view: str, pattern, queries: list[str], keys: list[str], layer: int, step: int, off) -> None:
     """One query piece's attention over the whole sentence, as shaded text, a line per head and the average."""
-    st.subheader("One piece's attention, as text")
+    st.subheader(_("One piece's attention, as text"))
     byte_level = reads_bytes(queries)
     if view == "enc-self":
         set_value("focus", min(page_value(FOCUS), len(queries) - 1))
         query = bind(
             "focus",
             st.select_slider,
-            label="Query piece",
+            label=_("Query piece"),
             options=list(range(len(queries))),
             format_func=lambda i: at_position(display_piece(queries[i], byte_level), i),
         )
@@ -187,14 +214,20 @@ def _text_view(page: Page, view: str, pattern, queries: list[str], keys: list[st
         query = step  # the decoding step's row, as in the heatmaps
     live = live_heads(pattern.shape[0], off)
     lines = list(pattern[:, query, :]) + [pattern[live, query, :].mean(axis=0)]
-    names = [f"H{h + 1}" + (" (off)" if h in off else "") for h in range(pattern.shape[0])] + ["average"]
+    names = [_("H{head} (off)", head=h + 1) if h in off else f"H{h + 1}" for h in range(pattern.shape[0])]
+    names.append(_("average"))
     st.markdown(
         shared(shaded_text, lines, keys, names, page.style, query if view != "dec-cross" else None),
         unsafe_allow_html=True,
     )
     st.caption(
-        f"{BLOCK_NAMES[view].capitalize()}, layer L{layer + 1}: what query piece {query} "
-        f"“{md(display_piece(queries[query], byte_level))}” takes from each piece, one line per head, each line shaded "
-        "by the weight divided by that line's largest weight (hover a piece for the exact weight). "
-        "This view grows with the sentence, not with its square: it reads a whole paragraph."
+        _(
+            "{block}, layer L{layer}: what query piece {query} “{piece}” takes from each piece, one line per head, "
+            "each line shaded by the weight divided by that line's largest weight (hover a piece for the exact "
+            "weight). This view grows with the sentence, not with its square: it reads a whole paragraph.",
+            block=_(BLOCK_NAMES[view]).capitalize(),
+            layer=layer + 1,
+            query=query,
+            piece=md(display_piece(queries[query], byte_level)),
+        )
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from i18n import _, listing, n_
 from model import AnatomyError
 from model.analysis.forced import work
 from model.analysis.patching import Mismatch, mismatch, moved_pieces
@@ -31,28 +32,41 @@ SHOWN = 0.005  # the biggest change is written to two decimals: below this it wo
 MOVED = 0.1  # a piece whose log-probability a patch moves this much or more is offered to explain instead
 
 
-def _hook_points(n_layers: int, norm_first: bool) -> dict[str, str]:
+Points = dict[str, tuple[str, str]]  # a hook point's name (English, the code's) -> (its label, the hook point)
+
+
+def _hook_points(n_layers: int, norm_first: bool) -> Points:
     """Source-side hook points worth patching, by what they are, in the order the model runs them. A
     post-LN encoder's last layer output is its memory (no final norm after it): one row, not two."""
-    points = {"source embeddings": stages.embedding("sum")}
+    points = {"source embeddings": (_("source embeddings"), stages.embedding("sum"))}
     points.update(
         {
-            f"encoder layer {layer + 1}": stages.layer_output("encoder", layer, norm_first)
+            f"encoder layer {layer + 1}": (
+                _("encoder layer {n}", n=layer + 1),
+                stages.layer_output("encoder", layer, norm_first),
+            )
             for layer in range(n_layers - (0 if norm_first else 1))
         }
     )
-    points["encoder memory" if norm_first else f"encoder layer {n_layers} (memory)"] = stages.MEMORY
+    if norm_first:
+        points["encoder memory"] = (_("encoder memory"), stages.MEMORY)
+    else:
+        points[f"encoder layer {n_layers} (memory)"] = (_("encoder layer {n} (memory)", n=n_layers), stages.MEMORY)
     return points
 
 
-def _prompt_points(n_layers: int, norm_first: bool) -> dict[str, str]:
+def _prompt_points(n_layers: int, norm_first: bool) -> Points:
     """A decoder-only model's hook points worth patching at the prompt's positions: its embeddings
     and every decoder layer's output (the decoder's own output after its final norm is read by no
     later position, so it could change only piece 1)."""
     return {
-        "prompt embeddings": stages.embedding("sum", "target"),
+        "prompt embeddings": (_("prompt embeddings"), stages.embedding("sum", "target")),
         **{
-            f"decoder layer {layer + 1}": stages.layer_output("decoder", layer, norm_first) for layer in range(n_layers)
+            f"decoder layer {layer + 1}": (
+                _("decoder layer {n}", n=layer + 1),
+                stages.layer_output("decoder", layer, norm_first),
+            )
+            for layer in range(n_layers)
         },
     }
 
@@ -66,7 +80,7 @@ def section(why: Explained, step: int, source: Span) -> None:
         if why.decoder_only
         else _hook_points(cfg.n_encoder_layers, cfg.norm_first)
     )
-    hooks = tuple(points.values())
+    hooks = tuple(hook for _label, hook in points.values())
     grid = _grid(why, donor, step, points, source)
     if grid is None:
         return
@@ -86,26 +100,32 @@ def _donor(why: Explained) -> str:
     return bind(
         "donor",
         st.text_input,
-        label="Donor chat message (wrapped as yours is; its activations replace your prompt's)"
+        label=_("Donor chat message (wrapped as yours is; its activations replace your prompt's)")
         if why.ctl.chat
-        else f"Donor {'prompt' if why.decoder_only else 'sentence'} (its activations "
-        f"replace your {'prompt' if why.decoder_only else 'sentence'}'s)",
+        else _("Donor prompt (its activations replace your prompt's)")
+        if why.decoder_only
+        else _("Donor sentence (its activations replace your sentence's)"),
     )
 
 
-def _grid(why: Explained, donor: str, step: int, points: dict[str, str], source: Span) -> np.ndarray | None:
+def _grid(why: Explained, donor: str, step: int, points: Points, source: Span) -> np.ndarray | None:
     """The change of the piece's log-probability with the donor's activation at each hook point and source
     position, drawn (on a button when costly); None when not computed."""
     bundle, ctl, iv, out_ids, src_pieces = why.bundle, why.ctl, why.iv, why.out_ids, why.src_pieces
-    hooks = tuple(points.values())
+    hooks = tuple(hook for _label, hook in points.values())
     cost = work(bundle, len(hooks) * len(src_pieces), len(src_pieces) + step + 1)
     wanted = asked(
         cost,
         explanations.patch_cells_cached(bundle, donor, ctl.sentence, out_ids, step, hooks, iv, ctl.chat),
-        f"Compute the patching grid ({len(hooks)} batched passes)",
+        n_(
+            "Compute the patching grid ({n} batched pass)", "Compute the patching grid ({n} batched passes)", len(hooks)
+        ),
         "why-patch-grid",
-        f"The grid patches every {why.source_word} position at every hook point: at this model's size, it is "
-        "computed when you ask.",
+        _(
+            "The grid patches every {source} position at every hook point: at this model's size, it is computed "
+            "when you ask.",
+            source=why.words.source,
+        ),
         why.spare,
     )
     if wanted is False:
@@ -118,27 +138,33 @@ def _grid(why: Explained, donor: str, step: int, points: dict[str, str], source:
     except AnatomyError as exc:
         st.warning(md(str(exc)))
         return None
-    yours = "your prompt" if why.decoder_only else "your sentence"
     why.page.show(
         shared(
             patch_grid_map,
             grid,
-            list(points),
+            [label for label, _hook in points.values()],
             src_pieces,
             why.style,
-            f"{why.piece_word} {step + 1}, {plotly_piece(why.out_pieces[step], why.byte_level)}: one position from "
-            "the donor",
+            _(
+                "{label} {n}, {token}: one position from the donor",
+                label=why.words.piece,
+                n=step + 1,
+                token=plotly_piece(why.out_pieces[step], why.byte_level),
+            ),
             source,
-            f"{why.source_word} position ({yours})",
+            _("prompt position (your prompt)") if why.decoder_only else _("source position (your sentence)"),
         ),
-        f"A cell: how much the log-probability of the piece on show changes when {yours}'s activation at "
-        f"that hook point (row) and {why.source_word} position (column) is the donor's. Positions both have, "
-        "matched by index"
-        + (
-            ": a donor prompt with as many pieces lines up with yours throughout. Only the prompt's "
+        _(
+            "A cell: how much the log-probability of the piece on show changes when your prompt's activation at "
+            "that hook point (row) and prompt position (column) is the donor's. Positions both have, matched by "
+            "index: a donor prompt with as many pieces lines up with yours throughout. Only the prompt's "
             "positions are patched; the new pieces are the same in both."
-            if why.decoder_only
-            else "."
+        )
+        if why.decoder_only
+        else _(
+            "A cell: how much the log-probability of the piece on show changes when your sentence's activation at "
+            "that hook point (row) and source position (column) is the donor's. Positions both have, matched by "
+            "index."
         ),
         key="patch-grid",
     )
@@ -148,7 +174,7 @@ def _grid(why: Explained, donor: str, step: int, points: dict[str, str], source:
 def _biggest_change(
     why: Explained,
     donor: str,
-    points: dict[str, str],
+    points: Points,
     where: str,
     position: int,
     biggest: float,
@@ -156,46 +182,69 @@ def _biggest_change(
 ) -> None:
     """The grid's biggest change, where it is, and your text made again with that one activation from the donor."""
     bundle, ctl = why.bundle, why.ctl
-    moved = explanations.translation_patched(bundle, donor, ctl.sentence, points[where], (position,), why.iv, ctl.chat)
+    label, hook = points[where]
+    moved = explanations.translation_patched(bundle, donor, ctl.sentence, hook, (position,), why.iv, ctl.chat)
+    fields = dict(change=biggest, point=md(label), position=position, token=why.shown(why.src_pieces[position]))
     st.markdown(
-        f"The biggest change ({biggest:+.2f}): the **{md(where)}** at position {position} "
-        f"(**{why.shown(why.src_pieces[position])}**"
-        + (
-            f", the donor's **{why.shown(differ.donor[position])}**)."
-            if position in differ.positions
-            else ", the same piece in the donor: the words that differ reach it through the layers before)."
+        _(
+            "The biggest change ({change:+.2f}): the **{point}** at position {position} (**{token}**, the donor's "
+            "**{theirs}**).",
+            theirs=why.shown(differ.donor[position]),
+            **fields,
+        )
+        if position in differ.positions
+        else _(
+            "The biggest change ({change:+.2f}): the **{point}** at position {position} (**{token}**, the same "
+            "piece in the donor: the words that differ reach it through the layers before).",
+            **fields,
         )
     )
     unchanged_text = moved == bundle.tokenizer.decode(list(why.out_ids))
-    st.markdown(
-        (
-            "Your prompt continued with that one activation from the donor (greedy, every step)"
-            if why.decoder_only
-            else "Your sentence translated with that one activation from the donor"
-        )
-        + (
-            f": the {why.output_word} stays the same (the change lowers or raises the piece's probability, but the "
-            "model's first choice is still the same piece)."
-            if unchanged_text
-            else ":"
-        )
-    )
+    st.markdown(_made_again(why, unchanged_text))
     if not unchanged_text:
-        st.markdown(f"> {md(moved)}")
+        # i18n: the model's own output under the patch, as a quote (in Chinese, inside “”)
+        st.markdown(_("> {text}", text=md(moved)))
 
 
-def _own_patch(why: Explained, donor: str, points: dict[str, str], row: int, both: int) -> None:
+def _made_again(why: Explained, unchanged: bool) -> str:
+    """What the text made again with the biggest change's activation is (`_biggest_change`)."""
+    if why.decoder_only and unchanged:
+        return _(
+            "Your prompt continued with that one activation from the donor (greedy, every step): the {output} stays "
+            "the same (the change lowers or raises the piece's probability, but the model's first choice is still "
+            "the same piece).",
+            output=why.words.output,
+        )
+    if why.decoder_only:
+        return _("Your prompt continued with that one activation from the donor (greedy, every step):")
+    if unchanged:
+        return _(
+            "Your sentence translated with that one activation from the donor: the {output} stays the same (the "
+            "change lowers or raises the piece's probability, but the model's first choice is still the same piece).",
+            output=why.words.output,
+        )
+    return _("Your sentence translated with that one activation from the donor:")
+
+
+def _own_patch(why: Explained, donor: str, points: Points, row: int, both: int) -> None:
     """In an expander: the hook point (the grid's biggest at first) and the span of positions you pick from
     the donor, and every piece of your output teacher-forced under that patch; `both`: the positions both
     texts have."""
-    bundle, ctl, iv, out_ids = why.bundle, why.ctl, why.iv, why.out_ids
-    yours = "your prompt" if why.decoder_only else "your sentence"
+    bundle, ctl, iv, out_ids, words = why.bundle, why.ctl, why.iv, why.out_ids, why.words
     own = explanations.score(bundle, ctl.sentence, out_ids, iv, ctl.chat)
-    with st.expander("Your own patch: any hook point, a span of positions"):
-        where = st.selectbox("Hook point", list(points), index=row, key="w_patch_point")
+    with st.expander(_("Your own patch: any hook point, a span of positions")):
+        where = st.selectbox(
+            _("Hook point"),
+            list(points),
+            index=row,
+            format_func=lambda name: points[name][0],
+            key="w_patch_point",
+        )
         span = (
             st.slider(
-                f"{why.source_word.capitalize()} positions to patch (from 1)",
+                _("Prompt positions to patch (from 1)")
+                if why.decoder_only
+                else _("Source positions to patch (from 1)"),
                 1,
                 both,
                 (1, both),
@@ -205,9 +254,10 @@ def _own_patch(why: Explained, donor: str, points: dict[str, str], row: int, bot
             if both > 1
             else (1, 1)
         )
+        label, hook = points[where]
         try:
             moved_scores = explanations.patched(
-                bundle, donor, ctl.sentence, out_ids, points[where], tuple(range(span[0] - 1, span[1])), iv, ctl.chat
+                bundle, donor, ctl.sentence, out_ids, hook, tuple(range(span[0] - 1, span[1])), iv, ctl.chat
             )
         except AnatomyError as exc:
             st.warning(md(str(exc)))
@@ -219,11 +269,21 @@ def _own_patch(why: Explained, donor: str, points: dict[str, str], row: int, bot
                 moved_scores,
                 why.out_pieces,
                 why.style,
-                f"Your {why.output_word}'s pieces, the {where} at positions {span[0]}-{span[1]} from the donor",
-                why.piece_word.lower(),
+                _(
+                    "Your {output}'s pieces, the {point} at positions {first}-{last} from the donor",
+                    output=words.output,
+                    point=label,
+                    first=span[0],
+                    last=span[1],
+                ),
+                words.a_piece,
             ),
-            f"Teacher-forced on your {why.output_word}: how likely the model still finds each piece once that "
-            f"activation comes from the donor. Patching {yours} with itself changes nothing.",
+            _(
+                "Teacher-forced on your {output}: how likely the model still finds each piece once that activation "
+                "comes from the donor. Patching {yours} with itself changes nothing.",
+                output=words.output,
+                yours=why.yours,
+            ),
             key="patch",
         )
 
@@ -234,31 +294,57 @@ def _no_single_position(
     """The grid's biggest change rounds to 0.00: say so, name where the donor differs, and offer the
     pieces that those differing words do move."""
     bundle, ctl, iv, out_ids, out_pieces = why.bundle, why.ctl, why.iv, why.out_ids, why.out_pieces
-    piece = f"**{why.shown(out_pieces[step])}**"
-    yours = "your prompt" if why.decoder_only else "your sentence"
+    token = f"**{why.shown(out_pieces[step])}**"
     size = (
-        "" if abs(biggest) < UNCHANGED else f" (the biggest change is {biggest:+.2g} in log-probability, shown as 0.00)"
+        ""
+        if abs(biggest) < UNCHANGED
+        # i18n: said right after a piece, before a colon
+        else _(" (the biggest change is {change:+.2g} in log-probability, shown as 0.00)", change=biggest)
     )
     if not differ.positions:
         st.caption(
-            f"No single position changes the piece {piece}{size}: the donor is the same as {yours} at every "
-            f"position both have"
-            + ("." if len(differ.donor) == len(differ.receiver) else ", and only its length differs.")
+            _(
+                "No single position changes the piece {token}{size}: the donor is the same as {yours} at every "
+                "position both have.",
+                token=token,
+                size=size,
+                yours=why.yours,
+            )
+            if len(differ.donor) == len(differ.receiver)
+            else _(
+                "No single position changes the piece {token}{size}: the donor is the same as {yours} at every "
+                "position both have, and only its length differs.",
+                token=token,
+                size=size,
+                yours=why.yours,
+            )
         )
         return
-    words = ", ".join(
-        f"**{why.shown(differ.receiver[p])}** (donor: **{why.shown(differ.donor[p])}**)" for p in differ.positions
+    where = listing(
+        _("**{mine}** (donor: **{theirs}**)", mine=why.shown(differ.receiver[p]), theirs=why.shown(differ.donor[p]))
+        for p in differ.positions
     )
     st.caption(
-        f"No single position changes the piece {piece}{size}: the donor differs from {yours} only at {words}, "
-        f"and none of those alone moves {piece}."
+        _(
+            "No single position changes the piece {token}{size}: the donor differs from {yours} only at {where}, "
+            "and none of those alone moves {token}.",
+            token=token,
+            size=size,
+            yours=why.yours,
+            where=where,
+        )
     )
     own = explanations.score(bundle, ctl.sentence, out_ids, iv, ctl.chat)
     swapped = explanations.patched(bundle, donor, ctl.sentence, out_ids, embeddings, differ.positions, iv, ctl.chat)
     moved = [(t, change) for t, change in moved_pieces(np.asarray(own), swapped, MOVED) if t != step]
     if not moved:
         return
-    st.markdown(f"With all of those words from the donor, these {why.piece_word.lower()}s move: pick one to see where.")
+    st.markdown(
+        _(
+            "With all of those words from the donor, these {pieces} move: pick one to see where.",
+            pieces=why.words.pieces,
+        )
+    )
     with st.container(horizontal=True):
         for t, change in moved:
             st.button(
@@ -266,5 +352,10 @@ def _no_single_position(
                 key=f"why-moved-{t}",
                 on_click=set_value,
                 args=("step", t + 1),
-                help=f"Explain {why.piece_word.lower()} {t + 1}: its log-probability changes by {change:+.2f}",
+                help=_(
+                    "Explain {label} {n}: its log-probability changes by {change:+.2f}",
+                    label=why.words.a_piece,
+                    n=t + 1,
+                    change=change,
+                ),
             )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from i18n import _, listing, n_, sentences
 from model import AnatomyError, cosine
 from model.analysis.cache import window_masks
 from model.analysis.sinks import QUIET, SINK, Sinks, sinks, summary
@@ -25,42 +26,50 @@ def section(page: Page, trace: Trace, stack: str, pieces: list[str]) -> None:
     and the what-if that hides the first piece from every later query."""
     cfg, style, name = page.bundle.config, page.style, md(page.bundle.name)
     found = sinks(trace, stack, cfg.norm_first, cfg.windows if stack == "decoder" else ())
-    st.subheader("Attention sinks: why so many heads look at the first piece")
+    st.subheader(_("Attention sinks: why so many heads look at the first piece"))
     page.show(
-        shared(
-            sink_shares,
-            found.shares,
-            style,
-            f"{page.bundle.name}, {stack} self-attention: share of each head's attention on the first piece",
-            SINK,
+        shared(sink_shares, found.shares, style, _sinks_title(page.bundle.name, stack), SINK),
+        _(
+            "A cell is the weight a head gives the first piece, averaged over every query after it that can see it "
+            "(the first query can only see itself). Heads at {sink} or more carry their figure and are tagged "
+            "“sink” in the model view above; the last column is each layer's mean over its heads.",
+            sink=SINK,
         ),
-        "A cell is the weight a head gives the first piece, averaged over every query after it that can see it "
-        f"(the first query can only see itself). Heads at {SINK} or more carry their figure and are tagged "
-        "“sink” in the model view above; the last column is each layer's mean over its heads.",
         key="sink-shares",
     )
     page.show(
-        shared(residual_norms, found.norms, pieces, style, "Size of the residual stream at each position"),
-        "Rows: the embeddings, then each layer's output; columns: positions. The colour is log₁₀ of the "
-        "vector's length, so a position far larger than the others stands out without blanking them.",
+        shared(residual_norms, found.norms, pieces, style, _("Size of the residual stream at each position")),
+        _(
+            "Rows: the embeddings, then each layer's output; columns: positions. The colour is log₁₀ of the "
+            "vector's length, so a position far larger than the others stands out without blanking them."
+        ),
         key="sink-norms",
     )
     first = display_piece(pieces[0]) if pieces else ""
     st.markdown(
-        "**Why.** A softmax row must sum to 1, so a head that has nothing useful to read on a piece still has to "
-        "put its weight somewhere. Many models learn to park it on the first piece, which every later piece can "
-        f"see: a sink whose value adds little. On this text, {name}'s heads put {_shares_said(found, first)} "
-        + by_layer(found, cfg.windows)
-        + " Streaming LLMs keep the first pieces in the cache for this reason (Xiao et al., 2023)."
+        sentences(
+            _(
+                "**Why.** A softmax row must sum to 1, so a head that has nothing useful to read on a piece still has "
+                "to put its weight somewhere. Many models learn to park it on the first piece, which every later "
+                "piece can see: a sink whose value adds little."
+            ),
+            _shares_said(found, first, "text", name=name),
+            by_layer(found, cfg.windows),
+            _("Streaming LLMs keep the first pieces in the cache for this reason (Xiao et al., 2023)."),
+        )
     )
     for other in _other_stacks(trace, stack):
         also = sinks(trace, other, cfg.norm_first, cfg.windows if other == "decoder" else ())
         others = trace.tgt_pieces if other == "decoder" else trace.src_pieces
-        st.markdown(
-            f"**{other.capitalize()} self-attention** (the charts above are the {stack}'s): its heads put "
-            + _shares_said(also, display_piece(others[0]) if others else "")
-        )
+        st.markdown(_shares_said(also, display_piece(others[0]) if others else "", other))
     _hide_first(page)
+
+
+def _sinks_title(name: str, stack: str) -> str:
+    """The sink chart's title: the model and the stack whose self-attention it shows."""
+    if stack == "encoder":
+        return _("{name}, encoder self-attention: share of each head's attention on the first piece", name=name)
+    return _("{name}, decoder self-attention: share of each head's attention on the first piece", name=name)
 
 
 def prompt_shares(page: Page, prompt: Trace) -> None:
@@ -68,19 +77,54 @@ def prompt_shares(page: Page, prompt: Trace) -> None:
     first piece over the prompt alone; the residual stream, the what-if and the continuation's rows follow."""
     cfg = page.bundle.config
     found = sinks(prompt, "decoder", cfg.norm_first, cfg.windows)
-    figure = sink_shares(found.shares, page.style, "Share of each head's attention on the prompt's first piece", SINK)
+    title = _("Share of each head's attention on the prompt's first piece")
+    figure = sink_shares(found.shares, page.style, title, SINK)
     page.draw(figure, key="prompt-sinks")
     st.caption(
-        f"Averaged over the prompt's queries after the first; heads at {SINK} or more carry their figure. On the "
-        "prompt, its heads put " + _shares_said(found, display_piece(prompt.tgt_pieces[0]) if prompt.tgt_pieces else "")
+        sentences(
+            _(
+                "Averaged over the prompt's queries after the first; heads at {sink} or more carry their figure.",
+                sink=SINK,
+            ),
+            _shares_said(found, display_piece(prompt.tgt_pieces[0]) if prompt.tgt_pieces else "", "prompt"),
+        )
     )
 
 
-def _shares_said(found: Sinks, first: str) -> str:
-    """What a stack's heads put on its first piece, in words: the mean share and the heads at SINK or more."""
-    return (
-        f"**{found.mean_share:.0%}** of their attention on “{md(first)}” on average, and "
-        f"**{found.sink_heads} of {found.shares.size}** heads put at least {SINK:.0%} there."
+def _shares_said(found: Sinks, first: str, whose: str, name: str = "") -> str:
+    """What a stack's heads put on its first piece, in a sentence: the mean share and the heads at SINK or more.
+    `whose`: "text" (the model `name`'s heads on this text), "prompt" (on the prompt), or the stack ("encoder",
+    "decoder") whose self-attention is said besides the charts' (the other stack)."""
+    said = {
+        "mean": f"{found.mean_share:.0%}",
+        "first": md(first),
+        "heads": found.sink_heads,
+        "total": found.shares.size,
+        "sink": f"{SINK:.0%}",
+    }
+    if whose == "text":
+        return _(
+            "On this text, {name}'s heads put **{mean}** of their attention on “{first}” on average, and "
+            "**{heads} of {total}** heads put at least {sink} there.",
+            name=name,
+            **said,
+        )
+    if whose == "prompt":
+        return _(
+            "On the prompt, its heads put **{mean}** of their attention on “{first}” on average, and "
+            "**{heads} of {total}** heads put at least {sink} there.",
+            **said,
+        )
+    if whose == "encoder":
+        return _(
+            "**Encoder self-attention** (the charts above are the decoder's): its heads put **{mean}** of their "
+            "attention on “{first}” on average, and **{heads} of {total}** heads put at least {sink} there.",
+            **said,
+        )
+    return _(
+        "**Decoder self-attention** (the charts above are the encoder's): its heads put **{mean}** of their "
+        "attention on “{first}” on average, and **{heads} of {total}** heads put at least {sink} there.",
+        **said,
     )
 
 
@@ -89,10 +133,18 @@ def _other_stacks(trace: Trace, stack: str) -> list[str]:
     return [other for other in ("encoder", "decoder") if other != stack and trace.n_layers(other)]
 
 
+def _one_and_last(names: list[str], last: str) -> str:
+    """Names one after another, the last after "and" (`last` "and") or "or" (`last` "or")."""
+    if len(names) == 1:
+        return names[0]
+    if last == "or":
+        return _("{names} or {last}", names=listing(names[:-1]), last=names[-1])
+    return _("{names} and {last}", names=listing(names[:-1]), last=names[-1])
+
+
 def _layers(runs: tuple[tuple[int, int], ...]) -> str:
     """Runs of layers (from 0) as "L1–L3, L11 and L12"."""
-    names = [f"L{a + 1}" if a == b else f"L{a + 1}–L{b + 1}" for a, b in runs]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return _one_and_last([f"L{a + 1}" if a == b else f"L{a + 1}–L{b + 1}" for a, b in runs], "and")
 
 
 def _times(ratio: float) -> str:
@@ -103,77 +155,140 @@ def by_layer(found: Sinks, windows: tuple[int, ...] = ()) -> str:
     """The sink figures layer by layer, in sentences quoting the chart: the weakest and strongest layers, the
     later layers' range, the layers that barely use the first piece, the residual vector's size, and which
     queries a sliding window kept from the first piece."""
-    said = summary(found)
     shares = found.layer_shares
-    layers = len(shares)
-    if layers == 0:
+    if len(shares) == 0:
         return ""
-    if layers == 1:
-        text = f"Its one layer puts **{shares[0]:.0%}** there."
+    if len(shares) == 1:
+        text = _("Its one layer puts **{share}** there.", share=f"{shares[0]:.0%}")
     else:
-        low, high = said.later_range
-        text = (
-            f"By layer (the chart's last column) the share runs from **{shares[said.weakest]:.0%}** in "
-            f"L{said.weakest + 1} to **{shares[said.strongest]:.0%}** in L{said.strongest + 1}; the later "
-            f"layers, L{said.later[0] + 1}–L{said.later[1] + 1}, put **{low:.0%}–{high:.0%}** there"
-            + (
-                f", while {_layers(said.quiet)} "
-                + ("stays" if len(said.quiet) == 1 and said.quiet[0][0] == said.quiet[0][1] else "stay")
-                + f" under {QUIET:.0%}."
-                if said.quiet
-                else "."
-            )
-        )
+        text = _later_layers(found)
     ratios = found.norm_ratios
     if np.isfinite(ratios).all() and ratios.size > 1:
-        peak = said.peak_ratio
-        where = "in the embeddings" if peak == 0 else f"after L{peak}"
-        text += (
-            f" The first position's residual vector is **{_times(ratios[peak])}** the median of the others {where}"
-            + (
-                f", and **{_times(ratios[-1])}** after the last layer."
-                if peak != len(ratios) - 1
-                else ", the last layer."
-            )
-        )
+        text = sentences(text, _residual_said(ratios, summary(found).peak_ratio))
     if found.windowed and windows:
         cut = sorted({windows[layer] for layer in found.windowed})
-        text += (
-            f" In the {len(found.windowed)} sliding-window layers a query at position {' or '.join(map(str, cut))} "
-            "or later cannot see the first piece at all: their shares count the queries that can."
+        text = sentences(
+            text,
+            n_(
+                "In the {n} sliding-window layer a query at position {positions} or later cannot see the first piece "
+                "at all: their shares count the queries that can.",
+                "In the {n} sliding-window layers a query at position {positions} or later cannot see the first "
+                "piece at all: their shares count the queries that can.",
+                len(found.windowed),
+                positions=_one_and_last([str(c) for c in cut], "or"),
+            ),
         )
     if float(np.nan_to_num(shares, nan=0.0).max()) < SINK:
-        text += (
-            " Little of a sink here: tiny random test models show little of this, while trained ones "
-            "(SmolLM2, Gemma 3, GPT-2, Qwen) show it strongly."
+        text = sentences(
+            text,
+            _(
+                "Little of a sink here: tiny random test models show little of this, while trained ones "
+                "(SmolLM2, Gemma 3, GPT-2, Qwen) show it strongly."
+            ),
         )
     return text
 
 
+def _later_layers(found: Sinks) -> str:
+    """The share layer by layer: the weakest and strongest layers, the later layers' range, the quiet ones."""
+    said, shares = summary(found), found.layer_shares
+    low, high = said.later_range
+    figures = {
+        "weak_share": f"{shares[said.weakest]:.0%}",
+        "weak": said.weakest + 1,
+        "strong_share": f"{shares[said.strongest]:.0%}",
+        "strong": said.strongest + 1,
+        "first": said.later[0] + 1,
+        "last": said.later[1] + 1,
+        "range": f"{low:.0%}–{high:.0%}",
+    }
+    if not said.quiet:
+        return _(
+            "By layer (the chart's last column) the share runs from **{weak_share}** in L{weak} to "
+            "**{strong_share}** in L{strong}; the later layers, L{first}–L{last}, put **{range}** there.",
+            **figures,
+        )
+    quiet = {"quiet": _layers(said.quiet), "under": f"{QUIET:.0%}"}
+    if len(said.quiet) == 1 and said.quiet[0][0] == said.quiet[0][1]:
+        return _(
+            "By layer (the chart's last column) the share runs from **{weak_share}** in L{weak} to "
+            "**{strong_share}** in L{strong}; the later layers, L{first}–L{last}, put **{range}** there, while "
+            "{quiet} stays under {under}.",
+            **figures,
+            **quiet,
+        )
+    return _(
+        "By layer (the chart's last column) the share runs from **{weak_share}** in L{weak} to "
+        "**{strong_share}** in L{strong}; the later layers, L{first}–L{last}, put **{range}** there, while "
+        "{quiet} stay under {under}.",
+        **figures,
+        **quiet,
+    )
+
+
+def _residual_said(ratios: np.ndarray, peak: int) -> str:
+    """How far the first position's residual vector outgrows the others' (`peak`: where most; 0 the embeddings)."""
+    said = {"peak": _times(ratios[peak]), "end": _times(ratios[-1]), "layer": peak}
+    if peak == 0:
+        return _(
+            "The first position's residual vector is **{peak}** the median of the others in the embeddings, and "
+            "**{end}** after the last layer.",
+            **said,
+        )
+    if peak != len(ratios) - 1:
+        return _(
+            "The first position's residual vector is **{peak}** the median of the others after L{layer}, and "
+            "**{end}** after the last layer.",
+            **said,
+        )
+    return _(
+        "The first position's residual vector is **{peak}** the median of the others after L{layer}, the last layer.",
+        **said,
+    )
+
+
 def _hide_first(page: Page) -> None:
     """The what-if: the first piece hidden from every later query (each still sees itself)."""
-    st.markdown("**What-if: hide the first piece from every later query.**")
+    st.markdown(_("**What-if: hide the first piece from every later query.**"))
     if page.encoder_only:
         with_it, without = page.encode(), page.encode(hide_first=True)
         st.metric(
-            "Cosine similarity of the sentence embeddings with and without the first piece visible",
+            _("Cosine similarity of the sentence embeddings with and without the first piece visible"),
             f"{cosine(with_it.embedding, without.embedding):.3f}",
         )
         return
     # the page's own result is this very run (a long text's trace may be too large for the results cache to keep)
     result = page.result if isinstance(page.result, TranslationResult) else page.translate()
-    verb = page.output_noun.capitalize()
-    label = f"{'Continue' if page.decoder_only else 'Translate'} with the first piece hidden"
+    if page.decoder_only:
+        label = _("Continue with the first piece hidden")
+    else:
+        label = _("Translate with the first piece hidden")
     if not second_continuation(
         page.bundle, page.controls, len(result.output_ids), label, "continue-hide-first", hide_first=True
     ):
         return
     hidden = page.translate(hide_first=True, trace=False)
-    two_translations((f"{verb} as the model reads", result.translation), (f"{verb} without a sink", hidden.translation))
+    two_translations(*_hidden_captions(page, result.translation, hidden.translation))
     st.caption(
-        "The heads that parked their weight on the first piece must now spread it over the other pieces: "
-        + ("the text changes." if hidden.translation != result.translation else "here the text stays the same.")
+        _(
+            "The heads that parked their weight on the first piece must now spread it over the other pieces: the "
+            "text changes."
+        )
+        if hidden.translation != result.translation
+        else _(
+            "The heads that parked their weight on the first piece must now spread it over the other pieces: here the "
+            "text stays the same."
+        )
     )
+
+
+def _hidden_captions(page: Page, read: str, hidden: str) -> tuple[tuple[str, str], tuple[str, str]]:
+    """The what-if's two outputs with their captions: as the model reads, and with the first piece hidden."""
+    if page.chat:
+        return (_("Answer as the model reads"), read), (_("Answer without a sink"), hidden)
+    if page.decoder_only:
+        return (_("Continuation as the model reads"), read), (_("Continuation without a sink"), hidden)
+    return (_("Translation as the model reads"), read), (_("Translation without a sink"), hidden)
 
 
 def _digits_apart(page: Page) -> bool:
@@ -194,43 +309,81 @@ def windows(page: Page, pieces: list[str]) -> None:
     masks = window_masks(cfg, len(pieces))
     if len(masks) < 2:
         return
-    (slide, window, sliding), (full, _, whole) = masks
-    st.subheader("Sliding windows")
-    longer = len(pieces) > window
-    typed = len(page.controls.sentence)
-    read = len(getattr(page.result, "prompt_ids", ())) or len(pieces)  # the text's own pieces, not the continuation's
-    per_piece = typed / max(read, 1)
-    estimate = (  # from a text long enough to say how many characters a piece takes
-        f"; at this text's {per_piece:.1f} characters a piece that is about {MAX_SENTENCE / per_piece:,.0f} pieces"
-        if typed >= ESTIMATE_FROM
-        else ""
-    )
+    (slide, window, sliding), (full, _full_window, whole) = masks
+    st.subheader(_("Sliding windows"))
     page.show(
         shared(
             window_figure,
             [sliding, whole],
-            [f"L{slide + 1}: sliding-window layer (window {window})", f"L{full + 1}: full-attention layer"],
+            [
+                _("L{layer}: sliding-window layer (window {window})", layer=slide + 1, window=window),
+                _("L{layer}: full-attention layer", layer=full + 1),
+            ],
             pieces,
             page.style,
-            f"{page.bundle.name}: which keys each query may read",
+            _("{name}: which keys each query may read", name=page.bundle.name),
             window,
         ),
-        f"Blue: a key the query may read; grey: hidden. {sum(1 for i in range(cfg.n_decoder_layers) if cfg.window(i))} "
-        f"of {cfg.n_decoder_layers} layers read only the last {window} pieces (a band along the diagonal), the "
-        "others everything before the query (a triangle): the band caps what their cache must keep at "
-        f"{window - 1} past positions however long the text. "
-        + (
-            f"Your text has {len(pieces)} pieces, longer than the window: the band shows, and from query {window} "
-            "on the first piece is out of the sliding layers' reach."
-            if longer
-            else f"Your text has {len(pieces)} pieces, within the window: type more than {window} to see the band. "
-            f"The text box takes at most {MAX_SENTENCE:,} characters{estimate}"
-            + (
-                ", and the model reads every digit as a piece of its own, so a table of figures (a few years of "
-                "monthly rainfall, say) passes the window."
-                if _digits_apart(page)
-                else "."
-            )
-        ),
+        _windows_caption(page, pieces, window),
         key="windows",
     )
+
+
+def _windows_caption(page: Page, pieces: list[str], window: int) -> str:
+    """What the two masks show, and how long a text must be for the band to show."""
+    cfg = page.bundle.config
+    bands = _(
+        "Blue: a key the query may read; grey: hidden. {sliding} of {layers} layers read only the last {window} "
+        "pieces (a band along the diagonal), the others everything before the query (a triangle): the band caps "
+        "what their cache must keep at {kept} past positions however long the text.",
+        sliding=sum(1 for i in range(cfg.n_decoder_layers) if cfg.window(i)),
+        layers=cfg.n_decoder_layers,
+        window=window,
+        kept=window - 1,
+    )
+    if len(pieces) > window:
+        return sentences(
+            bands,
+            _(
+                "Your text has {n} pieces, longer than the window: the band shows, and from query {window} on the "
+                "first piece is out of the sliding layers' reach.",
+                n=len(pieces),
+                window=window,
+            ),
+        )
+    within = _(
+        "Your text has {n} pieces, within the window: type more than {window} to see the band.",
+        n=len(pieces),
+        window=window,
+    )
+    return sentences(bands, within, _text_box(page, len(pieces)))
+
+
+def _text_box(page: Page, pieces: int) -> str:
+    """How long a text the box takes, in characters and (from a text long enough to tell) in pieces, and whether
+    a table of digits would pass the window."""
+    typed = len(page.controls.sentence)
+    read = len(getattr(page.result, "prompt_ids", ())) or pieces  # the text's own pieces, not the continuation's
+    per_piece = typed / max(read, 1)
+    said = {"most": f"{MAX_SENTENCE:,}", "per": f"{per_piece:.1f}", "about": f"{MAX_SENTENCE / per_piece:,.0f}"}
+    digits = _digits_apart(page)
+    if typed >= ESTIMATE_FROM and digits:
+        return _(
+            "The text box takes at most {most} characters; at this text's {per} characters a piece that is about "
+            "{about} pieces, and the model reads every digit as a piece of its own, so a table of figures (a few "
+            "years of monthly rainfall, say) passes the window.",
+            **said,
+        )
+    if typed >= ESTIMATE_FROM:
+        return _(
+            "The text box takes at most {most} characters; at this text's {per} characters a piece that is about "
+            "{about} pieces.",
+            **said,
+        )
+    if digits:
+        return _(
+            "The text box takes at most {most} characters, and the model reads every digit as a piece of its own, "
+            "so a table of figures (a few years of monthly rainfall, say) passes the window.",
+            **said,
+        )
+    return _("The text box takes at most {most} characters.", **said)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from i18n import _, n_, number, sentences
 from model import Bundle, TranslationResult
 from ui.page.binding import bind, page_value, set_value, stored
 from ui.page.markup import md, two_translations
@@ -31,18 +32,23 @@ def show(page: Page) -> None:
     steps = bundle.snapshots
     if not bundle.capabilities.trained_here:
         st.info(
-            f"{bundle.name} was trained elsewhere: its checkpoint keeps no snapshots of its training, so there is "
-            "no time-lapse to play. Models trained here can keep them."
+            _(
+                "{model} was trained elsewhere: its checkpoint keeps no snapshots of its training, so there is no "
+                "time-lapse to play. Models trained here can keep them.",
+                model=bundle.name,
+            )
         )
         return
     if not steps:
         st.info(
-            "This checkpoint keeps no training snapshots, so there is no time-lapse to play. "
-            "`python -m model.train --snapshots 8` keeps eight, and `python -m model.evaluate` scores them."
+            _(
+                "This checkpoint keeps no training snapshots, so there is no time-lapse to play. "
+                "`python -m model.train --snapshots 8` keeps eight, and `python -m model.evaluate` scores them."
+            )
         )
         return
     if page.encoder_only:  # never for this project's own models today; said rather than drawn wrong
-        st.info("The time-lapse follows cross-attention, which an encoder-only model does not have.")
+        st.info(_("The time-lapse follows cross-attention, which an encoder-only model does not have."))
         return
     final = page.translate()
     n = len(steps)
@@ -50,20 +56,34 @@ def show(page: Page) -> None:
     set_value(SNAPSHOT.key, min(stored(SNAPSHOT.key), n))  # another checkpoint may keep fewer (0: play from the start)
     best = bundle.card.get("alignment", {}).get("best")
     focus = _focus(page, best)
-    about = (
-        f"This model kept its weights at {n} steps of its training, spaced evenly on a log scale from step "
-        f"{steps[0]:,} to the end (step {steps[-1]:,}). Move the slider, or press play, to run the sentence in the "
-        "sidebar through each of them: the translation, and the cross-attention of the final translation fed "
-        "through that snapshot, so that every frame has the same rows and columns."
-        + (
-            f" Watch decoder layer L{best['layer'] + 1} head H{best['head'] + 1}, enlarged on the right: the head "
-            f"that ends up agreeing most with the word alignment ({best['agreement']:.1f}%)."
-            if best and focus == (best["layer"], best["head"])
-            else f" Enlarged on the right: decoder layer L{focus[0] + 1} head H{focus[1] + 1}, picked in the sidebar."
+    about = sentences(
+        n_(
+            "This model kept its weights at {n} step of its training, spaced evenly on a log scale from step "
+            "{first:,} to the end (step {last:,}). Move the slider, or press play, to run the sentence in the "
+            "sidebar through each of them: the translation, and the cross-attention of the final translation fed "
+            "through that snapshot, so that every frame has the same rows and columns.",
+            "This model kept its weights at {n} steps of its training, spaced evenly on a log scale from step "
+            "{first:,} to the end (step {last:,}). Move the slider, or press play, to run the sentence in the "
+            "sidebar through each of them: the translation, and the cross-attention of the final translation fed "
+            "through that snapshot, so that every frame has the same rows and columns.",
+            n,
+            first=steps[0],
+            last=steps[-1],
+        ),
+        _(
+            "Watch decoder layer L{layer} head H{head}, enlarged on the right: the head that ends up agreeing most "
+            "with the word alignment ({agreement:.1f}%).",
+            layer=best["layer"] + 1,
+            head=best["head"] + 1,
+            agreement=best["agreement"],
         )
+        if best and focus == (best["layer"], best["head"])
+        else _(
+            "Enlarged on the right: decoder layer L{layer} head H{head}, picked in the sidebar.",
+            layer=focus[0] + 1,
+            head=focus[1] + 1,
+        ),
     )
-    if not page.controls.presentation:
-        st.markdown(about)
     TIME_LAPSE.controls(n, "training", finish_label=None)  # paused, the slider is the way on
 
     def frame(index: int) -> None:
@@ -71,16 +91,15 @@ def show(page: Page) -> None:
         bind(
             SNAPSHOT.key,
             st.select_slider,
-            label="Training step",
+            label=_("Training step"),
             options=list(range(1, n + 1)),
-            format_func=lambda k: f"{steps[k - 1]:,}",
+            format_func=lambda k: number(steps[k - 1]),
             moving=TIME_LAPSE.playing(),
         )
         _draw(page, engine.get_snapshot(str(bundle.path), step), step, final, focus)
 
     TIME_LAPSE.run(frame, n, page)
-    if page.controls.presentation:  # on a projector the pictures come first; the lecturer says this
-        st.markdown(about)
+    st.markdown(about)  # the pictures come first: a projector's or a phone's first screen is theirs
 
 
 def _focus(page: Page, best: dict | None) -> tuple[int, int]:
@@ -95,18 +114,26 @@ def _focus(page: Page, best: dict | None) -> tuple[int, int]:
 def _draw(page: Page, snapshot: Bundle, step: int, final: TranslationResult, focus: tuple[int, int]) -> None:
     ctl = page.controls
     text = engine.translation_text(snapshot, ctl.sentence, ctl.interventions(), ctl.beam_size)
-    if ctl.presentation:  # on a projector the first screen is the pictures'
-        _pictures(page, snapshot, step, final, focus)
-    two_translations((f"At step {step:,}", text), ("After training", final.translation), 1.3)
+    _pictures(page, snapshot, step, final, focus)  # first: a projector's or a phone's first screen is theirs
+    two_translations((_("At step {step:,}", step=step), text), (_("After training"), final.translation), 1.3)
     scores = _scores_at(page.bundle.card, step)
     if scores:
+        measured = dict(step=step, exact=scores["exact_match"], bleu=scores["bleu"], alignment=scores["alignment"])
+        tested = page.bundle.card.get("test", {}).get("n")
         st.caption(
-            f"At step {step:,}, on the {page.bundle.card.get('test', {}).get('n', 'held-out')} test sentences: "
-            f"exact match {scores['exact_match']:.1f}%, BLEU {scores['bleu']:.1f}; the best head agrees with "
-            f"the word alignment {scores['alignment']:.1f}%."
+            _(
+                "At step {step:,}, on the {n} test sentences: exact match {exact:.1f}%, BLEU {bleu:.1f}; the best "
+                "head agrees with the word alignment {alignment:.1f}%.",
+                n=tested,
+                **measured,
+            )
+            if tested is not None
+            else _(
+                "At step {step:,}, on the held-out test sentences: exact match {exact:.1f}%, BLEU {bleu:.1f}; the "
+                "best head agrees with the word alignment {alignment:.1f}%.",
+                **measured,
+            )
         )
-    if not ctl.presentation:
-        _pictures(page, snapshot, step, final, focus)
     _curves(page, step)
 
 
@@ -125,13 +152,15 @@ def _pictures(page: Page, snapshot: Bundle, step: int, final: TranslationResult,
                 trace.tgt_pieces,
                 trace.src_pieces,
                 style,
-                f"Cross-attention at step {step:,}: layers × heads",
+                _("Cross-attention at step {step:,}: layers × heads", step=step),
                 (layer, head),
                 most_px=PROJECTED_VIEW_PX if ctl.presentation else None,
             ),
-            "Every decoder layer (rows) and head (columns). Early in training the weights are spread out or "
-            "all on one piece; a head that has learned the alignment shows a bright diagonal-like path from "
-            "each French piece to the English word it translates.",
+            _(
+                "Every decoder layer (rows) and head (columns). Early in training the weights are spread out or "
+                "all on one piece; a head that has learned the alignment shows a bright diagonal-like path from "
+                "each French piece to the English word it translates."
+            ),
             key="snapshot-view",
         )
     with right:
@@ -142,9 +171,9 @@ def _pictures(page: Page, snapshot: Bundle, step: int, final: TranslationResult,
                 trace.tgt_pieces,
                 trace.src_pieces,
                 style,
-                f"L{layer + 1} H{head + 1} at step {step:,}",
+                _("L{layer} H{head} at step {step:,}", layer=layer + 1, head=head + 1, step=step),
             ),
-            "The head named above, large (pick another layer and head in the sidebar).",
+            _("The head named above, large (pick another layer and head in the sidebar)."),
             key="snapshot-head",
         )
 
@@ -155,14 +184,18 @@ def _curves(page: Page, step: int) -> None:
     if curves is None:
         st.caption(
             md(
-                "The snapshots have not been scored yet: python -m model.evaluate measures each one (test "
-                "exact match, BLEU and the best head's agreement with the alignment)."
+                _(
+                    "The snapshots have not been scored yet: python -m model.evaluate measures each one (test "
+                    "exact match, BLEU and the best head's agreement with the alignment)."
+                )
             )
         )
     else:
         page.show(
             curves,
-            "Measured on every snapshot by python -m model.evaluate, over the whole test split; the "
-            "dotted line is the step on show.",
+            _(
+                "Measured on every snapshot by python -m model.evaluate, over the whole test split; the dotted "
+                "line is the step on show."
+            ),
             key="snapshot-curves",
         )

@@ -23,6 +23,8 @@ import plotly.graph_objects as go
 import segno
 import streamlit as st
 
+import i18n
+from i18n import N_, _, n_, sentences
 from model import AnatomyError
 from ui.room import store
 
@@ -97,8 +99,11 @@ def begin(notes: list[str]) -> Presenting | None:
                 st.session_state[SESSION] = {"code": code, "key": key, "published": "", "question": None}
             else:
                 notes.append(
-                    f"This link's room {code[:20]!r} does not open with its key (or no longer exists): nothing is "
-                    "shared. Switch on “Share with the room” to open a new room."
+                    _(
+                        "This link's room {code!r} does not open with its key (or no longer exists): nothing is "
+                        "shared. Switch on “Share with the room” to open a new room.",
+                        code=code[:20],
+                    )
                 )
                 for name in ROOM_PARAMS:
                     if name in st.query_params:
@@ -112,14 +117,16 @@ def begin(notes: list[str]) -> Presenting | None:
         st.query_params[BACK] = st.session_state[FOLLOWED]  # a reload keeps the way back
     room = _session()
     with st.sidebar:
-        st.markdown("### Room")
+        st.markdown(_("### Room"))
         st.session_state[WIDGET] = room is not None
         st.toggle(
-            "Share with the room",
+            _("Share with the room"),
             key=WIDGET,
             on_change=_switched,
-            help="Phones that open the room's link see this screen: the page, the sentence, the result and the "
-            "charts, as you change them. They cause no model runs.",
+            help=_(
+                "Phones that open the room's link see this screen: the page, the sentence, the result and the "
+                "charts, as you change them. They cause no model runs."
+            ),
         )
     room = _session()
     if room is None:
@@ -135,27 +142,28 @@ def back_link(room: Presenting | None) -> None:
     """For a follower who stepped out of a room to explore on their own: the way back to the room's view."""
     followed = st.session_state.get(FOLLOWED)
     if followed and room is None:
-        st.markdown(
-            f"<a class='anatomy-room-back' href='{_escape(audience_url(followed))}' target='_self'>"
-            f"← Back to the room {_escape(followed)}</a> (you are exploring on your own)",
-            unsafe_allow_html=True,
-        )
+        words = _escape(_("← Back to the room {code}", code=followed))
+        link = f"<a class='anatomy-room-back' href='{_escape(audience_url(followed))}' target='_self'>{words}</a>"
+        st.markdown(_("{link} (you are exploring on your own)", link=link), unsafe_allow_html=True)
 
 
 def audience_url(code: str) -> str:
-    """The link phones open: $ANATOMY_PUBLIC_URL, else the address this page was opened at, then /room/<code>."""
+    """The link phones open: $ANATOMY_PUBLIC_URL, else the address this page was opened at, then /room/<code>,
+    and `?lang=` when this run speaks another language than English (the phones then speak it too)."""
     base = os.environ.get(PUBLIC_URL_ENV, "").strip().rstrip("/")
     if not base:
         parts = urlsplit(st.context.url or "")
         base = f"{parts.scheme}://{parts.netloc}" if parts.netloc else ""
-    return f"{base}/room/{code}"
+    spoken = i18n.language()
+    return f"{base}/room/{code}" + ("" if spoken == i18n.DEFAULT else "?" + urlencode({"lang": spoken}))
 
 
 def qr_image(url: str, size_px: int = 320) -> str:
-    """An <img> of the link's QR code (SVG, drawn by segno), alt text "QR code"."""
+    """An <img> of the link's QR code (SVG, drawn by segno), alt text "QR code" (in the run's language)."""
     uri = segno.make(url, error="m").svg_data_uri(scale=8, border=2)
+    alt = _escape(_("QR code"))
     return (
-        f'<img src="{uri}" alt="QR code" width="{size_px}" height="{size_px}" '
+        f'<img src="{uri}" alt="{alt}" width="{size_px}" height="{size_px}" '
         'style="image-rendering:pixelated;max-width:100%;height:auto;background:#fff">'
     )
 
@@ -163,22 +171,25 @@ def qr_image(url: str, size_px: int = 320) -> str:
 def panel(room: Presenting) -> None:
     """Under the title: the audience link as text and as a QR code big enough to scan across a hall."""
     url = audience_url(room.code)
-    with st.expander(f"Room {room.code}: phones follow this screen", expanded=True, icon=":material/groups:"):
+    label = _("Room {code}: phones follow this screen", code=room.code)
+    with st.expander(label, expanded=True, icon=":material/groups:"):
         left, right = st.columns([1, 2], vertical_alignment="center")
         with left:
             st.html(f'<div class="anatomy-room-qr">{qr_image(url)}</div>')
         with right:
-            st.markdown("**Scan the code or open this link to follow the talk:**")
+            st.markdown(_("**Scan the code or open this link to follow the talk:**"))
             st.markdown(
                 f"<div class='anatomy-room-link' style='font-size:1.5rem;font-weight:600;overflow-wrap:anywhere'>"
                 f"{_escape(url)}</div>",
                 unsafe_allow_html=True,
             )
             st.caption(
-                "The link carries no key: phones see what this page shows and cannot move it. Keep this page's "
-                "own address to yourself; it holds the presenter's key."
+                _(
+                    "The link carries no key: phones see what this page shows and cannot move it. Keep this page's "
+                    "own address to yourself; it holds the presenter's key."
+                )
             )
-            _heartbeat(room.code, room.key)
+            _heartbeat(room.code, room.key, i18n.language())
         room.slot = st.container()
 
 
@@ -187,12 +198,14 @@ def _escape(text: str) -> str:
 
 
 @st.fragment(run_every=HEARTBEAT_SECONDS)
-def _heartbeat(code: str, key: str) -> None:
-    """Every few seconds while the page is open: mark the presenter present and show the open question's tally."""
+def _heartbeat(code: str, key: str, language: str) -> None:
+    """Every few seconds while the page is open: mark the presenter present and show the open question's tally,
+    in the page's `language` (a fragment's own rerun starts without the page's start, which sets it)."""
+    i18n.set_language(language)
     try:
         store.touch(code, key)
     except (store.RoomError, OSError):
-        st.caption("This room is closed.")
+        st.caption(_("This room is closed."))
         return
     room = _session()
     asked = room and room.get("question")
@@ -204,8 +217,10 @@ def _heartbeat(code: str, key: str) -> None:
     except store.RoomError:
         return
     if question["open"]:
-        total = sum(counts)
-        st.markdown(f"**Live tally** ({total} vote{'s' if total != 1 else ''}): " + _tally_text(question, counts))
+        tally = _tally_text(question, counts)
+        st.markdown(
+            n_("**Live tally** ({n} vote): {tally}", "**Live tally** ({n} votes): {tally}", sum(counts), tally=tally)
+        )
 
 
 def _tally_text(question: dict[str, Any], counts: list[int]) -> str:
@@ -214,7 +229,8 @@ def _tally_text(question: dict[str, Any], counts: list[int]) -> str:
 
 def offer(room: Presenting | None, made: Callable[[], Offer | None], why_not: str = "") -> None:
     """A page's question for the room, drawn under the room's link: ask it, watch the tally, reveal the model's
-    answer. `made` builds it from the view on screen (None: `why_not` says why there is none)."""
+    answer. `made` builds it from the view on screen (None: `why_not` says why there is none, a `later` message
+    or one already said)."""
     if room is None or room.slot is None:
         return
     with room.slot:
@@ -232,10 +248,10 @@ def offer(room: Presenting | None, made: Callable[[], Offer | None], why_not: st
         question = made()
         if question is None:
             if why_not:
-                st.caption(why_not)
+                st.caption(str(why_not))
             return
-        st.markdown(f"**Predict, then reveal:** {question.text}")
-        if st.button("Ask the room", icon=":material/how_to_vote:", key="room-ask"):
+        st.markdown(_("**Predict, then reveal:** {question}", question=question.text))
+        if st.button(_("Ask the room"), icon=":material/how_to_vote:", key="room-ask"):
             try:
                 answer, note = question.answer()
                 asked = store.Question(question.text, tuple(question.options), answer, note)
@@ -248,19 +264,22 @@ def offer(room: Presenting | None, made: Callable[[], Offer | None], why_not: st
 
 
 def _asked(room: Presenting, question: dict[str, Any]) -> None:
-    st.markdown(f"**Asked:** {question['text']}")
+    st.markdown(_("**Asked:** {question}", question=question["text"]))
     if question["open"]:
-        if st.button("Reveal the model's answer", icon=":material/visibility:", key="room-reveal"):
+        if st.button(_("Reveal the model's answer"), icon=":material/visibility:", key="room-reveal"):
             store.reveal(room.code, room.key, question["id"])
             st.rerun()
         return
     counts = question["tally"]
-    total = sum(counts)
-    st.success(
-        f"The model's answer: **{question['options'][question['answer']]}**. {question.get('note', '')}  \n"
-        f"The room ({total} vote{'s' if total != 1 else ''}): {_tally_text(question, counts)}"
+    answer = _("The model's answer: **{answer}**.", answer=question["options"][question["answer"]])
+    room_said = n_(
+        "The room ({n} vote): {tally}",
+        "The room ({n} votes): {tally}",
+        sum(counts),
+        tally=_tally_text(question, counts),
     )
-    if st.button("Ask another question", key="room-next"):
+    st.success(f"{sentences(answer, question.get('note', ''))}  \n{room_said}")
+    if st.button(_("Ask another question"), key="room-next"):
         session = _session()
         if session:
             session["question"] = None
@@ -278,11 +297,24 @@ def _figure_json(fig: go.Figure) -> str:
     return text
 
 
+# The labels of the texts a page's view shows (ui/page/start.py, Page._view): marked here, said by view_document.
+TEXT_LABELS = (N_("Sentence"), N_("Prompt"), N_("Chat message"), N_("Translation"), N_("Continuation"), N_("Answer"))
+
+
+def _said(marked: str) -> str:
+    """A message marked with N_ where it is written (a page's title, a text's label), in this run's language;
+    text already said in it passes unchanged."""
+    return i18n._(marked)
+
+
 def view_document(
     title: str, texts: list[tuple[str, str]], controls: str, explore: str, figures: list[tuple[str, go.Figure]]
 ) -> bytes:
-    """What the presenter's screen shows, as one JSON document: each figure's JSON as drawn, once."""
-    head = json.dumps({"page": title, "texts": texts, "controls": controls, "explore": explore})
+    """What the presenter's screen shows, as one JSON document in this run's language (its code in "lang": the
+    phones speak it unless their link says otherwise): each figure's JSON as drawn, once."""
+    labelled = [(_said(label), value) for label, value in texts]
+    shown = {"page": _said(title), "lang": i18n.language(), "texts": labelled, "controls": controls}
+    head = json.dumps(shown | {"explore": explore})
     charts = ",".join(f'{{"caption":{json.dumps(caption)},"figure":{_figure_json(fig)}}}' for caption, fig in figures)
     return (head[:-1] + f',"figures":[{charts}]}}').encode()
 
@@ -305,22 +337,37 @@ def publish(room: Presenting | None, document: Callable[[], bytes]) -> None:
     if digest == session.get("published"):
         return
     try:
-        store.publish(room.code, room.key, data)
+        store.publish(room.code, room.key, data, i18n.language())
     except (store.RoomError, OSError) as exc:
-        st.warning(f"The room could not be updated: {exc}")
+        st.warning(_("The room could not be updated: {error}", error=exc))
         return
     session["published"] = digest
 
 
 def controls_line(values: dict[str, Any], said: list[str]) -> str:
-    """The presenter's controls in one line: layer, head, step, decoding, and what is switched off."""
-    parts = [f"layer {values.get('layer', 1)}", f"head {values.get('head', 1)}", f"step {values.get('step', 1)}"]
+    """The presenter's controls in one line, in this run's language: layer, head, step, decoding, and what is
+    switched off (`said`, already in words). A control's value is its URL code."""
+    parts = [
+        _("layer {n}", n=values.get("layer", 1)),
+        _("head {n}", n=values.get("head", 1)),
+        _("step {n}", n=values.get("step", 1)),
+    ]
     if values.get("decode") == "beam":
-        parts.append(f"beam search ({values.get('beam')})")
-    for name in ("window", "colour", "method", "view", "block"):
+        parts.append(_("beam search ({n})", n=values.get("beam")))
+    for name, named in _NAMED_CONTROLS.items():
         if name in values:
             shown = values[name]
             if isinstance(shown, tuple) and len(shown) == 2 and name == "window":
                 shown = f"{shown[0]}-{shown[1] - 1}"
-            parts.append(f"{name} {shown}")
+            parts.append(named(shown))
     return " · ".join(parts + said)
+
+
+# The controls a page may add to the line, each with its value (a URL code, or the window's span).
+_NAMED_CONTROLS: dict[str, Callable[[Any], str]] = {
+    "window": lambda value: _("window {value}", value=value),
+    "colour": lambda value: _("colour {value}", value=value),
+    "method": lambda value: _("method {value}", value=value),
+    "view": lambda value: _("view {value}", value=value),
+    "block": lambda value: _("block {value}", value=value),
+}

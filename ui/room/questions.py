@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from i18n import _, later
 from model import Bundle, Interventions, Trace
 from ui.room.presenter import Offer
 from ui.room.store import MAX_OPTIONS
 from ui.session import explanations
 from viz.labels import display_piece
 
-NO_CROSS = "A room question needs cross-attention (an English sentence to look at): this model has none."
-TOO_LONG = f"A room question offers at most {MAX_OPTIONS} source pieces as options; this sentence has more."
+# Said where the question would be (presenter.offer's `why_not`), in the language of the run that shows them.
+NO_CROSS = later("A room question needs cross-attention (an English sentence to look at): this model has none.")
+TOO_LONG = later("A room question offers at most {n} source pieces as options; this sentence has more.", n=MAX_OPTIONS)
 
 
 def option_labels(pieces: list[str]) -> list[str]:
@@ -39,14 +41,21 @@ def attention(trace: Trace, layer: int, head: int, step: int) -> Offer | None:
     def answer() -> tuple[int, str]:
         weights = np.asarray(trace.pattern("decoder", "cross", layer)[head][row])
         best = int(weights.argmax())
-        return best, f"Cross-attention layer {layer + 1}, head {head + 1} gives it {weights[best]:.0%} of its weight."
+        return best, _(
+            "Cross-attention layer {layer}, head {head} gives it {share:.0%} of its weight.",
+            layer=layer + 1,
+            head=head + 1,
+            share=float(weights[best]),
+        )
 
-    return Offer(
-        f"Writing “{written}”, which English piece does the decoder look at most "
-        f"(cross-attention, layer {layer + 1}, head {head + 1})?",
-        labels,
-        answer,
+    text = _(
+        "Writing “{piece}”, which English piece does the decoder look at most "
+        "(cross-attention, layer {layer}, head {head})?",
+        piece=written,
+        layer=layer + 1,
+        head=head + 1,
     )
+    return Offer(text, labels, answer)
 
 
 def why(
@@ -71,10 +80,15 @@ def why(
     def answer() -> tuple[int, str]:
         row = explanations.attribution(bundle, sentence, output_ids, "occlusion", iv, pieces=(step,), chat=chat)[0]
         best = int(np.asarray(row).argmax())
-        return best, (
-            f"Occlusion: taking “{labels[best]}” away lowers the log-probability of “{written}” most "
-            f"(by {float(row[best]):.2f})."
+        return best, _(
+            "Occlusion: taking “{taken}” away lowers the log-probability of “{written}” most (by {drop:.2f}).",
+            taken=labels[best],
+            written=written,
+            drop=float(row[best]),
         )
 
-    source = "prompt" if decoder_only else "English"
-    return Offer(f"Which {source} piece made the model write “{written}”?", labels, answer)
+    if decoder_only:
+        text = _("Which prompt piece made the model write “{written}”?", written=written)
+    else:
+        text = _("Which English piece made the model write “{written}”?", written=written)
+    return Offer(text, labels, answer)

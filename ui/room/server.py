@@ -4,13 +4,17 @@ events, and votes. No route runs a model or a Streamlit script: a follower costs
 each view, which the presenter's run wrote once (ui/room/store.py) and which ride in the event (the same bytes for
 every follower) when they are small, so a phone fetches nothing.
 
-    GET  /room/<code>                      the audience page (ui/room/follow.html)
+    GET  /room/<code>[?lang=zh]            the audience page (ui/room/follow.html), its words in every language
     GET  /room-files/<code>/<file>         state.json, view-<n>.json (gzip-compressed when the phone accepts it)
     GET  /room-events/<code>               text/event-stream: the room's state (and its view, "gz": gzip in base64)
                                            on connect and on every change
-    POST /room-vote/<code>                 {"question", "option", "voter"} -> {"message"} or {"error"}
+    POST /room-vote/<code>                 {"question", "option", "voter", "lang"} -> {"message"} or {"error"}
     GET  /room-assets/plotly.min.js        plotly.js as the plotly package ships it
     GET  /room-stats                       this process's followers and model results computed (bench_follow)
+
+The phone runs no Streamlit, so its words are said here, with the app's catalog (i18n): the page carries them in
+every language and speaks `lang=` from its link, else the room's (the presenter's, kept in the room's state),
+else the phone browser's; a vote's answer comes in the language the phone sends.
 
 Behind nginx (deploy/nginx.conf.in) the files under /room-files/ are served by nginx itself from the shared
 rooms folder; the events and votes reach any replica, since every replica reads the same folder.
@@ -36,6 +40,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
+import i18n
+from i18n import _, n_
 from ui.room import store
 
 HERE = Path(__file__).resolve().parent
@@ -152,17 +158,82 @@ class Hub:
 HUB = Hub()
 
 
-def _gone(code: str) -> HTMLResponse:
-    text = f"There is no room {code[:20]!r} on this server: check the link, or ask the presenter for a new one."
+HTML_LANG = {"en": "en", "zh": "zh-Hans"}  # an i18n code -> the <html lang> tag of the phone's page
+PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")  # follow.html's {{word}}: the page's words, said before any script runs
+
+
+def _gone(code: str, language: str) -> HTMLResponse:
+    with i18n.speaking(language):
+        title = _("No such room")
+        text = _(
+            "There is no room {code!r} on this server: check the link, or ask the presenter for a new one.",
+            code=code[:20],
+        )
     return HTMLResponse(
-        f"<!doctype html><meta name=viewport content='width=device-width'><title>No such room</title>"
-        f"<p style='font:18px sans-serif;margin:2rem'>{_escape(text)}</p>",
+        f"<!doctype html><html lang='{HTML_LANG[language]}'><meta name=viewport content='width=device-width'>"
+        f"<title>{_escape(title)}</title><p style='font:18px sans-serif;margin:2rem'>{_escape(text)}</p>",
         status_code=404,
     )
 
 
 def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("'", "&#39;")
+    return (
+        text.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("'", "&#39;")
+        .replace('"', "&quot;")
+    )
+
+
+def _phone_words() -> dict[str, str]:
+    """The phone page's own words in this run's language; follow.html fills their {fields} (the presenter's words,
+    the page's title, texts and question, come with the view, in the presenter's language)."""
+    return {
+        "html_lang": HTML_LANG[i18n.language()],
+        "page_title": _("Following the talk · Transformer Anatomy"),
+        "following_wait": _("following …"),
+        "following": _("following {code}"),
+        "connecting": _("connecting …"),
+        "reconnecting": _("reconnecting …"),
+        "waiting": _("Waiting for the presenter's screen …"),
+        "here": _("presenter is here"),
+        "left": _("the presenter has left: this is their last view"),
+        "not_yet": _("the presenter has not shared a view yet"),
+        "explore": _("Explore this on your own (your own session) →"),
+        "tab_title": _("{page} · following {code}"),
+        "tap": _("tap to enlarge"),
+        "zoomed": _("Chart, enlarged"),
+        "close": _("Close"),
+        "revealed": _("{question} The model's answer: {answer}."),
+        # the count stays a {n} field, which the phone fills: the language's form for one vote and for several
+        "vote_one": n_("{n} vote", "{n} votes", 1, n="{n}"),
+        "vote_many": n_("{n} vote", "{n} votes", 2, n="{n}"),
+        "answer_tag": _("the model's answer"),
+        "yours": _("yours"),
+        "vote_lost": _("Your vote did not reach the room: try again."),
+    }
+
+
+def phone_words(language: str) -> dict[str, str]:
+    """The phone page's words in `language` (an i18n code; anything else is English)."""
+    with i18n.speaking(language):
+        return _phone_words()
+
+
+def _accepted(request: Request) -> str:
+    """The language the phone's browser asks for first (its Accept-Language header)."""
+    first = request.headers.get("accept-language", "").split(",")[0].split(";")[0].strip()
+    return i18n.from_locale(first)
+
+
+def _room_language(code: str) -> str:
+    """The language the room's presenter published the view in ("" before any view)."""
+    try:
+        spoken = store.state(code).get("lang", "")
+    except (OSError, ValueError):
+        return ""
+    return spoken if spoken in i18n.LANGUAGES else ""
 
 
 @cache
@@ -170,12 +241,30 @@ def _page() -> str:
     return (HERE / "follow.html").read_text()
 
 
+@cache
+def _rendered(shown: str, fixed: str, room: str) -> str:
+    """follow.html with its words in `shown`, and every language's words for its script (`fixed`: the language
+    its link asked for, `room`: the presenter's, "" when none)."""
+    words = {code: phone_words(code) for code in i18n.LANGUAGES}
+    phone = {"fixed": fixed or None, "room": room or None, "words": words}
+    script = json.dumps(phone, ensure_ascii=False).replace("</", "<\\/")
+
+    def fill(match: re.Match[str]) -> str:
+        return script if match[1] == "phone" else _escape(words[shown][match[1]])
+
+    return PLACEHOLDER.sub(fill, _page())
+
+
 async def audience_page(request: Request) -> Response:
-    """The phone's page of a room."""
+    """The phone's page of a room, in the language of its link's `lang=`, else the room's, else the browser's."""
     code = request.path_params["code"]
+    asked = request.query_params.get("lang", "")
+    fixed = asked if asked in i18n.LANGUAGES else ""
     if not store.exists(code):
-        return _gone(code)
-    return HTMLResponse(_page(), headers={"Cache-Control": "no-cache"})
+        return _gone(code, fixed or _accepted(request))
+    room = _room_language(code)
+    page = _rendered(fixed or room or _accepted(request), fixed, room)
+    return HTMLResponse(page, headers={"Cache-Control": "no-cache"})
 
 
 _VIEWS: dict[Path, bytes] = {}  # views read so far (immutable files): the last few
@@ -233,7 +322,8 @@ _REFUSALS = {"There is no room": 404, "no longer asked": 409, "revealed": 409, "
 
 
 async def room_vote(request: Request) -> Response:
-    """One phone's answer to the room's question: {"message"}, or {"error"} and nothing changed."""
+    """One phone's answer to the room's question: {"message"}, or {"error"} and nothing changed, in the language
+    the phone sends ("lang", an i18n code; English without it)."""
     code = request.path_params["code"]
     try:
         body = json.loads(await request.body())
@@ -241,15 +331,19 @@ async def room_vote(request: Request) -> Response:
             raise ValueError("not an object")
         question, option, voter = body.get("question"), body.get("option"), body.get("voter")
     except ValueError:
-        return JSONResponse({"error": 'A vote is JSON: {"question": id, "option": n, "voter": id}.'}, 400)
-    if not isinstance(question, str):
-        return JSONResponse({"error": "A vote names its question."}, 400)
-    try:
-        message = await anyio.to_thread.run_sync(store.vote, code, question, voter, option)
-    except store.RoomError as exc:
-        status = next((s for words, s in _REFUSALS.items() if words in str(exc)), 400)
-        return JSONResponse({"error": str(exc)}, status)
-    return JSONResponse({"message": message})
+        return JSONResponse({"error": _('A vote is JSON: {"question": id, "option": n, "voter": id}.')}, 400)
+    spoken = body.get("lang")
+    with i18n.speaking(spoken if isinstance(spoken, str) else i18n.DEFAULT):
+        if not isinstance(question, str):
+            return JSONResponse({"error": _("A vote names its question.")}, 400)
+        try:
+            message = await anyio.to_thread.run_sync(store.vote, code, question, voter, option)
+        except store.RoomError as exc:
+            with i18n.speaking(i18n.DEFAULT):  # the refusal's kind, read from its English words
+                english = str(exc)
+            status = next((s for words, s in _REFUSALS.items() if words in english), 400)
+            return JSONResponse({"error": str(exc)}, status)
+        return JSONResponse({"message": str(message)})
 
 
 @cache

@@ -2,7 +2,8 @@
 screen shows, published once per change as a static file any web server can hand to every follower, and the
 room's question with one vote per phone.
 
-    $ANATOMY_ROOMS_DIR/public/<code>/state.json        the room now: view version, question (answer once revealed)
+    $ANATOMY_ROOMS_DIR/public/<code>/state.json        the room now: view version and language, question (answer
+                                                       once revealed)
     $ANATOMY_ROOMS_DIR/public/<code>/view-<n>.json     the view as drawn (+ .json.gz, the same bytes compressed)
     $ANATOMY_ROOMS_DIR/private/<code>/room.json        the presenter key's hash, the question's answer
     $ANATOMY_ROOMS_DIR/private/<code>/votes/<q>/<id>   one file per phone: the option it chose
@@ -35,6 +36,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from i18n import later
 
 ROOMS_ENV = "ANATOMY_ROOMS_DIR"
 IDLE_ENV = "ANATOMY_ROOM_IDLE_HOURS"  # a room nobody presented or changed for this long is deleted (default 6)
@@ -164,9 +167,9 @@ def is_presenter(code: str, key: str) -> bool:
 
 def _check(code: str, key: str) -> None:
     if not exists(code):
-        raise RoomError(f"There is no room {code[:20]!r} on this server.")
+        raise RoomError(later("There is no room {code!r} on this server.", code=code[:20]))
     if not is_presenter(code, key):
-        raise RoomError(f"That key does not open room {code}: only its presenter can move it.")
+        raise RoomError(later("That key does not open room {code}: only its presenter can move it.", code=code))
 
 
 def state(code: str) -> dict[str, Any]:
@@ -213,8 +216,9 @@ def end(code: str, key: str) -> None:
     (_private(code) / "alive").unlink(missing_ok=True)
 
 
-def publish(code: str, key: str, data: bytes) -> int:
-    """Publish what the presenter's screen shows (a JSON document); returns its version. Written once, whatever
+def publish(code: str, key: str, data: bytes, language: str = "") -> int:
+    """Publish what the presenter's screen shows (a JSON document) and the language it is in (an i18n code, kept
+    in the state: a phone speaks it unless its link says otherwise); returns its version. Written once, whatever
     the number of followers: each fetches the same file (compressed beside it)."""
     _check(code, key)
     with _locked(code):
@@ -223,7 +227,8 @@ def publish(code: str, key: str, data: bytes) -> int:
         name = f"view-{version}.json"
         _write(public_dir(code) / (name + ".gz"), gzip.compress(data, compresslevel=6, mtime=0))
         _write(public_dir(code) / name, data)
-        _set_state(code, current | {"version": version, "view": name, "ended": False})
+        said = {"lang": language} if language else {}
+        _set_state(code, current | {"version": version, "view": name, "ended": False} | said)
         for old in range(max(1, version - 20), version - KEPT_VIEWS + 1):
             for suffix in ("", ".gz"):
                 (public_dir(code) / f"view-{old}.json{suffix}").unlink(missing_ok=True)
@@ -242,9 +247,11 @@ class Question:
 
     def __post_init__(self) -> None:
         if not 2 <= len(self.options) <= MAX_OPTIONS:
-            raise RoomError(f"A question needs 2 to {MAX_OPTIONS} options, not {len(self.options)}.")
+            raise RoomError(
+                later("A question needs 2 to {most} options, not {n}.", most=MAX_OPTIONS, n=len(self.options))
+            )
         if not 0 <= self.answer < len(self.options):
-            raise RoomError("The model's answer must be one of the options.")
+            raise RoomError(later("The model's answer must be one of the options."))
 
 
 def ask(code: str, key: str, question: Question) -> str:
@@ -265,34 +272,37 @@ def ask(code: str, key: str, question: Question) -> str:
 def _question(code: str, qid: str) -> dict[str, Any]:
     current = state(code).get("question")
     if not current or current["id"] != qid:
-        raise RoomError("That question is no longer asked in this room.")
+        raise RoomError(later("That question is no longer asked in this room."))
     return current
 
 
 def vote(code: str, qid: str, voter: object, option: object) -> str:
-    """Count one phone's answer (a phone may change it until the reveal); returns what happened, in words.
-    A RoomError, and nothing changed, for an unknown room, a closed question, an option that does not
-    exist, a malformed phone id, or the same answer twice."""
+    """Count one phone's answer (a phone may change it until the reveal); returns what happened, in words
+    (said in the language of whoever shows it: `later`). A RoomError, and nothing changed, for an unknown room,
+    a closed question, an option that does not exist, a malformed phone id, or the same answer twice."""
     if not exists(code):
-        raise RoomError(f"There is no room {code[:20]!r} on this server.")
+        raise RoomError(later("There is no room {code!r} on this server.", code=code[:20]))
     if not isinstance(voter, str) or not VOTER.match(voter):
-        raise RoomError("A vote needs this phone's id (8 to 64 letters, digits, - or _).")
+        raise RoomError(later("A vote needs this phone's id (8 to 64 letters, digits, - or _)."))
     if isinstance(option, bool) or not isinstance(option, int):
-        raise RoomError("A vote names its option by number.")
+        raise RoomError(later("A vote names its option by number."))
     with _locked(code):
         current = _question(code, qid)
+        options = current["options"]
         if not current["open"]:
-            raise RoomError("The answer is revealed: this question takes no more votes.")
-        if not 0 <= option < len(current["options"]):
-            raise RoomError(f"There is no option {option + 1}: pick one of 1 to {len(current['options'])}.")
+            raise RoomError(later("The answer is revealed: this question takes no more votes."))
+        if not 0 <= option < len(options):
+            raise RoomError(
+                later("There is no option {option}: pick one of 1 to {n}.", option=option + 1, n=len(options))
+            )
         ballot = _private(code) / "votes" / qid / voter
         before = int(ballot.read_text()) if ballot.is_file() else None
         if before == option:
-            raise RoomError(f"This phone already voted for {current['options'][option]!r}: counted once.")
+            raise RoomError(later("This phone already voted for {option!r}: counted once.", option=options[option]))
         _write(ballot, str(option).encode())
     if before is None:
-        return f"Counted: {current['options'][option]}."
-    return f"Changed from {current['options'][before]} to {current['options'][option]}."
+        return later("Counted: {option}.", option=options[option])
+    return later("Changed from {before} to {after}.", before=options[before], after=options[option])
 
 
 def tally(code: str, qid: str) -> list[int]:

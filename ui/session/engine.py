@@ -18,6 +18,7 @@ import streamlit as st
 import torch
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from i18n import _, later
 from model import (
     Bundle,
     DecodeOptions,
@@ -59,7 +60,8 @@ def model_path(name: str) -> str:
 
 
 def _spinner(message: str) -> Callable[[], AbstractContextManager] | None:
-    """A spinner while a model loads, in a page's run only (the warm-up thread has no page)."""
+    """A spinner while a model loads, in a page's run only (the warm-up thread has no page); `message` is said
+    in the page's language."""
     return (lambda: st.spinner(message)) if get_script_run_ctx(suppress_warning=True) is not None else None
 
 
@@ -78,7 +80,7 @@ def get_bundle(path: str) -> Bundle:
         return load_bundle(path or None, progress=bar.update if bar else None)
 
     try:
-        return MODELS.get(("bundle", path), load, _spinner("Loading the model ..."))
+        return MODELS.get(("bundle", path), load, _spinner(_("Loading the model ...")))
     finally:
         if bar is not None:
             bar.clear()
@@ -97,7 +99,7 @@ class _LoadingBar:
             return
         if self.slot is None:
             self.slot = st.empty()
-        self.slot.progress(min(max(share, 0.0), 1.0), text=f"First open of this model file: {text}")
+        self.slot.progress(min(max(share, 0.0), 1.0), text=_("First open of this model file: {text}", text=text))
 
     def clear(self) -> None:
         """Remove the bar."""
@@ -108,7 +110,9 @@ class _LoadingBar:
 def get_snapshot(path: str, step: int) -> Bundle:
     """A checkpoint with the weights it had at a training step, loaded once per process and shared."""
     return MODELS.get(
-        ("snapshot", path, step), lambda: load_bundle(path, snapshot=step), _spinner("Loading a training snapshot ...")
+        ("snapshot", path, step),
+        lambda: load_bundle(path, snapshot=step),
+        _spinner(_("Loading a training snapshot ...")),
     )
 
 
@@ -122,7 +126,7 @@ def _translate(
 def _translates(bundle: Bundle, chat: bool) -> None:
     """Refuse a chat message for a model that translates (only a decoder-only instruct model reads one)."""
     if chat:
-        raise InputError(f"{bundle.name} translates a sentence: it reads no chat message.")
+        raise InputError(later("{model} translates a sentence: it reads no chat message.", model=bundle.name))
 
 
 def translate(

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from i18n import later
 from model import (
     Bundle,
     Interventions,
@@ -217,7 +218,7 @@ def _roles(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_
         else translate(_bundle, sentence, iv, beam_size, chat=chat)
     )  # a decoder-only model's continuation (or answer)
     if result.trace is None:
-        raise ValueError("head roles read the result's trace, and this one was made without")
+        raise ValueError(later("head roles read the result's trace, and this one was made without"))
     return trace_roles(result.trace, iv.causal_mask, _bundle.config.windows)  # a window hides the first piece
 
 

@@ -25,24 +25,32 @@ from pathlib import Path
 
 import streamlit as st
 
+import i18n
+from i18n import N_
+
 ROOT = Path(__file__).resolve().parents[2]
 
+# The titles are English here (the catalog's words): the menu and the pages say them (i18n._) as they draw.
 PAGES: list[tuple[str, str, str]] = [
-    ("pages/1_translate.py", "Translate", "translate"),
-    ("pages/2_attention.py", "Attention", "attention"),
-    ("pages/3_positional_encoding.py", "Positional encoding", "positional_encoding"),
-    ("pages/4_tensor_shapes.py", "Tensor shapes", "tensor_shapes"),
-    ("pages/5_masks_and_heads.py", "Masks and heads lab", "masks_and_heads"),
-    ("pages/6_design_choices.py", "Design choices", "design_choices"),
-    ("pages/7_training.py", "Training", "training"),
-    ("pages/8_why.py", "Why this word?", "why"),
+    ("pages/1_translate.py", N_("Translate"), "translate"),
+    ("pages/2_attention.py", N_("Attention"), "attention"),
+    ("pages/3_positional_encoding.py", N_("Positional encoding"), "positional_encoding"),
+    ("pages/4_tensor_shapes.py", N_("Tensor shapes"), "tensor_shapes"),
+    ("pages/5_masks_and_heads.py", N_("Masks and heads lab"), "masks_and_heads"),
+    ("pages/6_design_choices.py", N_("Design choices"), "design_choices"),
+    ("pages/7_training.py", N_("Training"), "training"),
+    ("pages/8_why.py", N_("Why this word?"), "why"),
 ]
+# The first page's titles for a model that does not translate (ui/page/sidebar.py, first_page_titles): an
+# encoder-only model's, a decoder-only model's.
+OTHER_FIRST_TITLES = (N_("Sentence"), N_("Continue"))
 ROOT_URL_PATH = "start"  # reserved for the root page; Streamlit serves it at "/" and never at /start
 
 
 def pages() -> list[st.Page]:
-    """The menu's pages, each at its own address; absolute paths, so a page file run directly finds them."""
-    return [st.Page(ROOT / path, title=title, url_path=slug) for path, title, slug in PAGES]
+    """The menu's pages, each at its own address, titled in the language of this run; absolute paths, so a
+    page file run directly finds them."""
+    return [st.Page(ROOT / path, title=i18n._(title), url_path=slug) for path, title, slug in PAGES]
 
 
 def root_page(first: st.Page) -> st.Page:
@@ -65,8 +73,9 @@ def navigation_pages() -> list[st.Page]:
 def menu(titles: dict[str, str] | None = None) -> None:
     """The page menu at the top of the sidebar: one link per page, titled, in menu order. `titles`
     (file -> title) renames a page for the model in use (the first page is "Continue" for a
-    decoder-only model); call it inside `st.sidebar` or a container of it."""
+    decoder-only model; English, or already said: it is said in the language of this run); call it inside
+    `st.sidebar` or a container of it."""
     renamed = titles or {}
-    for page, (path, _, _) in zip(pages(), PAGES, strict=True):
-        st.page_link(page, label=renamed.get(path))
+    for page, (path, title, _slug) in zip(pages(), PAGES, strict=True):
+        st.page_link(page, label=i18n._(renamed.get(path, title)))
     st.divider()

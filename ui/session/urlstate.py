@@ -6,8 +6,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+import i18n
 from i18n import DEFAULT as DEFAULT_LANGUAGE
-from i18n import LANGUAGES
+from i18n import LANGUAGES, N_, Later, _, later, listing, n_
 from model import DecodeOptions, Interventions
 from model.engine import stages
 from viz.lengths import COLOUR_MODES, DETAIL, Span
@@ -15,10 +16,17 @@ from viz.lengths import COLOUR_MODES, DETAIL, Span
 Head = tuple[str, str, int, int]
 # An attention block's code in the URL and the pickers: "enc-self", "dec-self", "dec-cross".
 BLOCKS: dict[str, tuple[str, str]] = {f"{stack[:3]}-{kind}": (stack, kind) for stack, kind in stages.BLOCKS}
+# Each block's name, said in the run's language where it is shown (i18n._(BLOCK_NAMES[code])).
 BLOCK_NAMES = {
-    "enc-self": "encoder self-attention",
-    "dec-self": "decoder masked self-attention",
-    "dec-cross": "decoder cross-attention",
+    "enc-self": N_("encoder self-attention"),
+    "dec-self": N_("decoder masked self-attention"),
+    "dec-cross": N_("decoder cross-attention"),
+}
+# What a head code of a block the model lacks is told (a note on a bad URL value, said when shown).
+_NO_BLOCK = {
+    "enc-self": N_("no encoder self-attention in this model"),
+    "dec-self": N_("no decoder masked self-attention in this model"),
+    "dec-cross": N_("no decoder cross-attention in this model"),
 }
 EXAMPLES = [
     "The small girl sees a white bird.",
@@ -63,9 +71,14 @@ class Limits:
 
 
 def head_label(head: Head) -> str:
-    """Human label of a head, 1-based: ('decoder', 'cross', 0, 1) -> 'decoder cross L1 H2'."""
+    """Human label of a head, 1-based, in the language of this run: ('decoder', 'cross', 0, 1) ->
+    'decoder cross L1 H2'."""
     stack, kind, layer, index = head
-    return f"{stack} {kind} L{layer + 1} H{index + 1}"
+    if kind == "cross":
+        return _("decoder cross L{layer} H{head}", layer=layer + 1, head=index + 1)
+    if stack == "decoder":
+        return _("decoder self L{layer} H{head}", layer=layer + 1, head=index + 1)
+    return _("encoder self L{layer} H{head}", layer=layer + 1, head=index + 1)
 
 
 def head_code(head: Head) -> str:
@@ -87,17 +100,25 @@ def all_heads(limits: Limits) -> list[Head]:
 
 def parse_head_code(code: str, limits: Limits) -> Head:
     """'dec-cross-1-2' -> ('decoder', 'cross', 0, 1), checked against the model."""
-    block, _, numbers = code.strip().rpartition("-")
-    block, _, layer_text = block.rpartition("-")
+    block, _dash, numbers = code.strip().rpartition("-")
+    block, _dash, layer_text = block.rpartition("-")
     if block not in BLOCKS:
-        raise ValueError(f"unknown head {code!r}")
+        raise ValueError(later("unknown head {code}", code=repr(code)))
     if block not in limits.blocks:
-        raise ValueError(f"no {BLOCK_NAMES[block]} in this model")
+        raise ValueError(Later(_NO_BLOCK[block], {}))  # said when shown, as later() is
     stack, kind = BLOCKS[block]
-    layer, head = int(layer_text) - 1, int(numbers) - 1
+    layer, head = _whole(layer_text) - 1, _whole(numbers) - 1
     if not (0 <= layer < limits.layers_of(stack) and 0 <= head < limits.n_heads):
-        raise ValueError(f"no head {code!r} in this model")
+        raise ValueError(later("no head {code} in this model", code=repr(code)))
     return stack, kind, layer, head
+
+
+def _whole(text: str) -> int:
+    """A whole number, or a ValueError that says so (in the language of whoever reads it)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(later("expected a whole number, got {text}", text=repr(text))) from None
 
 
 def _on_off(text: str) -> bool:
@@ -106,7 +127,7 @@ def _on_off(text: str) -> bool:
         return True
     if value in ("off", "0", "false", "no"):
         return False
-    raise ValueError(f"expected on or off, got {text!r}")
+    raise ValueError(later("expected on or off, got {text}", text=repr(text)))
 
 
 def on_off_field(key: str, default: bool) -> Field:
@@ -118,9 +139,9 @@ def int_in(low: int, high: int) -> Callable[[str], int]:
     """A URL parser for whole numbers from low to high."""
 
     def parse(text: str) -> int:
-        value = int(text)
+        value = _whole(text)
         if not low <= value <= high:
-            raise ValueError(f"{value} is outside {low}..{high}")
+            raise ValueError(later("{value} is outside {low}..{high}", value=value, low=low, high=high))
         return value
 
     return parse
@@ -128,16 +149,16 @@ def int_in(low: int, high: int) -> Callable[[str], int]:
 
 def _sentence(text: str) -> str:
     if not text.strip():
-        raise ValueError("empty sentence")
+        raise ValueError(later("empty sentence"))
     if len(text) > MAX_SENTENCE:
-        raise ValueError(f"longer than {MAX_SENTENCE} characters")
+        raise ValueError(later("longer than {n} characters", n=MAX_SENTENCE))
     return text
 
 
 def _choice(*options: str) -> Callable[[str], str]:
     def parse(text: str) -> str:
         if text not in options:
-            raise ValueError(f"expected one of {', '.join(options)}")
+            raise ValueError(later("expected one of {options}", options=", ".join(options)))
         return text
 
     return parse
@@ -145,10 +166,10 @@ def _choice(*options: str) -> Callable[[str], str]:
 
 def _span(text: str) -> Span:
     """'40-79' (positions from 0, both ends shown) -> (40, 80)."""
-    first, _, last = text.strip().partition("-")
-    start, stop = int(first), int(last) + 1
+    first, _dash, last = text.strip().partition("-")
+    start, stop = _whole(first), _whole(last) + 1
     if not 0 <= start < stop:
-        raise ValueError(f"expected first-last positions counted from 0, got {text!r}")
+        raise ValueError(later("expected first-last positions counted from 0, got {text}", text=repr(text)))
     return start, stop
 
 
@@ -194,31 +215,34 @@ def shared_fields(limits: Limits) -> list[Field]:
 
 
 # The switches that change the model itself, at their values as trained, and what the pages say of each
-# when it is not (the banner of ui/page/switches.py); `ablate` (knocked-out heads) is the last switch.
+# when it is not (the banner of ui/page/switches.py; changed_switches says them in the run's language); `ablate`
+# (knocked-out heads) is the last switch.
 SWITCHES: tuple[tuple[str, Any, str], ...] = (
-    ("causal", True, "the causal mask is off"),
-    ("padding", True, "the padding mask is off"),
-    ("pe", True, "positional encoding is off"),
-    ("scale", True, "scores are not scaled by 1/√d_k"),
-    ("embscale", True, "embeddings are not scaled by √d_model"),
-    ("fill", "-inf", "masked scores are set to −10⁹, not −∞"),
+    ("causal", True, N_("the causal mask is off")),
+    ("padding", True, N_("the padding mask is off")),
+    ("pe", True, N_("positional encoding is off")),
+    ("scale", True, N_("scores are not scaled by 1/√d_k")),
+    ("embscale", True, N_("embeddings are not scaled by √d_model")),
+    ("fill", "-inf", N_("masked scores are set to −10⁹, not −∞")),
 )
 
 
 def changed_switches(values: Mapping[str, Any], applies: Callable[[str], bool] = lambda key: True) -> list[str]:
-    """What is switched away from the model as trained, one phrase each (only the switches that apply to
-    the model: `applies(key)`); knocked-out heads are named, the first four of them."""
-    said = [text for key, default, text in SWITCHES if applies(key) and values.get(key, default) != default]
+    """What is switched away from the model as trained, one phrase each in the language of this run (only the
+    switches that apply to the model: `applies(key)`); knocked-out heads are named, the first four of them."""
+    said = [i18n._(text) for key, default, text in SWITCHES if applies(key) and values.get(key, default) != default]
     heads = tuple(values.get("ablate", ()))
     if heads:
-        names = ", ".join(head_label(h) for h in heads[:4]) + (", …" if len(heads) > 4 else "")
-        said.append(f"{len(heads)} head{'s are' if len(heads) > 1 else ' is'} knocked out ({names})")
+        names = listing([head_label(h) for h in heads[:4]] + (["…"] if len(heads) > 4 else []))
+        said.append(
+            n_("{n} head is knocked out ({names})", "{n} heads are knocked out ({names})", len(heads), names=names)
+        )
     return said
 
 
 def trained_switches() -> dict[str, Any]:
     """Every switch at its value as trained (no head knocked out)."""
-    return {key: default for key, default, _ in SWITCHES} | {"ablate": ()}
+    return {key: default for key, default, _said in SWITCHES} | {"ablate": ()}
 
 
 # A task prefix typed for a T5 checkpoint that has none of its own (flan-t5): the page puts it before the sentence.
@@ -228,7 +252,7 @@ MAX_PREFIX = 200
 
 def _prefix(text: str) -> str:
     if len(text) > MAX_PREFIX:
-        raise ValueError(f"longer than {MAX_PREFIX} characters")
+        raise ValueError(later("longer than {n} characters", n=MAX_PREFIX))
     return text
 
 
@@ -248,7 +272,8 @@ FOCUS = Field("focus", 0, int_in(0, 100_000))
 
 def read_fields(fields: list[Field], params: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
     """Values for `fields` from query parameters; a bad value falls back to its default, with a note."""
-    values, notes = {}, []
+    values: dict[str, Any] = {}
+    notes: list[str] = []  # later() messages, said when shown
     for field in fields:
         values[field.key] = field.default
         if field.key not in params:
@@ -257,11 +282,29 @@ def read_fields(fields: list[Field], params: Mapping[str, str]) -> tuple[dict[st
         try:
             values[field.key] = field.parse(raw)
         except (ValueError, TypeError) as exc:
-            notes.append(
-                f"URL parameter {field.key}={raw[:60]!r} is not valid ({exc}); "
-                f"using the default {field.dump(field.default) or '(none)'}."
-            )
+            notes.append(_bad_value(field, raw, exc))
     return values, notes
+
+
+def _bad_value(field: Field, raw: str, exc: Exception) -> Later:
+    """The note on a URL value that is not valid: said when shown, in the language of the page that shows it
+    (the parsers' reasons are later() messages too)."""
+    reason = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], Later) else str(exc)
+    value, default = repr(raw[:60]), field.dump(field.default)
+    if not default:
+        return later(
+            "URL parameter {key}={value} is not valid ({reason}); using the default (none).",
+            key=field.key,
+            value=value,
+            reason=reason,
+        )
+    return later(
+        "URL parameter {key}={value} is not valid ({reason}); using the default {default}.",
+        key=field.key,
+        value=value,
+        reason=reason,
+        default=default,
+    )
 
 
 def write_fields(fields: list[Field], values: Mapping[str, Any]) -> dict[str, str]:

@@ -14,6 +14,8 @@ from types import ModuleType
 
 import torch
 
+from i18n import later
+
 from ...errors import CheckpointError
 from ..record import Checkpoint
 from ..weights import build_model, fingerprint, read_tensors, weight_files
@@ -30,7 +32,8 @@ FAMILIES: dict[str, ModuleType] = {
     "gemma3_text": gemma3_text,
     "gpt_neox": gpt_neox,
 }
-SUPPORTED = (
+# said when shown (a Later)
+SUPPORTED = later(
     "marian (Marian MT, e.g. Helsinki-NLP/opus-mt-en-fr), t5 (T5 and flan-t5), gpt2 (GPT-2, distilgpt2), "
     "llama (SmolLM2, TinyLlama), qwen2 (Qwen2.5), qwen3 (Qwen3), gemma3_text (Gemma 3 270M), "
     "gpt_neox (Pythia) and bert (BERT, MiniLM and other BERT encoders)"
@@ -52,8 +55,13 @@ def load_family(
     model_type = hf_config.get("model_type")
     if not isinstance(model_type, str) or model_type not in FAMILIES:
         raise CheckpointError(
-            f"Cannot open the checkpoint at {path}: model_type {model_type!r} is not a "
-            f"supported family. Supported: {SUPPORTED}."
+            later(
+                "Cannot open the checkpoint at {path}: model_type {model_type} is not a supported family. "
+                "Supported: {supported}.",
+                path=str(path),
+                model_type=repr(model_type),
+                supported=SUPPORTED,
+            )
         )
     family = FAMILIES[model_type]
     generation = _optional_json(path / GENERATION)
@@ -61,8 +69,12 @@ def load_family(
     vocab = family.vocabulary(path, hf_config, generation)
     if vocab.vocab_size > cfg.vocab_size:
         raise CheckpointError(
-            f"Cannot open the checkpoint at {path}: the tokenizer has {vocab.vocab_size} ids but "
-            f"the model only {cfg.vocab_size}."
+            later(
+                "Cannot open the checkpoint at {path}: the tokenizer has {ids} ids but the model only {size}.",
+                path=str(path),
+                ids=vocab.vocab_size,
+                size=cfg.vocab_size,
+            )
         )
     files = weight_files(path) if tensors is None and ours is None else []
     state = ours if ours is not None else family.rename(tensors if tensors is not None else read_tensors(files), path)
@@ -74,7 +86,11 @@ def load_family(
     card = _card(
         path, hf_config, model_type, sum(p.numel() for p in model.parameters()), sum(f.stat().st_size for f in files)
     )
-    card["stored_as"] = " and ".join(stored) or "float32"
+    card["stored_as"] = (
+        later("{types} and {last}", types=" and ".join(stored[:-1]), last=stored[-1])
+        if len(stored) > 1
+        else "".join(stored) or "float32"
+    )
     card["memory_bytes"] = sum(p.numel() * p.element_size() for p in model.parameters())
     identity = identity or fingerprint([path / "config.json", *family.tokenizer_files(path), *files])
     return Checkpoint(
@@ -99,7 +115,12 @@ def _optional_json(file: Path) -> dict:
         data = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CheckpointError(
-            f"Cannot open the checkpoint at {file.parent}: {file.name} is not readable JSON ({exc})."
+            later(
+                "Cannot open the checkpoint at {path}: {name} is not readable JSON ({problem}).",
+                path=str(file.parent),
+                name=file.name,
+                problem=str(exc),
+            )
         ) from None
     return data if isinstance(data, dict) else {}
 
@@ -127,7 +148,7 @@ def _card(path: Path, hf_config: dict, model_type: str, n_params: int, weight_by
         "family": model_type,
         "source": str(hf_config.get("_name_or_path") or path.name),
         "path": str(path),
-        "licence": facts.get("licence", "not stated in the checkpoint"),
+        "licence": facts.get("licence", later("not stated in the checkpoint")),
         "architectures": hf_config.get("architectures", []),
         "parameters": n_params,
         "weights_bytes": weight_bytes,

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import torch
 
+from i18n import later
+
 from ...engine.config import ModelConfig
 from ...engine.tokens import SpecialIds
 from ...errors import CheckpointError
@@ -45,7 +47,11 @@ _UNUSED = ("embeddings.position_ids", "pooler.", "cls.")  # an index buffer and 
 
 
 def _refuse(path: Path, problem: str) -> CheckpointError:
-    return CheckpointError(f"Cannot open the BERT checkpoint at {path}: {problem}.")
+    return CheckpointError(
+        later(
+            "Cannot open the {family} checkpoint at {path}: {problem}.", family="BERT", path=str(path), problem=problem
+        )
+    )
 
 
 def model_config(hf: dict, path: Path) -> ModelConfig:
@@ -53,12 +59,22 @@ def model_config(hf: dict, path: Path) -> ModelConfig:
     if hf.get("position_embedding_type", "absolute") != "absolute":
         raise _refuse(
             path,
-            f"position_embedding_type {hf.get('position_embedding_type')!r} is not supported "
-            "(only absolute learned positions)",
+            later(
+                "position_embedding_type {value} is not supported (only absolute learned positions)",
+                value=repr(hf.get("position_embedding_type")),
+            ),
         )
     activation = ACTIVATIONS.get(hf.get("hidden_act", "gelu"))
     if activation is None:
-        raise _refuse(path, f"hidden_act {hf.get('hidden_act')!r} is not one of {sorted(ACTIVATIONS)}")
+        raise _refuse(
+            path,
+            later(
+                "{setting} {value} is not one of {names}",
+                setting="hidden_act",
+                value=repr(hf.get("hidden_act")),
+                names=str(sorted(ACTIVATIONS)),
+            ),
+        )
     try:
         return ModelConfig(
             vocab_size=hf["vocab_size"],
@@ -79,7 +95,9 @@ def model_config(hf: dict, path: Path) -> ModelConfig:
             pad_id=hf.get("pad_token_id", 0) or 0,
         )
     except (KeyError, TypeError, ValueError) as exc:  # a missing key, or a value of the wrong kind
-        raise _refuse(path, f"config.json does not describe a usable model ({exc})") from None
+        raise _refuse(
+            path, later("config.json does not describe a usable model ({problem})", problem=str(exc))
+        ) from None
 
 
 def _norm_name(name: str) -> str:
@@ -129,7 +147,7 @@ class BertVocabulary(TokenizersVocabulary):
         for name in ("[PAD]", "[UNK]", "[CLS]", "[SEP]"):
             index = self.tokenizer.token_to_id(name)
             if index is None:
-                raise _refuse(path, "tokenizer.json lacks one of [PAD], [UNK], [CLS], [SEP]")
+                raise _refuse(path, later("tokenizer.json lacks one of [PAD], [UNK], [CLS], [SEP]"))
             found[name] = index
         self.specials = SpecialIds(pad=found["[PAD]"], unk=found["[UNK]"], bos=found["[CLS]"], eos=found["[SEP]"])
 

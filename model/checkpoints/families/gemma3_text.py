@@ -10,6 +10,8 @@ from pathlib import Path
 
 import torch
 
+from i18n import later
+
 from ...engine.config import ModelConfig
 from . import rotary_decoders as shared
 
@@ -29,9 +31,9 @@ def model_config(hf: dict, path: Path) -> ModelConfig:
     refuse = shared.refuser(path, FAMILY)
     for setting in ("attn_logit_softcapping", "final_logit_softcapping", "use_bidirectional_attention"):
         if hf.get(setting):
-            raise refuse(f"{setting} is not supported")
+            raise refuse(later("{setting} is not supported", setting=setting))
     if hf.get("attention_bias"):
-        raise refuse("attention_bias is not supported")
+        raise refuse(later("{setting} is not supported", setting="attention_bias"))
     return shared.build_config(
         hf,
         refuse,

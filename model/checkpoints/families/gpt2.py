@@ -13,6 +13,8 @@ import torch
 from tokenizers import Tokenizer, decoders, pre_tokenizers
 from tokenizers.models import BPE
 
+from i18n import later
+
 from ...engine.config import ModelConfig
 from ...engine.tokens import SpecialIds
 from ...errors import CheckpointError
@@ -45,18 +47,30 @@ _BUFFERS = re.compile(r"^h\.\d+\.attn\.(bias|masked_bias)$")  # the causal-mask 
 
 
 def _refuse(path: Path, problem: str) -> CheckpointError:
-    return CheckpointError(f"Cannot open the GPT-2 checkpoint at {path}: {problem}.")
+    return CheckpointError(
+        later(
+            "Cannot open the {family} checkpoint at {path}: {problem}.", family="GPT-2", path=str(path), problem=problem
+        )
+    )
 
 
 def model_config(hf: dict, path: Path) -> ModelConfig:
     """Our (decoder-only) ModelConfig for a GPT-2 config.json; settings the engine cannot mirror are refused."""
     for setting in ("scale_attn_by_inverse_layer_idx", "add_cross_attention"):
         if hf.get(setting):
-            raise _refuse(path, f"{setting} is not supported")
+            raise _refuse(path, later("{setting} is not supported", setting=setting))
     activation = ACTIVATIONS.get(hf.get("activation_function", "gelu_new"))
     if activation is None:
         named = hf.get("activation_function")
-        raise _refuse(path, f"activation_function {named!r} is not one of {sorted(ACTIVATIONS)}")
+        raise _refuse(
+            path,
+            later(
+                "{setting} {value} is not one of {names}",
+                setting="activation_function",
+                value=repr(named),
+                names=str(sorted(ACTIVATIONS)),
+            ),
+        )
     d_model = hf.get("n_embd", 768)
     end = hf.get("eos_token_id", 50256)
     try:
@@ -79,7 +93,9 @@ def model_config(hf: dict, path: Path) -> ModelConfig:
             pad_id=end if hf.get("pad_token_id") is None else hf["pad_token_id"],
         )
     except (TypeError, ValueError) as exc:
-        raise _refuse(path, f"config.json does not describe a usable model ({exc})") from None
+        raise _refuse(
+            path, later("config.json does not describe a usable model ({problem})", problem=str(exc))
+        ) from None
 
 
 def rename(tensors: dict[str, torch.Tensor], path: Path) -> dict[str, torch.Tensor]:
@@ -133,11 +149,11 @@ class GPT2Vocabulary(TokenizersVocabulary):
         end = self.tokenizer.token_to_id(END)
         eos = generation.get("eos_token_id", hf.get("eos_token_id", end))
         if not isinstance(eos, int):
-            raise refuse(f"it names no {END} id")
+            raise refuse(later("it names no {token} id", token=END))
         pad = hf.get("pad_token_id") if hf.get("pad_token_id") is not None else eos
         bos = generation.get("bos_token_id", hf.get("bos_token_id", eos))
         if not isinstance(pad, int) or not isinstance(bos, int):
-            raise refuse("its pad_token_id and bos_token_id must be ids")
+            raise refuse(later("its pad_token_id and bos_token_id must be ids"))
         self.specials = SpecialIds(pad=pad, unk=eos, bos=bos, eos=eos)
 
 
@@ -145,11 +161,13 @@ def _from_vocab_and_merges(path: Path, refuse) -> Tokenizer:
     """GPT-2's byte-level BPE built from vocab.json and merges.txt, as its tokenizer.json describes it."""
     missing = [name for name in ("vocab.json", "merges.txt") if not (path / name).is_file()]
     if missing:
-        raise refuse(f"missing tokenizer.json (or {' and '.join(missing)})")
+        if len(missing) > 1:
+            raise refuse(later("missing tokenizer.json (or vocab.json and merges.txt)"))
+        raise refuse(later("missing tokenizer.json (or {file})", file=missing[0]))
     try:
         tokenizer = Tokenizer(BPE.from_file(str(path / "vocab.json"), str(path / "merges.txt")))
     except Exception as exc:  # the library raises its own exception type for broken files
-        raise refuse(f"vocab.json and merges.txt are not readable ({exc})") from None
+        raise refuse(later("vocab.json and merges.txt are not readable ({problem})", problem=str(exc))) from None
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
     if tokenizer.token_to_id(END) is not None:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import torch
 
+from i18n import later
+
 from ...engine.config import ModelConfig
 from . import rotary_decoders as shared
 
@@ -39,7 +41,7 @@ def model_config(hf: dict, path: Path) -> ModelConfig:
     """Our ModelConfig for a GPT-NeoX config.json."""
     refuse = shared.refuser(path, FAMILY)
     if hf.get("attention_bias", True) is False:
-        raise refuse("attention_bias false is not supported (its feed-forward keeps its biases)")
+        raise refuse(later("attention_bias false is not supported (its feed-forward keeps its biases)"))
     hf = {"rotary_pct": 0.25, "tie_word_embeddings": False, **hf}  # GPT-NeoX's own defaults
     return shared.build_config(
         hf,

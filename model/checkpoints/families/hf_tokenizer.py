@@ -8,6 +8,8 @@ from pathlib import Path
 
 from tokenizers import Tokenizer, decoders
 
+from i18n import later
+
 from ...engine.byte_pieces import BYTE_PIECE, BYTE_STAND_INS, unfinished_bytes
 from ...errors import CheckpointError
 
@@ -18,11 +20,11 @@ def open_tokenizer(file: Path, refuse: Callable[[str], CheckpointError]) -> Toke
     """The tokenizer of `file` with truncation and padding off (the engine cuts to the model's
     length itself, with a warning); `refuse(problem)` makes the error for a missing or broken file."""
     if not file.is_file():
-        raise refuse(f"missing {file.name}")
+        raise refuse(later("missing {files}", files=file.name))
     try:
         tokenizer = Tokenizer.from_file(str(file))
     except Exception as exc:  # the library raises its own exception type for broken files
-        raise refuse(f"{file.name} is not readable ({exc})") from None
+        raise refuse(later("{name} is not readable ({problem})", name=file.name, problem=str(exc))) from None
     tokenizer.no_truncation()
     tokenizer.no_padding()
     return tokenizer

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import torch
 
+from i18n import later
+
 from ...engine.config import ModelConfig
 from . import rotary_decoders as shared
 
@@ -23,7 +25,7 @@ def model_config(hf: dict, path: Path) -> ModelConfig:
     refuse = shared.refuser(path, FAMILY)
     attention_bias, mlp_bias = bool(hf.get("attention_bias", False)), bool(hf.get("mlp_bias", False))
     if attention_bias != mlp_bias:
-        raise refuse("attention_bias and mlp_bias differ, which the engine's one linear_bias cannot mirror")
+        raise refuse(later("attention_bias and mlp_bias differ, which the engine's one linear_bias cannot mirror"))
     return shared.build_config(
         hf, refuse, activation=shared.activation(hf.get("hidden_act", "silu"), refuse), linear_bias=attention_bias
     )

@@ -12,6 +12,8 @@ from pathlib import Path
 import sentencepiece as spm
 import torch
 
+from i18n import later
+
 from ...engine.config import ModelConfig
 from ...engine.tokens import SpecialIds
 from ...errors import CheckpointError
@@ -38,7 +40,14 @@ _EMBEDDINGS = ("shared.weight", "encoder.embed_tokens.weight", "decoder.embed_to
 
 
 def _refuse(path: Path, problem: str) -> CheckpointError:
-    return CheckpointError(f"Cannot open the Marian checkpoint at {path}: {problem}.")
+    return CheckpointError(
+        later(
+            "Cannot open the {family} checkpoint at {path}: {problem}.",
+            family="Marian",
+            path=str(path),
+            problem=problem,
+        )
+    )
 
 
 def model_config(hf: dict, path: Path) -> ModelConfig:
@@ -46,15 +55,22 @@ def model_config(hf: dict, path: Path) -> ModelConfig:
     heads = hf.get("encoder_attention_heads", 8)
     ffn = hf.get("encoder_ffn_dim", 2048)
     if hf.get("decoder_attention_heads", heads) != heads or hf.get("decoder_ffn_dim", ffn) != ffn:
-        raise _refuse(path, "its encoder and decoder differ in heads or feed-forward width")
+        raise _refuse(path, later("its encoder and decoder differ in heads or feed-forward width"))
     vocab = hf.get("vocab_size")
     if hf.get("decoder_vocab_size") not in (None, vocab) or not hf.get("share_encoder_decoder_embeddings", True):
-        raise _refuse(path, "its source and target vocabularies are separate (only shared ones are supported)")
+        raise _refuse(path, later("its source and target vocabularies are separate (only shared ones are supported)"))
     if not hf.get("tie_word_embeddings", True):
-        raise _refuse(path, "its output projection is not tied to the embeddings")
+        raise _refuse(path, later("its output projection is not tied to the embeddings"))
     activation = ACTIVATIONS.get(hf.get("activation_function", "swish"))
     if activation is None:
-        raise _refuse(path, f"activation {hf.get('activation_function')!r} is not one of {sorted(ACTIVATIONS)}")
+        raise _refuse(
+            path,
+            later(
+                "activation {value} is not one of {names}",
+                value=repr(hf.get("activation_function")),
+                names=str(sorted(ACTIVATIONS)),
+            ),
+        )
     try:
         return ModelConfig(
             vocab_size=hf["vocab_size"],
@@ -74,7 +90,9 @@ def model_config(hf: dict, path: Path) -> ModelConfig:
             pad_id=hf.get("pad_token_id", vocab - 1 if isinstance(vocab, int) else 0),
         )
     except (KeyError, TypeError, ValueError) as exc:  # a missing key, or a value of the wrong kind
-        raise _refuse(path, f"config.json does not describe a usable model ({exc})") from None
+        raise _refuse(
+            path, later("config.json does not describe a usable model ({problem})", problem=str(exc))
+        ) from None
 
 
 def rename(tensors: dict[str, torch.Tensor], path: Path) -> dict[str, torch.Tensor]:
@@ -82,7 +100,7 @@ def rename(tensors: dict[str, torch.Tensor], path: Path) -> dict[str, torch.Tens
     tensors = {name.removeprefix("model."): t for name, t in tensors.items()}
     embedding = next((tensors[name] for name in _EMBEDDINGS if name in tensors), None)
     if embedding is None:
-        raise _refuse(path, "the weights hold no token embedding (shared.weight)")
+        raise _refuse(path, later("the weights hold no token embedding ({name})", name="shared.weight"))
     ours = {"src_embed.token.weight": embedding}
     for name, tensor in tensors.items():
         if name in _EMBEDDINGS or name.endswith("embed_positions.weight"):
@@ -116,26 +134,30 @@ class MarianVocabulary:
     def __init__(self, path: Path, hf: dict, generation: dict) -> None:
         missing = [name for name in FILES if not (path / name).is_file()]
         if missing:
-            raise _refuse(path, f"missing tokenizer files {', '.join(missing)}")
+            raise _refuse(path, later("missing tokenizer files {files}", files=", ".join(missing)))
         if (path / "target_vocab.json").is_file():
-            raise _refuse(path, "it has a separate target_vocab.json (only a shared vocab.json is supported)")
+            raise _refuse(path, later("it has a separate target_vocab.json (only a shared vocab.json is supported)"))
         try:
             ids = json.loads((path / "vocab.json").read_text(encoding="utf-8"))
             self.source = spm.SentencePieceProcessor(model_file=str(path / "source.spm"))
             self.target = spm.SentencePieceProcessor(model_file=str(path / "target.spm"))
         except Exception as exc:  # JSON and SentencePiece raise several types for broken files
-            raise _refuse(path, f"its tokenizer files are not readable ({type(exc).__name__}: {exc})") from None
+            raise _refuse(
+                path, later("its tokenizer files are not readable ({problem})", problem=f"{type(exc).__name__}: {exc}")
+            ) from None
         if not isinstance(ids, dict) or not all(isinstance(i, int) for i in ids.values()):
-            raise _refuse(path, "vocab.json must map pieces to integer ids")
+            raise _refuse(path, later("vocab.json must map pieces to integer ids"))
         self.ids: dict[str, int] = ids
         self.by_id = {i: piece for piece, i in ids.items()}
         for piece in ("</s>", "<unk>"):
             if piece not in ids:
-                raise _refuse(path, f"vocab.json has no {piece}")
+                raise _refuse(path, later("vocab.json has no {token}", token=piece))
         pad = hf.get("pad_token_id", ids.get("<pad>"))
         start = generation.get("decoder_start_token_id", hf.get("decoder_start_token_id", pad))
         if not isinstance(pad, int) or not isinstance(start, int):
-            raise _refuse(path, "it names no pad id (pad_token_id, or <pad> in vocab.json) to start decoding from")
+            raise _refuse(
+                path, later("it names no pad id (pad_token_id, or <pad> in vocab.json) to start decoding from")
+            )
         banned = tuple(
             sorted(
                 {

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import torch
 
+from i18n import later
+
 from ...engine.config import ModelConfig
 from . import rotary_decoders as shared
 
@@ -21,7 +23,7 @@ def model_config(hf: dict, path: Path) -> ModelConfig:
     """Our ModelConfig for a Qwen3 config.json."""
     refuse = shared.refuser(path, FAMILY)
     if hf.get("attention_bias"):
-        raise refuse("attention_bias puts a bias on the output projection too, which is not supported")
+        raise refuse(later("attention_bias puts a bias on the output projection too, which is not supported"))
     return shared.build_config(
         hf, refuse, activation=shared.activation(hf.get("hidden_act", "silu"), refuse), qk_norm=True
     )

@@ -15,6 +15,8 @@ from typing import Any
 
 import torch
 
+from i18n import later
+
 from ...engine.config import ModelConfig
 from ...engine.tokens import SpecialIds
 from ...errors import CheckpointError
@@ -36,13 +38,19 @@ Refuse = Callable[[str], CheckpointError]
 
 def refuser(path: Path, family: str) -> Refuse:
     """A function that makes the family's one-sentence refusal of a folder."""
-    return lambda problem: CheckpointError(f"Cannot open the {family} checkpoint at {path}: {problem}.")
+    return lambda problem: CheckpointError(
+        later(
+            "Cannot open the {family} checkpoint at {path}: {problem}.", family=family, path=str(path), problem=problem
+        )
+    )
 
 
 def activation(name: object, refuse: Refuse) -> str:
     """Our activation for the config's hidden_act / hidden_activation."""
     if not isinstance(name, str) or name not in ACTIVATIONS:
-        raise refuse(f"the activation {name!r} is not one of {sorted(ACTIVATIONS)}")
+        raise refuse(
+            later("the activation {name} is not one of {names}", name=repr(name), names=str(sorted(ACTIVATIONS)))
+        )
     return ACTIVATIONS[name]
 
 
@@ -50,8 +58,12 @@ def _rope_type(params: dict, refuse: Refuse, where: str) -> None:
     kind = params.get("rope_type", params.get("type", "default"))
     if kind != "default":
         raise refuse(
-            f"its rotary positions are scaled ({where} rope type {kind!r}); only the default rotary "
-            "positions are supported"
+            later(
+                "its rotary positions are scaled ({where} rope type {kind}); only the default rotary positions are "
+                "supported",
+                where=where,
+                kind=repr(kind),
+            )
         )
 
 
@@ -81,7 +93,13 @@ def rope(hf: dict, refuse: Refuse, local_key: str = "") -> tuple[float, float, f
             base = params.get("rope_theta", base)
             fraction = params.get("partial_rotary_factor", fraction)
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (base, fraction, local)):
-        raise refuse(f"its rotary settings are not numbers (base {base!r}, fraction {fraction!r})")
+        raise refuse(
+            later(
+                "its rotary settings are not numbers (base {base}, fraction {fraction})",
+                base=repr(base),
+                fraction=repr(fraction),
+            )
+        )
     return float(base), float(fraction), float(local or 0.0)
 
 
@@ -101,12 +119,12 @@ def windows(hf: dict, layers: int, refuse: Refuse) -> tuple[int, ...]:
     if types is None:
         types = ["sliding_attention"] * layers
     if not isinstance(types, list) or len(types) != layers:
-        raise refuse(f"layer_types must name the kind of each of its {layers} layers")
+        raise refuse(later("layer_types must name the kind of each of its {layers} layers", layers=layers))
     unknown = sorted({t for t in types if t not in ("sliding_attention", "full_attention")})
     if unknown:
-        raise refuse(f"layer types {unknown} are not sliding_attention or full_attention")
+        raise refuse(later("layer types {types} are not sliding_attention or full_attention", types=str(unknown)))
     if not isinstance(window, int) or window < 1:
-        raise refuse(f"sliding_window must be a positive number of positions, got {window!r}")
+        raise refuse(later("sliding_window must be a positive number of positions, got {window}", window=repr(window)))
     found = tuple(window if t == "sliding_attention" else 0 for t in types)
     return found if any(found) else ()
 
@@ -135,7 +153,7 @@ def build_config(hf: dict, refuse: Refuse, **family: Any) -> ModelConfig:
     eos = eos_ids(hf, {})
     pad = hf.get("pad_token_id")
     if "vocab_size" not in hf:
-        raise refuse("config.json does not say its vocab_size")
+        raise refuse(later("config.json does not say its vocab_size"))
     settings: dict[str, Any] = dict(
         vocab_size=hf["vocab_size"],
         d_model=hf.get("hidden_size"),
@@ -166,7 +184,7 @@ def build_config(hf: dict, refuse: Refuse, **family: Any) -> ModelConfig:
     try:
         return ModelConfig(**settings)
     except (TypeError, ValueError) as exc:
-        raise refuse(f"config.json does not describe a usable model ({exc})") from None
+        raise refuse(later("config.json does not describe a usable model ({problem})", problem=str(exc))) from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -236,7 +254,7 @@ class DecoderVocabulary(TokenizersVocabulary):
         self.tokenizer = open_tokenizer(path / "tokenizer.json", refuse)
         ends = eos_ids(hf, generation)
         if not ends:
-            raise refuse("neither config.json nor generation_config.json names an eos_token_id")
+            raise refuse(later("neither config.json nor generation_config.json names an eos_token_id"))
         bos = generation.get("bos_token_id", hf.get("bos_token_id"))
         pad = hf.get("pad_token_id")
         self.specials = SpecialIds(

@@ -16,6 +16,8 @@ from pathlib import Path
 import sentencepiece as spm
 import torch
 
+from i18n import later
+
 from ...engine.config import ModelConfig
 from ...engine.tokens import SpecialIds
 from ...errors import CheckpointError
@@ -43,7 +45,9 @@ _BIAS = re.compile(r"^(encoder|decoder)\.block\.0\.layer\.0\.SelfAttention\.rela
 
 
 def _refuse(path: Path, problem: str) -> CheckpointError:
-    return CheckpointError(f"Cannot open the T5 checkpoint at {path}: {problem}.")
+    return CheckpointError(
+        later("Cannot open the {family} checkpoint at {path}: {problem}.", family="T5", path=str(path), problem=problem)
+    )
 
 
 def feed_forward(hf: dict, path: Path) -> tuple[str, bool]:
@@ -54,7 +58,9 @@ def feed_forward(hf: dict, path: Path) -> tuple[str, bool]:
     if gated and name == "gelu":
         name = "gelu_new"  # transformers runs "gated-gelu" with the tanh form
     if name not in ACTIVATIONS or proj.count("-") > 1 or ("-" in proj and not gated):
-        raise _refuse(path, f"feed_forward_proj {proj!r} is not relu, gelu, silu or their gated- forms")
+        raise _refuse(
+            path, later("feed_forward_proj {value} is not relu, gelu, silu or their gated- forms", value=repr(proj))
+        )
     return ACTIVATIONS[name], gated
 
 
@@ -92,7 +98,9 @@ def model_config(hf: dict, path: Path) -> ModelConfig:
             pad_id=hf.get("pad_token_id", 0),
         )
     except (KeyError, TypeError, ValueError) as exc:  # a missing key, or a value of the wrong kind
-        raise _refuse(path, f"config.json does not describe a usable model ({exc})") from None
+        raise _refuse(
+            path, later("config.json does not describe a usable model ({problem})", problem=str(exc))
+        ) from None
 
 
 def _part(stack: str, sublayer: int, block: str, name: str | None) -> str | None:
@@ -113,7 +121,7 @@ def rename(tensors: dict[str, torch.Tensor], path: Path) -> dict[str, torch.Tens
     """T5 parameter names -> ours: the shared embedding once, each stack's relative bias once."""
     embedding = next((tensors[name] for name in _EMBEDDINGS if name in tensors), None)
     if embedding is None:
-        raise _refuse(path, "the weights hold no token embedding (shared.weight)")
+        raise _refuse(path, later("the weights hold no token embedding ({name})", name="shared.weight"))
     ours = {"src_embed.token.weight": embedding}
     for name, tensor in tensors.items():
         if name in _EMBEDDINGS:
@@ -153,7 +161,7 @@ def task_prefix(hf: dict) -> str:
 def _specials(hf: dict, generation: dict, unk: int | None, path: Path) -> SpecialIds:
     pad, eos = hf.get("pad_token_id", 0), hf.get("eos_token_id", 1)
     if unk is None or not all(isinstance(i, int) for i in (pad, eos)):
-        raise _refuse(path, "its tokenizer or config lacks the ids of <pad>, </s> or <unk>")
+        raise _refuse(path, later("its tokenizer or config lacks the ids of <pad>, </s> or <unk>"))
     start = generation.get("decoder_start_token_id", hf.get("decoder_start_token_id", pad))
     return SpecialIds(pad=pad, unk=unk, bos=start, eos=eos)
 
@@ -188,7 +196,12 @@ class T5SentencePieceVocabulary:
         try:
             self.model = spm.SentencePieceProcessor(model_file=str(path / "spiece.model"))
         except Exception as exc:  # sentencepiece raises several types for broken files
-            raise _refuse(path, f"spiece.model is not readable ({type(exc).__name__}: {exc})") from None
+            raise _refuse(
+                path,
+                later(
+                    "{name} is not readable ({problem})", name="spiece.model", problem=f"{type(exc).__name__}: {exc}"
+                ),
+            ) from None
         self.size = self.model.get_piece_size()
         self.extra_ids = _extra_ids(path)
         self.specials = _specials(hf, generation, self.model.unk_id(), path)
@@ -232,4 +245,4 @@ def vocabulary(path: Path, hf: dict, generation: dict) -> T5Vocabulary | T5Sente
         return T5Vocabulary(path, hf, generation)
     if (path / "spiece.model").is_file():
         return T5SentencePieceVocabulary(path, hf, generation)
-    raise _refuse(path, "missing tokenizer.json and spiece.model")
+    raise _refuse(path, later("missing tokenizer.json and spiece.model"))

@@ -22,6 +22,8 @@ from pathlib import Path
 import torch
 from gguf.constants import LlamaFileType
 
+from i18n import later
+
 from ...errors import CheckpointError
 from .layout import architecture, hf_name, restored
 from .reader import GGUFFile
@@ -30,6 +32,7 @@ from .tokenizer import build as build_tokenizer
 SUFFIX = ".gguf"
 CACHE_ENV = "ANATOMY_CACHE"
 FORMAT = 1  # the conversion's version: a change to what is written makes every cached folder anew
+NO_LICENCE = "not stated in the file"  # the licence of a file that states none, in its gguf.json (said by load_gguf)
 SOURCE = "gguf.json"  # in the cached folder: the file it came from and how it was stored
 Progress = Callable[[float, str], None]  # (share done, what is being done)
 
@@ -52,7 +55,13 @@ def find(path: Path) -> Path | None:
         found = sorted(p for p in path.iterdir() if p.suffix.lower() == SUFFIX and p.is_file())
         if len(found) > 1:
             names = ", ".join(p.name for p in found[:4])
-            raise CheckpointError(f"The folder {path} holds several GGUF files ({names}): name one of them.")
+            raise CheckpointError(
+                later(
+                    "The folder {path} holds several GGUF files ({names}): name one of them.",
+                    path=str(path),
+                    names=names,
+                )
+            )
         return found[0] if found else None
     return None
 
@@ -83,7 +92,7 @@ def hub_folder(file: Path, progress: Progress | None = None) -> tuple[Path, str,
     (None when the folder holds their image already)."""
     file = Path(file)
     report = progress or (lambda share, text: None)
-    report(0.0, f"Checking {file.name} ...")
+    report(0.0, later("Checking {file} ...", file=file.name))
     sha = digest(file)
     folder = cache_root() / "gguf" / f"{display_name(file)}-{sha[:16]}-v{FORMAT}"
     if (folder / SOURCE).is_file() and (folder / IMAGE).is_file():
@@ -109,7 +118,15 @@ def convert(file: Path, folder: Path, sha: str, report: Progress) -> dict[str, t
     for done, info in enumerate(gguf.tensors.values()):
         if done % 8 == 0:
             share = 0.05 + 0.85 * done / len(gguf.tensors)
-            report(share, f"Dequantizing {file.name}: tensor {done + 1} of {len(gguf.tensors)}")
+            report(
+                share,
+                later(
+                    "Dequantizing {file}: tensor {done} of {total}",
+                    file=file.name,
+                    done=done + 1,
+                    total=len(gguf.tensors),
+                ),
+            )
         values = restored(arch, info.name, gguf.dequantized(info.name), hf)
         tensors[hf_name(arch, info.name)] = torch.from_numpy(values)
     kinds = Counter(info.kind.name for info in gguf.tensors.values())
@@ -119,7 +136,7 @@ def convert(file: Path, folder: Path, sha: str, report: Progress) -> dict[str, t
         "sha256": sha,
         "architecture": name,
         "stored_as": ", ".join(f"{kind} ({n})" for kind, n in kinds.most_common()),
-        "licence": licence if isinstance(licence, str) else "not stated in the file",
+        "licence": licence if isinstance(licence, str) else NO_LICENCE,
         "name": display_name(file),
     }
     try:
@@ -141,15 +158,21 @@ def convert(file: Path, folder: Path, sha: str, report: Progress) -> dict[str, t
             shutil.rmtree(work, ignore_errors=True)
     except OSError as exc:
         raise _unwritable(file, folder, exc) from None
-    report(0.92, "Building the model ...")
+    report(0.92, later("Building the model ..."))
     return tensors
 
 
 def _unwritable(file: Path, folder: Path, exc: OSError) -> CheckpointError:
     """The refusal when the cache cannot be written."""
     return CheckpointError(
-        f"Cannot open the GGUF file {file}: its converted copy could not be written under {folder.parent} "
-        f"({exc}). Free some space there, or point ${CACHE_ENV} at a folder with room."
+        later(
+            "Cannot open the GGUF file {file}: its converted copy could not be written under {folder} ({problem}). "
+            "Free some space there, or point ${variable} at a folder with room.",
+            file=str(file),
+            folder=str(folder.parent),
+            problem=str(exc),
+            variable=CACHE_ENV,
+        )
     )
 
 

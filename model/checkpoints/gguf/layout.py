@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from i18n import later
+
 from .reader import GGUFFile, Refuse
 
 # blk.N.<part> -> the Llama-style name under model.layers.N (ffn_norm differs: see Architecture.ffn_norm)
@@ -59,14 +61,16 @@ class Architecture:
 def _number(gguf: GGUFFile, key: str, refuse: Refuse, default: float | None = None) -> float:
     value = gguf.field(key, default)
     if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise refuse(f"its metadata has no number {key}" if value is None else f"{key} is not a number ({value!r})")
+        if value is None:
+            raise refuse(later("its metadata has no number {key}", key=key))
+        raise refuse(later("{key} is not a number ({value})", key=key, value=repr(value)))
     return value
 
 
 def _whole(gguf: GGUFFile, key: str, refuse: Refuse, default: int | None = None) -> int:
     value = _number(gguf, key, refuse, default)
     if value != int(value) or value < 0:
-        raise refuse(f"{key} must be a whole number, not {value!r}")
+        raise refuse(later("{key} must be a whole number, not {value}", key=key, value=repr(value)))
     return int(value)
 
 
@@ -174,7 +178,13 @@ def architecture(gguf: GGUFFile) -> tuple[str, Architecture]:
     """The file's `general.architecture` and how to read it, or a refusal naming the ones there are."""
     name = gguf.field("general.architecture")
     if not isinstance(name, str) or name not in ARCHITECTURES:
-        raise gguf.refuse(f"its architecture {name!r} is not supported (supported: {', '.join(sorted(ARCHITECTURES))})")
+        raise gguf.refuse(
+            later(
+                "its architecture {name} is not supported (supported: {names})",
+                name=repr(name),
+                names=", ".join(sorted(ARCHITECTURES)),
+            )
+        )
     return name, ARCHITECTURES[name]
 
 

@@ -16,6 +16,8 @@ import numpy as np
 from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 from gguf.quants import dequantize
 
+from i18n import later
+
 from ...errors import CheckpointError
 
 MAGIC = b"GGUF"
@@ -59,7 +61,7 @@ class _Cursor:
     def scalar(self, fmt: str) -> int | float | bool:
         size = struct.calcsize(fmt)
         if self.at + size > len(self.data):
-            raise self.refuse("the file ends inside its header (cut short?)")
+            raise self.refuse(later("the file ends inside its header (cut short?)"))
         (value,) = struct.unpack_from("<" + fmt, self.data, self.at)
         self.at += size
         if fmt == "f":  # the shortest decimal of the float32 the converter stored: 1e-06, not 9.999999974752427e-07
@@ -69,13 +71,15 @@ class _Cursor:
     def count(self) -> int:
         value = int(self.scalar("Q"))
         if value > len(self.data):  # no count of anything can exceed the file's bytes
-            raise self.refuse(f"its header gives a count of {value}, more than the file has bytes (cut short?)")
+            raise self.refuse(
+                later("its header gives a count of {count}, more than the file has bytes (cut short?)", count=value)
+            )
         return value
 
     def string(self) -> str:
         size = self.count()
         if self.at + size > len(self.data):
-            raise self.refuse("the file ends inside its header (cut short?)")
+            raise self.refuse(later("the file ends inside its header (cut short?)"))
         raw = bytes(self.data[self.at : self.at + size])
         self.at += size
         return raw.decode("utf-8", errors="replace")
@@ -92,13 +96,15 @@ class _Cursor:
             if item in _NUMPY:
                 width = np.dtype(_NUMPY[item]).itemsize
                 if self.at + n * width > len(self.data):
-                    raise self.refuse("the file ends inside its header (cut short?)")
+                    raise self.refuse(later("the file ends inside its header (cut short?)"))
                 kind_of = np.dtype(_NUMPY[item]).newbyteorder("<")
                 values = np.frombuffer(self.data, dtype=kind_of, count=n, offset=self.at)
                 self.at += n * width
                 return values.tolist()
             return [self.value(item) for _ in range(n)]  # arrays of arrays: rare, read one by one
-        raise self.refuse(f"its header holds a value of unknown type {kind} (corrupt, or a newer GGUF version)")
+        raise self.refuse(
+            later("its header holds a value of unknown type {kind} (corrupt, or a newer GGUF version)", kind=kind)
+        )
 
 
 class GGUFFile:
@@ -107,20 +113,30 @@ class GGUFFile:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.refuse: Refuse = lambda problem: CheckpointError(f"Cannot open the GGUF file {self.path}: {problem}.")
+        self.refuse: Refuse = lambda problem: CheckpointError(
+            later("Cannot open the GGUF file {file}: {problem}.", file=str(self.path), problem=problem)
+        )
         try:
             if self.path.stat().st_size < 24:
-                raise self.refuse("it is too short to hold a GGUF header, so it does not start with GGUF's magic bytes")
+                raise self.refuse(
+                    later("it is too short to hold a GGUF header, so it does not start with GGUF's magic bytes")
+                )
             self._map = np.memmap(self.path, dtype=np.uint8, mode="r")
         except (OSError, ValueError) as exc:
-            raise self.refuse(f"it cannot be read ({exc})") from None
+            raise self.refuse(later("it cannot be read ({problem})", problem=str(exc))) from None
         cursor = _Cursor(memoryview(self._map.data), self.refuse)
         if bytes(self._map[:4]) != MAGIC:
-            raise self.refuse("it does not start with GGUF's magic bytes, so it is not a GGUF file")
+            raise self.refuse(later("it does not start with GGUF's magic bytes, so it is not a GGUF file"))
         cursor.at = 4
         version = int(cursor.scalar("I"))
         if version not in VERSIONS:
-            raise self.refuse(f"it is GGUF version {version}; versions {VERSIONS} can be read")
+            raise self.refuse(
+                later(
+                    "it is GGUF version {version}; versions {versions} can be read",
+                    version=version,
+                    versions=str(VERSIONS),
+                )
+            )
         n_tensors, n_fields = cursor.count(), cursor.count()
         self.metadata: dict[str, object] = {}
         for _ in range(n_fields):
@@ -141,18 +157,32 @@ class GGUFFile:
         try:
             qtype = GGMLQuantizationType(kind)
         except ValueError:
-            raise self.refuse(f"tensor {name} has an unknown type number {kind}") from None
+            raise self.refuse(later("tensor {name} has an unknown type number {kind}", name=name, kind=kind)) from None
         if qtype not in DEQUANTIZED:
-            raise self.refuse(f"tensor {name} is stored as {qtype.name}, which this app cannot dequantize")
+            raise self.refuse(
+                later("tensor {name} is stored as {kind}, which this app cannot dequantize", name=name, kind=qtype.name)
+            )
         block, size = GGML_QUANT_SIZES[qtype]
         elements = int(np.prod(dims)) if dims else 1
         if not dims or dims[0] % block:
-            raise self.refuse(f"tensor {name}'s rows of {dims[:1]} do not fill whole {qtype.name} blocks")
+            raise self.refuse(
+                later(
+                    "tensor {name}'s rows of {dims} do not fill whole {kind} blocks",
+                    name=name,
+                    dims=str(dims[:1]),
+                    kind=qtype.name,
+                )
+            )
         nbytes = elements // block * size
         if start + offset + nbytes > len(self._map):
             raise self.refuse(
-                f"tensor {name} needs bytes up to {start + offset + nbytes:,} but the file has {len(self._map):,} "
-                "(it was cut short: download or assemble it again)"
+                later(
+                    "tensor {name} needs bytes up to {needed:,} but the file has {size:,} (it was cut short: download "
+                    "or assemble it again)",
+                    name=name,
+                    needed=start + offset + nbytes,
+                    size=len(self._map),
+                )
             )
         return TensorInfo(name, qtype, tuple(reversed(dims)), start + offset, nbytes)
 
@@ -169,6 +199,13 @@ class GGUFFile:
         try:
             values = dequantize(np.asarray(rows), info.kind)
         except (NotImplementedError, ValueError) as exc:
-            raise self.refuse(f"tensor {name} ({info.kind.name}) could not be dequantized ({exc})") from None
+            raise self.refuse(
+                later(
+                    "tensor {name} ({kind}) could not be dequantized ({problem})",
+                    name=name,
+                    kind=info.kind.name,
+                    problem=str(exc),
+                )
+            ) from None
         values = values.astype(np.float32, copy=info.kind == GGMLQuantizationType.F32)
         return values.reshape(info.shape)

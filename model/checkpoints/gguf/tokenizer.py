@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
+from i18n import later
+
 from .reader import GGUFFile, Refuse
 
 CONTROL, USER_DEFINED = 3, 4  # tokenizer.ggml.token_type values (llama.cpp's numbering)
@@ -26,7 +28,7 @@ def _list(gguf: GGUFFile, key: str, refuse: Refuse, required: bool = True) -> li
     if value is None and not required:
         return []
     if not isinstance(value, list) or not value:
-        raise refuse(f"its tokenizer has no {key}")
+        raise refuse(later("its tokenizer has no {key}", key=key))
     return value
 
 
@@ -40,7 +42,7 @@ def _merges(gguf: GGUFFile, refuse: Refuse) -> list[tuple[str, str]]:
     for merge in _list(gguf, "tokenizer.ggml.merges", refuse):
         left, space, right = str(merge).partition(" ")
         if not space:
-            raise refuse(f"its tokenizer's merge {merge!r} is not two tokens")
+            raise refuse(later("its tokenizer's merge {merge} is not two tokens", merge=repr(merge)))
         pairs.append((left, right))
     return pairs
 
@@ -123,7 +125,7 @@ def build(gguf: GGUFFile, arch: str) -> tuple[Tokenizer, dict, dict[str, int]]:
         tokens = [SPACE * len(t) if t and not t.strip(" ") else t for t in tokens]
         tokenizer = _sentencepiece(gguf, tokens, refuse, arch)
     else:
-        raise refuse(f"its tokenizer type {kind!r} is not supported (supported: gpt2, llama)")
+        raise refuse(later("its tokenizer type {kind} is not supported (supported: gpt2, llama)", kind=repr(kind)))
     types = _list(gguf, "tokenizer.ggml.token_type", refuse, required=False)
     tokenizer.add_special_tokens(
         [AddedToken(t, special=True, normalized=False) for t, k in zip(tokens, types, strict=False) if k == CONTROL]

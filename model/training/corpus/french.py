@@ -110,7 +110,8 @@ def imparfait_etre(person: int) -> str:
 
 def participle_agree(participle: str, gender: str, plural: bool) -> str:
     """Agreement of a past participle conjugated with être (allé, allée, allés, allées)."""
-    return participle + ("e" if gender == "f" else "") + ("s" if plural else "")
+    agreed = participle + ("e" if gender == "f" else "")  # French grammar, not a count the interface says
+    return f"{agreed}s" if plural else agreed
 
 
 def adj_form(

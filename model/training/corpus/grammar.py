@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from i18n import later
+
 from . import french as F
 from .lexicon import load_lexicon
 
@@ -540,14 +542,14 @@ class _Parser:
 
     def next(self) -> str:
         if self.i >= len(self.w):
-            raise ValueError("unexpected end of sentence")
+            raise ValueError(later("unexpected end of sentence"))
         self.i += 1
         return self.w[self.i - 1]
 
     def expect(self, word: str) -> None:
         got = self.next()
         if got != word:
-            raise ValueError(f"expected {word!r}, got {got!r}")
+            raise ValueError(later("expected {wanted}, got {word}", wanted=repr(word), word=repr(got)))
 
     def at_clause_end(self, k: int = 0) -> bool:
         w = self.peek(k)
@@ -586,14 +588,14 @@ class _Parser:
             adj = _EN_ADJ[w]
             w = self.next()
         if w not in _EN_NOUN_FORMS:
-            raise ValueError(f"expected a noun, got {w!r}")
+            raise ValueError(later("expected a noun, got {word}", word=repr(w)))
         noun, plural = _EN_NOUN_FORMS[w]
         return NP(noun=noun, plural=plural, det=det, adj=adj, very=very)
 
     def pp(self) -> PP:
         prep = self.next()
         if prep not in PREPS:
-            raise ValueError(f"expected a preposition, got {prep!r}")
+            raise ValueError(later("expected a preposition, got {word}", word=repr(prep)))
         return PP(prep, self.np())
 
     def adverbs(self) -> tuple[str | None, str | None]:
@@ -618,13 +620,13 @@ class _Parser:
             elif a in _DO_FORMS:
                 tense = _DO_FORMS[a]
             else:
-                raise ValueError(f"not a question auxiliary: {a!r}")
+                raise ValueError(later("not a question auxiliary: {word}", word=repr(a)))
             if self.peek() in FREQ_ADVS:
                 freq = self.next()
             if a not in _BE_FORMS:
                 verb = self.next()
                 if verb != "be" and _EN_VERB_FORMS.get(verb, (None, None))[1] != "base":
-                    raise ValueError(f"expected a base verb form, got {verb!r}")
+                    raise ValueError(later("expected a base verb form, got {word}", word=repr(verb)))
         else:
             subj = self.np()
             w = self.next()
@@ -636,21 +638,21 @@ class _Parser:
                 neg, freq = self.adverbs()
                 verb = self.next()
                 if verb != "be" and _EN_VERB_FORMS.get(verb, (None, None))[1] != "base":
-                    raise ValueError(f"expected a base verb form, got {verb!r}")
+                    raise ValueError(later("expected a base verb form, got {word}", word=repr(verb)))
             elif w in _DO_FORMS:
                 tense = _DO_FORMS[w]
                 self.expect("not")
                 neg = "not"
                 verb = self.next()
                 if _EN_VERB_FORMS.get(verb, (None, None))[1] != "base":
-                    raise ValueError(f"expected a base verb form, got {verb!r}")
+                    raise ValueError(later("expected a base verb form, got {word}", word=repr(verb)))
             else:
                 if w == "never":
                     neg, w = w, self.next()
                 elif w in FREQ_ADVS:
                     freq, w = w, self.next()
                 if w not in _EN_VERB_FORMS:
-                    raise ValueError(f"expected a verb, got {w!r}")
+                    raise ValueError(later("expected a verb, got {word}", word=repr(w)))
                 verb, kind = _EN_VERB_FORMS[w]
                 tense = "past" if kind == "past" else "pres"
         obj = io = pp = adj = None
@@ -662,7 +664,7 @@ class _Parser:
             if self.peek() in _EN_ADJ:
                 adj = _EN_ADJ[self.next()]
             elif very:
-                raise ValueError("'very' must be followed by an adjective")
+                raise ValueError(later("'very' must be followed by an adjective"))
             elif not self.end_adv_here():  # "The cat is here." has no adjective or PP
                 pp = self.pp()
         else:
@@ -679,7 +681,7 @@ class _Parser:
             end = " ".join(self.w[self.i : self.i + k])
             self.i += k
         if not self.at_clause_end():
-            raise ValueError(f"unexpected word {self.peek()!r}")
+            raise ValueError(later("unexpected word {word}", word=repr(self.peek())))
         return Clause(subj, verb, tense, neg, freq, obj, io, pp, adj, very, end)
 
 
@@ -693,12 +695,12 @@ def parse(text: str) -> Sentence:
     """Parse an English sentence of the fragment (case, spaces, final punctuation ignored)."""
     words = normalize_en(text)
     if not words:
-        raise ValueError("empty sentence")
+        raise ValueError(later("empty sentence"))
     p = _Parser(words)
     if words[0] in _BE_FORMS or words[0] in _DO_FORMS or words[0] == "will":
         c = p.clause(True)
         if p.peek() is not None:
-            raise ValueError(f"unexpected word {p.peek()!r}")
+            raise ValueError(later("unexpected word {word}", word=repr(p.peek())))
         return Sentence((c,), None, True)
     c1 = p.clause(False)
     if p.peek() is None:
@@ -706,7 +708,7 @@ def parse(text: str) -> Sentence:
     conj = p.next()
     c2 = p.clause(False)
     if p.peek() is not None:
-        raise ValueError(f"unexpected word {p.peek()!r}")
+        raise ValueError(later("unexpected word {word}", word=repr(p.peek())))
     return Sentence((c1, c2), conj)
 
 

@@ -1,0 +1,207 @@
+"""The interface's languages without a page: the catalog is whole and current, every message is marked as one
+literal sentence, the terms follow the glossary, and the run's language reaches the words, the numbers, the
+deferred messages and the shared figures' keys."""
+
+from __future__ import annotations
+
+import ast
+import csv
+import pickle
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+import i18n
+from i18n import N_, _, later, later_n, listing, n_, number, sentences, speaking
+from i18n import catalog as po
+
+ROOT = Path(__file__).resolve().parent.parent
+MARKERS = {"_": 1, "N_": 1, "later": 1, "n_": 2, "later_n": 2}  # a marker -> how many literal strings it takes first
+
+
+def _calls(path: Path):
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in MARKERS:
+            yield node
+
+
+def test_the_catalog_is_whole_and_compiled_from_todays_tree():
+    """Every marked message has its Chinese, with the same {fields}; the .po is today's tree and the .mo its
+    compilation (python -m i18n.catalog --check says what to run)."""
+    assert po.main(["--check"]) == 0
+
+
+def test_every_message_is_one_literal_sentence():
+    """What babel cannot read (an f-string, a message built at run time) would never be translated: every
+    marker's message is a literal string, but `_(NAME)` of a constant marked with N_ where it is written; and no
+    marked message is glued to other text with +."""
+    wrong = []
+    for path in po.source_files():
+        for call in _calls(path):
+            first = call.args[: MARKERS[call.func.id]]
+            named = (
+                call.func.id == "_"
+                and len(first) == 1
+                and isinstance(first[0], (ast.Name, ast.Attribute, ast.Subscript))
+            )
+            if not named and (
+                len(first) < MARKERS[call.func.id]
+                or not all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in first)
+            ):
+                wrong.append(f"{path.relative_to(ROOT)}:{call.lineno} {call.func.id}() of a message built at run time")
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+                sides = (node.left, node.right)
+                marked = [s for s in sides if isinstance(s, ast.Call) and getattr(s.func, "id", "") in ("_", "n_")]
+                text = [s for s in sides if isinstance(s, (ast.JoinedStr, ast.Constant)) or s in marked]
+                if marked and len(text) == 2:
+                    wrong.append(f"{path.relative_to(ROOT)}:{node.lineno} a translated message glued to text")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_babel_reads_every_marked_message():
+    """A marker inside another marker's arguments is one babel does not extract (it would never be translated):
+    every literal message the code marks is in the extracted catalog."""
+    extracted = {m.id if isinstance(m.id, str) else m.id[0] for m in po.extracted() if m.id}
+    missing = [
+        f"{path.relative_to(ROOT)}:{call.lineno}: {call.args[0].value!r}"
+        for path in po.source_files()
+        for call in _calls(path)
+        if call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)
+        if call.args[0].value not in extracted
+    ]
+    assert not missing, "\n".join(missing)
+
+
+def test_no_plural_is_made_by_hand():
+    """Counts go through n_ (Chinese has one form, English two): no 's' * (n > 1) or 's' if n != 1 in the
+    interface's code."""
+    pattern = re.compile(r"""["']s["']\s*(\*|if\b)|["'](s are|s|es)["']\s+if\s+\w+""")
+    found = [
+        f"{path.relative_to(ROOT)}:{number_}: {line.strip()}"
+        for folder in ("ui", "viz", "pages", "model")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for number_, line in enumerate(path.read_text().splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert not found, "\n".join(found)
+
+
+def _glossary() -> list[tuple[str, str]]:
+    with (ROOT / "i18n" / "glossary.tsv").open(encoding="utf-8") as handle:
+        return [(row["english"], row["中文"]) for row in csv.DictReader(handle, delimiter="\t")]
+
+
+# An English term, and the Chinese every translation of a message that uses it says (the glossary's).
+TERMS = {
+    r"\bcausal mask": "因果掩码",
+    r"\bpadding mask": "填充掩码",
+    r"\bcross-attention": "交叉注意力",
+    r"\bself-attention": "自注意力",
+    r"\bpositional encoding": "位置编码",
+    r"\bencoder\b": "编码器",
+    r"\bdecoder\b": "解码器",
+    r"\bresidual": "残差",
+    r"\bfeed-forward": "前馈",
+    r"\bbeam search": "束搜索",
+    r"\bpieces?\b": "词元",
+    r"\bheatmaps?\b": "热力图",
+}
+# Words the glossary does not use for its terms (a term is the same everywhere).
+NOT_OURS = ("令牌", "符元", "译码器", "遮罩", "掩膜", "标记化", "位置嵌入编码")
+
+
+def test_the_terms_are_the_glossarys():
+    for english, chinese in TERMS.items():
+        assert any(re.search(english, e, re.I) and chinese in z for e, z in _glossary()), english
+    wrong = []
+    for message in po.build():
+        ids = message.id if isinstance(message.id, tuple) else (message.id,)
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        if not ids[0] or not all(strings):
+            continue
+        for english, chinese in TERMS.items():
+            if re.search(english, ids[0], re.I) and not all(chinese in s for s in strings):
+                wrong.append(f"{ids[0]!r} -> {strings[0]!r}: {chinese} for {english}")
+        wrong += [f"{ids[0]!r} -> {s!r}: {w}" for s in strings for w in NOT_OURS if w in s]
+    assert not wrong, "\n".join(wrong[:40]) + f"\n({len(wrong)} in all)"
+
+
+def test_a_message_is_said_in_the_runs_language():
+    title = N_("Attention")
+    assert _(title) == "Attention"
+    with speaking("zh"):
+        assert _(title) == "注意力"
+        assert i18n.language() == "zh"
+    assert i18n.language() == "en"
+    with speaking("xx"):  # an unknown code is English
+        assert _(title) == "Attention"
+
+
+def test_numbers_lists_and_sentences_follow_the_language():
+    assert number(1542144) == "1,542,144"
+    assert number(0.456, 2) == "0.46"
+    assert listing(["a", "b", "c"]) == "a, b, c"
+    assert sentences("One.", "", "Two.") == "One. Two."
+    with speaking("zh"):
+        assert number(1542144) == "1,542,144"
+        assert listing(["甲", "乙"]) == "甲、乙"
+        assert sentences("一。", "二。") == "一。二。"
+
+
+def test_a_count_takes_the_languages_plural():
+    assert n_("{n} head", "{n} heads", 1) == "1 head"
+    assert n_("{n} head", "{n} heads", 12) == "12 heads"
+    assert n_("{n} head", "{n} heads", 1234) == "1,234 heads"
+
+
+def test_a_deferred_message_says_itself_in_the_language_that_shows_it():
+    """A warning made once (in the engine, in any thread) and kept in a shared cache reads in each viewer's
+    language; as a str it is the English, and it survives a pickle (a checkpoint's card, a process pool)."""
+    made: list[i18n.Later] = []
+    thread = threading.Thread(target=lambda: made.append(later("Attention")))
+    thread.start()
+    thread.join()
+    warning = made[0]
+    assert warning == "Attention" and isinstance(warning, str)
+    assert str(warning) == "Attention"
+    with speaking("zh"):
+        assert str(warning) == "注意力"
+        assert f"{warning}" == "注意力"
+        assert _("{x}", x=warning) == "注意力"
+        assert str(pickle.loads(pickle.dumps(warning))) == "注意力"
+    counted = later_n("{n} head", "{n} heads", 3)
+    assert counted == "3 heads"
+
+
+def test_the_browsers_locale_picks_the_language():
+    assert i18n.from_locale("zh-CN") == "zh"
+    assert i18n.from_locale("zh_Hant_TW") == "zh"
+    assert i18n.from_locale("en-GB") == "en"
+    assert i18n.from_locale(None) == "en"
+    assert i18n.from_locale("fr") == "en"
+
+
+def test_a_shared_figure_is_drawn_once_per_language():
+    """The figures cache is shared by every session: an English figure is never shown to a Chinese page."""
+    from ui.session.figures import shared
+    from viz.style import Style
+
+    def draw(style: Style):
+        return style.figure(title=_("Attention"))
+
+    english = shared(draw, Style())
+    with speaking("zh"):
+        chinese = shared(draw, Style())
+        assert shared(draw, Style()) is chinese
+    assert shared(draw, Style()) is english
+    assert english.layout.title.text == "Attention" and chinese.layout.title.text == "注意力"
+
+
+@pytest.mark.parametrize("code", sorted(i18n.LANGUAGES))
+def test_every_language_has_its_catalog(code):
+    if code == i18n.DEFAULT:
+        return
+    assert po.po_path(code).exists() and po.po_path(code).with_suffix(".mo").exists()
