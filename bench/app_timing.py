@@ -86,6 +86,10 @@ def main() -> None:
     os.environ["ANATOMY_CHECKPOINT"] = args.checkpoint
     from streamlit.testing.v1 import AppTest
 
+    from i18n import set_language
+
+    set_language(args.lang)  # AppTest says a widget's options again in this thread, in the page's language
+
     def app(page: str) -> AppTest:
         at = AppTest.from_file(str(ROOT / page), default_timeout=600)
         at.query_params["model"] = args.model

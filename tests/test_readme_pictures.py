@@ -193,3 +193,21 @@ def test_readme_picture_of_a_real_modern_model(server: tuple[str, float], browse
         page.wait_for_timeout(800)
         chart.screenshot(path=str(path))
     assert 0 < path.stat().st_size < MAX_BYTES, path.stat().st_size
+
+
+def test_readme_picture_of_the_chinese_interface(server: tuple[str, float], browser: Browser) -> None:  # noqa: F811
+    """The Masks and heads lab in Chinese, in presentation mode on a 1280×720 projector: raw scores, the mask and
+    the softmax of one head, its title, axes, colour bars and caption in Chinese (docs/pictures/masks_zh.png)."""
+    url, _ = server
+    PICTURES.mkdir(parents=True, exist_ok=True)
+    path = PICTURES / "masks_zh.png"
+    with _visit(browser) as page:
+        page.set_viewport_size({"width": 1280, "height": 720})
+        _load(page, f"{url}/masks_and_heads?sentence=The+small+girl+sees+a+white+bird.&lang=zh&present=on", minimum=2)
+        _all_charts_drawn(page)
+        assert page.locator("h1").first.inner_text().strip() == "掩码与注意力头实验"
+        first = page.locator(".js-plotly-plot").first.bounding_box()
+        assert 0 <= first["y"] and first["y"] + first["height"] <= 720, "the first chart is whole on the first screen"
+        assert page.locator(".js-plotly-plot", has_text="softmax 权重").count() >= 1  # a panel title
+        page.screenshot(path=str(path), full_page=False)
+    assert 0 < path.stat().st_size < MAX_BYTES, path.stat().st_size

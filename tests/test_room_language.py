@@ -10,24 +10,11 @@ import re
 from pathlib import Path
 
 import pytest
-from starlette.applications import Starlette
-from starlette.testclient import TestClient
 from streamlit.testing.v1 import AppTest
+from test_rooms import client, folder  # noqa: F401 - the rooms' folder and the phones' routes, as pytest fixtures
 
 from i18n import speaking
-from ui.room import presenter, server, store
-
-
-@pytest.fixture(autouse=True)
-def folder(tmp_path, monkeypatch):
-    monkeypatch.setenv(store.ROOMS_ENV, str(tmp_path))
-    return tmp_path
-
-
-@pytest.fixture
-def client():
-    with TestClient(Starlette(routes=server.routes())) as test_client:
-        yield test_client
+from ui.room import presenter, store
 
 
 def _phone(html: str) -> dict:
@@ -37,7 +24,7 @@ def _phone(html: str) -> dict:
     return json.loads(found[1])
 
 
-def test_the_phone_page_speaks_english_by_default_and_chinese_for_lang_zh(client):
+def test_the_phone_page_speaks_english_by_default_and_chinese_for_lang_zh(client):  # noqa: F811
     code, key = store.create()
     english = client.get(f"/room/{code}").text
     assert '<html lang="en">' in english and "Waiting for the presenter's screen …" in english
@@ -61,7 +48,7 @@ def test_the_phone_page_speaks_english_by_default_and_chinese_for_lang_zh(client
     assert "{{" not in chinese and "</script>" in chinese
 
 
-def test_without_lang_the_phone_speaks_the_rooms_language_else_the_browsers(client):
+def test_without_lang_the_phone_speaks_the_rooms_language_else_the_browsers(client):  # noqa: F811
     code, key = store.create()
     browser_zh = client.get(f"/room/{code}", headers={"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.8"}).text
     assert "正在等待主讲人的屏幕" in browser_zh and _phone(browser_zh)["room"] is None
@@ -73,7 +60,7 @@ def test_without_lang_the_phone_speaks_the_rooms_language_else_the_browsers(clie
     assert "Waiting for the presenter's screen" in fixed and _phone(fixed)["fixed"] == "en", "the link's lang= first"
 
 
-def test_a_missing_room_and_the_votes_answer_in_the_phones_language(client):
+def test_a_missing_room_and_the_votes_answer_in_the_phones_language(client):  # noqa: F811
     assert "没有这个房间" in client.get("/room/aaaaaaaaaaaaaaaa?lang=zh").text
     assert "No such room" in client.get("/room/aaaaaaaaaaaaaaaa").text
     code, key = store.create()
