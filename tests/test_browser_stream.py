@@ -53,31 +53,48 @@ MAIN = '[data-testid="stMain"]'
 GROWING = '() => [...document.querySelectorAll(\'[data-testid="stMarkdownContainer"] div[style*="2.2rem"]\')]'
 
 
-def _new_prompt(page, url: str, path: str, finished: str, watched: list[str]) -> None:
+def _new_prompt(page, url: str, path: str, finished: str, watched: list[str], before_enter: str = "") -> None:
     """Open `path` on the first prompt, wait for its finished page (`finished` shown: Streamlit's running
-    sign is hidden, ui/page/start.py), watch `watched`, and type the new prompt."""
+    sign is hidden, ui/page/start.py), watch `watched` (and run `before_enter`), and type the new prompt."""
     page.goto(f"{url}/{path}?model={SMOLLM2}&sentence={FIRST.replace(' ', '+')}")
     page.locator(finished).first.wait_for(timeout=180000)
     page.wait_for_timeout(1500)
     page.evaluate(WATCH, watched)
+    if before_enter:
+        page.evaluate(before_enter)
     page.locator(TEXT_BOX).fill(NEW[path])
     page.locator(TEXT_BOX).press("Enter")
 
 
+# When the stream's line (ui/page/stream.py's mark) first showed and when it went, and when the prompt's heads
+# chart was first drawn (plotly's heatmap image in it): seen by a MutationObserver, so that a picture shown for less
+# than a polling interval (the continuation of a quiet machine takes about a second) is still seen
+STREAM_TIMES = """() => {
+  window.anatomyStream = {};
+  const now = () => performance.timeOrigin + performance.now();
+  new MutationObserver(() => {
+    const times = window.anatomyStream, line = document.querySelector('.anatomy-streaming');
+    if (line && !times.line) times.line = now();
+    if (times.line && !line && !times.ended) times.ended = now();
+    if (!times.heads && document.querySelector('.st-key-prompt-heads .js-plotly-plot g.hm image')) times.heads = now();
+  }).observe(document.body, {childList: true, subtree: true, attributes: true});
+}"""
+
+
 def test_the_prompts_heads_are_drawn_before_the_continuation_ends(server, browser):  # noqa: F811
     url, _ = server
-    preview, final = ".st-key-prompt-heads .js-plotly-plot", ".st-key-steady-step-dec-self .js-plotly-plot"
+    final = ".st-key-steady-step-dec-self .js-plotly-plot"
     with _visit(browser) as page:
         page.set_viewport_size({"width": 1440, "height": 900})
-        _new_prompt(page, url, "attention", final, [preview])
-        page.locator(preview).wait_for(timeout=60000)
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SHOTS / "stream_attention_prompt.png"))
-        page.locator(preview).wait_for(state="detached", timeout=120000)  # the continuation is whole
+        _new_prompt(page, url, "attention", final, [], before_enter=STREAM_TIMES)
+        page.wait_for_function("() => window.anatomyStream.ended", timeout=180000)  # the continuation is whole
+        times = page.evaluate("() => window.anatomyStream")
+        assert times.get("heads"), times  # the prompt's heads were drawn while the line was up
+        assert times["line"] <= times["heads"] < times["ended"], times
         page.locator(final).first.wait_for(timeout=120000)
         page.wait_for_timeout(1500)
+        SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / "stream_attention_finished.png"))
-        assert page.locator("[data-testid='stException']").count() == 0
         assert page.locator("[data-testid='stException']").count() == 0
 
 
