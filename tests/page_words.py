@@ -52,11 +52,8 @@ def element_texts(at: AppTest) -> Iterator[str]:
         "tab",
         "metric",
         "toast",
-        "code",
     ):
         for element in _elements(at, kind):
-            if kind == "code":
-                continue
             if kind == "markdown" and element.value.startswith("<div style='font-size"):
                 continue  # the model's output, large
             proto = element.proto

@@ -129,12 +129,9 @@ def test_the_terms_are_the_glossarys():
     assert not wrong, "\n".join(wrong[:40]) + f"\n({len(wrong)} in all)"
 
 
-FIELD = re.compile(r"\{\w*(?:[:!][^{}]*)?\}")
-
-
 def _emphasis(markdown, text: str, fill: str) -> tuple[int, int]:
     """How many bold and italic spans CommonMark (Streamlit's markdown) makes of `text`, its fields filled."""
-    out = markdown.render(FIELD.sub(fill, text))
+    out = markdown.render(po.FIELD.sub(fill, text))
     return out.count("<strong>"), out.count("<em>")
 
 
