@@ -4,6 +4,10 @@ in chromium at 1440x900, beside the engine's own generate + trace of the same pr
     python bench/first_picture.py [--model smollm2-135m-instruct] [--pieces 80] [--pages translate,attention]
                                   [--repeats 3] [--at-once]
 
+An instruct decoder reads each prompt as a chat message; an encoder-decoder (--model opus-size-random, the folder
+bench_real.py --keep writes, offered with $ANATOMY_MODELS) translates it as a sentence of about --pieces source
+pieces, and its first picture is the encoder's.
+
 Starts the app (tests/live_server.py) with $ANATOMY_STREAM_LOG set, so that the server writes each page
 run's events with their times (ui/page/stream.py): the run's start, the prompt's trace heard and its picture
 drawn, each piece heard from the decoding and drawn, the page finished. For each page it opens the page on a
@@ -49,8 +53,20 @@ WORDS = (
 PICTURES = [".st-key-prompt-heads .js-plotly-plot", ".st-key-prompt-stages [data-testid='stDataFrame']"]
 
 
+def chats(bundle) -> bool:
+    """Whether the model reads a prompt as a chat message (an instruct decoder) rather than a sentence."""
+    return bundle.capabilities.decoder_only and bundle.chat is not None
+
+
+def run_text(bundle, text: str, **kwargs):
+    """The engine's run the page makes of `text`: a chat message's answer, a continuation or a translation."""
+    if bundle.capabilities.decoder_only:
+        return bundle.generate(text, chat=chats(bundle), **kwargs)
+    return bundle.translate(text, **kwargs)
+
+
 def prompts(bundle, pieces: int, count: int) -> list[str]:
-    """`count` different chat messages of about `pieces` pieces each as the model reads them."""
+    """`count` different texts of about `pieces` pieces each as the model reads them (a chat message wrapped)."""
     found = []
     for offset in range(count):
         split = WORDS.split(" ")
@@ -58,7 +74,7 @@ def prompts(bundle, pieces: int, count: int) -> list[str]:
         text = ""
         for word in words * 4:
             longer = f"{text} {word}".strip()
-            if len(bundle.read_input(longer, chat=True)) > pieces:
+            if len(bundle.read_input(longer, chat=chats(bundle))) > pieces:
                 break
             text = longer
         found.append(text + "?")
@@ -82,14 +98,14 @@ def wait_finished(log: Path, since: float, timeout: float = 180.0) -> list[dict]
 
 
 def engine_seconds(bundle, prompt: str, repeats: int) -> float:
-    """The engine alone: generate + trace of the chat message, one torch thread."""
+    """The engine alone: generate + trace of the chat message (translate + trace of a sentence), one torch thread."""
     import torch
 
     torch.set_num_threads(1)
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        bundle.generate(prompt, chat=True)
+        run_text(bundle, prompt)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
@@ -110,20 +126,21 @@ def prompt_seconds(bundle, prompt: str) -> float:
     for _ in range(3):
         start = time.perf_counter()
         try:
-            bundle.generate(prompt, chat=True, listener=Listener(prompt=heard))
+            run_text(bundle, prompt, listener=Listener(prompt=heard))
         except _Heard:
             times.append(time.perf_counter() - start)
     return statistics.median(times)
 
 
-def measure(page, base: str, slug: str, model: str, first: str, prompt: str, log: Path) -> dict:
-    """One new prompt on one page: its events and marks, as seconds after Enter or after the run's start."""
+def measure(page, base: str, slug: str, model: str, first: str, prompt: str, log: Path, box_label: str) -> dict:
+    """One new prompt on one page (typed into the sidebar's box of that label): its events and marks, as seconds
+    after Enter or after the run's start."""
     since = time.time()
     page.goto(f"{base}/{slug}?model={model}&sentence={first.replace(' ', '+')}")
     wait_finished(log, since)
     page.wait_for_timeout(500)
     page.evaluate(WATCH, PICTURES)
-    box = page.locator("[data-testid='stSidebar'] input[aria-label='Text to continue']")
+    box = page.locator(f"[data-testid='stSidebar'] input[aria-label='{box_label}']")
     box.fill(prompt)
     enter = time.time()
     box.press("Enter")
@@ -175,7 +192,9 @@ def main() -> None:
     slugs = args.pages.split(",")
     texts = prompts(bundle, args.pieces, 2 + args.repeats * len(slugs))  # a new prompt for every run
     first, warm, fresh = texts[0], texts[1], iter(texts[2:])
-    print(f"{args.model}: prompts of {sorted({len(bundle.read_input(t, chat=True)) for t in texts})} pieces")
+    read = sorted({len(bundle.read_input(t, chat=chats(bundle))) for t in texts})
+    print(f"{args.model}: prompts of {read} pieces")
+    box_label = "Text to continue" if bundle.capabilities.decoder_only else "English sentence"
     engine_seconds(bundle, warm, 1)  # the engine's first call in this process is not timed
     log = Path(tempfile.mkstemp(prefix="anatomy-stream-", suffix=".jsonl")[1])
     env = {"ANATOMY_STREAM_LOG": str(log), "ANATOMY_STREAM_WORK": "inf" if args.at_once else ""}
@@ -190,7 +209,7 @@ def main() -> None:
             rows, engines = [], []
             for _ in range(args.repeats):
                 prompt = next(fresh)
-                rows.append(measure(page, app.url, slug, args.model, first, prompt, log))
+                rows.append(measure(page, app.url, slug, args.model, first, prompt, log, box_label))
                 engines.append(engine_seconds(bundle, prompt, 3))
 
             def med(key: str, rows: list[dict] = rows) -> float | None:

@@ -38,8 +38,8 @@ from .inputs import (
     render_chat,
     unknown_words,
 )
-from .results import Beam, GenerationResult, Listener, Trace, TranslationResult
-from .traces import beams_heard, cache_data, chosen_log_probs, decoder_input, decoding_steps, hearing, make_trace
+from .results import GenerationResult, Listener, Trace, TranslationResult
+from .traces import beams_of, cache_data, chosen_log_probs, decoder_input, decoding_steps, listening, make_trace
 
 DEFAULT_NEW_PIECES = 20  # a continuation's length when neither the caller nor the checkpoint says
 
@@ -109,25 +109,19 @@ class Generator:
         max_len: int,
         steps_seen: list | None = None,
         cache: KVCache | None = None,
+        on_step: Callable[[int, torch.Tensor, int], None] | None = None,
+        on_beam_step: Callable[[int, list[int]], None] | None = None,
     ) -> list[Hypothesis]:
         """Greedy or beam search from the encoded source, best first (nothing recorded); greedy fills
-        `cache` when given."""
+        `cache` when given and tells `on_step` of each step (`decoding.greedy`'s), beam search tells
+        `on_beam_step` (`beam_search`'s `on_step`)."""
+        searched = (self.model, memory, src_mask, interventions)
         with not_recording():
             if options.beam_size == 1:
-                [(ids, end)] = greedy(
-                    self.model, memory, src_mask, interventions, max_len, self.specials, steps_seen, cache=cache
-                )
+                [(ids, end)] = greedy(*searched, max_len, self.specials, steps_seen, cache=cache, on_step=on_step)
                 return [Hypothesis(tuple(ids), 0.0, 0.0, end)]
-            return beam_search(
-                self.model,
-                memory,
-                src_mask,
-                interventions,
-                options.beam_size,
-                max_len,
-                options.length_penalty,
-                self.specials,
-            )
+            beams, penalty = options.beam_size, options.length_penalty
+            return beam_search(*searched, beams, max_len, penalty, self.specials, on_step=on_beam_step)
 
     def translation(
         self, sentence: str, interventions: Interventions = Interventions(), options: DecodeOptions = DecodeOptions()
@@ -149,8 +143,12 @@ class Generator:
         interventions: Interventions = Interventions(),
         options: DecodeOptions = DecodeOptions(),
         trace: bool = True,
+        *,
+        listener: Listener | None = None,
     ) -> TranslationResult:
-        """Translate one sentence under the given switches; record a Trace unless trace=False."""
+        """Translate one sentence under the given switches; record a Trace unless trace=False. `listener` hears
+        the encoder's trace as soon as the sentence is encoded (with a trace) and, for greedy decoding, each
+        piece as it is written."""
         self.require_decoder()
         self.check_interventions(interventions)
         source, src_ids, warnings = self.encode_source(sentence)
@@ -166,8 +164,17 @@ class Generator:
         cache = KVCache() if options.beam_size == 1 and interventions.causal_mask else None
         with torch.inference_mode(), recording() if trace else nullcontext() as recorder:
             memory, src_mask = self.model.encode(src, interventions)
+            if listener is not None and listener.prompt is not None and recorder is not None:
+                listener.prompt(make_trace(self.tokenizer, src_ids, [], [], dict(recorder.tensors), interventions))
             hypotheses = self._search(
-                memory, src_mask, interventions, options, max_len, steps_seen if reuse else None, cache
+                memory,
+                src_mask,
+                interventions,
+                options,
+                max_len,
+                steps_seen if reuse else None,
+                cache,
+                *listening(listener, self.tokenizer, specials.ends, max_len, options),
             )
             best = hypotheses[0]
             produced = best.produced
@@ -192,7 +199,7 @@ class Generator:
             warnings.append(output_cut(max_len))
         elif specials.force_eos_at_end and len(produced) == max_len:
             warnings.append(output_ended(max_len))
-        beams = self._beams(hypotheses, log_prob, options)
+        beams = beams_of(self.tokenizer, hypotheses, log_prob, options.beam_size == 1)
         recorded = None if recorder is None else self._trace(src_ids, produced, recorder.tensors, interventions)
         return TranslationResult(
             source,
@@ -206,20 +213,6 @@ class Generator:
             unknown,
             cache=cache_data(self.model, cache, 1),
         )
-
-    def _beams(self, hypotheses: list[Hypothesis], log_prob: float, options: DecodeOptions) -> list[Beam]:
-        """The hypotheses as Beams; greedy's one carries the output's log-probability as its score."""
-        greedy_ = options.beam_size == 1
-        return [
-            Beam(
-                self.tokenizer.decode(h.ids),
-                self.tokenizer.pieces(h.ids),
-                log_prob if greedy_ else h.log_prob,
-                log_prob if greedy_ else h.score,
-                h.finished,
-            )
-            for h in hypotheses
-        ]
 
     def _trace(
         self, src_ids: list[int], produced: list[int], tensors: dict[str, torch.Tensor], interventions: Interventions
@@ -271,12 +264,8 @@ class Generator:
         prompt_pass = Recorder()
         cache = KVCache(in_place=not second_pass) if interventions.causal_mask else None
         first_step = recording(recorder=prompt_pass) if greedy_trace and second_pass else None
-        heard = beam_heard = None
-        if listener is not None and options.beam_size == 1:
-            made = self._prompt_trace(prompt_ids, interventions, recorded_steps, cache)
-            heard = hearing(listener, self.tokenizer, self.specials.ends, max_new, options.top_k, made)
-        elif listener is not None and listener.beam is not None:
-            beam_heard = beams_heard(listener.beam, self.tokenizer, self.specials.ends, max_new)
+        made = self._prompt_trace(prompt_ids, interventions, recorded_steps, cache) if listener is not None else None
+        heard, beam_heard = listening(listener, self.tokenizer, self.specials.ends, max_new, options, made)
         with torch.inference_mode():
             hypotheses = continue_prompt(
                 self.model,
@@ -331,7 +320,7 @@ class Generator:
         log_probs = logits[0].float().log_softmax(dim=-1)  # (new pieces, vocab)
         steps = decoding_steps(self.tokenizer, log_probs.exp(), produced, options.top_k)
         log_prob = float(chosen_log_probs(log_probs, produced).sum())
-        beams = self._beams(hypotheses, log_prob, options)
+        beams = beams_of(self.tokenizer, hypotheses, log_prob, options.beam_size == 1)
         recorded = None if tensors is None else self._trace(prompt_ids, produced, tensors, interventions)
         return GenerationResult(
             prompt,

@@ -158,12 +158,13 @@ class Written:
 
 @dataclass(frozen=True)
 class Listener:
-    """What hears a continuation while it is written (`Generator.generate`): `prompt` gets the prompt's Trace
-    (its rows, the last one's output the first new piece) as soon as the first step has read it, for a greedy
-    continuation with the causal mask and a trace (the other ways have no trace before the end); `piece`
-    gets every new piece of a greedy continuation; `beam`, for beam search, each step (from 0), the most new
-    pieces there may be, and the best live beam's text after the step. Each runs in the decoding's own thread,
-    and an exception from any ends the decoding."""
+    """What hears a continuation or a translation while it is written (`Generator.generate`, `translate`):
+    `prompt` gets the prompt's Trace (its rows, the last one's output the first new piece) as soon as the first
+    step has read it, for a greedy continuation with the causal mask and a trace (the other ways have no trace
+    before the end), and for a translation with a trace the encoder's Trace (no decoder rows) as soon as the
+    sentence is encoded; `piece` gets every new piece of greedy decoding; `beam`, for beam search, each step
+    (from 0), the most new pieces there may be, and the best live beam's text after the step. Each runs in the
+    decoding's own thread, and an exception from any ends the decoding."""
 
     prompt: Callable[[Trace], None] | None = None
     piece: Callable[[Written], None] | None = None

@@ -10,10 +10,11 @@ import numpy as np
 import torch
 
 from .engine.attention import KVCache
-from .engine.interventions import Interventions
+from .engine.beam import Hypothesis
+from .engine.interventions import DecodeOptions, Interventions
 from .engine.transformer import Transformer, layers_of
 from .engine.vocabulary import Vocabulary
-from .results import CachedLayer, KVCacheData, Listener, Step, Trace, Written
+from .results import Beam, CachedLayer, KVCacheData, Listener, Step, Trace, Written
 
 
 def decoder_input(bos: int, produced: Sequence[int]) -> list[int]:
@@ -152,3 +153,36 @@ def hearing(
             listener.piece(Written(replace(chosen, position=step), limit, tokenizer.decode(written)))
 
     return heard
+
+
+def listening(
+    listener: Listener | None,
+    tokenizer: Vocabulary,
+    ends: Sequence[int],
+    limit: int,
+    options: DecodeOptions,
+    prompt_trace: Callable[[torch.Tensor, int], Trace] | None = None,
+) -> tuple[Callable[[int, torch.Tensor, int], None] | None, Callable[[int, list[int]], None] | None]:
+    """What greedy decoding (its `on_step`, `hearing`) and beam search (its `on_step`, `beams_heard`) tell
+    `listener`, the other one None (both None without a listener)."""
+    if listener is None:
+        return None, None
+    if options.beam_size == 1:
+        return hearing(listener, tokenizer, ends, limit, options.top_k, prompt_trace), None
+    if listener.beam is None:
+        return None, None
+    return None, beams_heard(listener.beam, tokenizer, ends, limit)
+
+
+def beams_of(tokenizer: Vocabulary, hypotheses: list[Hypothesis], log_prob: float, greedy: bool) -> list[Beam]:
+    """The hypotheses as Beams; greedy's one carries the output's log-probability as its score."""
+    return [
+        Beam(
+            tokenizer.decode(h.ids),
+            tokenizer.pieces(h.ids),
+            log_prob if greedy else h.log_prob,
+            log_prob if greedy else h.score,
+            h.finished,
+        )
+        for h in hypotheses
+    ]

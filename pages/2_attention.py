@@ -20,31 +20,49 @@ from viz.lengths import around
 
 
 def prompt_heads(page: Page, prompt: Trace) -> None:
-    """While the continuation is written: the chosen head's self-attention over the prompt alone, its last
-    pieces' rows (the first piece kept in view, where most heads put much of their weight)."""
+    """While the continuation or translation is written: the chosen head's self-attention over the prompt alone,
+    its last pieces' rows (the first piece kept in view, where most heads put much of their weight); for an
+    encoder-decoder, the encoder's over the sentence."""
     ctl = page.controls
-    layer = min(ctl.layer, page.limits.layers_of("decoder") - 1)
-    n = len(prompt.tgt_pieces)
+    encoder = bool(page.limits.layers_of("encoder"))
+    stack, pieces = ("encoder", prompt.src_pieces) if encoder else ("decoder", prompt.tgt_pieces)
+    layer = min(ctl.layer, page.limits.layers_of(stack) - 1)
+    n = len(pieces)
     window = around(n - 1, n)
-    st.subheader(_("The prompt's self-attention"))
+    said = {"layer": layer + 1, "head": ctl.head + 1}
+    if encoder:
+        st.subheader(_("The sentence's self-attention"))
+        title = _("Encoder self-attention over the sentence · L{layer} H{head}", **said)
+    else:
+        st.subheader(_("The prompt's self-attention"))
+        title = _("Decoder self-attention over the prompt · L{layer} H{head}", **said)
     figure = attention_map(
-        prompt.pattern("decoder", "self", layer)[ctl.head],
-        prompt.tgt_pieces,
-        prompt.tgt_pieces,
+        prompt.pattern(stack, "self", layer)[ctl.head],
+        pieces,
+        pieces,
         page.style,
-        _("Decoder self-attention over the prompt · L{layer} H{head}", layer=layer + 1, head=ctl.head + 1),
+        title,
         rows=window,
         columns=window,
         first=True,
     )
     page.draw(figure, key="prompt-heads")
-    st.caption(
-        _(
-            "Read in one pass before the first new piece: rows are the prompt's pieces, columns the pieces each may "
-            "look back at. Every head and the new pieces' rows follow when the continuation is whole."
+    if encoder:
+        st.caption(
+            _(
+                "The encoder reads the whole sentence in one pass before the decoder writes its first piece: rows "
+                "and columns are the sentence's pieces. Every head, and the decoder's self- and cross-attention, "
+                "follow when the translation is whole."
+            )
         )
-    )
-    sinks.prompt_shares(page, prompt)
+    else:
+        st.caption(
+            _(
+                "Read in one pass before the first new piece: rows are the prompt's pieces, columns the pieces each "
+                "may look back at. Every head and the new pieces' rows follow when the continuation is whole."
+            )
+        )
+    sinks.prompt_shares(page, prompt, stack)
 
 
 page = start(N_("Attention"), preview=Preview(prompt=prompt_heads))

@@ -64,15 +64,24 @@ def stage_columns(names: list[str]) -> dict[str, object]:
 
 
 def prompt_stages(page: Page, prompt: Trace) -> None:
-    """While the continuation is written: every stage of the prompt's pass, its shape and statistics."""
-    st.subheader(_("The prompt's stages"))
-    st.caption(
+    """While the continuation or translation is written: every stage of the prompt's pass (an encoder-decoder's:
+    the encoder's over the sentence), its shape and statistics."""
+    encoder = page.bundle.capabilities.encoder
+    st.subheader(_("The encoder's stages") if encoder else _("The prompt's stages"))
+    said = (
         _(
-            "The pass over the prompt's {n} pieces, before the first new piece: T is the prompt's length here; the "
-            "new pieces' rows join when the continuation is whole.",
+            "The encoder's pass over the sentence's {n} pieces, before the decoder writes its first piece: S is "
+            "the sentence's length; the decoder's stages join when the translation is whole.",
+            n=len(prompt.src_pieces),
+        )
+        if encoder
+        else _(
+            "The pass over the prompt's {n} pieces, before the first new piece: T is the prompt's length here; "
+            "the new pieces' rows join when the continuation is whole.",
             n=len(prompt.tgt_pieces),
         )
     )
+    st.caption(said)
     with st.container(key="prompt-stages"):
         frame = stages_frame(prompt.tensors, page.bundle.config.kv_heads)
         st.dataframe(frame, hide_index=True, height=420, column_config=stage_columns(list(frame["stage"])))

@@ -84,7 +84,7 @@ if decoder_only:  # its continuation (ui.page.start runs a translation or an enc
     with filling(unmasked):
         page.result = page.run_written()  # a costly continuation says which piece it is writing
 else:
-    page.result = page.run()
+    page.result = page.run_written()  # a costly translation too (an encoding is never written piece by piece)
 for warning in page.result.warnings:
     st.warning(md(warning))
 

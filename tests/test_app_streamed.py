@@ -1,7 +1,7 @@
-"""A continuation drawn while it is written (ui/page/stream.py), as a person sees the page: the same finished
-page as without the stream, the result in the shared cache afterwards (a second run does not stream), and a
-decoding error shown as the page's own message; on tiny decoders, with the cost above which a page streams set
-to nothing."""
+"""A continuation or a translation drawn while it is written (ui/page/stream.py), as a person sees the page: the
+same finished page as without the stream, the result in the shared cache afterwards (a second run does not
+stream), and a decoding error shown as the page's own message; on tiny decoders and a tiny Marian, with the cost
+above which a page streams set to nothing."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import threading
 import time
 
 import pytest
+from hf_fixtures import make_marian_dir
 from test_app import assert_clean, charts, run
 from test_app_decoder_only import PROMPT, big
 from test_app_models import GPT2, gpt2_folder
@@ -29,9 +30,14 @@ PAGES = [
 ]
 
 
+MARIAN = "tiny-marian"
+SENTENCE = "The girl sees the red house near the river."
+
+
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
-    return {GPT2: gpt2_folder(tmp_path_factory.mktemp("models"))}
+    root = tmp_path_factory.mktemp("models")
+    return {GPT2: gpt2_folder(root), MARIAN: make_marian_dir(root / MARIAN)}
 
 
 @pytest.fixture(autouse=True)
@@ -39,21 +45,23 @@ def models_env(folders, monkeypatch):
     monkeypatch.setenv("ANATOMY_MODELS", ":".join(str(p) for p in folders.values()))
 
 
-def _page(path: str, monkeypatch, streamed: bool, sentence: str = PROMPT):
+def _page(path: str, monkeypatch, streamed: bool, sentence: str = PROMPT, model: str = GPT2):
     monkeypatch.setattr(stream, "STREAM_WORK", 0.0 if streamed else float("inf"))
     RESULTS.clear()
-    return run(path, {"model": GPT2, "sentence": sentence})
+    return run(path, {"model": model, "sentence": sentence})
 
 
+@pytest.mark.parametrize("model", [GPT2, MARIAN])
 @pytest.mark.parametrize("path", PAGES)
-def test_a_streamed_page_ends_as_the_page_drawn_at_once(path, monkeypatch):
+def test_a_streamed_page_ends_as_the_page_drawn_at_once(path, model, monkeypatch):
     calls = []
     real = stream.streamed
     monkeypatch.setattr(stream, "streamed", lambda page, preview: calls.append(1) or real(page, preview))
-    streamed = _page(path, monkeypatch, True)
+    text = PROMPT if model == GPT2 else SENTENCE
+    streamed = _page(path, monkeypatch, True, text, model)
     assert_clean(streamed)
     assert calls, "the page streamed its continuation"
-    at_once = _page(path, monkeypatch, False)
+    at_once = _page(path, monkeypatch, False, text, model)
     assert [c["layout"].get("title") for c in charts(streamed)] == [c["layout"].get("title") for c in charts(at_once)]
     assert [m.value for m in streamed.markdown] == [m.value for m in at_once.markdown]
     if path.endswith("1_translate.py"):
@@ -83,11 +91,38 @@ def test_the_attention_page_draws_the_prompts_sinks_while_the_continuation_is_wr
     from ui.parts import sinks
 
     heard, real = [], sinks.prompt_shares
-    monkeypatch.setattr(sinks, "prompt_shares", lambda page, prompt: heard.append(prompt) or real(page, prompt))
+    monkeypatch.setattr(
+        sinks, "prompt_shares", lambda page, prompt, *stack: heard.append(prompt) or real(page, prompt, *stack)
+    )
     at = _page("pages/2_attention.py", monkeypatch, True)
     assert_clean(at)
     [prompt] = heard  # from the prompt's own pass, once, before the continuation was whole
     assert len(prompt.tgt_pieces) == len(load_bundle(str(folders[GPT2])).read_input(PROMPT))
+
+
+def test_a_translation_draws_the_encoders_views_first_and_then_grows(folders, monkeypatch):
+    """An encoder-decoder's Attention page draws the encoder's self-attention over the sentence (heard once, with
+    no decoder rows) before the translation is whole; its Translate page draws the translation as it grows."""
+    from ui.parts import sinks
+
+    heard, real = [], sinks.prompt_shares
+    monkeypatch.setattr(
+        sinks, "prompt_shares", lambda page, prompt, *stack: heard.append((prompt, stack)) or real(page, prompt, *stack)
+    )
+    at = _page("pages/2_attention.py", monkeypatch, True, SENTENCE, MARIAN)
+    assert_clean(at)
+    [(prompt, stack)] = heard
+    bundle = load_bundle(str(folders[MARIAN]))
+    assert stack == ("encoder",) and prompt.tgt_pieces == [] and prompt.src_ids == tuple(bundle.read_input(SENTENCE))
+    whole = bundle.translate(SENTENCE).trace
+    for layer in range(bundle.config.n_encoder_layers):  # the encoder's own pass, as in the finished trace
+        assert (prompt.pattern("encoder", "self", layer) == whole.pattern("encoder", "self", layer)).all()
+
+    grown: list[list[str]] = []
+    monkeypatch.setattr(stream, "written_line", lambda written, noun: grown.append(written.text) or written.text)
+    at = _page("pages/1_translate.py", monkeypatch, True, SENTENCE, MARIAN)
+    assert_clean(at)
+    assert grown and grown[-1] == bundle.translate(SENTENCE).translation
 
 
 def test_a_rotary_models_positional_page_turns_the_prompt_while_the_continuation_is_written(tmp_path, monkeypatch):

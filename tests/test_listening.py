@@ -1,7 +1,7 @@
 """A continuation heard while it is written (`Generator.generate(listener=...)`): the prompt's trace after the
 first step, equal to the prompt's own teacher-forced pass; every new piece with its candidates and the text so
 far, as the finished result has them; the result the same as without a listener; and a listener that raises
-ends the decoding."""
+ends the decoding. A translation (`translate(listener=...)`) the same way: the encoder's trace, then each piece."""
 
 from __future__ import annotations
 
@@ -106,3 +106,45 @@ def test_beam_search_tells_each_step_its_best_live_beam_and_changes_nothing(deco
     assert {limit for _, limit, _ in told} == {bundle.max_new(len(plain.prompt_ids), options)}
     if any("stopped at its limit" in warning for warning in plain.warnings):  # no beam ended: the best live wins
         assert len(told) == NEW and told[-1][2] == plain.continuation
+
+
+@pytest.fixture(scope="module")
+def marian(tmp_path_factory):
+    from hf_fixtures import make_marian_dir
+
+    return load_bundle(make_marian_dir(tmp_path_factory.mktemp("heard") / "opus-mt-tiny"))
+
+
+SENTENCE = "The girl sees the red house near the river."
+
+
+@pytest.mark.parametrize("switch", ["as trained", "a head knocked out"])
+def test_a_translation_tells_the_encoders_trace_then_every_piece_and_changes_nothing(marian, switch):
+    iv = SWITCHES[switch]
+    heard = Heard()
+    result = marian.translate(SENTENCE, iv, listener=heard.listener)
+    plain = marian.translate(SENTENCE, iv)
+    assert result.output_ids == plain.output_ids and result.translation == plain.translation
+    assert result.trace is not None and plain.trace is not None
+    assert_same_trace(result.trace, plain.trace)
+    [encoded] = heard.prompts  # the encoder's own pass, told before the first piece: no decoder rows
+    assert encoded.src_ids == plain.trace.src_ids and encoded.tgt_ids == ()
+    told = [name for name, _ in encoded.stages]  # the whole trace's first stages, in the order they ran
+    assert told == [name for name, _ in plain.trace.stages][: len(told)]
+    assert any(name.startswith("encoder.") for name in told) and not any("decoder" in name for name in told)
+    for name in told:
+        assert (encoded.tensor(name) == plain.trace.tensor(name)).all(), name
+    assert [w.step.position for w in heard.pieces] == list(range(len(plain.steps)))
+    for written, step in zip(heard.pieces, plain.steps, strict=True):
+        assert written.step.chosen == step.chosen
+        assert written.step.probability == pytest.approx(step.probability, abs=1e-6)
+    assert heard.pieces[-1].text == plain.translation
+
+
+def test_a_translations_beam_search_tells_each_step(marian):
+    options = DecodeOptions(beam_size=3)
+    told: list[tuple[int, int, str]] = []
+    heard = marian.translate(SENTENCE, options=options, listener=Listener(beam=lambda *step: told.append(step)))
+    plain = marian.translate(SENTENCE, options=options)
+    assert heard.output_ids == plain.output_ids and heard.beams == plain.beams
+    assert told and [step for step, _, _ in told] == list(range(len(told)))

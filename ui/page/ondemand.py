@@ -59,13 +59,17 @@ def spare_work(bundle: Bundle, steps: int) -> float:
 
 
 def prompt_and_steps(bundle: Bundle, controls: Controls) -> tuple[int, int] | None:
-    """The pieces of a decoder-only model's text as it reads it (a chat message wrapped) and the new pieces its
-    continuation may add under the controls; None when the text is refused (the page's own run says why)."""
+    """The pieces of the text as the model reads it (a decoder-only model's prompt, a chat message wrapped; an
+    encoder-decoder's source) and the pieces its continuation or translation may have at most under the
+    controls; None when the text is refused (the page's own run says why)."""
     try:
         prompt = len(bundle.read_input(controls.sentence, chat=controls.chat))
     except AnatomyError:
         return None
-    return prompt, bundle.max_new(prompt, DecodeOptions(beam_size=controls.beam_size))
+    options = DecodeOptions(beam_size=controls.beam_size)
+    if bundle.capabilities.encoder:
+        return prompt, bundle.max_output(prompt, options)
+    return prompt, bundle.max_new(prompt, options)
 
 
 def without_the_mask(bundle: Bundle, controls: Controls) -> st.delta_generator.DeltaGenerator | bool:

@@ -1,20 +1,20 @@
-"""A continuation drawn while it is written: at a real size a decoder-only model's continuation takes
-seconds (each new piece reads every weight), so a page does not wait for it in silence. The decoding runs
-in a thread of its own; for a greedy continuation the page draws what the prompt alone gives as soon as the
-first step has read the prompt (the page's `Preview`) and says which piece is being written; for beam
-search it says which step the search is at and how its best beam ends. When the continuation is whole, it
+"""A continuation or a translation drawn while it is written: at a real size each new piece reads every weight,
+so a page does not wait for it in silence. The decoding runs in a thread of its own; for greedy decoding the page
+draws what the prompt alone gives as soon as it is read (the page's `Preview`: a decoder-only model's prompt
+after the first step, an encoder-decoder's sentence once encoded) and says which piece is being written; for
+beam search it says which step the search is at and how its best beam ends. When the result is whole, it
 clears all of that and draws itself from the finished result, which the shared results cache keeps as it
-does any other (a revisit or another session draws at once).
+does any other (a revisit or another session draws at once). A session asking for it while it is written
+follows the same decoding (ui/session/live.py).
 
 A rerun (a control changed, a new prompt) stops this run's drawing at its next Streamlit call, and the
-decoding at its next piece: a page never shows a mix of two runs."""
+decoding at its next piece when no other session follows it: a page never shows a mix of two runs."""
 
 from __future__ import annotations
 
 import json
 import os
 import queue
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,7 +27,8 @@ from model import Bundle, Trace, TranslationResult
 from model.results import Listener, Written
 from ui.page.markup import STREAMING, md
 from ui.page.ondemand import EAGER_WORK, continuation_work, prompt_and_steps
-from ui.session import engine
+from ui.session import engine, live
+from ui.session.cached import iv_key
 from viz.labels import display_piece, on_one_line
 
 if TYPE_CHECKING:
@@ -73,10 +74,6 @@ class Running(Protocol):
     def output_noun(self) -> str: ...
 
 
-class Abandoned(Exception):
-    """Raised in the decoding's thread when the page run that asked for it has stopped."""
-
-
 def log(event: str, **fields: object) -> None:
     """Append an event of this page run to $ANATOMY_STREAM_LOG, when it is set."""
     path = os.environ.get(LOG_ENV)
@@ -86,9 +83,10 @@ def log(event: str, **fields: object) -> None:
 
 
 def streams(bundle: Bundle, controls: Controls) -> bool:
-    """Whether this run's continuation is drawn while it is written: a decoder-only model's continuation not in
-    the cache yet, costly enough to be worth it (beam search tells only its steps: its line says how far it is)."""
-    if not bundle.capabilities.decoder_only:
+    """Whether this run's continuation or translation is drawn while it is written: a decoder-only model's
+    continuation or an encoder-decoder's translation not in the cache yet, costly enough to be worth it (beam
+    search tells only its steps: its line says how far it is)."""
+    if not (bundle.capabilities.decoder_only or bundle.capabilities.translates):
         return False
     read = prompt_and_steps(bundle, controls)
     if read is None or continuation_work(bundle, read[1]) < STREAM_WORK:
@@ -144,71 +142,56 @@ def written_line(written: Written, noun: str) -> str:
 
 def streamed(page: Running, preview: Preview | None) -> TranslationResult:
     """The continuation of the page's text under its controls, drawn while it is written (see the module's
-    docstring); the finished result, or the decoding's error raised here."""
+    docstring); the finished result, or the decoding's error raised here. A session asking for the same one
+    while another's is written follows that decoding (ui/session/live.py)."""
     bundle, controls, noun = page.bundle, page.controls, page.output_noun
-    events: queue.Queue[tuple[str, object]] = queue.Queue()
-    stopped = threading.Event()
-    finished: dict[str, object] = {}
+    iv = controls.interventions()
 
-    def piece(written: Written) -> None:
-        if stopped.is_set():
-            raise Abandoned
-        log("piece heard", index=written.step.position, cpu=time.thread_time())
-        events.put(("piece", written))
+    def decode(tell: live.Tell) -> None:
+        def piece(written: Written) -> None:
+            log("piece heard", index=written.step.position, cpu=time.thread_time())
+            tell("piece", written)
 
-    def prompt_read(trace: Trace) -> None:
-        log("prompt heard", cpu=time.thread_time())
-        events.put(("prompt", trace))
+        def prompt_read(trace: Trace) -> None:
+            log("prompt heard", cpu=time.thread_time())
+            tell("prompt", trace)
 
-    def beam(step: int, limit: int, best: str) -> None:
-        if stopped.is_set():
-            raise Abandoned
-        log("beam step", index=step)
-        events.put(("beam", BeamStep(step, limit, best)))
+        def beam(step: int, limit: int, best: str) -> None:
+            log("beam step", index=step)
+            tell("beam", BeamStep(step, limit, best))
 
-    listener = Listener(prompt=prompt_read, piece=piece, beam=beam)
-
-    def decode() -> None:
         log("decoding", cpu=time.thread_time())
+        listener = Listener(prompt=prompt_read, piece=piece, beam=beam)
         try:
-            finished["result"] = engine.translate(
-                bundle,
-                controls.sentence,
-                controls.interventions(),
-                controls.beam_size,
-                chat=controls.chat,
-                listener=listener,
+            outcome: object = engine.translate(
+                bundle, controls.sentence, iv, controls.beam_size, chat=controls.chat, listener=listener
             )
         except BaseException as exc:
-            finished["error"] = exc
-        finally:
-            events.put(("done", None))
+            outcome = exc
+        tell(live.DONE, outcome)
 
     line, growing, prompt = st.empty(), st.empty(), st.empty()
     _say(line, _(_READING[noun]))
-    thread = threading.Thread(target=decode, name="continuation", daemon=True)
-    try:
-        thread.start()
-        _follow(events, (line, growing, prompt), page, preview)
-    finally:
-        stopped.set()  # when this run stopped early, the decoding stops at its next piece
+    # the same key as the results cache's (ui/session/engine.py): one decoding for every session asking for it
+    key = (bundle.checkpoint_id, controls.sentence, iv_key(iv), controls.beam_size, controls.chat)
+    with live.following(key, decode) as events:  # on leaving early, the decoding stops when no one follows it
+        outcome = _follow(events, (line, growing, prompt), page, preview)
     for slot in (line, growing, prompt):
         slot.empty()
     log("continuation done")
-    if "error" in finished:
-        raise finished["error"]  # type: ignore[misc]
-    result = finished["result"]
-    assert isinstance(result, TranslationResult)
-    return result
+    if isinstance(outcome, BaseException):
+        raise outcome
+    assert isinstance(outcome, TranslationResult)
+    return outcome
 
 
 def _follow(
-    events: queue.Queue[tuple[str, object]], slots: tuple[Any, Any, Any], page: Running, preview: Preview | None
-) -> None:
+    events: queue.Queue[live.News], slots: tuple[Any, Any, Any], page: Running, preview: Preview | None
+) -> object:
     """Draw the decoding's news into `slots` (the line, the growing parts, the prompt's parts: st.empty each,
-    so that a drawing replaces the one before) until it is done: the prompt's parts once, then the line and
-    the growing parts with every piece written so far, once for all the pieces that came while the page drew
-    (a slow drawing never falls behind the decoding)."""
+    so that a drawing replaces the one before) until it is done, and return its outcome (the result or the
+    error): the prompt's parts once, then the line and the growing parts with every piece written so far, once
+    for all the pieces that came while the page drew (a slow drawing never falls behind the decoding)."""
     line, growing, prompt = slots
     written: list[Written] = []
     while True:
@@ -232,5 +215,5 @@ def _follow(
         if searched:
             last = searched[-1]
             _say(line, beam_line(last.step, last.limit, last.best, page.controls.beam_size, page.output_noun))
-        if news[-1][0] == "done":
-            return
+        if news[-1][0] == live.DONE:
+            return news[-1][1]

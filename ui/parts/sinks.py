@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from i18n import _, listing, n_, sentences
+from i18n import N_, _, listing, n_, sentences
 from model import AnatomyError, cosine
 from model.analysis.cache import window_masks
 from model.analysis.sinks import QUIET, SINK, Sinks, sinks, summary
@@ -72,28 +72,33 @@ def _sinks_title(name: str, stack: str) -> str:
     return _("{name}, decoder self-attention: share of each head's attention on the first piece", name=name)
 
 
-def prompt_shares(page: Page, prompt: Trace) -> None:
-    """While the continuation is written (ui/page/stream.py): each decoder head's share of attention on the
-    first piece over the prompt alone; the residual stream, the what-if and the continuation's rows follow."""
-    cfg = page.bundle.config
-    found = sinks(prompt, "decoder", cfg.norm_first, cfg.windows)
-    title = _("Share of each head's attention on the prompt's first piece")
-    figure = sink_shares(found.shares, page.style, title, SINK)
-    page.draw(figure, key="prompt-sinks")
-    st.caption(
-        sentences(
-            _(
-                "Averaged over the prompt's queries after the first; heads at {sink} or more carry their figure.",
-                sink=SINK,
-            ),
-            _shares_said(found, display_piece(prompt.tgt_pieces[0]) if prompt.tgt_pieces else "", "prompt"),
-        )
-    )
+# The prompt's picture, by the stack whose self-attention it is: said with _(NAME[stack])
+_PROMPT_TITLE = {
+    "encoder": N_("Share of each encoder head's attention on the sentence's first piece"),
+    "decoder": N_("Share of each head's attention on the prompt's first piece"),
+}
+_AVERAGED = {
+    "encoder": N_("Averaged over the sentence's queries after the first; heads at {sink} or more carry their figure."),
+    "decoder": N_("Averaged over the prompt's queries after the first; heads at {sink} or more carry their figure."),
+}
+
+
+def prompt_shares(page: Page, prompt: Trace, stack: str = "decoder") -> None:
+    """While the continuation or translation is written (ui/page/stream.py): each head's share of attention on
+    the first piece over the prompt alone (the `stack` "encoder": over the sentence); the rest follows."""
+    encoder = stack == "encoder"
+    found = sinks(prompt, stack, page.bundle.config.norm_first, () if encoder else page.bundle.config.windows)
+    pieces = prompt.src_pieces if encoder else prompt.tgt_pieces
+    page.draw(sink_shares(found.shares, page.style, _(_PROMPT_TITLE[stack]), SINK), key="prompt-sinks")
+    first = display_piece(pieces[0]) if pieces else ""
+    said = _shares_said(found, first, "sentence" if encoder else "prompt")
+    st.caption(sentences(_(_AVERAGED[stack], sink=SINK), said))
 
 
 def _shares_said(found: Sinks, first: str, whose: str, name: str = "") -> str:
     """What a stack's heads put on its first piece, in a sentence: the mean share and the heads at SINK or more.
-    `whose`: "text" (the model `name`'s heads on this text), "prompt" (on the prompt), or the stack ("encoder",
+    `whose`: "text" (the model `name`'s heads on this text), "prompt" (on the prompt), "sentence" (the encoder's on
+    the sentence), or the stack ("encoder",
     "decoder") whose self-attention is said besides the charts' (the other stack)."""
     said = {
         "mean": f"{found.mean_share:.0%}",
@@ -112,6 +117,12 @@ def _shares_said(found: Sinks, first: str, whose: str, name: str = "") -> str:
     if whose == "prompt":
         return _(
             "On the prompt, its heads put **{mean}** of their attention on “{first}” on average, and "
+            "**{heads} of {total}** heads put at least {sink} there.",
+            **said,
+        )
+    if whose == "sentence":
+        return _(
+            "On the sentence, the encoder's heads put **{mean}** of their attention on “{first}” on average, and "
             "**{heads} of {total}** heads put at least {sink} there.",
             **said,
         )

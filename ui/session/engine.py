@@ -118,9 +118,16 @@ def get_snapshot(path: str, step: int) -> Bundle:
 
 @cached
 def _translate(
-    _bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int, trace: bool
+    _bundle: Bundle,
+    checkpoint_id: str,
+    sentence: str,
+    key: IvKey,
+    beam_size: int,
+    trace: bool,
+    listener: Listener | None = None,
 ) -> TranslationResult:
-    return _bundle.translate(sentence, interventions_of(key), DecodeOptions(beam_size=beam_size), trace=trace)
+    options = DecodeOptions(beam_size=beam_size)
+    return _bundle.translate(sentence, interventions_of(key), options, trace=trace, listener=listener)
 
 
 def _translates(bundle: Bundle, chat: bool) -> None:
@@ -140,11 +147,12 @@ def translate(
 ) -> TranslationResult:
     """Translate through the cache keyed by (checkpoint id, sentence, switches, beam size, trace); a
     decoder-only model continues the sentence instead (`generate`, a GenerationResult; with `chat`, it
-    answers the sentence as a chat message; `listener` hears it while it is written)."""
+    answers the sentence as a chat message). `listener` (not part of the key) hears it while it is written,
+    when it is computed here."""
     if bundle.capabilities.decoder_only:
         return generate(bundle, sentence, iv, beam_size, trace, chat=chat, listener=listener)
     _translates(bundle, chat)
-    return _translate(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, trace)
+    return _translate(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, trace, listener=listener)
 
 
 @cached
