@@ -3,7 +3,7 @@ for a relative-position model (T5) the bias each head adds to the scores, by pie
 
 import streamlit as st
 
-from i18n import N_, _, later, n_, sentences
+from i18n import N_, _, later, sentences
 from model import cosine
 from model.engine import stages
 from ui.page.binding import bind, page_value, set_value
@@ -11,8 +11,7 @@ from ui.page.markup import md, two_translations
 from ui.page.ondemand import second_continuation
 from ui.page.start import start
 from ui.page.stream import Preview
-from ui.parts import lengths
-from ui.parts.rotary import prompt_view as rotary_prompt
+from ui.parts import lengths, positions
 from ui.parts.rotary import section as rotary_section
 from ui.parts.rotary import what_if as rotary_what_if
 from ui.session import explanations
@@ -22,7 +21,6 @@ from viz.lengths import around
 from viz.masks import mask_comparison
 from viz.positional import (
     encoding_curves,
-    encoding_heatmap,
     mean_norms,
     similarity_matrix,
     vector_sizes,
@@ -30,7 +28,7 @@ from viz.positional import (
 )
 from viz.relative_bias import bias_against_distance, bias_heatmaps, distance_profile, distance_words, heatmap_words
 
-page = start(N_("Positional encoding"), preview=Preview(prompt=rotary_prompt))
+page = start(N_("Positional encoding"), preview=Preview(prompt=positions.prompt_view))
 trace, ctl, style, bundle = page.result.trace, page.controls, page.style, page.bundle
 cfg = bundle.config
 d_model = cfg.d_model
@@ -45,7 +43,6 @@ rotary = cfg.positional == "rotary"
 # the run with the positions as trained: the page's own result when the sidebar leaves them on (a long text's
 # trace may be too large for the results cache to keep, and would be computed again at every call)
 as_trained = page.result if ctl.positional and page.result is not None else page.run(positional_encoding=True)
-SHOWN = 128  # positions drawn: a sentence uses few, and 512 rows would only slow the page down
 BEYOND = 1.25  # the distance chart runs this far past max_distance, to show the last bucket's flat stretch
 # What the experiment switches off, by the model's kind of positions: said with _(WHAT[kind]).
 WHAT = {
@@ -169,31 +166,12 @@ else:
                 last=d_model - 1,
             )
         )
-    table = bundle.position_table()[:SHOWN]
-    if cfg.max_len > SHOWN:
-        table_title = (
-            _("Learned position table (first {shown} of {n} positions × {d})", shown=SHOWN, n=cfg.max_len, d=d_model)
-            if learned
-            else _("Encoding matrix (first {shown} of {n} positions × {d})", shown=SHOWN, n=cfg.max_len, d=d_model)
-        )
-    else:
-        table_title = (
-            n_(
-                "Learned position table ({n} position × {d})",
-                "Learned position table ({n} positions × {d})",
-                cfg.max_len,
-                d=d_model,
-            )
-            if learned
-            else n_(
-                "Encoding matrix ({n} position × {d})", "Encoding matrix ({n} positions × {d})", cfg.max_len, d=d_model
-            )
-        )
+    table = bundle.position_table()[: positions.SHOWN]
 
     left, right = st.columns([3, 2])
     with left:
         page.show(
-            shared(encoding_heatmap, table, style, table_title, learned),
+            positions.table_figure(page),
             sentences(
                 _("Each row is the vector added at one position."),
                 _(

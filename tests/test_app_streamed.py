@@ -196,3 +196,14 @@ def test_a_run_that_stops_mid_way_stops_the_decoding_and_keeps_nothing(folders):
 def _limits(bundle):
     cfg = bundle.config
     return Limits(cfg.n_encoder_layers, cfg.n_decoder_layers, cfg.n_heads, cfg.max_len, cfg.cross_attention)
+
+
+def test_a_translations_positional_page_draws_its_table_while_the_translation_is_written(monkeypatch):
+    """The table of positions needs no run: drawn from the stream's prompt news, then again on the finished page."""
+    from ui.parts import positions
+
+    drawn, real = [], positions.table_figure
+    monkeypatch.setattr(positions, "table_figure", lambda page: drawn.append(page.result) or real(page))
+    at = _page("pages/3_positional_encoding.py", monkeypatch, True, SENTENCE, MARIAN)
+    assert_clean(at)
+    assert len(drawn) == 2 and drawn[0] is None and drawn[1] is not None  # before the result, then with it
