@@ -11,8 +11,9 @@ pieces, and its first picture is the encoder's.
 Starts the app (tests/live_server.py) with $ANATOMY_STREAM_LOG set, so that the server writes each page
 run's events with their times (ui/page/stream.py): the run's start, the prompt's trace heard and its picture
 drawn, each piece heard from the decoding and drawn, the page finished. For each page it opens the page on a
-first prompt, then types a new one of about --pieces pieces (as the model reads it, the chat template
-included) and presses Enter. It prints, medians over --repeats new prompts:
+first prompt, waits until chromium has drawn it (nothing changed for 1 s), then types a new one of about
+--pieces pieces (as the model reads it, the chat template included) and presses Enter. It prints, medians over
+--repeats new prompts:
 
   server first picture   the prompt's picture sent, after the run's start (the server's part)
   browser first picture  a chart or table of the prompt drawn in chromium, after Enter
@@ -132,13 +133,30 @@ def prompt_seconds(bundle, prompt: str) -> float:
     return statistics.median(times)
 
 
+# Resolves once the page has changed nothing for `quiet` ms (chromium done drawing what the server sent), or after
+# `most` ms: a big finished page can take chromium seconds after the server's run ends, and a new prompt typed
+# meanwhile would be timed against that drawing
+SETTLED = """([quiet, most]) => new Promise(resolve => {
+  const start = performance.now();
+  let last = start;
+  const seen = new MutationObserver(() => { last = performance.now(); });
+  seen.observe(document.body, {childList: true, subtree: true, attributes: true, characterData: true});
+  const check = () => {
+    const now = performance.now();
+    if (now - last >= quiet || now - start >= most) { seen.disconnect(); resolve(now - start); }
+    else setTimeout(check, 50);
+  };
+  check();
+})"""
+
+
 def measure(page, base: str, slug: str, model: str, first: str, prompt: str, log: Path, box_label: str) -> dict:
     """One new prompt on one page (typed into the sidebar's box of that label): its events and marks, as seconds
     after Enter or after the run's start."""
     since = time.time()
     page.goto(f"{base}/{slug}?model={model}&sentence={first.replace(' ', '+')}")
     wait_finished(log, since)
-    page.wait_for_timeout(500)
+    page.evaluate(SETTLED, [1000, 60000])
     page.evaluate(WATCH, PICTURES)
     box = page.locator(f"[data-testid='stSidebar'] input[aria-label='{box_label}']")
     box.fill(prompt)

@@ -64,26 +64,26 @@ def stage_columns(names: list[str]) -> dict[str, object]:
 
 
 def prompt_stages(page: Page, prompt: Trace) -> None:
-    """While the continuation or translation is written: every stage of the prompt's pass (an encoder-decoder's:
-    the encoder's over the sentence), its shape and statistics."""
+    """While the continuation or translation is written: every stage of the prompt's pass and its shape (an
+    encoder-decoder's: the encoder's over the sentence)."""
     encoder = page.bundle.capabilities.encoder
     st.subheader(_("The encoder's stages") if encoder else _("The prompt's stages"))
-    said = (
+    st.caption(  # the statistics (a tenth of a second at a real size) come with the finished page
         _(
             "The encoder's pass over the sentence's {n} pieces, before the decoder writes its first piece: S is "
-            "the sentence's length; the decoder's stages join when the translation is whole.",
+            "the sentence's length; the decoder's stages and every stage's statistics join when the translation is "
+            "whole.",
             n=len(prompt.src_pieces),
         )
         if encoder
         else _(
             "The pass over the prompt's {n} pieces, before the first new piece: T is the prompt's length here; "
-            "the new pieces' rows join when the continuation is whole.",
+            "the new pieces' rows and every stage's statistics join when the continuation is whole.",
             n=len(prompt.tgt_pieces),
         )
     )
-    st.caption(said)
     with st.container(key="prompt-stages"):
-        frame = stages_frame(prompt.tensors, page.bundle.config.kv_heads)
+        frame = stages_frame(prompt.tensors, page.bundle.config.kv_heads, statistics=False)
         st.dataframe(frame, hide_index=True, height=420, column_config=stage_columns(list(frame["stage"])))
 
 

@@ -92,22 +92,24 @@ def _before_the_repeat(name: str, kv_heads: int) -> tuple[str, str]:
     return f"{name.rpartition('.')[0]}.{stage.stage}: {label}", symbolic_shape(name, 4).replace("h,", "h_kv,")
 
 
-def stages_frame(tensors: dict[str, np.ndarray], kv_heads: int = 0) -> pd.DataFrame:
-    """One row per hook point in execution order: shape, symbolic shape and statistics. With fewer key/value
-    heads than query heads (`kv_heads`), each block's keys and values first get a row as computed and cached,
-    (B, h_kv, S, d_k); the hook point's row after it holds them repeated for every query head, (B, h, S, d_k)."""
+def stages_frame(tensors: dict[str, np.ndarray], kv_heads: int = 0, statistics: bool = True) -> pd.DataFrame:
+    """One row per hook point in execution order: shape, symbolic shape and (unless `statistics` is off: a real
+    model's 500 stages take a tenth of a second) statistics. With fewer key/value heads than query heads
+    (`kv_heads`), each block's keys and values first get a row as computed and cached, (B, h_kv, S, d_k); the
+    hook point's row after it holds them repeated for every query head, (B, h, S, d_k)."""
     rows = []
     for name, array in tensors.items():
         if _repeated(name, array, kv_heads):
             label, symbolic = _before_the_repeat(name, kv_heads)
-            rows.append(_stage_row(label, key_value_heads(array, kv_heads), symbolic))
-        rows.append(_stage_row(name, array, symbolic_shape(name, array.ndim)))
+            rows.append(_stage_row(label, key_value_heads(array, kv_heads), symbolic, statistics))
+        rows.append(_stage_row(name, array, symbolic_shape(name, array.ndim), statistics))
     return pd.DataFrame([{"#": index + 1, **row} for index, row in enumerate(rows)])
 
 
-def _stage_row(name: str, array: np.ndarray, symbolic: str) -> dict[str, object]:
+def _stage_row(name: str, array: np.ndarray, symbolic: str, statistics: bool = True) -> dict[str, object]:
     """One row of the stages table, without its number."""
-    return {"stage": name, "shape": str(tuple(array.shape)), "symbolic": symbolic, **stage_stats(array)}
+    row: dict[str, object] = {"stage": name, "shape": str(tuple(array.shape)), "symbolic": symbolic}
+    return {**row, **stage_stats(array)} if statistics else row
 
 
 def as_matrix(array: np.ndarray, head: int = 0) -> np.ndarray:
