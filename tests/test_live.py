@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import queue
 import threading
+import time
 
 import pytest
 
@@ -101,9 +102,8 @@ def test_a_finished_decoding_is_let_go_of(key):
         decoding.allow()
         take(inbox, 2)
     assert decoding.ended.wait(WAIT)
-    deadline = threading.Event()
-    for _ in range(100):  # the decoding's thread forgets it just after its last news
+    for _ in range(600):  # the decoding's thread forgets it just after its last news
         if not live.live(key):
             break
-        deadline.wait(0.05)
+        time.sleep(0.05)
     assert not live.live(key)
