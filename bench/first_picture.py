@@ -24,12 +24,17 @@ first prompt, waits until chromium has drawn it (nothing changed for 1 s), then 
                          (beside the same pass alone in this process, printed last)
 
 The engine is timed in this process on one torch thread, as the server runs it, between the pages' runs.
+
+--no-browser runs each page in this process (Streamlit's AppTest) with no browser on the machine, and prints the
+server's first picture, the prompt's pass and the server's whole run alone: what the server needs when nothing
+else runs beside it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -43,6 +48,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from live_server import running_app  # noqa: E402
 from test_browser import CHROMIUM, FLAGS  # noqa: E402
 from test_browser_stream import WATCH  # noqa: E402
+
+from ui.page.stream import LOG_ENV  # noqa: E402
 
 WORDS = (
     "Explain in a few words why the sky looks blue on a clear day and red at sunset, what the air does to "
@@ -192,6 +199,47 @@ def measure(page, base: str, slug: str, model: str, first: str, prompt: str, log
     }
 
 
+def server_alone(bundle, model: str, slugs: list[str], fresh, repeats: int, log: Path) -> None:
+    """--no-browser: each page run by AppTest in this process, a new text each run; the server's part alone."""
+    from streamlit.testing.v1 import AppTest
+
+    os.environ[LOG_ENV] = str(log)
+    print(f"{'page':<14} {'server 1st':>10} {'prompt':>7} {'its cpu':>7} {'server':>7}")
+    for slug in slugs:
+        [path] = (ROOT / "pages").glob(f"*_{slug}.py")
+        rows = []
+        for _ in range(repeats):
+            since = time.time()
+            app = AppTest.from_file(str(path), default_timeout=300)
+            app.query_params["model"], app.query_params["sentence"] = model, next(fresh)
+            app.run()
+            seen = events(log, since)
+            run = next(e["t"] for e in seen if e["event"] == "run")
+            drawn = [e["t"] for e in seen if e["event"] == "prompt drawn"]
+            shown = [e["t"] for e in seen if e["event"] == "pieces drawn"]
+            served = [*drawn, *shown[:1]] if slug == "translate" else drawn
+            started, read = (next(e for e in seen if e["event"] == kind) for kind in ("decoding", "prompt heard"))
+            finished = max(e["t"] for e in seen if e["event"] == "finished")
+            rows.append(
+                (
+                    min(served) - run if served else None,
+                    read["t"] - started["t"],
+                    read["cpu"] - started["cpu"],
+                    finished - run,
+                )
+            )
+        medians = [_median([row[i] for row in rows]) for i in range(4)]
+        cells = [
+            f"{v:>{w}.2f}" if v is not None else f"{'-':>{w}}" for v, w in zip(medians, (10, 7, 7, 7), strict=True)
+        ]
+        print(f"{slug:<14} " + " ".join(cells))
+
+
+def _median(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="smollm2-135m-instruct")
@@ -199,6 +247,7 @@ def main() -> None:
     parser.add_argument("--pages", default="translate,attention,tensor_shapes,why")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--at-once", action="store_true", help="pages that wait for the whole continuation (no stream)")
+    parser.add_argument("--no-browser", action="store_true", help="the server's part alone, no browser (AppTest)")
     args = parser.parse_args()
 
     from playwright.sync_api import sync_playwright
@@ -215,6 +264,10 @@ def main() -> None:
     box_label = "Text to continue" if bundle.capabilities.decoder_only else "English sentence"
     engine_seconds(bundle, warm, 1)  # the engine's first call in this process is not timed
     log = Path(tempfile.mkstemp(prefix="anatomy-stream-", suffix=".jsonl")[1])
+    if args.no_browser:
+        server_alone(bundle, args.model, slugs, fresh, args.repeats, log)
+        print(f"the prompt's pass alone, in this process: {prompt_seconds(bundle, warm):.2f} s")
+        return
     env = {"ANATOMY_STREAM_LOG": str(log), "ANATOMY_STREAM_WORK": "inf" if args.at_once else ""}
     with running_app(None, env=env) as app, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)

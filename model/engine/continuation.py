@@ -112,5 +112,7 @@ def continued_logits(
 def with_the_prompts_rows(logits: torch.Tensor, prompt_len: int) -> torch.Tensor:
     """A continuation's step logits (1, steps, vocab) as a trace's logits over every position fed: NaN for the
     prompt's rows before its last (no step projects them), then the steps'."""
-    unprojected = logits.new_full((1, prompt_len - 1, logits.size(-1)), float("nan"))
-    return torch.cat([unprojected, logits], dim=1)
+    rows = logits.new_empty((1, prompt_len - 1 + logits.size(1), logits.size(-1)))  # one allocation: a long
+    rows[:, : prompt_len - 1] = float("nan")  # prompt's rows are megabytes, each first touch a page fault
+    rows[:, prompt_len - 1 :] = logits
+    return rows

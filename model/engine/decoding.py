@@ -169,6 +169,9 @@ def stepped_trace(
         if stage.stage == stages.POSITION_BIAS:  # the bias of every (query, key) pair, as the one pass adds
             whole[name] = model.decoder.relative_bias(total, total)
             continue
+        if len(rows) == 1:  # the first step alone (a prompt's trace while it is continued): its rows are all
+            whole[name] = rows[0]
+            continue
         if stage.stage == "scores":
             if stage.layer is None:
                 raise ValueError(f"{name} is not an attention stage")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 # The attention blocks a stack has, by stack: the layout every part of the app shares.
 ATTENTION: dict[str, tuple[str, ...]] = {"encoder": ("self",), "decoder": ("self", "cross")}
@@ -107,6 +108,7 @@ class Stage:
         return "source" if self.stack == "encoder" or self.kind == "cross" else "target"
 
 
+@lru_cache(maxsize=8192)  # a model's few hundred names, parsed again at every step of a recorded decoding
 def parse(name: str) -> Stage:
     """The Stage a hook point's name stands for; ValueError for a name no hook point has."""
     match = _NAME.match(name)
