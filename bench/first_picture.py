@@ -157,6 +157,16 @@ SETTLED = """([quiet, most]) => new Promise(resolve => {
 })"""
 
 
+def server_marks(seen: list[dict], slug: str) -> tuple[float, list[float], float]:
+    """A page run's start, when it sent a picture of the prompt (the Continue page's first is its first pieces as
+    well), and its end, from the server's events."""
+    run = next(e["t"] for e in seen if e["event"] == "run")
+    drawn = [e["t"] for e in seen if e["event"] == "prompt drawn"]
+    shown = [e["t"] for e in seen if e["event"] == "pieces drawn"]
+    finished = max(e["t"] for e in seen if e["event"] == "finished")
+    return run, [*drawn, *shown[:1]] if slug == "translate" else drawn, finished
+
+
 def measure(page, base: str, slug: str, model: str, first: str, prompt: str, log: Path, box_label: str) -> dict:
     """One new prompt on one page (typed into the sidebar's box of that label): its events and marks, as seconds
     after Enter or after the run's start."""
@@ -172,8 +182,7 @@ def measure(page, base: str, slug: str, model: str, first: str, prompt: str, log
     seen = wait_finished(log, enter)
     page.wait_for_timeout(300)
     marks = page.evaluate("() => window.anatomyMarks")
-    run = next(e["t"] for e in seen if e["event"] == "run")
-    drawn = [e["t"] for e in seen if e["event"] == "prompt drawn"]
+    run, served, finished = server_marks(seen, slug)
     heard = {e["index"]: e["t"] for e in seen if e["event"] == "piece heard"}
     shown = [(e["index"], e["t"]) for e in seen if e["event"] == "pieces drawn"]
     waits = []
@@ -181,11 +190,9 @@ def measure(page, base: str, slug: str, model: str, first: str, prompt: str, log
         later = [t for i, t in shown if i >= index]
         if later:
             waits.append(min(later) - at)
-    finished = max(e["t"] for e in seen if e["event"] == "finished")
     # the prompt's pass in the decoding's thread: its wall time, and the CPU time that thread spent on it
     started, read = (next((e for e in seen if e["event"] == kind), None) for kind in ("decoding", "prompt heard"))
     firsts = [*marks["seen"].values(), *[mark["t"] for mark in marks["texts"][:1]]]
-    served = [*drawn, *[t for _, t in shown[:1]]] if slug == "translate" else drawn
     return {
         "server first picture": min(served) - run if served else None,
         "browser first picture": min(firsts) / 1000 - enter if firsts else None,
@@ -214,12 +221,8 @@ def server_alone(bundle, model: str, slugs: list[str], fresh, repeats: int, log:
             app.query_params["model"], app.query_params["sentence"] = model, next(fresh)
             app.run()
             seen = events(log, since)
-            run = next(e["t"] for e in seen if e["event"] == "run")
-            drawn = [e["t"] for e in seen if e["event"] == "prompt drawn"]
-            shown = [e["t"] for e in seen if e["event"] == "pieces drawn"]
-            served = [*drawn, *shown[:1]] if slug == "translate" else drawn
+            run, served, finished = server_marks(seen, slug)
             started, read = (next(e for e in seen if e["event"] == kind) for kind in ("decoding", "prompt heard"))
-            finished = max(e["t"] for e in seen if e["event"] == "finished")
             rows.append(
                 (
                     min(served) - run if served else None,
