@@ -18,7 +18,7 @@ with speaking(st.query_params.get("lang") or from_locale(st.context.locale)), st
 
 from ui.page.binding import VALUES
 from ui.session.nav import navigation_pages
-from ui.session.urlstate import LANGUAGE
+from views.controls import LANGUAGE
 
 # The language of this run until the page says it (ui/page/sidebar.py, choose_language), for the titles of the
 # menu's pages (the browser's tab): the session's choice, else what the URL or the browser asks for.

@@ -22,7 +22,7 @@ from babel.messages.pofile import read_po, write_po
 from i18n import DOMAIN, LOCALE_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ("model", "viz", "ui", "pages")
+SOURCES = ("model", "viz", "views", "ui", "pages")
 FILES = ("app.py", "serve.py")
 KEYWORDS = {"_": None, "N_": None, "n_": (1, 2), "later": None, "later_n": (1, 2)}
 WORK = Path(__file__).resolve().parent / "work"

@@ -9,13 +9,13 @@ from model import cosine
 from model.results import Written
 from ui.page import player
 from ui.page.binding import bind, page_value
-from ui.page.markup import big_text, md, table_height
+from ui.page.markup import big_text, table_height
 from ui.page.notices import vocabulary
-from ui.page.sidebar import typed_prefix
 from ui.page.start import Page, start
 from ui.page.stream import Preview
 from ui.session.figures import shared
-from ui.session.urlstate import MAX_PREFIX, SUGGESTED_PREFIX, Field
+from views.controls import MAX_PREFIX, SUGGESTED_PREFIX, Field, typed_prefix
+from views.markdown import md
 from viz.embedding import embedding_strips
 from viz.labels import marker_note, visible_breaks
 from viz.translate import beams_frame, pieces_frame, step_candidates, steps_frame

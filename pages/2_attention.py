@@ -7,13 +7,13 @@ from i18n import N_, _, later, n_, sentences
 from model.results import Trace
 from ui.page import player
 from ui.page.binding import bind, page_value, set_value, stored
-from ui.page.markup import md
 from ui.page.start import Page, start
 from ui.page.stream import Preview
 from ui.parts import kvcache, lengths, modelview, sinks
 from ui.room import presenter, questions
 from ui.session.figures import shared
-from ui.session.urlstate import BLOCK_NAMES, BLOCKS, Field
+from views.controls import BLOCK_NAMES, BLOCKS, Field
+from views.markdown import md
 from viz.attention import attention_heads, attention_map
 from viz.labels import CONTAINER_PX, display_piece, on_one_line
 from viz.lengths import around

@@ -7,7 +7,7 @@ from i18n import N_, _, later, sentences
 from model import cosine
 from model.engine import stages
 from ui.page.binding import bind, page_value, set_value
-from ui.page.markup import md, two_translations
+from ui.page.markup import two_translations
 from ui.page.ondemand import second_continuation
 from ui.page.start import start
 from ui.page.stream import Preview
@@ -16,7 +16,8 @@ from ui.parts.rotary import section as rotary_section
 from ui.parts.rotary import what_if as rotary_what_if
 from ui.session import explanations
 from ui.session.figures import shared
-from ui.session.urlstate import Field
+from views.controls import Field
+from views.markdown import md
 from viz.lengths import around
 from viz.masks import mask_comparison
 from viz.positional import (

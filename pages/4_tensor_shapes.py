@@ -9,12 +9,12 @@ from i18n import N_, _, later, listing, n_, sentences
 from model.engine import stages
 from model.results import Trace
 from ui.page.binding import bind, page_value, set_value
-from ui.page.markup import md
 from ui.page.start import Page, start
 from ui.page.stream import Preview
 from ui.parts import lengths
 from ui.session.figures import shared
-from ui.session.urlstate import Field
+from views.controls import Field
+from views.markdown import md
 from viz.flow import flow_diagram
 from viz.lengths import Span, around
 from viz.shapes import (

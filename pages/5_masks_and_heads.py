@@ -11,7 +11,7 @@ from ui.page.start import start
 from ui.parts import knockout, lengths, masks
 from ui.session import explanations
 from ui.session.figures import shared
-from ui.session.urlstate import BLOCK_NAMES, BLOCKS, Field, all_heads, head_label
+from views.controls import BLOCK_NAMES, BLOCKS, Field, all_heads, head_label
 from viz.lengths import around
 from viz.masks import masked_cells, score_pipeline
 

@@ -10,12 +10,13 @@ from i18n import N_, _, language, n_, sentences
 from model import Trace, cosine
 from model.analysis.measures import mean_entropy, nan_share, random_dot_variance, raw_dot_variance, softmax_sharpness
 from model.engine import stages
-from ui.page.markup import md, two_translations
+from ui.page.markup import two_translations
 from ui.page.ondemand import second_continuation
 from ui.page.start import start
 from ui.parts import lengths, recipes
 from ui.session import engine, experiments, explanations
 from ui.session.figures import shared
+from views.markdown import md
 from viz.attention import attention_map
 from viz.design import dot_variance_by_head, nan_spread, softmax_against_width, variance_against_width
 from viz.lengths import around

@@ -6,9 +6,9 @@ import streamlit as st
 from i18n import N_, _, number, sentences
 from model.checkpoints.catalog import origin
 from model.checkpoints.checkpoint import read_train_log
-from ui.page.markup import md
 from ui.page.start import start
 from ui.parts import recipes, timelapse
+from views.markdown import md
 from viz.training import (
     alignment_heatmap,
     card_frame,

@@ -9,13 +9,13 @@ from i18n import N_, _, n_
 from model import AnatomyError
 from ui.page import player
 from ui.page.binding import bind, set_value
-from ui.page.markup import md
 from ui.page.ondemand import filling, spare_work, without_the_mask
 from ui.page.start import _take_turn, start
 from ui.parts import attribution, lengths, lens, patching
 from ui.parts.explained import Explained, words
 from ui.room import presenter, questions
 from ui.session import explanations
+from views.markdown import md
 from viz.explain import ROLE_SCORES, role_columns, roles_frame, roles_summary
 from viz.labels import display_piece, reads_bytes
 from viz.lengths import DETAIL, around

@@ -13,7 +13,7 @@ from test_app_models import FLAN, GPT2, T5, flan_folder, gpt2_folder, t5_folder
 from test_player import button, step_shown
 
 from model import DecodeOptions, Interventions, load_bundle
-from ui.session.urlstate import SUGGESTED_PREFIX
+from views.controls import SUGGESTED_PREFIX
 
 CONTINUE, ATTENTION, MASKS = "pages/1_translate.py", "pages/2_attention.py", "pages/5_masks_and_heads.py"
 PROMPT = "The small girl sees a white bird."

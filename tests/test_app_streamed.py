@@ -19,7 +19,7 @@ from model import InputError, load_bundle
 from ui.page import stream
 from ui.session import engine
 from ui.session.cache import RESULTS
-from ui.session.urlstate import Controls, Limits, shared_fields
+from views.controls import Controls, Limits, shared_fields
 
 PAGES = [
     "pages/1_translate.py",

@@ -14,8 +14,7 @@ from test_app_models import texts
 from model import load_bundle
 from model.engine import stages
 from model.engine.positional import relative_buckets
-from ui.page.sidebar import typed_prefix
-from ui.session.urlstate import PREFIX
+from views.controls import PREFIX, typed_prefix
 from viz.flow import flow_diagram
 from viz.relative_bias import bias_against_distance, bias_heatmaps, bucket_spans, distance_profile
 from viz.shapes import Blueprint, symbolic_shape, weights_frame

@@ -1,10 +1,10 @@
-"""ui/urlstate: controls <-> URL query parameters, validated against the model (no streamlit run)."""
+"""views.controls: controls <-> URL query parameters, validated against the model (no streamlit run)."""
 
 from __future__ import annotations
 
 import pytest
 
-from ui.session.urlstate import (
+from views.controls import (
     Controls,
     Limits,
     all_heads,

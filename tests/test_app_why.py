@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from test_app import ROOT, TIMEOUT, array, assert_clean, chart_titled, charts
 
-from ui.page.markup import md
+from views.markdown import md
 from viz.labels import display_piece
 
 PAGE = str(ROOT / "pages/8_why.py")

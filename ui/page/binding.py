@@ -10,12 +10,12 @@ from typing import Any
 import streamlit as st
 
 from i18n import _
-from ui.page.markup import md
-from ui.session.urlstate import (
+from views.controls import (
     Field,
     read_fields,
     write_fields,
 )
+from views.markdown import md
 
 VALUES, RAW, NOTES, FIELDS = "_anatomy_values", "_anatomy_url", "_anatomy_notes", "_anatomy_fields"
 

@@ -5,19 +5,10 @@ from __future__ import annotations
 
 import html
 import json
-import re
 
 import streamlit as st
 
 from i18n import N_, _
-
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>$])")
-
-
-def md(text: str) -> str:
-    """Text made literal inside Streamlit markdown: HTML escaped, markdown punctuation backslashed."""
-    return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False))
-
 
 STREAMING = "anatomy-streaming"  # the mark of a stream's line (ui/page/stream.py)
 NEWEST = "anatomy-newest"  # the mark of a steady chart's newest slot (ui/page/player.py)

@@ -11,8 +11,9 @@ import streamlit as st
 from i18n import N_, _, number, sentences
 from model import Bundle, EncodeResult, TranslationResult
 from ui.page.binding import bind, set_sentence
-from ui.page.markup import md
-from ui.page.sidebar import CHAT_HELP, CHAT_LABEL, chat_offered
+from ui.page.sidebar import CHAT_HELP, CHAT_LABEL
+from views.controls import chat_offered
+from views.markdown import md
 from viz.labels import on_one_line
 
 

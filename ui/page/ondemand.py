@@ -15,7 +15,7 @@ from model.analysis.forced import work
 from ui.session import engine
 
 if TYPE_CHECKING:
-    from ui.session.urlstate import Controls
+    from views.controls import Controls
 
 # Work (parameter x position products, model.analysis.forced.work) a part of a page may cost without
 # being asked: under half a second on one core. On the shipped model, only integrated gradients' whole table

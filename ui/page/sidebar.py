@@ -9,14 +9,14 @@ import random
 import streamlit as st
 
 from i18n import LANGUAGES, N_, _, from_locale, later, n_, sentences, set_language
-from model import Bundle, CheckpointError, InputError
+from model import Bundle, CheckpointError
 from model.checkpoints.catalog import DEFAULT
 from ui.page.binding import NOTES, RAW, bind, not_applicable, register, set_sentence, stored_values
-from ui.page.markup import CLOSE_SIDEBAR_JS, md
+from ui.page.markup import CLOSE_SIDEBAR_JS
 from ui.page.switches import NO_DECODER, switch_controls
 from ui.room import presenter
 from ui.session import engine
-from ui.session.urlstate import (
+from views.controls import (
     CHAT,
     EXAMPLES,
     LANGUAGE,
@@ -25,8 +25,13 @@ from ui.session.urlstate import (
     Field,
     Limits,
     all_heads,
+    chat_offered,
+    reads_chat,
     shared_fields,
+    typed_prefix,
 )
+from views.markdown import md
+from views.models import menu_models
 
 
 def _random_sentence() -> str:
@@ -55,18 +60,6 @@ def first_page_titles(bundle: Bundle | None) -> dict[str, str] | None:
     if bundle.capabilities.encoder_only:
         return {FIRST_PAGE: N_("Sentence")}
     return {FIRST_PAGE: N_("Continue")} if bundle.capabilities.decoder_only else None
-
-
-def typed_prefix(bundle: Bundle) -> bool:
-    """True for a model told its task in words whose checkpoint names none (flan-t5): the person types
-    the prefix, which the pages put before the sentence."""
-    return bundle.capabilities.task_prefix and bundle.capabilities.translates and not bundle.task_prefix
-
-
-def chat_offered(bundle: Bundle) -> bool:
-    """True for a decoder-only model with a chat template (an instruct checkpoint): its text can be read as a
-    user's chat message, the shared control `chat` (on unless turned off)."""
-    return bundle.capabilities.decoder_only and bundle.chat is not None
 
 
 # The chat control's label and help, said with _() where they are shown (here and ui/page/notices.py)
@@ -114,7 +107,7 @@ def choose_model() -> Bundle | None:
     """The language switch and the model picker, first in the sidebar; the chosen model, or None after showing
     why it failed (in the language chosen)."""
     choose_language()
-    names = engine.models()
+    names = menu_models()
     st.session_state[NOTES].extend(register([_model_field(names)]))
     if stored_values()["model"] not in names:  # a folder that went away since this session chose it
         stored_values()["model"] = DEFAULT
@@ -307,13 +300,7 @@ def read_controls(bundle: Bundle, limits: Limits) -> tuple[Controls, presenter.P
 def _chat_on(bundle: Bundle) -> bool:
     """Whether this run reads the text as a chat message: the stored control, for a model that offers it, when
     its chat template wraps the text (else a note says why the plain prompt is read instead)."""
-    if not chat_offered(bundle) or not stored_values()[CHAT.key]:
-        return False
-    sentence = stored_values()["sentence"]
-    if sentence.strip():
-        try:
-            bundle.chat_prompt(sentence)
-        except InputError as exc:
-            st.session_state[NOTES].append(_("{reason} Every page reads the plain prompt instead.", reason=exc))
-            return False
-    return True
+    chat, why_not = reads_chat(bundle, stored_values())
+    if why_not:
+        st.session_state[NOTES].append(why_not)
+    return chat

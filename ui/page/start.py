@@ -4,7 +4,7 @@ and the Page a page script draws with."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,16 +16,20 @@ from i18n import N_, _, language
 from model import AnatomyError, Bundle, EncodeResult, TranslationResult
 from ui.page import stream
 from ui.page.binding import NOTES, RAW, VALUES, stored_values
-from ui.page.markup import busy_note, md, page_css
+from ui.page.markup import busy_note, page_css
 from ui.page.notices import Notes, chat_note, offer_sentences, top_sentence
 from ui.page.ondemand import without_the_mask
+from ui.page.panels import draw as panels_drawn
 from ui.page.sidebar import choose_model, first_page_titles, read_controls
 from ui.page.switches import applies, switches_banner
 from ui.room import presenter
 from ui.session import engine, turns
 from ui.session.cache import holds_more_than
 from ui.session.nav import menu
-from ui.session.urlstate import PRESENT, Controls, Limits, changed_switches, read_fields
+from views.controls import PRESENT, Controls, Limits, changed_switches, read_fields
+from views.markdown import md
+from views.panels import Panel
+from views.scene import Scene
 from viz.export import page_html, toolbar_config
 from viz.style import Style
 
@@ -100,6 +104,15 @@ class Page:
             self.held.append(text)
         else:
             st.markdown(text)
+
+    @property
+    def scene(self) -> Scene:
+        """What this run's views (views/) draw from: the model, the controls, the result and every stored control."""
+        return Scene(self.bundle, self.controls, self.result, dict(stored_values()))
+
+    def panels(self, panels: Iterable[Panel]) -> dict[str, Any]:
+        """Draw a view's panels in order (ui/page/panels.py); each figure's selection event by key."""
+        return panels_drawn(self, panels)
 
     @property
     def encoder_only(self) -> bool:

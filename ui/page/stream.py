@@ -25,14 +25,15 @@ import streamlit as st
 from i18n import N_, _
 from model import Bundle, Trace, TranslationResult
 from model.results import Listener, Written
-from ui.page.markup import STREAMING, md
+from ui.page.markup import STREAMING
 from ui.page.ondemand import EAGER_WORK, continuation_work, prompt_and_steps
 from ui.session import engine, live
 from ui.session.cached import iv_key
+from views.markdown import md
 from viz.labels import display_piece, on_one_line
 
 if TYPE_CHECKING:
-    from ui.session.urlstate import Controls
+    from views.controls import Controls
 
 # A file each page run and each stream append their events to, with their times (time.time()), when set:
 # what bench/first_picture.py reads to tell the server's part of the waiting from the browser's

@@ -11,14 +11,14 @@ import streamlit as st
 from i18n import N_, _, language, sentences
 from model import Bundle
 from ui.page.binding import bind, not_applicable, stored_values
-from ui.page.markup import md
-from ui.session.urlstate import (
+from views.controls import (
     Limits,
     all_heads,
     changed_switches,
     head_label,
     trained_switches,
 )
+from views.markdown import md
 
 NO_DECODER = N_("This model is encoder-only: it has no decoder.")
 

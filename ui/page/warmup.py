@@ -34,9 +34,8 @@ def _warm_up() -> None:
     try:
         from model import AnatomyError, InputError, Interventions
         from ui.page import start  # noqa: F401 (what every page imports, imported here first)
-        from ui.page.sidebar import chat_offered
         from ui.session import engine
-        from ui.session.urlstate import EXAMPLES
+        from views.controls import EXAMPLES, chat_offered
 
         try:
             bundle = engine.get_bundle(engine.checkpoint_path())

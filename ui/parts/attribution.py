@@ -12,12 +12,12 @@ from model.analysis import METHODS
 from model.analysis.attribution import BATCH, IG_STEPS, padding_baseline
 from model.analysis.forced import work
 from ui.page.binding import bind, page_value
-from ui.page.markup import md
 from ui.page.ondemand import asked, filling
 from ui.parts.explained import Explained, both, definitions, method_label, method_name
 from ui.session import explanations
 from ui.session.figures import shared
-from ui.session.urlstate import Field
+from views.controls import Field
+from views.markdown import md
 from viz.explain import Doubt, doubts
 from viz.focus import shaded_text
 from viz.lengths import Span

@@ -14,9 +14,9 @@ from model import Bundle
 from model.analysis.attribution import IG_STEPS
 from model.engine.interventions import Interventions
 from model.results import Trace
-from ui.page.markup import md
 from ui.page.start import Page
-from ui.session.urlstate import Controls
+from views.controls import Controls
+from views.markdown import md
 from viz.labels import display_piece, reads_bytes
 from viz.style import Style
 

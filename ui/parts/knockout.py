@@ -17,12 +17,13 @@ from model.analysis.forced import work
 from model.analysis.knockout import RETRANSLATED
 from model.engine.interventions import Head
 from ui.page.binding import set_value
-from ui.page.markup import md, two_translations
+from ui.page.markup import two_translations
 from ui.page.ondemand import asked
 from ui.page.start import Page
 from ui.session import experiments, explanations
 from ui.session.figures import shared
-from ui.session.urlstate import BLOCK_NAMES, all_heads
+from views.controls import BLOCK_NAMES, all_heads
+from views.markdown import md
 from viz.masks import (
     OUTPUT_NOUNS,
     SMALL_DROP,

@@ -9,12 +9,13 @@ from i18n import N_, _, n_, sentences
 from model.analysis.cache import bytes_by_step, cache_norms, cache_step, kv_bytes
 from model.results import GenerationResult, TranslationResult
 from ui.page.binding import bind, page_value
-from ui.page.markup import md, table_height
+from ui.page.markup import table_height
 from ui.page.ondemand import STEP_WORK, asked, continuation_work
 from ui.page.start import Page
 from ui.session import experiments
 from ui.session.figures import shared
-from ui.session.urlstate import Field
+from views.controls import Field
+from views.markdown import md
 from viz.cache import bytes_by_step as bytes_chart
 from viz.cache import cache_growth, shared_heads_table, without_cache_chart
 

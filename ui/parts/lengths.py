@@ -7,7 +7,7 @@ import streamlit as st
 import i18n
 from i18n import _, n_, sentences
 from ui.page.binding import bind, page_value, set_value
-from ui.session.urlstate import COLOUR, WINDOW
+from views.controls import COLOUR, WINDOW
 from viz.lengths import COLOUR_MODES, DETAIL, MOST_SHOWN, Span, clip, whole
 
 

@@ -13,11 +13,12 @@ from model.analysis.forced import work
 from model.engine import stages
 from model.results import TranslationResult
 from ui.page.binding import bind
-from ui.page.markup import md, two_translations
+from ui.page.markup import two_translations
 from ui.page.ondemand import asked
 from ui.page.start import Page
 from ui.session import engine, explanations
 from ui.session.figures import shared
+from views.markdown import md
 from viz.lengths import Span, whole
 from viz.masks import future_weight, largest_change, mask_comparison, probability_comparison
 

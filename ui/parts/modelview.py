@@ -11,11 +11,11 @@ from i18n import N_, _, sentences
 from model.analysis.roles import block_roles, card_roles
 from model.results import Trace
 from ui.page.binding import bind, page_value, set_value
-from ui.page.markup import md
 from ui.page.start import Page
 from ui.parts import kvcache, lengths
 from ui.session.figures import shared
-from ui.session.urlstate import BLOCK_NAMES, BLOCKS, FOCUS
+from views.controls import BLOCK_NAMES, BLOCKS, FOCUS
+from views.markdown import md
 from viz.attention import attention_map, model_view, model_view_cell, model_view_legend
 from viz.focus import shaded_text
 from viz.labels import at_position, display_piece, reads_bytes

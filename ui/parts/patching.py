@@ -13,12 +13,12 @@ from model.analysis.forced import work
 from model.analysis.patching import Mismatch, mismatch, moved_pieces
 from model.engine import stages
 from ui.page.binding import bind, page_value, set_value
-from ui.page.markup import md
 from ui.page.ondemand import asked, filling
 from ui.parts.explained import Explained
 from ui.session import explanations
 from ui.session.figures import shared
-from ui.session.urlstate import Field
+from views.controls import Field
+from views.markdown import md
 from viz.explain import patch_effect, patch_grid_map
 from viz.labels import plotly_piece
 from viz.lengths import Span

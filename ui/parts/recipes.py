@@ -8,9 +8,9 @@ import streamlit as st
 import i18n
 from i18n import N_, _
 from model.training.recipe_results import findings, read_recipes
-from ui.page.markup import md
 from ui.page.start import Page
 from ui.session.cache import FIGURES
+from views.markdown import md
 from viz.style import Style
 from viz.training import recipe_curves
 

@@ -12,11 +12,12 @@ from i18n import N_, _, later, listing, n_, sentences
 from model.analysis import rotary
 from model.results import Trace
 from ui.page.binding import bind, page_value, set_value
-from ui.page.markup import md, two_translations
+from ui.page.markup import two_translations
 from ui.page.ondemand import second_continuation
 from ui.page.start import Page
 from ui.session.figures import shared
-from ui.session.urlstate import Field, int_in
+from views.controls import Field, int_in
+from views.markdown import md
 from viz.labels import at_position, display_piece, plotly_piece, reads_bytes
 from viz.rotary import angle_heatmap, frequency_chart, relative_chart, score_grid, two_bases
 

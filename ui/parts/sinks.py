@@ -11,11 +11,12 @@ from model import AnatomyError, cosine
 from model.analysis.cache import window_masks
 from model.analysis.sinks import QUIET, SINK, Sinks, sinks, summary
 from model.results import Trace, TranslationResult
-from ui.page.markup import md, two_translations
+from ui.page.markup import two_translations
 from ui.page.ondemand import second_continuation
 from ui.page.start import Page
 from ui.session.figures import shared
-from ui.session.urlstate import MAX_SENTENCE
+from views.controls import MAX_SENTENCE
+from views.markdown import md
 from viz.labels import display_piece
 from viz.sinks import residual_norms, sink_shares
 from viz.windows import window_masks as window_figure

@@ -8,12 +8,13 @@ import streamlit as st
 from i18n import _, n_, number, sentences
 from model import Bundle, TranslationResult
 from ui.page.binding import bind, page_value, set_value, stored
-from ui.page.markup import md, two_translations
+from ui.page.markup import two_translations
 from ui.page.player import TIME_LAPSE
 from ui.page.start import Page
 from ui.session import engine, explanations
 from ui.session.figures import shared
-from ui.session.urlstate import Field, int_in
+from views.controls import Field, int_in
+from views.markdown import md
 from viz.attention import attention_map, model_view
 from viz.training import snapshot_curves
 

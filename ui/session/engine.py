@@ -30,33 +30,18 @@ from model import (
     load_bundle,
 )
 from model.analysis import experiments
-from model.checkpoints.catalog import DEFAULT, available_models
+from model.checkpoints.catalog import DEFAULT
 from model.results import GenerationResult, Listener
 from ui.session.cache import MODELS
 from ui.session.cached import IvKey, cached, interventions_of, iv_key
-
-CHECKPOINT_ENV = "ANATOMY_CHECKPOINT"
-
+from views.models import checkpoint_path, menu_models
 
 THREADS_ENV = "ANATOMY_TORCH_THREADS"
 
 
-def checkpoint_path() -> str:
-    """The checkpoint directory from $ANATOMY_CHECKPOINT ('' means the shipped default model)."""
-    return os.environ.get(CHECKPOINT_ENV, "").strip()
-
-
-def models() -> dict[str, str]:
-    """Model name -> checkpoint directory for the picker ('default' is $ANATOMY_CHECKPOINT or ours).
-    Read afresh on every run (a few directory listings), so a folder added to models/ shows at once."""
-    found = available_models()
-    found[DEFAULT] = checkpoint_path()
-    return found
-
-
 def model_path(name: str) -> str:
-    """The directory of a model named in the picker ('' for the shipped default)."""
-    return checkpoint_path() if name == DEFAULT else models().get(name, checkpoint_path())
+    """The directory of a model named in the picker ('' for the shipped default; an unknown name: the default)."""
+    return checkpoint_path() if name == DEFAULT else menu_models().get(name, checkpoint_path())
 
 
 def _spinner(message: str) -> Callable[[], AbstractContextManager] | None:

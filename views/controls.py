@@ -1,4 +1,5 @@
-"""The controls as plain values, and their round trip through URL query parameters (no streamlit)."""
+"""The controls as plain values, and their round trip through URL query parameters (no streamlit): what a page
+and a notebook (views.show) read alike."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import i18n
 from i18n import DEFAULT as DEFAULT_LANGUAGE
 from i18n import LANGUAGES, N_, Later, _, later, listing, n_
-from model import DecodeOptions, Interventions
+from model import Bundle, DecodeOptions, InputError, Interventions
 from model.engine import stages
 from viz.lengths import COLOUR_MODES, DETAIL, Span
 
@@ -376,3 +377,29 @@ class Controls:
     def options(self) -> DecodeOptions:
         """Decoding options these controls ask for."""
         return DecodeOptions(beam_size=self.beam_size)
+
+
+def typed_prefix(bundle: Bundle) -> bool:
+    """True for a model told its task in words whose checkpoint names none (flan-t5): the person types
+    the prefix, which the pages put before the sentence."""
+    return bundle.capabilities.task_prefix and bundle.capabilities.translates and not bundle.task_prefix
+
+
+def chat_offered(bundle: Bundle) -> bool:
+    """True for a decoder-only model with a chat template (an instruct checkpoint): its text can be read as a
+    user's chat message, the shared control `chat` (on unless turned off)."""
+    return bundle.capabilities.decoder_only and bundle.chat is not None
+
+
+def reads_chat(bundle: Bundle, values: Mapping[str, Any]) -> tuple[bool, str]:
+    """Whether the text is read as a chat message (the `chat` control, for a model that offers it), and, when its
+    chat template cannot wrap the text, why the plain prompt is read instead (in the run's language)."""
+    if not chat_offered(bundle) or not values.get(CHAT.key, CHAT.default):
+        return False, ""
+    sentence = values["sentence"]
+    if sentence.strip():
+        try:
+            bundle.chat_prompt(sentence)
+        except InputError as exc:
+            return False, _("{reason} Every page reads the plain prompt instead.", reason=exc)
+    return True, ""

@@ -1,0 +1,55 @@
+"""Panels (views.panels) drawn in a page: headings, words, figures and tables in order, a row's panels side by
+side."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from itertools import groupby
+from typing import Any, Protocol
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from views.panels import Panel
+
+
+class Page(Protocol):
+    """What draws a figure on a page and keeps it for the page's download (ui.page.start.Page)."""
+
+    def show(
+        self, fig: go.Figure, caption: str = "", key: str | None = None, on_select: Any = "ignore", **kwargs: Any
+    ) -> Any: ...
+
+
+_TONES = {"info": st.info, "warning": st.warning}
+
+
+def draw(page: Page, panels: Iterable[Panel]) -> dict[str, Any]:
+    """Draw the panels in order (those sharing a `row` in columns) and return each figure's selection event by
+    key (a chart that is not selectable gives None)."""
+    events: dict[str, Any] = {}
+    for row, group in groupby(panels, key=lambda panel: panel.row):
+        together = list(group)
+        if row and len(together) > 1:
+            for column, panel in zip(st.columns(len(together)), together, strict=True):
+                with column:
+                    events[panel.key] = draw_one(page, panel)
+        else:
+            for panel in together:
+                events[panel.key] = draw_one(page, panel)
+    return events
+
+
+def draw_one(page: Page, panel: Panel, on_select: Any = "ignore", **kwargs: Any) -> Any:
+    """Draw one panel: its heading, words, figure (kept for the page's download) or table, and caption."""
+    if panel.heading:
+        st.subheader(panel.heading)
+    if panel.text:
+        _TONES.get(panel.tone, st.markdown)(panel.text)
+    if panel.figure is not None:
+        return page.show(panel.figure, panel.caption, key=panel.key, on_select=on_select, **kwargs)
+    if panel.table is not None:
+        st.dataframe(panel.table, key=panel.key, **kwargs)
+    if panel.caption:
+        st.caption(panel.caption)
+    return None
