@@ -3,13 +3,20 @@ page's own controls, with the prefix that keeps a second copy's keys apart (a Co
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import plotly.graph_objects as go
 
 from model import Bundle, EncodeResult, TranslationResult
 from views.controls import Controls, Limits
 from viz.style import Style
+
+
+def _drawn_here(draw: Callable[..., go.Figure], *args: Any, **kwargs: Any) -> go.Figure:
+    """draw(*args, **kwargs), drawn now."""
+    return draw(*args, **kwargs)
 
 
 def limits_of(bundle: Bundle) -> Limits:
@@ -28,6 +35,9 @@ class Scene:
     values: Mapping[str, Any] = field(default_factory=dict)  # the page's own controls (window=, colour=, view= …)
     prefix: str = ""  # put before every panel key: two copies of a part on one page never share a key
     notes: tuple[str, ...] = ()  # what the page says of its controls (a chat template that cannot wrap the text)
+    # How a figure is drawn: directly (a notebook), or through the app's figures shared by every session
+    # (ui.session.figures.shared), called as draw(viz_function, *args, **kwargs)
+    draw: Callable[..., go.Figure] = _drawn_here
 
     @property
     def limits(self) -> Limits:
@@ -53,6 +63,10 @@ class Scene:
     def chat(self) -> bool:
         """The text is read as a chat message (an instruct decoder with `chat=on`)."""
         return self.controls.chat
+
+    def figure(self, draw: Callable[..., go.Figure], *args: Any, **kwargs: Any) -> go.Figure:
+        """A viz function's figure, drawn the scene's way (shared by every session in the app)."""
+        return self.draw(draw, *args, **kwargs)
 
     def key(self, name: str) -> str:
         """A panel's or an element's key on the page."""

@@ -25,6 +25,7 @@ from ui.page.switches import applies, switches_banner
 from ui.room import presenter
 from ui.session import engine, turns
 from ui.session.cache import holds_more_than
+from ui.session.figures import shared
 from ui.session.nav import menu
 from views.controls import PRESENT, Controls, Limits, changed_switches, read_fields
 from views.markdown import md
@@ -108,7 +109,7 @@ class Page:
     @property
     def scene(self) -> Scene:
         """What this run's views (views/) draw from: the model, the controls, the result and every stored control."""
-        return Scene(self.bundle, self.controls, self.result, dict(stored_values()))
+        return Scene(self.bundle, self.controls, self.result, dict(stored_values()), draw=shared)
 
     def panels(self, panels: Iterable[Panel]) -> dict[str, Any]:
         """Draw a view's panels in order (ui/page/panels.py); each figure's selection event by key."""
