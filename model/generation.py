@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
+from typing import Any, TypeVar
 
 import torch
 
@@ -40,6 +41,8 @@ from .inputs import (
 )
 from .results import GenerationResult, Listener, Trace, TranslationResult
 from .traces import beams_of, cache_data, chosen_log_probs, decoder_input, decoding_steps, listening, make_trace
+
+Decoded = TypeVar("Decoded", bound=TranslationResult)  # a translation's result, or a continuation's
 
 DEFAULT_NEW_PIECES = 20  # a continuation's length when neither the caller nor the checkpoint says
 
@@ -154,6 +157,39 @@ class Generator:
         source, src_ids, warnings = self.encode_source(sentence)
         unknown = unknown_words(self.known_words, source, warnings)
         max_len = self.max_output(len(src_ids), options)
+        hypotheses, produced, logits, tensors, cache = self._decode_source(
+            src_ids, interventions, options, max_len, trace, listener
+        )
+        if not hypotheses[0].finished:
+            warnings.append(output_cut(max_len))
+        elif self.specials.force_eos_at_end and len(produced) == max_len:
+            warnings.append(output_ended(max_len))
+        return self._result(
+            TranslationResult,
+            (source, src_ids, warnings),
+            hypotheses,
+            produced,
+            logits,
+            tensors,
+            interventions,
+            options,
+            unknown_words=unknown,
+            cache=cache_data(self.model, cache, 1),
+        )
+
+    def _decode_source(
+        self,
+        src_ids: list[int],
+        interventions: Interventions,
+        options: DecodeOptions,
+        max_len: int,
+        trace: bool,
+        listener: Listener | None,
+    ) -> tuple[list[Hypothesis], list[int], torch.Tensor, dict[str, torch.Tensor] | None, KVCache | None]:
+        """Encode the source and decode it: the hypotheses (best first), the pieces the best one produced,
+        the logits each of its steps chose from, what was recorded on the way (None with trace=False) and
+        greedy's KV cache (None for beams and with the causal mask off). `listener` hears the encoder's
+        trace as soon as the source is encoded and, for greedy decoding, each piece as it is written."""
         specials = self.specials
         src = torch.tensor([src_ids])
         # greedy keeps the logits each step chose from. With the causal mask on they are the ones the pass
@@ -176,8 +212,7 @@ class Generator:
                 cache,
                 *listening(listener, self.tokenizer, specials.ends, max_len, options),
             )
-            best = hypotheses[0]
-            produced = best.produced
+            produced = hypotheses[0].produced
             if not produced:  # a maximum length of 0 pieces cannot happen; keep one row anyway
                 produced = [specials.eos]
             # one pass over the output after decoding: the trace equals teacher_forced's bit for bit, as
@@ -192,27 +227,7 @@ class Generator:
                 steps_seen if reuse else None,
                 recorder.tensors if recorder is not None else None,
             )
-        log_probs = logits[0].float().log_softmax(dim=-1)  # (T, vocab)
-        steps = decoding_steps(self.tokenizer, log_probs.exp(), produced, options.top_k)
-        log_prob = float(chosen_log_probs(log_probs, produced).sum())
-        if not best.finished:
-            warnings.append(output_cut(max_len))
-        elif specials.force_eos_at_end and len(produced) == max_len:
-            warnings.append(output_ended(max_len))
-        beams = beams_of(self.tokenizer, hypotheses, log_prob, options.beam_size == 1)
-        recorded = None if recorder is None else self._trace(src_ids, produced, recorder.tensors, interventions)
-        return TranslationResult(
-            source,
-            self.tokenizer.decode(best.ids),
-            recorded,
-            steps,
-            beams,
-            log_prob,
-            tuple(produced),
-            warnings,
-            unknown,
-            cache=cache_data(self.model, cache, 1),
-        )
+        return hypotheses, produced, logits, None if recorder is None else recorder.tensors, cache
 
     def _trace(
         self, src_ids: list[int], produced: list[int], tensors: dict[str, torch.Tensor], interventions: Interventions
@@ -254,6 +269,37 @@ class Generator:
         read = self._read_prompt(text, options, chat)
         prompt_ids, warnings = read[1], read[2]
         max_new = self.max_new(len(prompt_ids), options)
+        hypotheses, logits, tensors, cache = self._decode_prompt(
+            prompt_ids, interventions, options, max_new, trace, second_pass, listener
+        )
+        if not hypotheses[0].finished:
+            warnings.append(continuation_cut(max_new))
+        return self._result(
+            GenerationResult,
+            read,
+            hypotheses,
+            hypotheses[0].produced,
+            logits,
+            tensors,
+            interventions,
+            options,
+            cache=cache_data(self.model, cache if options.beam_size == 1 else None, len(prompt_ids)),
+            prompt_ids=tuple(prompt_ids),
+        )
+
+    def _decode_prompt(
+        self,
+        prompt_ids: list[int],
+        interventions: Interventions,
+        options: DecodeOptions,
+        max_new: int,
+        trace: bool,
+        second_pass: bool,
+        listener: Listener | None,
+    ) -> tuple[list[Hypothesis], torch.Tensor, dict[str, torch.Tensor] | None, KVCache | None]:
+        """Continue the prompt: the hypotheses (best first), the logits each of the best one's steps chose
+        from, what was recorded over the prompt and the new pieces (None with trace=False) and the KV cache
+        (None with the causal mask off). `listener` and `second_pass` as `generate` takes them."""
         # greedy keeps the logits each step chose from; with the causal mask on, what it computed also
         # makes the trace: each step's recorded pass and the cache's keys and values
         # (decoding.stepped_trace), so nothing is read again. Beams (the cache follows the surviving
@@ -281,8 +327,7 @@ class Generator:
                 heard,
                 beam_heard,
             )
-            best = hypotheses[0]
-            produced = best.produced  # the piece that ended it included: EOS, or an end of turn
+            produced = hypotheses[0].produced  # the piece that ended it included: EOS, or an end of turn
             fed = torch.tensor([self.decoder_input_ids(prompt_ids, produced)])
             logits, tensors = continued_logits(
                 self.model,
@@ -297,44 +342,31 @@ class Generator:
                 recorded_steps,
                 prompt_pass,
             )
-        if not best.finished:
-            warnings.append(continuation_cut(max_new))
-        return self._continuation(read, hypotheses, logits, tensors, interventions, options, cache)
+        return hypotheses, logits, tensors, cache
 
-    def _continuation(
+    def _result(
         self,
+        kind: type[Decoded],
         read: tuple[str, list[int], list[str]],
         hypotheses: list[Hypothesis],
+        produced: list[int],
         logits: torch.Tensor,
         tensors: dict[str, torch.Tensor] | None,
         interventions: Interventions,
         options: DecodeOptions,
-        cache: KVCache | None,
-    ) -> GenerationResult:
-        """The GenerationResult of a continuation of the prompt `read` (its text, ids and warnings): the best
-        hypothesis with the candidates of its steps, its log-probability, every beam, the trace (when
-        recorded) and greedy's KV cache as data."""
-        prompt, prompt_ids, warnings = read
-        best = hypotheses[0]
-        produced = best.produced
-        log_probs = logits[0].float().log_softmax(dim=-1)  # (new pieces, vocab)
+        **more: Any,
+    ) -> Decoded:
+        """The `kind` of result of decoding from `read` (the text the model read, its ids and warnings): the best
+        hypothesis with the candidates of its steps (`produced`, the pieces scored), its log-probability, every
+        beam, the trace (when recorded) and the fields in `more` (greedy's KV cache as data, ...)."""
+        text, ids, warnings = read
+        log_probs = logits[0].float().log_softmax(dim=-1)  # (pieces produced, vocab)
         steps = decoding_steps(self.tokenizer, log_probs.exp(), produced, options.top_k)
         log_prob = float(chosen_log_probs(log_probs, produced).sum())
         beams = beams_of(self.tokenizer, hypotheses, log_prob, options.beam_size == 1)
-        recorded = None if tensors is None else self._trace(prompt_ids, produced, tensors, interventions)
-        return GenerationResult(
-            prompt,
-            self.tokenizer.decode(best.ids),
-            recorded,
-            steps,
-            beams,
-            log_prob,
-            tuple(produced),
-            warnings,
-            [],
-            cache=cache_data(self.model, cache if options.beam_size == 1 else None, len(prompt_ids)),
-            prompt_ids=tuple(prompt_ids),
-        )
+        recorded = None if tensors is None else self._trace(ids, produced, tensors, interventions)
+        decoded = self.tokenizer.decode(hypotheses[0].ids)
+        return kind(text, decoded, recorded, steps, beams, log_prob, tuple(produced), warnings, **more)
 
     def _prompt_trace(
         self,

@@ -333,16 +333,29 @@ def model_view(
     # a layout re-set from its own objects validates each again (SmolLM2's 270 tiles, most tagged "sink": 3.5 s
     # of a 4.5-s Attention page one by one, 1.2 s re-set; 0.1 s so)
     fig.update_layout(annotations=annotations, shapes=shapes)
-    if pooled_note:
-        title = _("{title} · tiles pooled to {q}×{k} cells", title=title, q=nq, k=nk)
+    title = _view_title(title, (nq, nk) if pooled_note else None, shared_role)
+    fig = style.apply(fig, title, height=int(80 + layers * tile_px * aspect))
+    _fit_axes_to_tiles(fig, len(xs), len(ys), tile_px, group)
+    return fig
+
+
+def _view_title(title: str, pooled_to: tuple[int, int] | None, shared_role: str | None) -> str:
+    """The model view's title, then the cells its tiles are pooled to (query x key bins, when pooled) and
+    the role every head shares (when one does)."""
+    if pooled_to:
+        title = _("{title} · tiles pooled to {q}×{k} cells", title=title, q=pooled_to[0], k=pooled_to[1])
     if shared_role:
         title = _("{title} · every head: {role}", title=title, role=shared_role)
-    fig = style.apply(fig, title, height=int(80 + layers * tile_px * aspect))
+    return title
+
+
+def _fit_axes_to_tiles(fig: go.Figure, columns: int, rows: int, tile_px: float, group: int) -> None:
+    """Fix the model view's axes to its `columns` x `rows` of cells (the first row on top), with room above
+    for the K/V groups' names when `group` > 1, and hovering that reaches half a tile."""
     # the tiles' markers are as large as the tiles: without fixed ranges, plotly would pad the axes for them
     fig.update_layout(margin=dict(t=90 if group <= 1 else 130), hoverdistance=int(tile_px // 2))
-    fig.update_xaxes(autorange=False, range=[-0.5, len(xs) - 0.5])
-    fig.update_yaxes(autorange=False, range=[len(ys) - 0.5, -0.5])
-    return fig
+    fig.update_xaxes(autorange=False, range=[-0.5, columns - 0.5])
+    fig.update_yaxes(autorange=False, range=[rows - 0.5, -0.5])
 
 
 def model_view_legend(

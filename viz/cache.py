@@ -38,14 +38,7 @@ def cache_growth(
     index, layer_names = _columns(layers, kv_heads)
     width = layers * (kv_heads + 1) - 1
     labels = axis_labels(pieces[:positions])
-    # each column named by its layer and head (the hover reads it), a blank column between layers named by
-    # zero-width spaces (one more each, so that every name is its own): no per-cell hover text to send
-    columns = [
-        _("L{layer} kv head {head}", layer=c // (kv_heads + 1) + 1, head=c % (kv_heads + 1) + 1)
-        if c % (kv_heads + 1) < kv_heads
-        else "\u200b" * (c // (kv_heads + 1) + 1)
-        for c in range(width)
-    ]
+    columns = _column_names(kv_heads, width)
     fig = make_subplots(rows=1, cols=2, subplot_titles=[_("keys kept"), _("values kept")], horizontal_spacing=0.07)
     hovers = (
         _("%{y}<br>%{x}<br>keys length %{z:.2f}<extra></extra>"),
@@ -78,24 +71,43 @@ def cache_growth(
             row=1,
             col=column,
         )
-        step = max(1, layers // 10)
-        centres = [layer * (kv_heads + 1) + (kv_heads - 1) / 2 for layer in range(0, layers, step)]
-        fig.update_xaxes(
-            type="category",  # the ticks below sit at column numbers, between a layer's heads
-            tickmode="array",
-            tickvals=centres,
-            ticktext=layer_names[::step],
-            title_text=_("layers, {heads} each", heads=key_value_heads_named(kv_heads)),
-            range=[-0.5, width - 0.5],
-            row=1,
-            col=column,
-        )
+        _layer_axis(fig, layer_names, kv_heads, width, column)
         fig.update_yaxes(
             autorange="reversed", type="category", showticklabels=column == 1 and positions <= 60, row=1, col=column
         )
     fig.update_layout(template=style.template)
     rows = min(1400, max(320, positions * (style.tick + 3) + 120))
     return style.apply(fig, title, height=int(rows * (1.2 if style.presentation else 1.0)))
+
+
+def _column_names(kv_heads: int, width: int) -> list[str]:
+    """The names of the cache's `width` columns: each key/value head's by its layer and head (the hover reads
+    it), a blank column between layers named by zero-width spaces (one more each, so that every name is its
+    own): no per-cell hover text to send."""
+    return [
+        _("L{layer} kv head {head}", layer=c // (kv_heads + 1) + 1, head=c % (kv_heads + 1) + 1)
+        if c % (kv_heads + 1) < kv_heads
+        else "\u200b" * (c // (kv_heads + 1) + 1)
+        for c in range(width)
+    ]
+
+
+def _layer_axis(fig: go.Figure, layer_names: list[str], kv_heads: int, width: int, column: int) -> None:
+    """The x axis of one side (`column` 1: keys, 2: values): the layers named under the middle of their
+    heads, every layer or, past 19 layers, every (layers // 10)-th."""
+    layers = len(layer_names)
+    step = max(1, layers // 10)
+    centres = [layer * (kv_heads + 1) + (kv_heads - 1) / 2 for layer in range(0, layers, step)]
+    fig.update_xaxes(
+        type="category",  # the ticks below sit at column numbers, between a layer's heads
+        tickmode="array",
+        tickvals=centres,
+        ticktext=layer_names[::step],
+        title_text=_("layers, {heads} each", heads=key_value_heads_named(kv_heads)),
+        range=[-0.5, width - 0.5],
+        row=1,
+        col=column,
+    )
 
 
 def bytes_by_step(self_bytes: np.ndarray, cross_bytes: np.ndarray, step: int, style: Style, title: str) -> go.Figure:

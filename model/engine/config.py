@@ -72,6 +72,18 @@ class ModelConfig:
     parallel_residual: bool = False
 
     def __post_init__(self) -> None:
+        if isinstance(self.windows, list):  # read from JSON, which has no tuples
+            object.__setattr__(self, "windows", tuple(self.windows))
+        problems = self._count_problems()
+        problems += self._shape_problems() if not problems else []
+        problems += self._window_problems()
+        problems += self._setting_problems()
+        problems += self._switch_problems()
+        if problems:
+            raise ValueError("Invalid model config: " + "; ".join(problems))
+
+    def _count_problems(self) -> list[str]:
+        """The sizes that are not whole numbers: those that must be positive and those that may be 0."""
         problems = []
         for name in (
             "vocab_size",
@@ -89,24 +101,35 @@ class ModelConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 problems.append(f"{name} must be a non-negative integer, got {value!r}")
-        if not problems and not (self.n_encoder_layers or self.n_decoder_layers):
-            problems.append("a model needs encoder layers, decoder layers or both")
-        if not problems and self.pad_id >= self.vocab_size:
-            problems.append(f"pad_id ({self.pad_id}) must be below vocab_size ({self.vocab_size})")
-        if not problems and not self.d_head and self.d_model % self.n_heads:
-            problems.append(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
-        if not problems and self.positional.startswith("sinusoidal") and self.d_model % 2:
-            problems.append(f"sinusoidal positions need an even d_model, got {self.d_model}")
-        if not problems and self.n_kv_heads and self.n_heads % self.n_kv_heads:
-            problems.append(f"n_heads ({self.n_heads}) must be a multiple of n_kv_heads ({self.n_kv_heads})")
-        problems += self._rotary_problems() if not problems else []
-        if isinstance(self.windows, list):  # read from JSON, which has no tuples
-            object.__setattr__(self, "windows", tuple(self.windows))
+        return problems
+
+    def _shape_problems(self) -> list[str]:
+        """The first way the sizes do not fit one another, then the rotary settings' problems (read once
+        every size is a whole number)."""
+        if not (self.n_encoder_layers or self.n_decoder_layers):
+            return ["a model needs encoder layers, decoder layers or both"]
+        if self.pad_id >= self.vocab_size:
+            return [f"pad_id ({self.pad_id}) must be below vocab_size ({self.vocab_size})"]
+        if not self.d_head and self.d_model % self.n_heads:
+            return [f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})"]
+        if self.positional.startswith("sinusoidal") and self.d_model % 2:
+            return [f"sinusoidal positions need an even d_model, got {self.d_model}"]
+        if self.n_kv_heads and self.n_heads % self.n_kv_heads:
+            return [f"n_heads ({self.n_heads}) must be a multiple of n_kv_heads ({self.n_kv_heads})"]
+        return self._rotary_problems()
+
+    def _window_problems(self) -> list[str]:
+        """What is wrong with the sliding windows: not counts, or not one per layer of a decoder alone."""
         windows = self.windows
         if not isinstance(windows, tuple) or not all(isinstance(w, int) and w >= 0 for w in windows):
-            problems.append(f"windows must be non-negative integers, one per decoder layer, got {windows!r}")
-        elif windows and (len(windows) != self.n_decoder_layers or self.n_encoder_layers):
-            problems.append(f"windows are one per layer of a decoder alone: {len(windows)} for {self.n_decoder_layers}")
+            return [f"windows must be non-negative integers, one per decoder layer, got {windows!r}"]
+        if windows and (len(windows) != self.n_decoder_layers or self.n_encoder_layers):
+            return [f"windows are one per layer of a decoder alone: {len(windows)} for {self.n_decoder_layers}"]
+        return []
+
+    def _setting_problems(self) -> list[str]:
+        """The residual layout, the numbers and the named choices that are out of range."""
+        problems = []
         if self.parallel_residual and not self.norm_first:
             problems.append("parallel_residual needs norm_first (the norms come before the sublayers)")
         if self.parallel_residual and self.cross_attention:
@@ -123,7 +146,11 @@ class ModelConfig:
             problems.append(f"norm must be one of {NORMS}, got {self.norm!r}")
         if not (isinstance(self.layer_norm_eps, float) and 0.0 < self.layer_norm_eps < 1.0):
             problems.append(f"layer_norm_eps must be a small positive number, got {self.layer_norm_eps!r}")
-        for name in (
+        return problems
+
+    def _switch_problems(self) -> list[str]:
+        """The switches that are not true or false."""
+        switches = (
             "norm_first",
             "tie_embeddings",
             "scale_embeddings",
@@ -138,11 +165,12 @@ class ModelConfig:
             "qkv_bias",
             "sandwich_norm",
             "parallel_residual",
-        ):
-            if not isinstance(getattr(self, name), bool):
-                problems.append(f"{name} must be true or false, got {getattr(self, name)!r}")
-        if problems:
-            raise ValueError("Invalid model config: " + "; ".join(problems))
+        )
+        return [
+            f"{name} must be true or false, got {getattr(self, name)!r}"
+            for name in switches
+            if not isinstance(getattr(self, name), bool)
+        ]
 
     def _rotary_problems(self) -> list[str]:
         """What is wrong with the rotary settings (nothing when the positions are not rotary)."""

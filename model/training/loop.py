@@ -83,14 +83,7 @@ def run_steps(
     valid_refs = [fr for _, fr, _ in run.valid_rows[: preset.valid_sentences]]
 
     started = time.monotonic() - state["seconds"]
-    bar = tqdm(
-        total=run.max_steps,
-        initial=state["step"],
-        disable=not (run.progress and world.leader),
-        unit="step",
-        dynamic_ncols=True,
-        mininterval=2.0,
-    )
+    bar = _progress_bar(run, state)
     window_loss, window_tokens, window_start = 0.0, 0, time.monotonic()
     done = False
     while not done:
@@ -127,6 +120,18 @@ def run_steps(
         else:
             state["epoch"] += 1
     bar.close()
+
+
+def _progress_bar(run: Run, state: TrainState) -> tqdm:
+    """The steps' progress bar, from the step the run starts at (shown by the leader, when asked for)."""
+    return tqdm(
+        total=run.max_steps,
+        initial=state["step"],
+        disable=not (run.progress and run.world.leader),
+        unit="step",
+        dynamic_ncols=True,
+        mininterval=2.0,
+    )
 
 
 def _optimizer_step(

@@ -84,26 +84,13 @@ def train(
     torch.manual_seed(seed)
     rng = random.Random(seed)
 
-    if resume:
-        checkpoint = load_checkpoint(out)
-        model, tokenizer = checkpoint.model, project_tokenizer(checkpoint.tokenizer)
-    else:
-        model, tokenizer = _new_model(out, preset, train_rows, world)
-    model.to(device).train()
-    net = (
-        DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
-        if world.distributed
-        else model
-    )
+    model, tokenizer = _model_to_train(out, preset, train_rows, world, device, resume)
+    net = _wrapped(model, world, device)
     if world.rank:
         torch.manual_seed(seed + world.rank)  # the same initial weights, but each rank its own dropout
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
-    state: TrainState = {"step": 0, "epoch": 0, "seconds": 0.0, "tokens": 0}
+    optimizer, state = _optimizer_and_state(out, model, world, resume)
     if resume:
-        state = load_state(out, optimizer)
         rng = random.Random(seed + state["step"])  # a resumed run does not replay the first batches
-        if world.leader:  # written by the interrupted run after its last save: weights this run will not have
-            snapshot_files.drop_after(out, state["step"])
     run = Run(
         preset_name=preset_name,
         preset=preset,
@@ -123,16 +110,57 @@ def train(
     )
     run_steps(run, net, model, tokenizer, optimizer, state, rng)
     if world.leader:
-        (out / STAGED_TOKENIZER).unlink(missing_ok=True)
-    if world.leader and snapshots:
-        snapshot_files.save(out, model, state["step"])
-        snapshot_files.thin(out, snapshots)
+        _leave_files(out, model, state, snapshots)
     world.barrier()
     # the DistributedDataParallel wrapper goes before its process group: destroyed after it, its
     # reducer's teardown could abort the process ("terminate called without an active exception")
     del net
     leave(world)
     return json.loads((out / "card.json").read_text())
+
+
+def _model_to_train(
+    out: Path, preset: Preset, train_rows: list[tuple[str, str, str]], world: World, device: torch.device, resume: bool
+) -> tuple[Transformer, Tokenizer]:
+    """The model to train, on `device` in training mode, and its tokenizer: the checkpoint's in `out` when
+    resuming, else new ones."""
+    if resume:
+        checkpoint = load_checkpoint(out)
+        model, tokenizer = checkpoint.model, project_tokenizer(checkpoint.tokenizer)
+    else:
+        model, tokenizer = _new_model(out, preset, train_rows, world)
+    model.to(device).train()
+    return model, tokenizer
+
+
+def _wrapped(model: Transformer, world: World, device: torch.device) -> torch.nn.Module:
+    """What the steps run: the model itself, or, under torchrun, the model in DistributedDataParallel."""
+    if not world.distributed:
+        return model
+    return DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+
+
+def _optimizer_and_state(
+    out: Path, model: Transformer, world: World, resume: bool
+) -> tuple[torch.optim.Optimizer, TrainState]:
+    """Adam over the model's weights and the state the run starts from: step 0, or, when resuming, the
+    state (and the optimizer's) the interrupted run saved in `out`."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
+    if not resume:
+        return optimizer, {"step": 0, "epoch": 0, "seconds": 0.0, "tokens": 0}
+    state = load_state(out, optimizer)
+    if world.leader:  # written by the interrupted run after its last save: weights this run will not have
+        snapshot_files.drop_after(out, state["step"])
+    return optimizer, state
+
+
+def _leave_files(out: Path, model: Transformer, state: TrainState, snapshots: int) -> None:
+    """The leader's last writes in `out`: the staged tokenizer goes (the checkpoint has its own), and with
+    `snapshots`, the final weights join the snapshots, thinned to that many."""
+    (out / STAGED_TOKENIZER).unlink(missing_ok=True)
+    if snapshots:
+        snapshot_files.save(out, model, state["step"])
+        snapshot_files.thin(out, snapshots)
 
 
 def _read_corpus(
