@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from i18n import later
 
 from . import french as F
-from .lexicon import load_lexicon
+from .lexicon import Noun, load_lexicon
 
 LEX = load_lexicon()
 
@@ -219,6 +219,12 @@ def _en_clause(c: Clause, E: _Toks, question: bool) -> dict:
             else:
                 form = V.s3 if s3 else V.base
             r["verb"] = E.add(form)
+    _en_complements(c, r, E)
+    return r
+
+
+def _en_complements(c: Clause, r: dict, E: _Toks) -> None:
+    """The words after the verb: object, "to" + indirect object, predicate adjective, PP, end adverb."""
     if c.obj:
         r["obj"] = _en_np(c.obj, E)
     if c.io:
@@ -233,25 +239,14 @@ def _en_clause(c: Clause, E: _Toks, question: bool) -> dict:
         r["pp"] = _en_np(c.pp.np, E)
     if c.end:
         r["end"] = [E.add(w) for w in c.end.split()]
-    return r
 
 
 # --------------------------------------------------------------------------- French
 
 
-def _fr_np(np: NP, r: dict, T: _Toks, role: str, verb: str | None = None, neg: bool = False) -> None:
-    if np.pron:
-        T.add(LEX.prons[np.pron], r["pron"])
-        return
-    if np.noun == "NLP":
-        T.add("le", r["noun"])
-        T.add("TAL", r["noun"])
-        return
-    n = LEX.nouns[np.lemma]
+def _fr_article(np: NP, n: Noun, role: str, verb: str | None, neg: bool, adjective_before_noun: bool) -> list[str]:
+    """The French article (or determiner) words of a noun phrase whose noun is ``n``."""
     g, pl = n.gender, np.plural
-    a = LEX.adjs[np.adj] if np.adj else None
-    before = a is not None and a.position == "before"
-    art_src = r.get("det", r["noun"])
     d = np.det
     if d is None:
         if pl and not n.mass:
@@ -260,7 +255,7 @@ def _fr_np(np: NP, r: dict, T: _Toks, role: str, verb: str | None = None, neg: b
             elif role == "obj" and neg:
                 art = ["de"]
             else:
-                art = ["de" if before else "des"]
+                art = ["de" if adjective_before_noun else "des"]
         else:  # bare mass noun
             if role == "obj" and verb == "love":
                 art = [_DEF[g]]
@@ -287,7 +282,23 @@ def _fr_np(np: NP, r: dict, T: _Toks, role: str, verb: str | None = None, neg: b
         art = [NUM_FR[d]]
     else:
         raise ValueError(f"unknown determiner {d!r}")
-    for w in art:
+    return art
+
+
+def _fr_np(np: NP, r: dict, T: _Toks, role: str, verb: str | None = None, neg: bool = False) -> None:
+    if np.pron:
+        T.add(LEX.prons[np.pron], r["pron"])
+        return
+    if np.noun == "NLP":
+        T.add("le", r["noun"])
+        T.add("TAL", r["noun"])
+        return
+    n = LEX.nouns[np.lemma]
+    g, pl = n.gender, np.plural
+    a = LEX.adjs[np.adj] if np.adj else None
+    before = a is not None and a.position == "before"
+    art_src = r.get("det", r["noun"])
+    for w in _fr_article(np, n, role, verb, neg, before):
         T.add(w, art_src)
     noun_fr = n.fr_plural if pl else n.fr
     if a is not None:
@@ -608,53 +619,65 @@ class _Parser:
             return None, w
         return None, None
 
-    def clause(self, question: bool) -> Clause:
-        neg = freq = None
-        if question:
-            a = self.next()
-            subj = self.np()
-            if a in _BE_FORMS:
-                verb, tense = "be", _BE_FORMS[a]
-            elif a == "will":
-                tense = "fut"
-            elif a in _DO_FORMS:
-                tense = _DO_FORMS[a]
-            else:
-                raise ValueError(later("not a question auxiliary: {word}", word=repr(a)))
-            if self.peek() in FREQ_ADVS:
-                freq = self.next()
-            if a not in _BE_FORMS:
-                verb = self.next()
-                if verb != "be" and _EN_VERB_FORMS.get(verb, (None, None))[1] != "base":
-                    raise ValueError(later("expected a base verb form, got {word}", word=repr(verb)))
+    def question_start(self) -> tuple[NP, str, str, str | None]:
+        """The subject, verb, tense and frequency adverb of a question, read after its fronted auxiliary."""
+        freq = None
+        a = self.next()
+        subj = self.np()
+        if a in _BE_FORMS:
+            verb, tense = "be", _BE_FORMS[a]
+        elif a == "will":
+            tense = "fut"
+        elif a in _DO_FORMS:
+            tense = _DO_FORMS[a]
         else:
-            subj = self.np()
-            w = self.next()
-            if w in _BE_FORMS:
-                verb, tense = "be", _BE_FORMS[w]
-                neg, freq = self.adverbs()
-            elif w == "will":
-                tense = "fut"
-                neg, freq = self.adverbs()
-                verb = self.next()
-                if verb != "be" and _EN_VERB_FORMS.get(verb, (None, None))[1] != "base":
-                    raise ValueError(later("expected a base verb form, got {word}", word=repr(verb)))
-            elif w in _DO_FORMS:
-                tense = _DO_FORMS[w]
-                self.expect("not")
-                neg = "not"
-                verb = self.next()
-                if _EN_VERB_FORMS.get(verb, (None, None))[1] != "base":
-                    raise ValueError(later("expected a base verb form, got {word}", word=repr(verb)))
-            else:
-                if w == "never":
-                    neg, w = w, self.next()
-                elif w in FREQ_ADVS:
-                    freq, w = w, self.next()
-                if w not in _EN_VERB_FORMS:
-                    raise ValueError(later("expected a verb, got {word}", word=repr(w)))
-                verb, kind = _EN_VERB_FORMS[w]
-                tense = "past" if kind == "past" else "pres"
+            raise ValueError(later("not a question auxiliary: {word}", word=repr(a)))
+        if self.peek() in FREQ_ADVS:
+            freq = self.next()
+        if a not in _BE_FORMS:
+            verb = self.next()
+            if verb != "be" and _EN_VERB_FORMS.get(verb, (None, None))[1] != "base":
+                raise ValueError(later("expected a base verb form, got {word}", word=repr(verb)))
+        return subj, verb, tense, freq
+
+    def statement_start(self) -> tuple[NP, str, str, str | None, str | None]:
+        """The subject, verb, tense, negation and frequency adverb of a statement."""
+        neg = freq = None
+        subj = self.np()
+        w = self.next()
+        if w in _BE_FORMS:
+            verb, tense = "be", _BE_FORMS[w]
+            neg, freq = self.adverbs()
+        elif w == "will":
+            tense = "fut"
+            neg, freq = self.adverbs()
+            verb = self.next()
+            if verb != "be" and _EN_VERB_FORMS.get(verb, (None, None))[1] != "base":
+                raise ValueError(later("expected a base verb form, got {word}", word=repr(verb)))
+        elif w in _DO_FORMS:
+            tense = _DO_FORMS[w]
+            self.expect("not")
+            neg = "not"
+            verb = self.next()
+            if _EN_VERB_FORMS.get(verb, (None, None))[1] != "base":
+                raise ValueError(later("expected a base verb form, got {word}", word=repr(verb)))
+        else:
+            if w == "never":
+                neg, w = w, self.next()
+            elif w in FREQ_ADVS:
+                freq, w = w, self.next()
+            if w not in _EN_VERB_FORMS:
+                raise ValueError(later("expected a verb, got {word}", word=repr(w)))
+            verb, kind = _EN_VERB_FORMS[w]
+            tense = "past" if kind == "past" else "pres"
+        return subj, verb, tense, neg, freq
+
+    def clause(self, question: bool) -> Clause:
+        neg: str | None = None
+        if question:
+            subj, verb, tense, freq = self.question_start()
+        else:
+            subj, verb, tense, neg, freq = self.statement_start()
         obj = io = pp = adj = None
         very = False
         if verb == "be":
