@@ -4,12 +4,17 @@ page's panels in order, which a Streamlit page draws one by one and a notebook d
 from __future__ import annotations
 
 import html
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import plotly.graph_objects as go
+
+from i18n import _
+
+if TYPE_CHECKING:
+    from pandas.io.formats.style import Styler
 
 
 @dataclass(frozen=True)
@@ -20,12 +25,19 @@ class Panel:
 
     key: str
     figure: go.Figure | None = None
-    table: pd.DataFrame | None = None
+    table: pd.DataFrame | Styler | None = None  # a frame, or a styled one (viz.explain.lens_table)
     text: str = ""  # markdown: the panel's words, when it has no figure or table, or words above one
     heading: str = ""  # a subheader above the panel
     caption: str = ""
     row: str = ""  # panels with the same non-empty row sit in columns of one row
-    tone: str = ""  # for words: "info", "warning" or "" (plain)
+    # for words: "info", "warning", "error", "html" (HTML made by viz, drawn as it is), "code" (fixed-width, as
+    # typed), "plain" (text as it is, no markdown) or "" (markdown)
+    tone: str = ""
+    width: float = 1.0  # its share of its row's width (a row of 3 and 2 gives it three fifths)
+    # a number said large (a metric), `text` naming it
+    metric: str = ""
+    # words said large, this many rem high (an output), their `caption` naming them above them
+    large: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -47,6 +59,15 @@ class Panel:
 def words(key: str, text: str, tone: str = "") -> Panel:
     """A panel of words alone (markdown)."""
     return Panel(key, text=text, tone=tone)
+
+
+def side_by_side(key: str, texts: Sequence[str], captions: Sequence[str] = ("", ""), size: float = 1.3) -> list[Panel]:
+    """An experiment's outputs side by side (its before and after), said large (`size` rem high), each named by
+    its caption above it; an empty one says so (ui.page.markup.two_translations' look)."""
+    return [
+        Panel(f"{key}-{side}", text=text or _("(empty)"), caption=caption, row=key, large=size)
+        for side, (text, caption) in enumerate(zip(texts, captions, strict=True))
+    ]
 
 
 @dataclass
@@ -96,8 +117,17 @@ def panel_html(panel: Panel, include_plotlyjs: bool | str = True) -> str:
     parts = []
     if panel.heading:
         parts.append(f"<h3>{html.escape(panel.heading)}</h3>")
-    if panel.text:
-        colour = {"info": "#0b5394", "warning": "#9a6700"}.get(panel.tone, "inherit")
+    if panel.large:
+        return "".join(parts) + _large_html(panel)
+    if panel.metric:
+        parts.append(f"<p><small>{html.escape(panel.text)}</small><br><b style='font-size:1.8rem'>")
+        parts.append(f"{html.escape(panel.metric)}</b></p>")
+    elif panel.text and panel.tone == "html":
+        parts.append(panel.text)
+    elif panel.text and panel.tone in ("code", "plain"):
+        parts.append(f"<pre>{html.escape(panel.text)}</pre>")
+    elif panel.text:
+        colour = {"info": "#0b5394", "warning": "#9a6700", "error": "#b00020"}.get(panel.tone, "inherit")
         parts.append(f"<p style='color:{colour}'>{html.escape(panel.text)}</p>")
     if panel.figure is not None:
         parts.append(panel.figure.to_html(full_html=False, include_plotlyjs=include_plotlyjs))
@@ -106,3 +136,9 @@ def panel_html(panel: Panel, include_plotlyjs: bool | str = True) -> str:
     if panel.caption:
         parts.append(f"<p style='color:#666'><small>{html.escape(panel.caption)}</small></p>")
     return "".join(parts)
+
+
+def _large_html(panel: Panel) -> str:
+    """Words said large, their caption above them."""
+    named = f"<p style='color:#666'><small>{html.escape(panel.caption)}</small></p>" if panel.caption else ""
+    return named + f"<div style='font-size:{panel.large}rem;font-weight:600'>{html.escape(panel.text)}</div>"

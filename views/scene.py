@@ -64,6 +64,12 @@ class Scene:
         """The text is read as a chat message (an instruct decoder with `chat=on`)."""
         return self.controls.chat
 
+    @property
+    def output_noun(self) -> str:
+        """What the model makes of the text, a code (ui.page.start.Page.output_noun's): "answer" (to a chat
+        message), "continuation" or "translation"."""
+        return "answer" if self.chat else "continuation" if self.decoder_only else "translation"
+
     def figure(self, draw: Callable[..., go.Figure], *args: Any, **kwargs: Any) -> go.Figure:
         """A viz function's figure, drawn the scene's way (shared by every session in the app)."""
         return self.draw(draw, *args, **kwargs)

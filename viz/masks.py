@@ -45,13 +45,15 @@ def score_pipeline(
         rows=rows,
         columns=columns,
     )
-    rows, columns = rows or whole(len(queries)), columns or whole(len(keys))
+    rows = rows or whole(len(queries))
+    columns = columns or whole(len(keys))
     # the cells the mask wrote into (-inf, or the -1e9 fill), inside the window the panels show
     written = masked_cells(scores, masked)
     blocked = written[rows[0] : rows[1], columns[0] : columns[1]]
     if blocked.any():
         name = i18n._(MASKED_NAME) if np.isneginf(masked[written]).all() else _("masked (set to −10⁹)")
-        qlabels, klabels = axis_labels(queries)[rows[0] : rows[1]], axis_labels(keys)[columns[0] : columns[1]]
+        qlabels = axis_labels(queries)[rows[0] : rows[1]]
+        klabels = axis_labels(keys)[columns[0] : columns[1]]
         add_masked_overlay(fig, blocked, qlabels, klabels, "2", name, style)
     return fig
 
@@ -176,7 +178,8 @@ def probability_comparison(before: list[Step], after: list[Step], style: Style, 
         yaxis=dict(PROBABILITY_AXIS, title=_("probability")),
         xaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown),
     )
-    was, now = _("before"), _("after")
+    was = _("before")
+    now = _("after")
     fig.add_trace(
         go.Bar(
             x=ticks[: len(before)],
@@ -274,10 +277,17 @@ def knockout_frame(rows: list[dict], labels: dict[tuple, str], output: str = "tr
 
 
 def _ranked_bars(
-    frame: pd.DataFrame, named: tuple[str, str], colours: list[str], style: Style, title: str, x_title: str, top: int
+    frame: pd.DataFrame,
+    column: str,
+    name: str,
+    colours: list[str],
+    style: Style,
+    title: str,
+    x_title: str,
+    top: int,
 ) -> go.Figure:
-    """Horizontal bars of the `top` largest values of a column (`named`: its code, its name), largest on top."""
-    column, name = named
+    """Horizontal bars of the `top` largest values of `column` (a code; `name`: what the hover calls it), largest on
+    top."""
     order = frame.sort_values(column, ascending=False).head(top).index[::-1]
     shown = frame.loc[order]
     fig = style.figure(xaxis=dict(title=x_title, exponentformat="power"), yaxis=dict(type="category"))
@@ -299,8 +309,8 @@ def knockout_chart(
     """Horizontal bars of the largest drops (changed outputs marked; `output` as in knockout_frame)."""
     colours = [style.palette[3] if changed else style.palette[0] for changed in frame[f"{output} changed"]]
     title = title if title is not None else _("Heads ranked by the drop in log-probability when knocked out")
-    drop, x_title = ("log-prob drop", _("log-prob drop")), _("log-prob drop (higher = the head mattered more)")
-    return _ranked_bars(frame, drop, colours, style, title, x_title, top)
+    x_title = _("log-prob drop (higher = the head mattered more)")
+    return _ranked_bars(frame, "log-prob drop", _("log-prob drop"), colours, style, title, x_title, top)
 
 
 def knockout_caption(frame: pd.DataFrame, top: int = 20, output: str = "translation") -> str:
@@ -309,7 +319,9 @@ def knockout_caption(frame: pd.DataFrame, top: int = 20, output: str = "translat
     if frame.empty:
         return _("No head to knock out.")
     shown = frame.sort_values("log-prob drop", ascending=False).head(top)
-    red, n, most = int(shown[f"{output} changed"].sum()), len(shown), float(shown["log-prob drop"].max())
+    red = int(shown[f"{output} changed"].sum())
+    n = len(shown)
+    most = float(shown["log-prob drop"].max())
     noun = i18n._(OUTPUT_NOUNS.get(output, output))
     if red == n:
         text = n_(
@@ -376,11 +388,9 @@ def embedding_knockout_frame(rows: list[dict], labels: dict[tuple, str]) -> pd.D
 def embedding_knockout_chart(frame: pd.DataFrame, style: Style, top: int = 20, title: str | None = None) -> go.Figure:
     """Horizontal bars of the largest embedding shifts (1 - cosine to the unablated embedding)."""
     title = title if title is not None else _("Heads ranked by how far knocking them out moves the sentence embedding")
-    shift, x_title = (
-        ("embedding shift", _("embedding shift")),
-        _("1 − cosine similarity (higher = the head mattered more)"),
-    )
-    return _ranked_bars(frame, shift, [style.palette[0]] * len(frame), style, title, x_title, top)
+    colours = [style.palette[0]] * len(frame)
+    x_title = _("1 − cosine similarity (higher = the head mattered more)")
+    return _ranked_bars(frame, "embedding shift", _("embedding shift"), colours, style, title, x_title, top)
 
 
 def future_weight(pattern: np.ndarray) -> float:

@@ -194,8 +194,8 @@ class Page:
     @property
     def output_noun(self) -> str:
         """What the model makes of the text, a code the code compares (the words shown are their own messages):
-        "answer" (to a chat message), "continuation" or "translation"."""
-        return "answer" if self.chat else "continuation" if self.decoder_only else "translation"
+        "answer" (to a chat message), "continuation" or "translation" (views.scene.Scene.output_noun)."""
+        return self.scene.output_noun
 
     @property
     def doing(self) -> str:

@@ -1,84 +1,40 @@
 """The Why this word? page's attribution (pages/8_why.py): which source pieces made the output piece on
 show, by every method as lines of shaded text, with what the methods say and where the model's card doubts
-one of them; and the whole table of every output piece by one method."""
+one of them; and the whole table of every output piece by one method. What is drawn is views.attribution's;
+here, the cache, the buttons and the method picker."""
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
-from i18n import _, later, listing, n_, sentences
+from i18n import _
 from model.analysis import METHODS
-from model.analysis.attribution import BATCH, IG_STEPS, padding_baseline
-from model.analysis.forced import work
 from ui.page.binding import bind, page_value
 from ui.page.ondemand import asked, filling
-from ui.parts.explained import Explained, both, definitions, method_label, method_name
+from ui.page.start import Page
 from ui.session import explanations
-from ui.session.figures import shared
-from views.controls import Field
-from views.markdown import md
-from viz.explain import Doubt, doubts
-from viz.focus import shaded_text
+from views import attribution as view
+from views.explained import Explained, method_label
 from viz.lengths import Span
-from viz.shapes import tensor_heatmap
-
-
-def _method(text: str) -> str:
-    if text not in METHODS:
-        raise ValueError(later("expected one of {options}", options=", ".join(METHODS)))
-    return text
-
-
-METHOD = Field("method", "occlusion", _method)
-
-
-def _piece_work(why: Explained, method: str) -> float:
-    """What one method costs for one output piece (`_table_work` for a single row)."""
-    rows = {
-        "attention": 1,
-        "rollout": 1,
-        "gradient": 1,
-        "occlusion": len(why.src_pieces) + 1,
-        "integrated-gradients": IG_STEPS,
-    }[method]
-    return work(
-        why.bundle,
-        rows,
-        len(why.src_pieces) + len(why.out_ids),
-        gradients=method in ("gradient", "integrated-gradients"),
-    )
 
 
 def _methods_for(why: Explained, step: int) -> list[str]:
     """The methods shown for the piece: attention, rollout and those cheap or already computed at once, the
     others when asked (a real-size model's integrated gradients and occlusion take seconds per piece)."""
     bundle, ctl = why.bundle, why.ctl
-    costly = [
-        name
-        for name in ("gradient", "integrated-gradients", "occlusion")
-        if _piece_work(why, name) > why.spare
-        and not explanations.attribution_cached(
+    costly = view.costly_methods(
+        why,
+        lambda name: explanations.attribution_cached(
             bundle, ctl.sentence, why.out_ids, name, why.iv, pieces=(step,), chat=ctl.chat
-        )
-    ]
-    if not costly or st.button(
-        _("Add {methods} for this piece", methods=both([method_label(name) for name in costly])),
-        key="why-costly-methods",
-    ):
-        return list(METHODS)
-    st.caption(
-        _(
-            "{methods} for one piece of {model} cost more than this page computes unasked (at this size, as much "
-            "as the continuation itself or more): the button adds them.",
-            methods=both([method_label(name).capitalize() for name in costly]),
-            model=md(bundle.name),
-        )
+        ),
     )
+    if not costly or st.button(view.costly_label(costly), key="why-costly-methods"):
+        return list(METHODS)
+    st.caption(view.costly_note(why, costly))
     return [name for name in METHODS if name not in costly]
 
 
-def every_method(why: Explained, step: int, notes_below) -> None:
+def every_method(page: Page, why: Explained, step: int, notes_below) -> None:
     """Every method's line over the source for the piece on show; what they say, in `notes_below` (under
     the table, so that the picture comes first)."""
     bundle, ctl = why.bundle, why.ctl
@@ -88,239 +44,14 @@ def every_method(why: Explained, step: int, notes_below) -> None:
         )[0]
         for name in _methods_for(why, step)
     }
-    best = {name: int(abs(row).argmax()) for name, row in rows.items()}
-    st.markdown(
-        _(
-            "#### {label} {n}, **{token}**: where it came from",
-            label=why.words.piece,
-            n=step + 1,
-            token=why.shown(why.out_pieces[step]),
-        )
-    )
-    st.markdown(
-        shared(
-            shaded_text,
-            list(rows.values()),
-            why.src_pieces,
-            [method_label(name) for name in rows],
-            why.style,
-            signed=True,
-        ),
-        unsafe_allow_html=True,
-    )
+    page.panels(view.lines(why, step, rows))
     with notes_below:
-        _method_notes(why, rows, best, step)
+        page.panels(view.notes(why, rows, step))
 
 
-def _method_notes(why: Explained, rows: dict[str, np.ndarray], best: dict[str, int], step: int) -> None:
-    """Under the table: whether the methods agree on the piece that matters most, where the card doubts one,
-    the first piece as a sink, what this model's source is and where its baseline starts."""
-    agree = len(set(best.values())) == 1
-    src_pieces = why.src_pieces
-    st.caption(
-        sentences(
-            _(
-                "Each line is one method, shaded by its value over the line's largest (the methods measure in "
-                "different units; hover a word for the value)."
-            ),
-            _("Blue raises the piece, orange lowers it.")
-            if why.style.presentation
-            else _("Pink raises the piece, blue lowers it."),
-            _("Every method points first to **{token}**.", token=why.shown(src_pieces[next(iter(best.values()))]))
-            if agree
-            else _(
-                "The methods disagree on the {source} piece that matters most: {methods}.",
-                source=why.words.source,
-                methods=listing(f"{method_label(name)} **{why.shown(src_pieces[at])}**" for name, at in best.items()),
-            ),
-        )
-    )
-    _doubts(why, rows, step)
-    _sink_note(why, rows, best)
-    for note in _model_notes(why):
-        st.caption(note)
-
-
-def _model_notes(why: Explained) -> list[str]:
-    """What this model's source is and where its baseline starts (`_method_notes`)."""
-    bundle = why.bundle
-    notes = []
-    if why.decoder_only:
-        notes.append(
-            _(
-                "{model} is decoder-only: it has no encoder and no cross-attention, so the “source” is your "
-                "prompt (your chat message, wrapped by the chat template), fed to the decoder before the new "
-                "pieces. Attention and rollout come from its self-attention; the gradient methods and occlusion "
-                "change the prompt's token embeddings only, keeping the new pieces written before this one.",
-                model=md(bundle.name),
-            )
-            if why.ctl.chat
-            else _(
-                "{model} is decoder-only: it has no encoder and no cross-attention, so the “source” is your "
-                "prompt, fed to the decoder before the new pieces. Attention and rollout come from its "
-                "self-attention; the gradient methods and occlusion change the prompt's token embeddings only, "
-                "keeping the new pieces written before this one.",
-                model=md(bundle.name),
-            )
-        )
-    if bundle.task_prefix:
-        notes.append(
-            _(
-                "The source begins with the checkpoint's task prefix “{prefix}”: the model reads it as part of "
-                "the sentence, so its pieces are columns too.",
-                prefix=md(bundle.task_prefix.strip()),
-            )
-        )
-    if padding_baseline(bundle, why.iv):
-        notes.append(
-            _(
-                "Integrated gradients and occlusion start from the padding piece's embedding, not from zero: this "
-                "model adds nothing to its token embeddings (its positions are a bias on the attention scores) and "
-                "normalizes them first. A norm sends any vector but zero to unit size, so on the way from a zero "
-                "embedding the log-probabilities jump within the first tiny stretch, too steeply for any number "
-                "of steps to follow, and the rows would not add up."
-            )
-            if bundle.config.positional == "relative"
-            else _(
-                "Integrated gradients and occlusion start from the padding piece's embedding, not from zero: with "
-                "the positions switched off, nothing is added to the token embeddings and normalizes them first. "
-                "A norm sends any vector but zero to unit size, so on the way from a zero embedding the "
-                "log-probabilities jump within the first tiny stretch, too steeply for any number of steps to "
-                "follow, and the rows would not add up."
-            )
-        )
-    return notes
-
-
-def _sink_note(why: Explained, rows: dict[str, np.ndarray], best: dict[str, int]) -> None:
-    """Attention and rollout of a decoder alone pointing first to the first piece, which a trained model's heads
-    use as a sink: say so, and what they point to after it."""
-    sunk = [name for name in ("attention", "rollout") if best.get(name) == 0 and len(rows[name]) > 1]
-    if not why.decoder_only or not sunk:
-        return
-    src_pieces = why.src_pieces
-    after = listing(
-        _(
-            "{method} to **{token}**",
-            method=method_name(name),
-            token=why.shown(src_pieces[1 + int(abs(rows[name][1:]).argmax())]),
-        )
-        for name in sunk
-    )
-    st.caption(
-        n_(
-            "{methods} points first to **{token}**, the first piece ({weight} of the weight): {model}'s heads "
-            "park much of their attention there whatever the piece (an attention sink: the Attention page's sink "
-            "view), so this says where they rest rather than what they read. After the first piece, {after}.",
-            "{methods} point first to **{token}**, the first piece ({weight} of the weight): {model}'s heads "
-            "park much of their attention there whatever the piece (an attention sink: the Attention page's sink "
-            "view), so this says where they rest rather than what they read. After the first piece, {after}.",
-            len(sunk),
-            methods=both([method_name(name) for name in sunk]).capitalize(),
-            token=why.shown(src_pieces[0]),
-            weight=listing(f"{method_name(name)} {rows[name][0]:.2f}" for name in sunk),
-            model=md(why.bundle.name),
-            after=after,
-        )
-    )
-
-
-def _doubts(why: Explained, rows: dict[str, np.ndarray], step: int) -> None:
-    """Beside the lines: each method the model's card finds unreliable, with the card's figure and what
-    it does on this piece against the other methods."""
-    card = why.bundle.card.get("explanations", {})
-    agreement = card.get("attribution_agreement", {})
-    words, sentences_ = card.get("french_words"), card.get("sentences")
-    for doubt in doubts(agreement, rows):
-        called = method_name(doubt.method)
-        others = listing(f"{method_name(m)} {agreement[m]:g}%" for m in rows if m != doubt.method and m in agreement)
-        scored = (
-            _(
-                "This model's card scores every method on {words:,} French words of {sentences:,} test sentences: "
-                "{method}'s most-attributed word is the gold-aligned English word for **{agreement:g}%** of them "
-                "({others}).",
-                words=words,
-                sentences=sentences_,
-                method=called,
-                agreement=doubt.agreement,
-                others=others,
-            )
-            if isinstance(words, int) and isinstance(sentences_, int)
-            else _(
-                "This model's card scores every method on its French words of its test sentences: {method}'s "
-                "most-attributed word is the gold-aligned English word for **{agreement:g}%** of them ({others}).",
-                method=called,
-                agreement=doubt.agreement,
-                others=others,
-            )
-        )
-        st.caption(
-            sentences(
-                _("**{method} is known to disagree.**", method=called.capitalize()),
-                scored,
-                _here(why, rows, doubt, step),
-                _(
-                    "It reads the slope at one point, and where a model is sure of a piece its log-probability is "
-                    "flat there. Its largest value for this piece is {peak:.2g}; like every line, it is shaded by "
-                    "its own largest value, so a faint line looks as strong as the others.",
-                    peak=doubt.peak,
-                ),
-            )
-        )
-
-
-def _here(why: Explained, rows: dict[str, np.ndarray], doubt: Doubt, step: int) -> str:
-    """What a doubted method does on this piece against the others (`_doubts`); '' when they point nowhere."""
-
-    def word(at: int) -> str:
-        return f"**{why.shown(why.src_pieces[at])}**"
-
-    if doubt.others_top is None:
-        return ""
-    if doubt.opposite:
-        lowers = rows[doubt.method][doubt.others_top] < 0
-        fields = dict(
-            word=word(doubt.others_top),
-            methods=both([method_name(m) for m in doubt.opposite]),
-            token=why.shown(why.out_pieces[step]),
-        )
-        return (
-            _(
-                "Here it gives {word} the opposite sign to {methods}: it says {word} lowers **{token}**, they say "
-                "it raises it.",
-                **fields,
-            )
-            if lowers
-            else _(
-                "Here it gives {word} the opposite sign to {methods}: it says {word} raises **{token}**, they say "
-                "it lowers it.",
-                **fields,
-            )
-        )
-    if doubt.top != doubt.others_top:
-        return _(
-            "Here it points first to {word}; the other methods, to {theirs}.",
-            word=word(doubt.top),
-            theirs=word(doubt.others_top),
-        )
-    return _("Here it agrees with the others on {word}.", word=word(doubt.top))
-
-
-def _table_work(why: Explained, method: str) -> float:
-    positions = len(why.src_pieces) + len(why.out_ids)
-    rows = {
-        "attention": 0 if why.iv.causal_mask else 1,  # both read the output's own trace when it is that pass
-        "rollout": 0 if why.iv.causal_mask else 1,
-        "gradient": len(why.out_ids),
-        "occlusion": len(why.src_pieces) + 1,
-        "integrated-gradients": IG_STEPS * len(why.out_ids),
-    }[method]
-    return work(why.bundle, rows, positions, gradients=method in ("gradient", "integrated-gradients"))
-
-
-def whole_table(why: Explained, output: Span, source: Span) -> None:
+def whole_table(page: Page, why: Explained, output: Span, source: Span) -> None:
     """Every output piece by the method picked under it (`method=` in the URL), on a button when costly."""
-    page_value(METHOD)
+    page_value(view.METHOD)
     table = st.container()  # the picture first, its method picker under it
     method = bind(
         "method",
@@ -331,22 +62,18 @@ def whole_table(why: Explained, output: Span, source: Span) -> None:
         horizontal=True,
     )
     with table:
-        _draw_table(why, method, output, source)
+        _draw_table(page, why, method, output, source)
 
 
-def _draw_table(why: Explained, method: str, output: Span, source: Span) -> None:
-    bundle, ctl, out_ids, words = why.bundle, why.ctl, why.out_ids, why.words
-    passes = -(-IG_STEPS * len(out_ids) // BATCH) if method == "integrated-gradients" else 1
+def _draw_table(page: Page, why: Explained, method: str, output: Span, source: Span) -> None:
+    bundle, ctl, out_ids = why.bundle, why.ctl, why.out_ids
+    ask = view.table_ask(why, method)
     wanted = asked(
-        _table_work(why, method),
+        ask.cost,
         explanations.attribution_cached(bundle, ctl.sentence, out_ids, method, why.iv, chat=ctl.chat),
-        n_("Compute the whole table ({n} batched pass)", "Compute the whole table ({n} batched passes)", passes),
-        "why-whole-table",
-        _(
-            "{method} over every {label} costs more than this page computes unasked; the piece on show is above.",
-            method=method_label(method).capitalize(),
-            label=words.a_piece,
-        ),
+        ask.label,
+        ask.key,
+        ask.note,
         why.spare,
     )
     if wanted is False:
@@ -355,26 +82,4 @@ def _draw_table(why: Explained, method: str, output: Span, source: Span) -> None
         scores = explanations.attribution(
             bundle, ctl.sentence, out_ids, method, why.iv, progress=progress, trace=why.own_trace, chat=ctl.chat
         )
-    measures = definitions(why.decoder_only, padding_baseline(bundle, why.iv))
-    why.page.show(
-        shared(
-            tensor_heatmap,
-            scores,
-            why.out_pieces,
-            why.style,
-            _("Attribution: {method}", method=method_label(method)),
-            _("prompt piece") if why.decoder_only else _("source piece"),
-            why.src_pieces,
-            output,
-            source,
-        ),
-        _(
-            "Rows are the {pieces}, columns the {source} pieces; a cell is {measure}. Every piece is scored as the "
-            "model wrote it, teacher-forced on this {output}.",
-            pieces=words.pieces,
-            source=words.source,
-            measure=measures[method],
-            output=words.output,
-        ),
-        key="attribution",
-    )
+    page.panels([view.table(why, method, scores, output, source)])

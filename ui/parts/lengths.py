@@ -8,15 +8,17 @@ import i18n
 from i18n import _, n_, sentences
 from ui.page.binding import bind, page_value, set_value
 from views.controls import COLOUR, WINDOW
-from viz.lengths import COLOUR_MODES, DETAIL, MOST_SHOWN, Span, clip, whole
+from views.lengths import block_windows as block_windows  # the Masks lab's heatmaps read it here too
+from views.lengths import source_span
+from viz.lengths import COLOUR_MODES, DETAIL, MOST_SHOWN, Span, clip
 
 
 def source_window(n: int) -> Span:
     """Past DETAIL source pieces, a range slider over them (`window=` in the URL, at most MOST_SHOWN
     pieces wide); the whole sentence otherwise."""
-    span = clip(page_value(WINDOW), n)
+    span = source_span(page_value(WINDOW), n)
     if n <= DETAIL:
-        return whole(n)
+        return span
     set_value("window", span)
     return bind(
         "window",
@@ -37,12 +39,6 @@ def source_window(n: int) -> Span:
             ),
         ),
     )
-
-
-def block_windows(block: str, source: Span, output: Span) -> dict[str, Span]:
-    """The query rows and key columns an attention block's detailed heatmaps show: source pieces
-    through the source window, decoder positions through the window around the step."""
-    return dict(rows=source if block == "enc-self" else output, columns=output if block == "dec-self" else source)
 
 
 def colour() -> str:

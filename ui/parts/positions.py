@@ -1,57 +1,69 @@
-"""The Positional encoding page's table of absolute positions (the formula's, or a learned one): its title, and
-its picture while a translation or a continuation is written, which needs no run of the model."""
+"""The Positional encoding page's parts with controls: T5's bias over the text (the source window's slider),
+the table of absolute positions (the slider of dimensions to plot), and the table's picture while a
+translation or a continuation is written, which needs no run of the model. What they show: views.positional."""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
 import streamlit as st
 
-from i18n import _, n_
-from model.engine.config import ModelConfig
+from i18n import _
 from model.results import Trace
+from ui.page.binding import bind, page_value, set_value
 from ui.page.start import Page
-from ui.parts import rotary
-from ui.session.figures import shared
-from viz.positional import encoding_heatmap
-
-SHOWN = 128  # positions drawn: a sentence uses few, and 512 rows would only slow the page down
-
-
-def table_title(cfg: ModelConfig) -> str:
-    """The table's title: a learned table or the formula's, all its positions or the first SHOWN."""
-    learned, n, d = cfg.positional == "learned", cfg.max_len, cfg.d_model
-    if n > SHOWN:
-        if learned:
-            return _("Learned position table (first {shown} of {n} positions × {d})", shown=SHOWN, n=n, d=d)
-        return _("Encoding matrix (first {shown} of {n} positions × {d})", shown=SHOWN, n=n, d=d)
-    if learned:
-        return n_("Learned position table ({n} position × {d})", "Learned position table ({n} positions × {d})", n, d=d)
-    return n_("Encoding matrix ({n} position × {d})", "Encoding matrix ({n} positions × {d})", n, d=d)
+from ui.parts import lengths, rotary
+from views import positional
+from viz.lengths import Span
 
 
 def table_figure(page: Page) -> go.Figure:
     """The table as a heatmap, shared by every session."""
-    cfg = page.bundle.config
-    table = page.bundle.position_table()
-    assert table is not None, "a model whose positions are a formula or a learned table has one"
-    return shared(encoding_heatmap, table[:SHOWN], page.style, table_title(cfg), cfg.positional == "learned")
+    return positional.table_figure(page.scene)
 
 
 def prompt_view(page: Page, prompt: Trace) -> None:
     """While the translation or continuation is written (ui/page/stream.py): the table the model adds to its
     embeddings, or for a rotary model how it turns the prompt's queries and keys (ui.parts.rotary); nothing for
     T5's bias, which the finished result's trace holds."""
-    positional = page.bundle.config.positional
-    if positional == "rotary":
+    kind = positional.kind_of(page.bundle.config)
+    if kind == "rotary":
         rotary.prompt_view(page, prompt)
         return
-    if positional == "relative":
+    if kind == "relative":
         return
-    st.subheader(_("What each position adds"))
-    page.draw(table_figure(page), key="prompt-pe-table")
-    st.caption(
-        _(
-            "Each row is the vector added to the embedding at one position, whatever the text. The rest of the page "
-            "follows when the model has written its output."
-        )
+    table = positional.prompt_table(page.scene, table_figure(page))
+    st.subheader(table.heading)
+    page.draw(table.figure, key=table.key)  # not kept for the page's download: the finished page draws its own
+    st.caption(table.caption)
+
+
+def relative(page: Page, trace: Trace) -> Span:
+    """T5's bias over the text and against distance, from `trace` (a run with the bias on); returns the source
+    window its slider chose."""
+    scene = page.scene
+    profile = positional.profiles(page.bundle)
+    page.panels([*positional.relative_intro(scene), positional.bias_heading(scene)])
+    source = lengths.source_window(len(trace.src_pieces))  # the one window slider of the page
+    page.panels(positional.bias_panels(scene, trace, profile, source))
+    page.panels(positional.distance_panels(scene, trace, profile))
+    return source
+
+
+def absolute(page: Page) -> None:
+    """The table of absolute positions, its similarities, the dimensions picked against position, and the sizes
+    of what is added."""
+    scene, d_model = page.scene, page.bundle.config.d_model
+    stored = page_value(positional.dims_field(d_model))
+    if positional.shown_dims(stored, d_model) != stored:  # kept from a wider model
+        set_value("dims", positional.shown_dims(stored, d_model))
+    page.panels([*positional.absolute_intro(scene), *positional.table_panels(scene, table_figure(page))])
+    span = bind(
+        "dims",
+        st.slider,
+        label=_("Dimensions to plot"),
+        min_value=0,
+        max_value=d_model - 1,
+        to_widget=tuple,
+        from_widget=tuple,
     )
+    page.panels([positional.curves_panel(scene, span), positional.sizes_panel(scene)])

@@ -4,22 +4,22 @@ teacher-forced traces and scores, attribution, the logit lens, head roles, activ
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import torch
 
-from i18n import later
 from model import (
     Bundle,
     Interventions,
     Trace,
 )
-from model.analysis import attribute, logit_lens, patch, patch_grid, patched_translation
-from model.analysis.roles import trace_roles
+from model.analysis import attribute, logit_lens, patch_grid
 from ui.session.cached import IvKey, cached, interventions_of, iv_key
 from ui.session.engine import encode, translate
+from views.lens import LENS_TOP as LENS_TOP
+from views.lens import LensView, lens_view
+from views.patching import patched_scores, patched_text
+from views.why import head_roles
 
 
 @cached
@@ -144,28 +144,6 @@ def attribution_cached(
     return _attribution.holds(bundle.checkpoint_id, sentence, tuple(output_ids), method, iv_key(iv), pieces, chat)
 
 
-LENS_TOP = 5  # candidates per layer in the lens table
-
-
-@dataclass(frozen=True)
-class LensView:
-    """The logit lens, kept small: (layers, output pieces) probability of the piece the model wrote,
-    and each layer's LENS_TOP first candidates per output piece with their probabilities."""
-
-    final: np.ndarray  # (L, T)
-    top_pieces: list[list[list[str]]]  # [L][T][LENS_TOP]
-    top_probs: np.ndarray  # (L, T, LENS_TOP)
-
-    @property
-    def firsts(self) -> list[list[str]]:
-        """Each layer's first choice per output piece."""
-        return [[candidates[0] for candidates in row] for row in self.top_pieces]
-
-    def top_pieces_at(self, piece: int) -> list[list[str]]:
-        """[L][LENS_TOP]: each layer's first candidates for one output piece."""
-        return [row[piece] for row in self.top_pieces]
-
-
 @cached
 def _lens(
     _bundle: Bundle,
@@ -177,15 +155,8 @@ def _lens(
     chat: bool,
     trace: Trace | None = None,
 ) -> LensView:
-    lens = torch.from_numpy(
-        logit_lens(_bundle, sentence, output_ids, interventions_of(key), trace, pieces, chat)
-    )  # (L, T, vocab) log-probabilities
-    wanted = list(output_ids) if pieces is None else [output_ids[p] for p in pieces]
-    final = lens[:, torch.arange(len(wanted)), wanted].exp().numpy()
-    probs, ids = lens.topk(LENS_TOP, dim=-1)
-    return LensView(
-        final, [[_bundle.tokenizer.pieces(row.tolist()) for row in layer] for layer in ids], probs.exp().numpy()
-    )
+    lens = logit_lens(_bundle, sentence, output_ids, interventions_of(key), trace, pieces, chat)  # (L, T, vocab)
+    return lens_view(_bundle, lens, output_ids, pieces)
 
 
 def lens(
@@ -217,9 +188,7 @@ def _roles(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_
         if _bundle.capabilities.encoder_only
         else translate(_bundle, sentence, iv, beam_size, chat=chat)
     )  # a decoder-only model's continuation (or answer)
-    if result.trace is None:
-        raise ValueError(later("head roles read the result's trace, and this one was made without"))
-    return trace_roles(result.trace, iv.causal_mask, _bundle.config.windows)  # a window hides the first piece
+    return head_roles(_bundle, result, iv)
 
 
 def roles(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int = 1, chat: bool = False) -> pd.DataFrame:
@@ -240,8 +209,7 @@ def _patched(
     key: IvKey,
     chat: bool,
 ) -> np.ndarray:
-    logp = patch(_bundle, donor, receiver, output_ids, hook, positions, interventions_of(key), chat)
-    return logp[np.arange(len(output_ids)), list(output_ids)]
+    return patched_scores(_bundle, donor, receiver, output_ids, hook, positions, interventions_of(key), chat)
 
 
 def patched(
@@ -328,9 +296,7 @@ def _patched_translation(
     key: IvKey,
     chat: bool,
 ) -> str:
-    return _bundle.tokenizer.decode(
-        patched_translation(_bundle, donor, receiver, hook, positions, interventions_of(key), chat)
-    )
+    return patched_text(_bundle, donor, receiver, hook, positions, interventions_of(key), chat)
 
 
 def translation_patched(

@@ -1,22 +1,26 @@
-"""The output the Why this word? page explains (pages/8_why.py), as its parts read it (ui/parts/attribution.py,
-lens.py, patching.py): the output's pieces and the source's, the output's own trace, what the page computes
-unasked, and the words the page uses for them and for the attribution methods."""
+"""The output the Why this word? page explains, as its views read it (views/attribution.py, lens.py, patching.py):
+the output's pieces and the source's, the output's own trace, the work the page computes unasked, the words the
+page uses for them and for the attribution methods, and the parts of the page that wait for a button when
+costly."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import i18n
 from i18n import N_, _
-from model import Bundle
+from model import Bundle, TranslationResult
 from model.analysis.attribution import IG_STEPS
 from model.engine.interventions import Interventions
-from model.results import Trace
-from ui.page.start import Page
+from model.results import GenerationResult, Trace
+from views.budget import spare_work
 from views.controls import Controls
 from views.markdown import md
+from views.panels import Panel
+from views.scene import Scene
 from viz.labels import display_piece, reads_bytes
 from viz.style import Style
 
@@ -168,8 +172,7 @@ def both(items: list[str]) -> str:
 class Explained:
     """One output of the page's model (a translation, a continuation or an answer), piece by piece."""
 
-    page: Page
-    iv: Interventions  # the sidebar's switches
+    scene: Scene
     out_ids: tuple[int, ...]
     out_pieces: list[str]
     src_pieces: list[str]  # the source sentence's pieces; a decoder-only model's prompt's
@@ -179,19 +182,28 @@ class Explained:
 
     @property
     def bundle(self) -> Bundle:
-        return self.page.bundle
+        """The model."""
+        return self.scene.bundle
 
     @property
     def ctl(self) -> Controls:
-        return self.page.controls
+        """The run's controls."""
+        return self.scene.controls
+
+    @cached_property
+    def iv(self) -> Interventions:
+        """The sidebar's switches."""
+        return self.ctl.interventions()
 
     @property
     def style(self) -> Style:
-        return self.page.style
+        """The figures' looks."""
+        return self.scene.style
 
     @property
     def decoder_only(self) -> bool:
-        return self.page.decoder_only
+        """A model without an encoder: the source is the prompt, the output its continuation."""
+        return self.scene.decoder_only
 
     @property
     def yours(self) -> str:
@@ -206,3 +218,54 @@ class Explained:
     def shown(self, piece: str) -> str:
         """A piece of the texts as markdown shows it, literally (`display_piece`)."""
         return md(display_piece(piece, self.byte_level))
+
+    def key(self, name: str) -> str:
+        """A panel's key on the page (the scene's prefix before it)."""
+        return self.scene.key(name)
+
+    def figure(self, draw: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """A viz function's figure (or shaded HTML), drawn the scene's way."""
+        return self.scene.figure(draw, *args, **kwargs)
+
+
+def explained(scene: Scene, spare: Callable[[Bundle, int], float] = spare_work) -> Explained:
+    """What the page explains of the scene's result (a translation, a continuation or an answer); `spare` says
+    what the page computes unasked beside an output of so many pieces (the app's own, which tests can set)."""
+    result = scene.result
+    if not isinstance(result, TranslationResult):
+        raise ValueError(f"{scene.bundle.name} writes no output to explain")
+    tokenizer = scene.bundle.tokenizer
+    out_ids = tuple(result.output_ids)
+    if isinstance(result, GenerationResult):  # a decoder-only model's continuation: its source is the prompt
+        src_pieces = tokenizer.pieces(list(result.prompt_ids))
+    else:
+        src_pieces = result.trace.src_pieces if result.trace is not None else []
+    return Explained(
+        scene,
+        out_ids,
+        tokenizer.pieces(list(out_ids)),
+        src_pieces,
+        result.trace,
+        spare(scene.bundle, len(out_ids)),
+        words(scene.chat, scene.decoder_only),
+    )
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A part of the page that waits for a button when it costs more than the page computes unasked: its work,
+    the button's label and key, and what the page says instead of it (all said already, in the run's
+    language)."""
+
+    cost: float
+    label: str
+    key: str
+    note: str
+
+    def eager(self, spare: float) -> bool:
+        """Whether the part is computed unasked (as the page does on its first run, nothing cached)."""
+        return self.cost <= spare
+
+    def instead(self, why: Explained) -> Panel:
+        """What the page says in place of the part before the button is clicked."""
+        return Panel(why.key(self.key), caption=self.note)
