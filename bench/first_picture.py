@@ -56,7 +56,7 @@ WORDS = (
     "sunlight, and why clouds stay white while the sea looks deep blue from a plane on a sunny afternoon"
 )
 
-# The prompt's pictures (tests/test_browser_stream.py watches them too): the Attention page's heads, the Tensor
+# The prompt's pictures (tests/browser/test_browser_stream.py watches them too): the Attention page's heads, the Tensor
 # shapes page's stages; the Continue page's first is its growing text
 PICTURES = [".st-key-prompt-heads .js-plotly-plot", ".st-key-prompt-stages [data-testid='stDataFrame']"]
 

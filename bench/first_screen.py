@@ -1,5 +1,5 @@
 """Where each page's first chart starts, in px from the top of the window, in chromium at a
-projector's sizes: the measure behind tests/test_browser_talk.py's first-screen test.
+projector's sizes: the measure behind tests/browser/test_browser_talk.py's first-screen test.
 
     python bench/first_screen.py [--sizes 1280x720,1024x768] [--query present=on] [--pages attention,why]
 

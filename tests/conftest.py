@@ -13,6 +13,11 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+# The tests live in one folder per area (tests/areas.py); a test file may import another area's (its fixtures, its
+# page runner), so every area's folder is on the path too.
+AREAS = ("engine", "families", "views", "app", "browser", "room")
+for _area in AREAS:
+    sys.path.insert(0, str(ROOT / "tests" / _area))
 # GGUF files are converted into a cache folder of the run's own (the app's is ~/.cache/transformer-anatomy):
 # the first open of SmolLM2 in each worker converts it, every later one (the app servers' too) maps its image.
 # Made by the first process (pytest-xdist's workers inherit it) and removed when that process ends.
@@ -96,7 +101,7 @@ def restore_torch_threads():
 # end of both workers' time so that they finish together. (pytest-xdist's own xdist_group marks group nothing
 # with this pytest: their nodeid suffix never reaches its scheduler.)
 TESTS = Path(__file__).parent
-BROWSER_FILES = frozenset(p.name for p in TESTS.glob("test_*.py") if "mark.e2e" in p.read_text())
+BROWSER_FILES = frozenset(p.name for p in TESTS.rglob("test_*.py") if "mark.e2e" in p.read_text())
 LATER_BROWSER_FILES = frozenset({"test_browser_room.py", "test_readme_pictures.py"})
 FIRST_BROWSER_FILE = "test_browser_player.py"
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 import torch
 
 from model.checkpoints.checkpoint import save_checkpoint
@@ -41,3 +44,13 @@ def build_tiny_checkpoint(path: Path, config: ModelConfig = TINY, seed: int = 0)
     known = sorted({w for en, _ in PAIRS for w in normalize_source(en).text.split()})
     save_checkpoint(path, model, tokenizer, {"name": "tiny test fixture", "known_words": known})
     return Path(path)
+
+
+@contextmanager
+def offered(folders: Iterable[Path], checkpoint: Path | str = "") -> Iterator[None]:
+    """Model folders offered in the Model menu ($ANATOMY_MODELS) and the default model ($ANATOMY_CHECKPOINT, ''
+    for the shipped one) inside the block."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ANATOMY_CHECKPOINT", str(checkpoint))
+        patch.setenv("ANATOMY_MODELS", ":".join(str(folder) for folder in folders))
+        yield

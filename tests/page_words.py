@@ -1,5 +1,5 @@
 """What a person reads on a page run by AppTest, and the English sentences left in it (for the Chinese
-interface, tests/test_i18n_pages.py): every text element, widget label, help, option and placeholder, table
+interface, tests/app/test_i18n_pages.py): every text element, widget label, help, option and placeholder, table
 header, and every chart's title, axis titles, legend, hover template and annotation. What the person typed,
 the model's own pieces and output, model and file names and code are not the page's words and are left out."""
 
@@ -10,6 +10,8 @@ import re
 from collections.abc import Iterable, Iterator
 
 from streamlit.testing.v1 import AppTest
+
+from views.panels import PageView, Panel
 
 # Four words of English in a row (a word: letters, maybe an apostrophe or a hyphen inside; a name of one
 # capital letter and digits, L2 or H3, is not one), with spaces or light punctuation between them.
@@ -103,7 +105,7 @@ def chart_texts(at: AppTest) -> Iterator[str]:
     """Every chart's title, axis and colour-bar titles, trace names, hover templates and annotations."""
     for chart in _elements(at, "plotly_chart"):
         spec = json.loads(chart.proto.spec)
-        yield from _layout_texts(spec.get("layout", {}))
+        yield from layout_texts(spec.get("layout", {}))
         for trace in spec.get("data", []):
             for name in ("name", "hovertemplate", "legendgrouptitle"):
                 value = trace.get(name)
@@ -115,7 +117,8 @@ def chart_texts(at: AppTest) -> Iterator[str]:
             yield bar.get("text", "") if isinstance(bar, dict) else str(bar)
 
 
-def _layout_texts(layout: dict) -> Iterator[str]:
+def layout_texts(layout: dict) -> Iterator[str]:
+    """A figure layout's words: its title, axis and colour-bar titles, annotations and menu labels."""
     title = layout.get("title")
     if isinstance(title, dict):
         yield title.get("text", "")
@@ -132,6 +135,33 @@ def _layout_texts(layout: dict) -> Iterator[str]:
     for menu in layout.get("updatemenus", []) or []:
         for button in menu.get("buttons", []):
             yield button.get("label", "")
+
+
+def spec_texts(spec: dict) -> Iterator[str]:
+    """Every word of one plotly figure's JSON: its layout's (layout_texts), its traces' names and hover templates."""
+    yield from layout_texts(spec.get("layout", {}))
+    for trace in spec.get("data", []):
+        for name in ("name", "hovertemplate"):
+            if isinstance(trace.get(name), str):
+                yield trace[name]
+
+
+def figure_texts(panel: Panel) -> list[str]:
+    """A panel's figure's words (spec_texts), none for a panel without a figure."""
+    return list(spec_texts(json.loads(panel.figure.to_json()))) if panel.figure is not None else []
+
+
+def panel_keys(shown: PageView) -> list[str]:
+    """The panels' keys, in order."""
+    return [panel.key for panel in shown]
+
+
+def panel_words(shown: PageView, outputs: bool = True) -> str:
+    """Every word the panels say (headings, words, numbers and captions), without markdown's escaping
+    backslashes; with `outputs` False, not the model's outputs said large."""
+    return "\n".join(
+        f"{p.heading}\n{'' if p.large and not outputs else p.text}\n{p.metric}\n{p.caption}" for p in shown
+    ).replace("\\", "")
 
 
 # Model names that read like English words (the shipped model's card names it so).

@@ -1,5 +1,5 @@
 """Streamlit glue between the engine (model/), the pictures (viz/) and the page files (pages/), in four
-packages, each importing only the ones before it (tests/test_layout.py checks the order):
+packages, each importing only the ones before it (tests/app/test_layout.py checks the order):
 
     ui.session  what every page shares and nothing draws: the controls and their URL round trip, the
                 menu, the byte-bounded caches, the cached engine calls, figures shared across sessions

@@ -6,7 +6,7 @@ title, caption and a stable key). A Streamlit page draws these panels; a noteboo
     page = views.show("attention", "The cat eats the apple.", layer=2, head=3)
     page.figures  # the plotly figures, in the page's order
 
-Imports model/, viz/ and i18n/, never streamlit (tests/test_layout.py)."""
+Imports model/, viz/ and i18n/, never streamlit (tests/app/test_layout.py)."""
 
 from __future__ import annotations
 

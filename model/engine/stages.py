@@ -2,7 +2,7 @@
 
 A hook point is named by its module path in the Transformer (`hooks.name_hook_points`); the
 functions here build those names, so that pages, viz and the analyses ask for a stage instead of
-spelling a path. `tests/test_stages.py` checks that every name a traced run records parses and is
+spelling a path. `tests/engine/test_stages.py` checks that every name a traced run records parses and is
 built back the same, and that no other module spells one. No torch here: viz/ imports it.
 
     src_embed.hook_token                          embedding stages   embedding("token")

@@ -1,6 +1,6 @@
 """The Attention page's panels as data (views/attention.py and the parts it draws: views/modelview.py, kvcache.py,
 sinks.py, windows.py, lengths.py), by model kind and language: what the page's AppTest runs check of its pictures
-(tests/test_app.py, test_app_decoder_only.py, test_app_chat.py, test_app_anatomy.py, test_long_views.py,
+(tests/app/test_app.py, test_app_decoder_only.py, test_app_chat.py, test_app_anatomy.py, test_long_views.py,
 test_i18n_pages.py), read from the panels without Streamlit."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 import pytest
-from fixtures import TINY, build_tiny_checkpoint
+from fixtures import TINY, build_tiny_checkpoint, offered
 from hf_fixtures import DECODER_FAMILIES, GEMMA_WINDOW, make_decoder_dir, make_gpt2_dir
 from page_words import english_sentences
 
@@ -48,9 +48,7 @@ def models(tmp_path_factory, tiny_checkpoint):
         *(make_decoder_dir(root / _family(family), family, seed=3) for family in DECODER_FAMILIES),
         build_tiny_checkpoint(root / SHALLOW, ModelConfig.from_dict({**TINY.to_dict(), "n_encoder_layers": 1})),
     ]
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ANATOMY_CHECKPOINT", str(tiny_checkpoint))
-        patch.setenv("ANATOMY_MODELS", ":".join(str(folder) for folder in folders))
+    with offered(folders, str(tiny_checkpoint)):
         yield
 
 
@@ -68,7 +66,7 @@ def _said(page: PageView) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# An encoder-decoder (tests/test_app.py)
+# An encoder-decoder (tests/app/test_app.py)
 
 
 def test_an_encoder_decoder_draws_the_whole_page_in_order():
@@ -180,7 +178,7 @@ def test_a_second_copy_keeps_its_keys_apart():
 
 
 # ---------------------------------------------------------------------------------------------
-# A decoder alone (tests/test_app_decoder_only.py) and a chat message (tests/test_app_chat.py)
+# A decoder alone (tests/app/test_app_decoder_only.py) and a chat message (tests/app/test_app_chat.py)
 
 
 def test_a_decoder_only_model_has_its_self_attention_alone():
@@ -247,7 +245,7 @@ def test_the_preview_draws_the_prompt_alone():
 
 
 # ---------------------------------------------------------------------------------------------
-# Today's decoders (tests/test_app_anatomy.py)
+# Today's decoders (tests/app/test_app_anatomy.py)
 
 
 @pytest.mark.parametrize("family", DECODER_FAMILIES)
@@ -272,7 +270,7 @@ def test_gemma_names_its_window_in_the_sinks_the_cache_and_the_band():
 
 
 # ---------------------------------------------------------------------------------------------
-# An encoder alone, and texts longer than a heatmap shows (tests/test_long_views.py)
+# An encoder alone, and texts longer than a heatmap shows (tests/app/test_long_views.py)
 
 
 def test_an_encoder_alone_has_its_self_attention_and_no_cache():
@@ -308,7 +306,7 @@ def test_the_block_windows_show_source_rows_and_decoder_columns():
 
 
 # ---------------------------------------------------------------------------------------------
-# Chinese (tests/test_i18n_pages.py)
+# Chinese (tests/app/test_i18n_pages.py)
 
 
 @pytest.mark.parametrize("model", [None, GPT2, CHAT, MINILM])

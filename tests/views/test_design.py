@@ -1,6 +1,6 @@
 """The Design choices page as data (views/design.py): each section's panels in order by kind of model, the
 what-ifs measured, the recipe comparison and the page in Chinese. What the page's AppTest runs checked of its
-pictures (tests/test_app.py, test_app_models.py, test_app_decoders.py, test_app_t5_gpt2_positions.py,
+pictures (tests/app/test_app.py, test_app_models.py, test_app_decoders.py, test_app_t5_gpt2_positions.py,
 test_recipes.py, test_i18n_pages.py) is checked here on the panels."""
 
 from __future__ import annotations
@@ -10,8 +10,11 @@ import shutil
 
 import numpy as np
 import pytest
+from fixtures import offered
 from hf_fixtures import make_decoder_dir, make_gpt2_dir, make_t5_dir
-from page_words import _layout_texts, english_sentences
+from page_words import english_sentences, layout_texts
+from page_words import panel_keys as keys
+from page_words import panel_words as said
 from test_recipes import _write_runs
 
 import views
@@ -42,23 +45,13 @@ def folders(tmp_path_factory):
         make_t5_dir(root / T5, variant="t5", task_prefix=True),
         make_decoder_dir(root / GEMMA, "gemma3_text", seed=3),
     ]
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ANATOMY_MODELS", ":".join(str(folder) for folder in made))
+    with offered(made):
         yield made
-
-
-def keys(view: PageView) -> list[str]:
-    return [panel.key for panel in view]
 
 
 def annotations(view: PageView) -> list[str]:
     """Every annotation of every figure (subplot titles among them)."""
     return [note.text for figure in view.figures for note in figure.layout.annotations]
-
-
-def said(view: PageView) -> str:
-    """Every word of the page's panels, joined, without markdown's escaping backslashes."""
-    return "\n".join(f"{p.heading}\n{p.text}\n{p.caption}" for p in view).replace("\\", "")
 
 
 def page_words(view: PageView) -> list[str]:
@@ -70,7 +63,7 @@ def page_words(view: PageView) -> list[str]:
             texts += [str(column) for column in panel.table.columns]
     for figure in view.figures:
         spec = json.loads(figure.to_json())
-        texts += list(_layout_texts(spec["layout"]))
+        texts += list(layout_texts(spec["layout"]))
         texts += [trace.get(name) or "" for trace in spec["data"] for name in ("name", "hovertemplate")]
     return texts
 
@@ -107,7 +100,7 @@ def test_the_shipped_model_measures_every_choice():
     ]
     assert [p.heading for p in view if p.key.endswith("-section")] == list(design.SECTIONS.values())
     assert view["dk-switch"].heading == "The switch, on the live model" and not view["dk-switch"].text
-    assert len(view.figures) >= 7  # tests/test_app.py's count for the page
+    assert len(view.figures) >= 7  # tests/app/test_app.py's count for the page
     for figure in view.figures:
         assert figure.data or figure.layout.shapes, figure.layout.title.text
     heads = view["dk-heads"].figure

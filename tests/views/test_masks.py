@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fixtures import offered
 from hf_fixtures import make_decoder_dir, make_marian_dir
-from page_words import _layout_texts, english_sentences
+from page_words import english_sentences, layout_texts, panel_words
+from page_words import panel_keys as keys
 from test_app_models import GPT2, T5, gpt2_folder, t5_folder
 from test_families_t5_gpt2 import _sharpen
 
@@ -43,22 +45,13 @@ def models(tmp_path_factory):
         make_marian_dir(root / MARIAN),
         t5_folder(root),
     ]
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ANATOMY_CHECKPOINT", "")
-        patch.setenv("ANATOMY_MODELS", ":".join(str(folder) for folder in folders))
+    with offered(folders):
         yield
 
 
-def keys(shown: PageView) -> list[str]:
-    return [panel.key for panel in shown]
-
-
 def said(shown: PageView) -> str:
-    """Every word the panels say (their headings, texts, captions and numbers, the model's outputs aside), without
-    markdown's backslashes."""
-    return "\n".join(f"{p.heading}\n{'' if p.large else p.text}\n{p.caption}\n{p.metric}" for p in shown).replace(
-        "\\", ""
-    )
+    """Every word the panels say, the model's outputs said large aside."""
+    return panel_words(shown, outputs=False)
 
 
 def z(panel: Panel, trace: int = 0) -> np.ndarray:
@@ -316,7 +309,7 @@ def test_the_lab_draws_on_other_encoder_decoders(model):
 def test_the_lab_in_chinese_says_no_english_sentence(model):
     shown = views.show("masks_and_heads", GIRL, model=model, lang="zh")
     texts = [said(shown)] + [
-        text for figure in shown.figures for text in _layout_texts(figure.to_plotly_json()["layout"])
+        text for figure in shown.figures for text in layout_texts(figure.to_plotly_json()["layout"])
     ]
     assert english_sentences(texts, [GIRL]) == []
     assert shown["pipeline-heading"].heading != "One head, step by step: scores → mask → softmax"

@@ -6,13 +6,14 @@ positions off."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 import torch
+from fixtures import offered
 from hf_fixtures import make_decoder_dir, make_gpt2_dir, make_t5_dir
-from page_words import _layout_texts, english_sentences
+from page_words import english_sentences, figure_texts
+from page_words import panel_keys as keys
+from page_words import panel_words as said
 
 import views
 from model.analysis import rotary as rope
@@ -21,7 +22,7 @@ from model.engine.positional import relative_buckets
 from views import positional, rotary
 from views.models import open_model
 from views.pages import ControlError, scene_for
-from views.panels import PageView, Panel
+from views.panels import Panel
 
 PAGE = "positional_encoding"
 SENTENCE = "The small girl sees a white bird."
@@ -40,33 +41,13 @@ def models(tmp_path_factory):
         make_decoder_dir(root / GEMMA, "gemma3_text", seed=3),
         make_decoder_dir(root / CHAT, "qwen2", seed=3, chat_template=True),
     ]
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ANATOMY_CHECKPOINT", "")
-        patch.setenv("ANATOMY_MODELS", ":".join(str(folder) for folder in folders))
+    with offered(folders):
         yield
-
-
-def said(shown: PageView) -> str:
-    """Every word the panels say (their headings, texts, metrics and captions), without markdown's backslashes."""
-    return "\n".join(f"{p.heading}\n{p.text}\n{p.metric}\n{p.caption}" for p in shown).replace("\\", "")
-
-
-def figure_texts(panel: Panel) -> list[str]:
-    """A figure's title, axis titles, annotations and traces' names and hover templates."""
-    spec = json.loads(panel.figure.to_json()) if panel.figure is not None else {}
-    texts = list(_layout_texts(spec.get("layout", {})))
-    for trace in spec.get("data", []):
-        texts += [trace[name] for name in ("name", "hovertemplate") if isinstance(trace.get(name), str)]
-    return texts
 
 
 def z(panel: Panel, trace: int = 0) -> np.ndarray:
     assert panel.figure is not None
     return np.asarray(panel.figure.data[trace].z, dtype=float)
-
-
-def keys(shown: PageView) -> list[str]:
-    return [panel.key for panel in shown]
 
 
 EXPERIMENT = ["pe-experiment-heading", "pe-outputs-0", "pe-outputs-1", "pe-experiment"]

@@ -9,8 +9,11 @@ import json
 
 import numpy as np
 import pytest
+from fixtures import offered
 from hf_fixtures import make_decoder_dir, make_gpt2_dir, make_t5_dir
-from page_words import _layout_texts, english_sentences
+from page_words import english_sentences, layout_texts
+from page_words import panel_keys as keys
+from page_words import panel_words as said
 
 import views
 from model.checkpoints.catalog import MINILM
@@ -18,7 +21,7 @@ from model.engine import stages
 from views import shapes
 from views.models import open_model
 from views.pages import ControlError, scene_for
-from views.panels import PageView, Panel
+from views.panels import Panel
 from viz.labels import axis_labels
 
 PAGE = "tensor_shapes"
@@ -39,24 +42,13 @@ def models(tmp_path_factory):
         ),
         make_decoder_dir(root / CHAT, "qwen2", seed=3, chat_template=True),
     ]
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ANATOMY_CHECKPOINT", "")
-        patch.setenv("ANATOMY_MODELS", ":".join(str(folder) for folder in folders))
+    with offered(folders):
         yield
-
-
-def said(shown: PageView) -> str:
-    """Every word the panels say (their headings, texts and captions), without markdown's backslashes."""
-    return "\n".join(f"{p.heading}\n{p.text}\n{p.caption}" for p in shown).replace("\\", "")
 
 
 def annotations(panel: Panel) -> str:
     assert panel.figure is not None
     return " ".join(note.text or "" for note in panel.figure.layout.annotations)
-
-
-def keys(shown: PageView) -> list[str]:
-    return [panel.key for panel in shown]
 
 
 def test_the_shipped_model_in_the_pages_order_and_on_a_projector():
@@ -215,7 +207,7 @@ def test_the_page_in_chinese_says_no_english_sentence(model):
     for panel in shown.panels:
         if panel.figure is not None:
             spec = json.loads(panel.figure.to_json())
-            texts += list(_layout_texts(spec.get("layout", {})))
+            texts += list(layout_texts(spec.get("layout", {})))
     assert english_sentences(texts, [SENTENCE]) == []
     assert shown["stages"].heading != "Every stage, in the order it runs"
     assert np.isfinite(shown["stages"].table["mean"].dropna()).all()

@@ -1,6 +1,6 @@
 """The Training page as data (views/training.py, views/timelapse.py, views/recipes.py): the time-lapse at the
 URL's snapshot, the log's curves, the recipe comparison and the model card, by kind of model and in Chinese. What
-the page's AppTest runs checked of its pictures and words (tests/test_app.py, test_timelapse.py, test_recipes.py,
+the page's AppTest runs checked of its pictures and words (tests/app/test_app.py, test_timelapse.py, test_recipes.py,
 test_app_models.py, test_i18n_pages.py) is checked here on the panels."""
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 from page_words import english_sentences
-from test_design import keys, page_words, said
+from page_words import panel_keys as keys
+from page_words import panel_words as said
+from test_design import page_words
 from test_recipes import _write_runs
 
 import views

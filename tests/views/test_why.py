@@ -12,8 +12,10 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from fixtures import offered
 from hf_fixtures import make_gpt2_dir, make_t5_dir
-from page_words import _layout_texts, english_sentences
+from page_words import english_sentences, figure_texts
+from page_words import panel_words as said
 from streamlit.testing.v1 import AppTest
 from test_analysis_families import GPT2_SHARPEN, T5_SHARPEN
 from test_app import ROOT
@@ -44,29 +46,13 @@ def models(tmp_path_factory):
         _sharpen(make_t5_dir(root / "t5-tiny", variant="t5", seed=1), T5_SHARPEN),
         _sharpen(make_gpt2_dir(root / "gpt2-tiny"), GPT2_SHARPEN),
     ]
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ANATOMY_CHECKPOINT", "")
-        patch.setenv("ANATOMY_MODELS", ":".join(str(folder) for folder in folders))
+    with offered(folders):
         yield
 
 
 def method_lines(shown: PageView) -> list[str]:
     """The methods' names heading the lines of shaded text."""
     return re.findall(r"<b style=\"min-width:[\d.]+em\">([^<]+)</b>", shown["why-methods"].text)
-
-
-def said(shown: PageView) -> str:
-    """Every word the panels say (their texts, captions and headings), without markdown's escaping backslashes."""
-    return "\n".join(f"{p.heading}\n{p.text}\n{p.caption}" for p in shown).replace("\\", "")
-
-
-def figure_texts(panel: Panel) -> list[str]:
-    """A figure's title, axis titles, annotations and traces' names and hover templates."""
-    spec = json.loads(panel.figure.to_json()) if panel.figure is not None else {}
-    texts = list(_layout_texts(spec.get("layout", {})))
-    for trace in spec.get("data", []):
-        texts += [trace[name] for name in ("name", "hovertemplate") if isinstance(trace.get(name), str)]
-    return texts
 
 
 def frame(panel: Panel) -> pd.DataFrame:

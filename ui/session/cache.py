@@ -160,7 +160,7 @@ def held_bytes(value: Any) -> int:
     arrays once), strings, containers, dataclasses and plain objects recursively.
 
     A plotly figure counts its traces' and layout's property dicts and the validated objects over
-    them. Checked with tracemalloc on the app's kinds of figures (tests/test_cache.py): within 2x
+    them. Checked with tracemalloc on the app's kinds of figures (tests/app/test_cache.py): within 2x
     of what drawing one keeps allocated (0.96-1.12x measured, from small figures to a 300x300
     heatmap with a label in every cell).
     """

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fixtures import offered
 from hf_fixtures import make_decoder_dir
-from page_words import _layout_texts, english_sentences
+from page_words import english_sentences, layout_texts
+from page_words import panel_keys as keys
+from page_words import panel_words as said
 from test_app_models import FLAN, GPT2, T5, flan_folder, gpt2_folder, t5_folder
 from test_families_t5_gpt2 import _sharpen
 
@@ -37,19 +40,8 @@ def models(tmp_path_factory):
         flan_folder(root),
         t5_folder(root),
     ]
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ANATOMY_CHECKPOINT", "")
-        patch.setenv("ANATOMY_MODELS", ":".join(str(folder) for folder in folders))
+    with offered(folders):
         yield
-
-
-def keys(shown: PageView) -> list[str]:
-    return [panel.key for panel in shown]
-
-
-def said(shown: PageView) -> str:
-    """Every word the panels say (headings, texts, captions, numbers), without markdown's backslashes."""
-    return "\n".join(f"{p.heading}\n{p.text}\n{p.caption}\n{p.metric}" for p in shown).replace("\\", "")
 
 
 def ids(shown: PageView, key: str) -> list[int]:
@@ -270,7 +262,7 @@ def test_the_page_in_chinese_says_no_english_sentence(model):
     shown = views.show("translate", GIRL, model=model, lang="zh")
     words = [f"{p.heading}\n{p.caption}\n{p.metric}" for p in shown]
     words += [p.text for p in shown if not p.large and p.tone not in ("code", "plain") and p.key != "reference"]
-    words += [text for figure in shown.figures for text in _layout_texts(figure.to_plotly_json()["layout"])]
+    words += [text for figure in shown.figures for text in layout_texts(figure.to_plotly_json()["layout"])]
     tables = [str(column) for panel in shown if panel.table is not None for column in panel.table.columns]
     assert english_sentences(words + tables, [GIRL]) == []
     assert shown.panels[0].key in ("output", "encoder-only", "decoder-only")

@@ -132,7 +132,7 @@ def test_the_heartbeat_says_the_tally_in_the_pages_language():
 
 def test_a_presenter_speaking_chinese_shares_a_chinese_room(tiny_checkpoint, monkeypatch):
     monkeypatch.setenv("ANATOMY_CHECKPOINT", str(tiny_checkpoint))
-    page = str(Path(__file__).resolve().parent.parent / "pages" / "2_attention.py")
+    page = str(Path(__file__).resolve().parents[2] / "pages" / "2_attention.py")
     app = AppTest.from_file(page, default_timeout=120)
     app.query_params["share"] = "on"
     app.query_params["lang"] = "zh"

@@ -17,7 +17,7 @@ import i18n
 from i18n import N_, _, later, later_n, listing, n_, number, sentences, speaking
 from i18n import catalog as po
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MARKERS = {"_": 1, "N_": 1, "later": 1, "n_": 2, "later_n": 2}  # a marker -> how many literal strings it takes first
 
 

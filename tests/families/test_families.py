@@ -30,7 +30,7 @@ from model import CheckpointError, DecodeOptions, InputError, Interventions, loa
 from model.analysis.experiments import translate_batch
 from model.checkpoints.catalog import DEFAULT, MINILM, MODELS_ENV, available_models, packaged_models
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ATOL = 1e-4
 SHARPEN = 20.0  # weight matrices x 20: attention scores x 400, logits that follow the source
 EOS_BOOST = 4.5  # added to final_logits_bias[</s>]: some outputs end early, some run to the cap

@@ -16,7 +16,7 @@ from model.engine.config import ModelConfig
 from model.engine.hooks import recording
 from model.engine.transformer import Transformer
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SPELLED = re.compile(r"hook_[a-z]|_attn\.|\.layers\.\d|^(src|tgt)_embed\b|^(encoder|decoder)\.(layers|hook)")
 
 

@@ -18,7 +18,7 @@ from viz.lengths import DETAIL, MOST_SHOWN, TILE_BINS, around, bins, clip, colou
 from viz.shapes import tensor_heatmap
 from viz.style import Style
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 from chart_bytes import paragraph  # noqa: E402
 

@@ -23,7 +23,8 @@ PAGE_FILES = [
     "pages/7_training.py",
     "pages/8_why.py",
 ]
-SHARPEN = 20.0  # GPT-2's weight matrices x 20 (tests/test_families.py): peaked patterns, outputs that follow the prompt
+# GPT-2's weight matrices x 20 (tests/families/test_families.py): peaked patterns, outputs that follow the prompt
+SHARPEN = 20.0
 
 
 def sharpen(path: Path, scale: float = SHARPEN) -> Path:

@@ -1,6 +1,6 @@
 """Every page on the five families of today's decoders (tiny Llama, Qwen2, Qwen3, Gemma 3 and GPT-NeoX
 folders written by transformers, offered through $ANATOMY_MODELS), and the Why page's attribution, lens
-and patching on them, as on GPT-2 (tests/test_app_why_families.py)."""
+and patching on them, as on GPT-2 (tests/app/test_app_why_families.py)."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def test_why_explains_a_continuation_by_every_method(family):
     assert "decoder-only" in texts(at)
 
 
-# A chat message on every page (on by default, in the URL, the Continue page's answer): tests/test_app_chat.py.
+# A chat message on every page (on by default, in the URL, the Continue page's answer): tests/app/test_app_chat.py.
 
 
 def test_a_chat_template_that_fails_warns_and_the_plain_prompt_stays(folders, tmp_path, monkeypatch):

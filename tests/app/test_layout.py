@@ -10,7 +10,7 @@ import sys
 import tokenize
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # What each part of model/ may import from model/ (besides itself and errors.py).
 ALLOWED = {

@@ -34,7 +34,7 @@ from viz.style import Style
 from viz.training import card_frame, log_frame, loss_curves, lr_curve, metric_curves
 from viz.translate import beams_frame, pieces_frame, step_candidates, steps_frame
 
-VIZ = Path(__file__).resolve().parent.parent / "viz"
+VIZ = Path(__file__).resolve().parents[2] / "viz"
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -173,7 +173,7 @@ def test_an_event_carries_a_small_view_itself_and_a_change_in_this_process_is_pu
 
 def test_a_follower_who_steps_out_to_explore_finds_the_way_back_to_the_room(folder, tiny_checkpoint, monkeypatch):
     monkeypatch.setenv("ANATOMY_CHECKPOINT", str(tiny_checkpoint))
-    page = str(Path(__file__).resolve().parent.parent / "pages" / "2_attention.py")
+    page = str(Path(__file__).resolve().parents[2] / "pages" / "2_attention.py")
     presenter = AppTest.from_file(page, default_timeout=120)
     presenter.query_params["share"] = "on"
     presenter.query_params["sentence"] = "The cat eats the apple."

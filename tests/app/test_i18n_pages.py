@@ -16,7 +16,7 @@ from test_app_models import PAGE_FILES
 
 from i18n import speaking
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SENTENCE = "The small girl sees a white bird."
 DECODER = "tiny-qwen2-instruct"
 MODELS = {"shipped": None, "minilm": "all-MiniLM-L6-v2", "decoder": DECODER}

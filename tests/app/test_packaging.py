@@ -15,7 +15,7 @@ import pytest
 
 from ui.launch import SETTINGS, settings_flags
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _runtime_requirements() -> list[str]:
