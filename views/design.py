@@ -40,6 +40,8 @@ SECTIONS = {
 def section_title(section: str) -> str:
     """A section's question (a key of SECTIONS), in the run's language."""
     return _(SECTIONS[section])
+
+
 SWITCHES = {"dk": "scale_scores", "dmodel": "scale_embeddings"}  # the switch a section turns off and on
 
 
@@ -329,7 +331,8 @@ def fill(scene: Scene, what_if: WhatIf) -> list[Panel]:
 def _empty_row_demo(scene: Scene, passes: Passes) -> list[Panel]:
     """The all-padding row with −∞ (where the NaN starts and how far it spreads) and with −10⁹ (uniform weights)."""
     bundle, ctl, style = scene.bundle, scene.controls, scene.style
-    # the page's own translation feeds the decoder: both fills give it on a normal sentence (tests/engine/test_what_if.py)
+    # the page's own translation feeds the decoder: both fills give it on a normal sentence
+    # (tests/engine/test_what_if.py)
     empty_inf = passes.empty_source(bundle, ctl.sentence, ctl.interventions(mask_value="-inf"), output_ids(scene))
     empty_big = passes.empty_source(bundle, ctl.sentence, ctl.interventions(mask_value="-1e9"), output_ids(scene))
     shares = nan_share(empty_inf)

@@ -77,6 +77,8 @@ def texts(at: AppTest) -> str:
     return joined.replace("\\", "")
 
 
+# Every page on a Marian, a GPT-2 and both T5s, and on the five decoder families: their panels are drawn in
+# tests/views/test_every_family.py; here the encoder-only kind's frame, one AppTest per page.
 @pytest.mark.parametrize("page", PAGE_FILES)
 def test_every_page_runs_on_minilm(page):
     at = run(page, {"model": MINILM, "layer": "6", "head": "12"})
@@ -87,36 +89,6 @@ def test_every_page_runs_on_minilm(page):
     for spec in charts(at):
         assert spec["data"] or spec["layout"].get("shapes")
     assert at.sidebar.selectbox(key="w_model").value == MINILM
-
-
-@pytest.mark.parametrize("page", PAGE_FILES)
-def test_every_page_runs_on_a_marian_folder(page):
-    at = run(page, {"model": "tiny-marian"})
-    assert_clean(at)
-    if page != "pages/7_training.py":
-        assert charts(at)
-
-
-@pytest.mark.parametrize("page", PAGE_FILES)
-def test_every_page_runs_on_a_gpt2_folder(page):
-    at = run(page, {"model": GPT2, "layer": "2", "head": "2"})
-    assert not at.exception, [e.message for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-    if page != "pages/7_training.py":
-        assert charts(at)
-    for spec in charts(at):
-        assert spec["data"] or spec["layout"].get("shapes")
-    assert at.sidebar.selectbox(key="w_model").value == GPT2
-
-
-@pytest.mark.parametrize("model", [FLAN, T5])
-@pytest.mark.parametrize("page", PAGE_FILES)
-def test_every_page_runs_on_a_t5_folder(page, model):
-    at = run(page, {"model": model})
-    assert not at.exception, [e.message for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-    if page != "pages/7_training.py":
-        assert charts(at)
 
 
 def test_encoder_only_pages_say_what_does_not_apply():

@@ -248,8 +248,8 @@ def release(namespace: dict[str, Any]) -> None:
     15 s after): every function the page defined refers to it, and Streamlit keeps that run's
     widget labels (format_func) and callbacks and the URL fields. Without this, each open tab
     pinned its own copy of a result the shared cache had evicted or never kept (four tabs with
-    pasted paragraphs: 996 MiB, tests/app/test_memory_long.py). So a label function or callback of a page must not read a
-    dropped name: Streamlit may call it after the run (give it the small values it needs).
+    pasted paragraphs: 996 MiB, tests/app/test_memory_long.py). So a label function or callback of a page must not
+    read a dropped name: Streamlit may call it after the run (give it the small values it needs).
     """
     for name in [
         n for n, value in namespace.items() if not n.startswith("__") and holds_more_than(value, RELEASED_ABOVE)
