@@ -158,10 +158,14 @@ def panel_keys(shown: PageView) -> list[str]:
 
 def panel_words(shown: PageView, outputs: bool = True) -> str:
     """Every word the panels say (headings, words, numbers and captions), without markdown's escaping
-    backslashes; with `outputs` False, not the model's outputs said large."""
-    return "\n".join(
-        f"{p.heading}\n{'' if p.large and not outputs else p.text}\n{p.metric}\n{p.caption}" for p in shown
-    ).replace("\\", "")
+    backslashes; with `outputs` False, not what the model read and wrote (its outputs said large, the text it read
+    shown as typed: st.text and st.code in the app, which english_on_page leaves out too)."""
+    return "\n".join(f"{p.heading}\n{_said_text(p, outputs)}\n{p.metric}\n{p.caption}" for p in shown).replace("\\", "")
+
+
+def _said_text(panel: Panel, outputs: bool) -> str:
+    """A panel's words, unless they are the model's own (with `outputs` False)."""
+    return "" if not outputs and (panel.large or panel.tone in ("code", "plain")) else panel.text
 
 
 # Model names that read like English words (the shipped model's card names it so).
