@@ -103,6 +103,12 @@ def _hover(weights: np.ndarray | None) -> str:
     return said if weights is None else said.replace("%{z:.3f}", "%{customdata:.3f}")
 
 
+def _cell_text(weights: np.ndarray) -> list[list[str]]:
+    """Each cell's weight to two places, a masked (NaN) cell left blank. Plotly's heatmap text template knows
+    z and text but not customdata, so the real weights under a log or per-row colour go in as text."""
+    return [["" if np.isnan(w) else f"{w:.2f}" for w in row] for row in weights.tolist()]
+
+
 def _head_grid(heads: int, n_queries: int, klabels: list[str], style: Style) -> PanelGrid:
     """The panels' grid of `heads` heads over n_queries rows and keys labelled `klabels`: four a row, two
     when there are more than 16 keys."""
@@ -251,7 +257,8 @@ def attention_map(
             zmax=zmax,
             colorscale=style.weights,
             colorbar=dict(title=bar, thickness=14),
-            texttemplate=("%{z:.2f}" if weights is None else "%{customdata:.2f}") if show_values else None,
+            text=_cell_text(z if weights is None else weights) if show_values else None,
+            texttemplate="%{text}" if show_values else None,
             textfont=dict(size=style.tick),
         )
     )

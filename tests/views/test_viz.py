@@ -109,6 +109,21 @@ def test_head_average_and_presentation_style(result):
     assert np.allclose(np.asarray(fig.data[0].z).sum(axis=1), 1.0, atol=1e-5)
 
 
+@pytest.mark.parametrize("colour", ["linear", "row", "log"])
+def test_a_maps_cells_print_the_weights_in_every_colour_scale(result, colour):
+    """Under a per-row or log₁₀ colour the cells still print the weights themselves (they once printed "-":
+    plotly's heatmap text knows no customdata)."""
+    trace = result.trace
+    pattern = trace.pattern("encoder", "self", 0)[0]
+    pieces = trace.src_pieces
+    fig = attention_map(pattern, pieces, pieces, Style(), "head", colour=colour, show_values=True)
+    heatmap = fig.data[0]
+    assert heatmap.texttemplate == "%{text}"
+    printed = np.array([[float(cell) for cell in row] for row in heatmap.text])
+    assert printed.shape == pattern.shape
+    assert np.allclose(printed, pattern, atol=0.005 + 1e-9)
+
+
 def test_model_view_tiles_every_layer_and_head_and_maps_clicks_back(result):
     trace = result.trace
     n = 20  # short enough that no tile is pooled: every weight is drawn as it is
