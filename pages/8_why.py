@@ -20,7 +20,6 @@ from views import why as view
 from views.explained import explained, words
 from views.markdown import md
 from viz.explain import ROLE_SCORES, role_columns
-from viz.labels import display_piece, reads_bytes
 from viz.lengths import DETAIL, around
 
 PIECE_WIDGET = "w_why_piece"
@@ -35,7 +34,7 @@ def _piece_picked() -> None:
 def _pick_piece(out_pieces: list[str], step: int, playing: bool) -> int:
     """The output pieces around the step as buttons (a click explains that piece) and a slider over
     all of them (`step=` in the URL); returns the piece on show, from 0."""
-    byte_level = reads_bytes(out_pieces)
+    chips = view.piece_chips(out_pieces)
     # on a projector, the pieces' buttons (and the clicker) pick the piece while they show every one
     if len(out_pieces) > 1 and not (ctl.presentation and len(out_pieces) <= DETAIL):
         step = bind("step", st.slider, label=PIECE, min_value=1, max_value=len(out_pieces), moving=playing) - 1
@@ -45,7 +44,7 @@ def _pick_piece(out_pieces: list[str], step: int, playing: bool) -> int:
         list(range(*around(step, len(out_pieces)))),
         key=PIECE_WIDGET,
         on_change=_piece_picked,
-        format_func=lambda i: md(display_piece(out_pieces[i], byte_level)),
+        format_func=chips.__getitem__,
         disabled=playing,
         label_visibility="collapsed",
     )

@@ -22,6 +22,7 @@ from views.panels import Panel, words
 from views.patching import DONOR
 from views.scene import Scene
 from viz.explain import roles_frame, roles_summary
+from viz.labels import distinct_labels
 from viz.lengths import around
 
 # The page's own controls: the whole table's method, the donor, the source window
@@ -111,6 +112,12 @@ def roles(scene: Scene, frame: pd.DataFrame) -> list[Panel]:
             "0.5, else broad at 0.9 or more."
         )
     return [summary, Panel(scene.key("why-roles"), table=roles_frame(frame), caption=caption)]
+
+
+def piece_chips(out_pieces: list[str]) -> list[str]:
+    """The output pieces' chips as the picker writes them, one per piece: a piece that repeats carries its
+    position ("a₅", "a₁₁"), so that each chip names (and Streamlit maps back to) its own piece."""
+    return [md(label) for label in distinct_labels(out_pieces)]
 
 
 def explanation(why: Explained, step: int) -> list[Panel]:

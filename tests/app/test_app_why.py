@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from test_app import ROOT, TIMEOUT, array, assert_clean, chart_titled, charts
 
-from views.markdown import md
+from views.why import piece_chips
 from viz.labels import display_piece
 
 PAGE = str(ROOT / "pages/8_why.py")
@@ -42,13 +42,27 @@ def test_clicking_an_output_piece_explains_that_piece(default_bundle_pieces):
     at = run()
     assert_clean(at)
     pills = at.pills(key="w_why_piece")
-    assert pills.options == [md(display_piece(p)) for p in default_bundle_pieces]
+    assert pills.options == piece_chips(default_bundle_pieces)
     assert piece_on_show(at).startswith("#### Output piece 1,")
     pills.set_value(2).run()
     assert_clean(at)
     assert piece_on_show(at).startswith(f"#### Output piece 3, **{display_piece(default_bundle_pieces[2])}**")
     assert at.slider(key="w_step").value == 3 and at.query_params["step"] == "3"
     assert method_lines(at) == ["attention", "rollout", "gradient", "integrated-gradients", "occlusion"]
+
+
+def test_a_repeated_pieces_chips_each_open_their_own_piece():
+    """"La fille voit la fille.": the two "fille" chips are told apart by their positions, and each opens its
+    own piece (with one label for both, Streamlit mapped either chip to the last)."""
+    at = run(sentence="The girl sees the girl.")
+    assert_clean(at)
+    pills = at.pills(key="w_why_piece")
+    assert len(set(pills.options)) == len(pills.options)
+    assert [option for option in pills.options if "fille" in option] == ["fille₂", "fille₅"]
+    for picked in (2, 5):
+        at.pills(key="w_why_piece").set_value(picked).run()
+        assert piece_on_show(at).startswith(f"#### Output piece {picked + 1}, **fille**")
+        assert at.pills(key="w_why_piece").value == picked
 
 
 def test_the_patching_grid_finds_the_word_that_differs_and_translates_with_it():
