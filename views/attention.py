@@ -148,6 +148,11 @@ def prompt_panel(scene: Scene, prompt: Trace) -> Panel:
     return Panel(scene.key("prompt-heads"), figure, heading=heading, caption=caption)
 
 
+def written_so_far(text: str, pieces: list[str]) -> str:
+    """The output so far as text, or as its pieces when the text is white space alone (a line break, "↵")."""
+    return text if text.strip() else "".join(display_piece(p) for p in pieces)
+
+
 def step_words(scene: Scene, step: int) -> Panel:
     """What step t (`step`, from 0) read and produced, and the output so far."""
     trace = trace_of(scene)
@@ -160,7 +165,7 @@ def step_words(scene: Scene, step: int) -> Panel:
         output = "".join(
             display_piece(p) if not p.startswith("▁") else " " + display_piece(p) for p in trace.out_pieces[: step + 1]
         ).strip()
-    so_far = md(on_one_line(output)) or _("(nothing yet)")
+    so_far = md(on_one_line(written_so_far(output, trace.out_pieces[first : row + 1]))) or _("(nothing yet)")
     if scene.chat:
         said = _("Answer so far: **{text}**", text=so_far)
     elif scene.decoder_only:

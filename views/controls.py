@@ -300,7 +300,7 @@ def _bad_value(field: Field, raw: str, exc: Exception) -> Later:
             reason=reason,
         )
     return later(
-        "URL parameter {key}={value} is not valid ({reason}); using the default {default}.",
+        "URL parameter {key}={value} is not valid ({reason}); using the default, “{default}”.",
         key=field.key,
         value=value,
         reason=reason,

@@ -253,18 +253,18 @@ def _sweep_does(scene: Scene, n: int) -> str:
     if scene.controls.ablate:
         return n_(
             "Knocks out the {n} head (on top of the sidebar's switches, so the heads already knocked out there are "
-            "left out), scores the original output under its knock-out, and measures how much its log-probability "
-            "falls.",
+            "left out), scores the original output under its knock-out, and measures how much the output's "
+            "log-probability falls.",
             "Knocks out each of the {n} heads in turn (on top of the sidebar's switches, so the heads already "
             "knocked out there are left out), scores the original output under each knock-out, and ranks heads by "
-            "how much its log-probability falls.",
+            "how much the output's log-probability falls.",
             n,
         )
     return n_(
         "Knocks out the {n} head (on top of the sidebar's switches), scores the original output under its "
-        "knock-out, and measures how much its log-probability falls.",
+        "knock-out, and measures how much the output's log-probability falls.",
         "Knocks out each of the {n} heads in turn (on top of the sidebar's switches), scores the original output "
-        "under each knock-out, and ranks heads by how much its log-probability falls.",
+        "under each knock-out, and ranks heads by how much the output's log-probability falls.",
         n,
     )
 

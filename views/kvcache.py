@@ -114,12 +114,11 @@ def cache_panels(scene: Scene, step: int, pieces: list[str]) -> list[Panel]:
     if cache is None or not isinstance(result, TranslationResult):
         return []
     now = cache_step(cache, step)
-    title = n_(
-        "KV cache after step {step}: {positions} positions × {n} key/value head per layer",
-        "KV cache after step {step}: {positions} positions × {n} key/value heads per layer",
-        scene.bundle.config.kv_heads,
+    title = _(
+        "KV cache after step {step}: {positions} × {heads}",
         step=step + 1,
-        positions=now.positions,
+        positions=n_("{n} position", "{n} positions", now.positions),
+        heads=n_("{n} key/value head per layer", "{n} key/value heads per layer", scene.bundle.config.kv_heads),
     )
     keys, values = cache_norms(cache, "keys"), cache_norms(cache, "values")
     growth = scene.figure(cache_growth, keys, values, pieces, now.positions, now.added, scene.style, title)

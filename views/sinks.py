@@ -69,10 +69,18 @@ def section_panels(scene: Scene, trace: Trace, stack: str, pieces: list[str]) ->
         words(scene.key("sink-why"), _why(scene, found, pieces)),
     ]
     for other in _other_stacks(trace, stack):
-        others = stack_pieces(trace, other)
-        said = _shares_said(_found(scene, trace, other), display_piece(others[0]) if others else "", other)
-        panels.append(words(scene.key(f"sink-{other}"), said))
+        panels.append(_other_stack_panel(scene, trace, other))
     return panels
+
+
+def _other_stack_panel(scene: Scene, trace: Trace, stack: str) -> Panel:
+    """The other stack's self-attention (an encoder-decoder's decoder) as the first one is drawn: each head's share
+    on its first piece, and what they add up to in a sentence."""
+    found = _found(scene, trace, stack)
+    pieces = stack_pieces(trace, stack)
+    figure = scene.figure(sink_shares, found.shares, scene.style, _sinks_title(scene.bundle.name, stack), SINK)
+    said = _shares_said(found, display_piece(pieces[0]) if pieces else "", stack)
+    return Panel(scene.key(f"sink-{stack}"), figure, caption=said)
 
 
 def _why(scene: Scene, found: Sinks, pieces: list[str]) -> str:
@@ -113,8 +121,8 @@ def _shares_said(found: Sinks, first: str, whose: str, name: str = "") -> str:
     """What a stack's heads put on its first piece, in a sentence: the mean share and the heads at SINK or more.
 
     `whose` says whose heads on which text: "text" (the model `name`'s heads on this text), "prompt" (on the
-    prompt), "sentence" (the encoder's on the sentence), or a stack, "encoder" or "decoder", whose self-attention
-    is said beside the charts', which read the other stack.
+    prompt), "sentence" (the encoder's on the sentence), or a stack, "encoder" or "decoder": the caption of the
+    second stack's chart.
     """
     said = {
         "mean": f"{found.mean_share:.0%}",
@@ -144,13 +152,13 @@ def _shares_said(found: Sinks, first: str, whose: str, name: str = "") -> str:
         )
     if whose == "encoder":
         return _(
-            "**Encoder self-attention** (the charts above are the decoder's): its heads put **{mean}** of their "
-            "attention on “{first}” on average, and **{heads} of {total}** heads put at least {sink} there.",
+            "In the encoder's self-attention, the heads put **{mean}** of their attention on “{first}” on average, "
+            "and **{heads} of {total}** heads put at least {sink} there.",
             **said,
         )
     return _(
-        "**Decoder self-attention** (the charts above are the encoder's): its heads put **{mean}** of their "
-        "attention on “{first}” on average, and **{heads} of {total}** heads put at least {sink} there.",
+        "In the decoder's self-attention, the heads put **{mean}** of their attention on “{first}” on average, "
+        "and **{heads} of {total}** heads put at least {sink} there.",
         **said,
     )
 
@@ -210,8 +218,9 @@ def by_layer(found: Sinks, windows: tuple[int, ...] = ()) -> str:
         text = sentences(
             text,
             _(
-                "Little of a sink here: tiny random test models show little of this, while trained ones "
-                "(SmolLM2, Gemma 3, GPT-2, Qwen) show it strongly."
+                "Little of a sink here: no layer puts {sink} of its attention on the first piece, as the large "
+                "trained models (SmolLM2, Gemma 3, GPT-2, Qwen) do in most of theirs.",
+                sink=f"{SINK:.0%}",
             ),
         )
     return text
@@ -230,14 +239,18 @@ def _later_layers(found: Sinks) -> str:
         "last": said.later[1] + 1,
         "range": f"{low:.0%}–{high:.0%}",
     }
-    if not said.quiet:
+    # when every later layer is quiet their range says so already: only the quiet layers before them are named
+    before = said.quiet
+    if high < QUIET:
+        before = tuple((a, min(b, said.later[0] - 1)) for a, b in said.quiet if a < said.later[0])
+    if not before:
         return _(
             "By layer (the chart's last column) the share runs from **{weak_share}** in L{weak} to "
             "**{strong_share}** in L{strong}; the later layers, L{first}–L{last}, put **{range}** there.",
             **figures,
         )
-    quiet = {"quiet": _layers(said.quiet), "under": f"{QUIET:.0%}"}
-    if len(said.quiet) == 1 and said.quiet[0][0] == said.quiet[0][1]:
+    quiet = {"quiet": _layers(before), "under": f"{QUIET:.0%}"}
+    if len(before) == 1 and before[0][0] == before[0][1]:
         return _(
             "By layer (the chart's last column) the share runs from **{weak_share}** in L{weak} to "
             "**{strong_share}** in L{strong}; the later layers, L{first}–L{last}, put **{range}** there, while "

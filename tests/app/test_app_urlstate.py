@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from views.controls import (
+    EXAMPLES,
     Controls,
     Limits,
     all_heads,
@@ -85,6 +86,16 @@ def test_bad_values_fall_back_to_the_default_with_a_note(key, raw):
     values, notes = read_fields(fields, {key: raw})
     assert values == defaults
     assert len(notes) == 1 and notes[0].startswith(f"URL parameter {key}=")
+
+
+def test_a_notes_default_reads_as_a_quoted_value():
+    """A default that is a sentence, or the word "default", is quoted, not run into the note's own words
+    ("using the default The small girl sees a white bird.." once)."""
+    fields = shared_fields(LIMITS)
+    _values, [note] = read_fields(fields, {"sentence": "x" * 5000})
+    assert note.endswith(f"using the default, “{EXAMPLES[0]}”.")
+    _values, [note] = read_fields(fields, {"decode": "sideways"})
+    assert note.endswith("using the default, “greedy”.")
 
 
 def test_head_labels_and_codes():

@@ -52,7 +52,7 @@ def test_clicking_an_output_piece_explains_that_piece(default_bundle_pieces):
 
 
 def test_a_repeated_pieces_chips_each_open_their_own_piece():
-    """"La fille voit la fille.": the two "fille" chips are told apart by their positions, and each opens its
+    """In "La fille voit la fille." the two "fille" chips are told apart by their positions, and each opens its
     own piece (with one label for both, Streamlit mapped either chip to the last)."""
     at = run(sentence="The girl sees the girl.")
     assert_clean(at)

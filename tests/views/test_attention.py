@@ -163,8 +163,12 @@ def test_the_sinks_name_the_decoder_as_well_as_the_encoder(tiny_bundle):
         "encoder self-attention: share of each head's attention on the first piece"
     )
     decoder = sinks(tiny_bundle.translate(SENTENCE).trace, "decoder", tiny_bundle.config.norm_first)
-    line = page["sink-decoder"].text
-    assert line.startswith("**Decoder self-attention**")
+    chart = page["sink-decoder"]
+    assert chart.title.endswith("decoder self-attention: share of each head's attention on the first piece")
+    heads = decoder.shares.shape[1]
+    assert np.allclose(np.asarray(chart.figure.data[0].z, dtype=float)[:, :heads], decoder.shares)
+    line = chart.caption
+    assert line.startswith("In the decoder's self-attention, the heads put")
     assert f"**{decoder.mean_share:.0%}**" in line and f"**{decoder.sink_heads} of {decoder.shares.size}**" in line
     assert f"at least {SINK:.0%}" in line
     assert page["hide-first-read"].caption == "Translation as the model reads" and page["hide-first-read"].large
@@ -197,6 +201,19 @@ def test_a_decoder_only_model_has_its_self_attention_alone():
     assert f"decoder position {len(expected.prompt_ids) - 1}" in page["step-said"].text
     assert "Continuation so far" in page["step-said"].text
     assert page["hide-first-read"].caption == "Continuation as the model reads"
+
+
+def test_an_answer_that_starts_with_a_line_break_shows_it_so_far():
+    """Gemma's first new piece is often a line break: the step's words show it ("↵"), not "(nothing yet)"."""
+    assert attention.written_so_far("\n", ["\n"]) == "↵"
+    assert attention.written_so_far("Paris", ["▁Paris"]) == "Paris"
+    assert attention.written_so_far("", []) == ""
+
+
+def test_the_cache_title_counts_one_position_as_one():
+    page = _show(step="1")
+    assert page["kv-cache"].title.startswith("KV cache after step 1: 1 position × ")
+    assert page["kv-cache"].title.endswith("key/value heads per layer")
 
 
 def test_a_cross_attention_head_of_a_decoder_alone_is_refused():

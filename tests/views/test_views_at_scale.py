@@ -11,7 +11,7 @@ from test_long_views import pieces, softmax_rows
 
 from model.analysis.roles import role, role_scores
 from model.analysis.sinks import QUIET, Sinks, first_share, first_shares, summary
-from ui.parts.sinks import by_layer
+from views.sinks import by_layer
 from viz.attention import attention_heads, attention_map, model_view
 from viz.cache import bytes_by_step, shared_heads_table
 from viz.explain import lens_heatmap, roles_summary
@@ -84,6 +84,11 @@ def test_the_sink_paragraph_names_the_layers_and_only_what_the_figures_support()
     assert "Little of a sink" not in text
     random_like = by_layer(_sinks([0.12, 0.2, 0.18, 0.3]))
     assert "Little of a sink here" in random_like  # said only when no layer reaches the sink share
+    assert "tiny random" not in random_like  # the figures say it of any model, trained or not
+    quiet_later = by_layer(_sinks([0.3, 0.12, 0.13]))
+    assert "the later layers, L2–L3, put **12%–13%** there." in quiet_later
+    assert "stay under" not in quiet_later and "stays under" not in quiet_later  # not the same layers said twice
+    assert f"there, while L1 stays under {QUIET:.0%}." in by_layer(_sinks([0.05, 0.12, 0.13]))
     windowed = by_layer(_sinks([0.3, 0.6], positions=600, seeing=511), windows=(512, 512))
     assert "a query at position 512 or later cannot see the first piece" in windowed
 
