@@ -1,5 +1,5 @@
 """Training curves and the model card from a checkpoint's log and card (their words in the language of the run
-that draws them; the log's own column names stay as they are)."""
+that draws them; a log column this project's trainer writes is named in words, any other as it is)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,23 @@ from i18n import N_, _, n_
 from .style import RIGHT_LEGEND, Style
 
 STEP_KEYS = ("step", "global_step", "iteration", "iter", "epoch")
+# The trainer's log columns (model/training) in words, for legends and axes: said with i18n._(COLUMN_NAMES[key])
+COLUMN_NAMES = {
+    "step": N_("step"),
+    "epoch": N_("epoch"),
+    "loss": N_("training loss"),
+    "train_loss": N_("training loss"),
+    "valid_loss": N_("validation loss"),
+    "lr": N_("learning rate"),
+    "valid_bleu": N_("validation BLEU"),
+    "valid_chrf": N_("validation chrF"),
+    "valid_exact_match": N_("validation exact match (%)"),
+}
+
+
+def column_name(column: str) -> str:
+    """A log column in words, in the language of this run (a column the trainer does not write: its own name)."""
+    return i18n._(COLUMN_NAMES[column]) if column in COLUMN_NAMES else column
 
 
 def log_frame(records: list[dict]) -> pd.DataFrame:
@@ -34,7 +51,7 @@ def _curves(
     step = _step_column(frame)
     fig = style.figure(
         legend=RIGHT_LEGEND,
-        xaxis=dict(title=step or _("record")),
+        xaxis=dict(title=column_name(step) if step else _("record")),
         yaxis=dict(title=y_title, type="log" if log_y else "linear"),
     )
     for column in columns:
@@ -44,7 +61,7 @@ def _curves(
             go.Scatter(
                 x=x,
                 y=part[column],
-                name=column,
+                name=column_name(column),
                 mode="lines+markers" if len(part) < 40 else "lines",
                 line=dict(width=style.line_width),
             )

@@ -105,7 +105,7 @@ def test_training_page_draws_the_log(tiny_checkpoint, tmp_path, monkeypatch):
     titles = [spec["layout"]["title"]["text"] for spec in charts(at)]
     assert titles == ["Loss", "Learning-rate schedule", "Validation scores"]
     loss = chart_titled(at, "Loss")
-    assert {trace["name"] for trace in loss["data"]} == {"train_loss", "valid_loss"}
+    assert {trace["name"] for trace in loss["data"]} == {"training loss", "validation loss"}
 
 
 def test_training_page_without_a_log_shows_the_card():

@@ -152,7 +152,7 @@ def test_a_log_draws_its_curves(tiny_checkpoint, tmp_path, monkeypatch):
     none = view["timelapse-none"]
     assert none.tone == "info" and "keeps no training snapshots" in none.text and "--snapshots" in none.text
     assert view.titles == ["Loss", "Learning-rate schedule", "Validation scores"]
-    assert {trace.name for trace in view["loss"].figure.data} == {"train_loss", "valid_loss"}
+    assert {trace.name for trace in view["loss"].figure.data} == {"training loss", "validation loss"}
     assert view["loss"].caption.endswith(
         "The validation loss shows whether it generalizes to sentences it never trained on."
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from i18n import speaking
 from model import Interventions
 from viz.attention import (
     attention_heads,
@@ -274,9 +275,16 @@ def test_training_curves_from_the_engine_log_format():
         {"step": 500, "valid_bleu": 33.0, "valid_chrf": 60.0, "valid_exact_match": 9.0},
     ]
     frame = log_frame(records)
-    assert [t.name for t in loss_curves(frame, Style()).data] == ["loss"]
-    assert [t.name for t in lr_curve(frame, Style()).data] == ["lr"]
-    assert [t.name for t in metric_curves(frame, Style()).data] == ["valid_bleu", "valid_chrf", "valid_exact_match"]
+    # the legends name the trainer's columns in words, not as the log's keys ("valid_chrf")
+    assert [t.name for t in loss_curves(frame, Style()).data] == ["training loss"]
+    assert [t.name for t in lr_curve(frame, Style()).data] == ["learning rate"]
+    scores = metric_curves(frame, Style())
+    assert [t.name for t in scores.data] == ["validation BLEU", "validation chrF", "validation exact match (%)"]
+    assert scores.layout.xaxis.title.text == "step"
+    with speaking("zh"):
+        assert [t.name for t in loss_curves(frame, Style()).data] == ["训练损失"]
+    unknown = log_frame([{"iter": 1, "my_loss": 2.0}, {"iter": 2, "my_loss": 1.0}])
+    assert [t.name for t in loss_curves(unknown, Style()).data] == ["my_loss"]  # a column of another trainer
     assert loss_curves(log_frame([{"step": 1}]), Style()) is None
     card = card_frame(
         {"name": "m", "known_words": list("abcdefghijklmnop"), "validation": {"bleu": 33.2}}, {"d_model": 32}
