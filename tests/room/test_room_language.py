@@ -95,6 +95,14 @@ def test_the_view_document_and_the_controls_line_speak_the_presenters_language()
     english = json.loads(presenter.view_document("Attention", [("Sentence", "The cat.")], "", "/x", []))
     assert english["lang"] == "en" and english["page"] == "Attention" and english["texts"] == [["Sentence", "The cat."]]
     assert presenter.controls_line({"step": 2}, []) == "layer 1 · head 1 · step 2"
+    # a page's own controls in words, not as the URL writes them ("window 0-39 · colour auto · view dec-cross")
+    page = {"step": 2, "window": (0, 40), "colour": "auto", "view": "dec-cross", "method": "occlusion"}
+    assert presenter.controls_line(page, []) == (
+        "layer 1 · head 1 · step 2 · pieces 0–39 · attribution by occlusion · decoder cross-attention"
+    )
+    assert presenter.controls_line({"colour": "log"}, []).endswith(" · colour: log₁₀ weight")
+    with speaking("zh"):
+        assert "解码器交叉注意力" in presenter.controls_line(page, [])
 
 
 def _heartbeat_page(code: str, key: str, qid: str, language: str) -> None:

@@ -27,6 +27,8 @@ import i18n
 from i18n import N_, _, n_, sentences
 from model import AnatomyError
 from ui.room import store
+from views.controls import BLOCK_NAMES
+from viz.lengths import COLOUR_MODES
 
 SESSION = "_anatomy_room"  # this session's room: {"code", "key", "published", "question"}
 WIDGET = "w_share_room"
@@ -345,8 +347,9 @@ def publish(room: Presenting | None, document: Callable[[], bytes]) -> None:
 
 
 def controls_line(values: dict[str, Any], said: list[str]) -> str:
-    """The presenter's controls in one line, in this run's language: layer, head, step, decoding, and what is
-    switched off (`said`, already in words). A control's value is its URL code."""
+    """The presenter's controls in one line of words, in this run's language: layer, head, step, decoding, the
+    page's own controls (a block by its name, the window as the pieces it shows, a colour scale other than the
+    automatic one) and what is switched off (`said`, already in words)."""
     parts = [
         _("layer {n}", n=values.get("layer", 1)),
         _("head {n}", n=values.get("head", 1)),
@@ -355,19 +358,33 @@ def controls_line(values: dict[str, Any], said: list[str]) -> str:
     if values.get("decode") == "beam":
         parts.append(_("beam search ({n})", n=values.get("beam")))
     for name, named in _NAMED_CONTROLS.items():
-        if name in values:
-            shown = values[name]
-            if isinstance(shown, tuple) and len(shown) == 2 and name == "window":
-                shown = f"{shown[0]}-{shown[1] - 1}"
-            parts.append(named(shown))
+        words = named(values[name]) if name in values else ""
+        if words:
+            parts.append(words)
     return " · ".join(parts + said)
 
 
-# The controls a page may add to the line, each with its value (a URL code, or the window's span).
+def _window_words(span: Any) -> str:
+    if isinstance(span, tuple) and len(span) == 2:
+        return _("pieces {first}–{last}", first=span[0], last=span[1] - 1)
+    return ""
+
+
+def _colour_words(code: Any) -> str:
+    if code == "auto" or code not in COLOUR_MODES:
+        return ""
+    return _("colour: {scale}", scale=i18n._(COLOUR_MODES[code]))
+
+
+def _block_words(code: Any) -> str:
+    return i18n._(BLOCK_NAMES[code]) if code in BLOCK_NAMES else str(code)
+
+
+# The controls a page may add to the line, each said in words from its value (empty: nothing worth saying).
 _NAMED_CONTROLS: dict[str, Callable[[Any], str]] = {
-    "window": lambda value: _("window {value}", value=value),
-    "colour": lambda value: _("colour {value}", value=value),
-    "method": lambda value: _("method {value}", value=value),
-    "view": lambda value: _("view {value}", value=value),
-    "block": lambda value: _("block {value}", value=value),
+    "window": _window_words,
+    "colour": _colour_words,
+    "method": lambda value: _("attribution by {method}", method=value),
+    "view": _block_words,
+    "block": _block_words,
 }
