@@ -38,7 +38,31 @@ EXAMPLES = [
     "Do you love the red car?",
     "Five boys often closed these blue windows but they will see their library.",
 ]
+# An instruct model's examples (a decoder-only model with a chat template): questions it is asked as a user, the
+# first with a short true answer (SmolLM2-135M-Instruct answers "The capital of France is Paris."), then ones whose
+# answers run longer. English for both interfaces: the small chat models this app opens answer English best.
+CHAT_EXAMPLES = [
+    "What is the capital of France?",
+    "What is 2 + 3?",
+    "Name the largest planet in our solar system.",
+    "Write a short poem about the sea.",
+    "Give me three tips for sleeping well.",
+    "Why is the sky blue?",
+    "Explain what a neural network is in two sentences.",
+]
 MAX_SENTENCE = 2000
+
+
+def examples_for(chat: bool) -> list[str]:
+    """The examples a model is offered: questions for one that reads a chat message, else the EN→FR corpus's."""
+    return CHAT_EXAMPLES if chat else EXAMPLES
+
+
+def switched_text(text: str, chat: bool) -> str:
+    """The text after a model change: the other kind's first example, left as it was, becomes this kind's first
+    (a chat model is not asked to continue "The small girl sees a white bird."); any other text stays."""
+    other = examples_for(not chat)[0]
+    return examples_for(chat)[0] if text == other else text
 
 
 @dataclass(frozen=True)
@@ -193,11 +217,12 @@ PRESENT = on_off_field("present", False)  # presentation mode: large type, and l
 LANGUAGE = Field("lang", DEFAULT_LANGUAGE, _choice(*LANGUAGES))
 
 
-def shared_fields(limits: Limits) -> list[Field]:
-    """The controls every page shares, with ranges taken from the model."""
+def shared_fields(limits: Limits, chat: bool = False) -> list[Field]:
+    """The controls every page shares, with ranges taken from the model; `chat`: the model reads a chat message
+    (`chat_offered`), whose first text is a question."""
     heads = lambda text: tuple(sorted({parse_head_code(c, limits) for c in text.split(",") if c.strip()}))  # noqa: E731
     return [
-        Field("sentence", EXAMPLES[0], _sentence),
+        Field("sentence", examples_for(chat)[0], _sentence),
         Field("decode", "greedy", _choice("greedy", "beam")),
         Field("beam", 4, int_in(2, 16)),
         Field("layer", 1, int_in(1, limits.n_layers)),

@@ -15,6 +15,7 @@ from views.controls import (
     PREFIX,
     Controls,
     Field,
+    chat_offered,
     read_fields,
     reads_chat,
     shared_fields,
@@ -81,10 +82,10 @@ def scene_for(page: str, text: str | None = None, model: str | None = None, **co
     """The Scene a page would draw for these controls, its main result computed (no panels drawn)."""
     module = page_module(page)
     bundle = open_model(model)
-    fields = shared_fields(limits_of(bundle)) + [LANGUAGE] + list(getattr(module, "FIELDS", []))
+    fields = shared_fields(limits_of(bundle), chat_offered(bundle)) + [LANGUAGE] + list(getattr(module, "FIELDS", []))
     if typed_prefix(bundle):
         fields.append(PREFIX)
-    if bundle.capabilities.decoder_only and bundle.chat is not None:
+    if chat_offered(bundle):
         fields.append(CHAT)
     given = dict(controls) | ({} if text is None else {"sentence": text})
     values, _notes = read_controls(fields, given)

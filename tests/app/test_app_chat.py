@@ -23,6 +23,7 @@ from model.analysis import attribute, logit_lens
 from model.analysis.patching import mismatch, patch
 from model.engine import stages
 from ui.session import engine, explanations
+from views.controls import CHAT_EXAMPLES, EXAMPLES
 from viz.labels import axis_labels, display_piece, visible_breaks
 from viz.lengths import around
 
@@ -159,6 +160,29 @@ def test_a_model_without_a_chat_template_offers_no_chat_message(folders):
     assert not [box for box in at.checkbox if "chat message" in box.label]
     assert _headline(at) == _shown(load_bundle(folders["plain"]).generate(SENTENCE).continuation)
     assert "every page reads the wrapped text" not in texts(at)
+
+
+def test_an_instruct_model_is_asked_a_question_and_offered_questions(bundle, monkeypatch):
+    """Opened with no text, an instruct model answers its first example question (not the EN→FR corpus's first
+    sentence); its Examples and its random pick are questions; a person who switches to it from the shipped model
+    with the corpus's first sentence untouched gets the question, and back again, while a typed text stays."""
+    at = run("pages/1_translate.py", {"model": INSTRUCT})
+    assert_clean(at)
+    assert _param(at, "sentence") == CHAT_EXAMPLES[0]
+    assert _headline(at) == _shown(bundle.generate(CHAT_EXAMPLES[0], chat=True).continuation)
+    assert at.selectbox(key="w_example").options == CHAT_EXAMPLES
+    assert "Random question" in [b.label for b in at.button] and "Random sentence" not in [b.label for b in at.button]
+    monkeypatch.setenv("ANATOMY_CHECKPOINT", "")
+    shipped = run("pages/1_translate.py")
+    assert _param(shipped, "sentence") == EXAMPLES[0] and shipped.selectbox(key="w_example").options == EXAMPLES
+    shipped.selectbox(key="w_model").set_value(INSTRUCT).run()
+    assert_clean(shipped)
+    assert _param(shipped, "model") == INSTRUCT and _param(shipped, "sentence") == CHAT_EXAMPLES[0]
+    shipped.selectbox(key="w_model").set_value("default").run()
+    assert _param(shipped, "sentence") == EXAMPLES[0]
+    shipped.text_input(key="w_sentence").set_value("The cat eats the apple.").run()
+    shipped.selectbox(key="w_model").set_value(INSTRUCT).run()
+    assert _param(shipped, "sentence") == "The cat eats the apple."
 
 
 def test_the_control_follows_the_person_to_every_page_in_the_url(answer):

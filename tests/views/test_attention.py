@@ -21,6 +21,7 @@ from model.analysis.sinks import SINK, sinks
 from model.checkpoints.catalog import MINILM
 from views import attention
 from views import sinks as sink_views
+from views.controls import CHAT_EXAMPLES, EXAMPLES
 from views.lengths import block_windows
 from views.models import open_model
 from views.pages import ControlError
@@ -245,6 +246,11 @@ def test_a_chat_message_is_read_wrapped_and_the_cache_holds_it():
     assert f"**(1, 2, {len(chat.prompt_ids)}, 8)**" in cache
     assert f"read the {len(chat.prompt_ids)} pieces of the prompt at once" in cache
     assert page["hide-first-read"].caption == "Answer as the model reads"
+
+
+def test_a_chat_model_opened_without_a_text_is_asked_its_first_question():
+    assert views.scene_for("attention", None, CHAT).controls.sentence == CHAT_EXAMPLES[0]
+    assert views.scene_for("attention", None, GPT2).controls.sentence == EXAMPLES[0]  # no chat template: a text
 
 
 def test_the_preview_draws_the_prompt_alone():

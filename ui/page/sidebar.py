@@ -18,7 +18,6 @@ from ui.room import presenter
 from ui.session import engine
 from views.controls import (
     CHAT,
-    EXAMPLES,
     LANGUAGE,
     PREFIX,
     Controls,
@@ -26,19 +25,24 @@ from views.controls import (
     Limits,
     all_heads,
     chat_offered,
+    examples_for,
     reads_chat,
     shared_fields,
+    switched_text,
     typed_prefix,
 )
 from views.markdown import md
 from views.models import menu_models
 
 
-def _random_sentence() -> str:
+def _random_sentence(chat: bool = False) -> str:
+    """A sentence of the corpus the shipped model was trained on; a chat model's: one of its example questions."""
+    if chat:
+        return random.choice(examples_for(True))
     try:
         from model.training.corpus import random_sentence
     except ImportError:
-        return random.choice(EXAMPLES)
+        return random.choice(examples_for(False))
     return random_sentence(random.randrange(1_000_000_000))
 
 
@@ -131,9 +135,11 @@ def choose_model() -> Bundle | None:
         return None
 
 
-def fit_to_model(limits: Limits) -> None:
-    """Bring stored layer, head and knocked-out heads inside the model (after a model change)."""
+def fit_to_model(limits: Limits, chat: bool = False) -> None:
+    """Bring stored layer, head and knocked-out heads inside the model (after a model change), and an example
+    left as it was to this model's kind (`chat`: it reads a chat message)."""
     values = stored_values()
+    values["sentence"] = switched_text(values["sentence"], chat)
     values["layer"] = min(values["layer"], limits.n_layers)
     values["head"] = min(values["head"], limits.n_heads)
     valid = set(all_heads(limits))
@@ -181,19 +187,22 @@ def _text_controls(bundle: Bundle, prefix: str | None) -> None:
             else _("Read without a task prefix"),
             help=_("This T5 checkpoint has no task prefix of its own; set one on the Translate page."),
         )
+    chat = chat_offered(bundle)
     st.selectbox(
         _("Examples"),
-        EXAMPLES,
+        examples_for(chat),
         index=None,
         key="w_example",
         on_change=_pick_example,
-        placeholder=_("Pick an example sentence"),
+        placeholder=_("Pick an example question") if chat else _("Pick an example sentence"),
     )
     st.button(
-        _("Random sentence"),
+        _("Random question") if chat else _("Random sentence"),
         icon=":material/casino:",
-        on_click=lambda: set_sentence(_random_sentence()),
-        help=_("Draw a sentence from the corpus generator the default model was trained on."),
+        on_click=lambda: set_sentence(_random_sentence(chat)),
+        help=_("Ask one of the example questions.")
+        if chat
+        else _("Draw a sentence from the corpus generator the default model was trained on."),
     )
 
 
@@ -280,14 +289,15 @@ def _display_controls(bundle: Bundle, limits: Limits) -> None:
 def read_controls(bundle: Bundle, limits: Limits) -> tuple[Controls, presenter.Presenting | None]:
     """The shared controls this model has (registered from the URL), drawn in the sidebar, and read; and the
     room this page is shared with, if any."""
-    st.session_state[NOTES].extend(register(shared_fields(limits)))
+    chat = chat_offered(bundle)
+    st.session_state[NOTES].extend(register(shared_fields(limits, chat)))
     prefix = None
     if typed_prefix(bundle):
         st.session_state[NOTES].extend(register([PREFIX]))
         prefix = stored_values()[PREFIX.key]
-    if chat_offered(bundle):  # an instruct checkpoint: its text is a chat message unless turned off
+    if chat:  # an instruct checkpoint: its text is a chat message unless turned off
         st.session_state[NOTES].extend(register([CHAT]))
-    fit_to_model(limits)
+    fit_to_model(limits, chat)
     sidebar(limits, bundle, prefix)
     presenting = presenter.begin(st.session_state[NOTES])
     # a blank sentence gets no prefix either: the engine then refuses the empty text with its own message

@@ -35,14 +35,16 @@ def _warm_up() -> None:
         from model import AnatomyError, InputError, Interventions
         from ui.page import start  # noqa: F401 (what every page imports, imported here first)
         from ui.session import engine
-        from views.controls import EXAMPLES, chat_offered
+        from views.controls import chat_offered, examples_for
 
         try:
             bundle = engine.get_bundle(engine.checkpoint_path())
-            try:  # what the first page shows: an instruct model's answer to the text as a chat message
-                engine.translate(bundle, EXAMPLES[0], Interventions(), chat=chat_offered(bundle))
+            chat = chat_offered(bundle)
+            first = examples_for(chat)[0]
+            try:  # what the first page shows: an instruct model's answer to its first question
+                engine.translate(bundle, first, Interventions(), chat=chat)
             except InputError:  # a chat template that cannot wrap it: the pages read the plain prompt
-                engine.translate(bundle, EXAMPLES[0], Interventions())
+                engine.translate(bundle, first, Interventions())
         except AnatomyError as exc:  # the page shows the same message to the visitor
             print(f"Warm-up could not load the model: {exc}", flush=True)
             return
