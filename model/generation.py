@@ -239,10 +239,15 @@ class Generator:
             return make_trace(self.tokenizer, src_ids, fed, produced, tensors, interventions)
         return make_trace(self.tokenizer, [], fed, [*src_ids[1:], *produced], tensors, interventions)
 
+    @property
+    def default_new(self) -> int:
+        """How many pieces a continuation adds unless told: the checkpoint's max_new_tokens, else 20."""
+        return int(self.generation.get("max_new_tokens") or DEFAULT_NEW_PIECES)
+
     def max_new(self, prompt_len: int, options: DecodeOptions) -> int:
-        """How many pieces a continuation may add: the option (else the checkpoint's max_new_tokens,
-        else 20), within the positions the model has left after the prompt."""
-        wanted = options.max_len or int(self.generation.get("max_new_tokens") or DEFAULT_NEW_PIECES)
+        """How many pieces a continuation may add: the option (else `default_new`), within the positions the
+        model has left after the prompt."""
+        wanted = options.max_len or self.default_new
         return max(1, min(wanted, self.config.max_len - prompt_len))
 
     def generate(

@@ -80,7 +80,10 @@ if decoder_only:  # its continuation (ui.page.start runs a translation or an enc
 else:
     page.result = page.run_written()  # a costly translation too (an encoding is never written piece by piece)
 scene = page.scene
-page.panels(view.warnings(scene))
+said = view.warnings(scene)
+if said:
+    with page.notes:  # on a projector, folded into "Notes on this run" as every page's notes are
+        page.panels(said)
 
 if page.encoder_only:
     page.panels([view.no_output(scene)])
@@ -102,7 +105,7 @@ else:
             lambda: questions.why(bundle, ctl.sentence, out_ids, iv, ctl.step, src_pieces, decoder_only, ctl.chat),
         )
 
-head_roles = explanations.roles(bundle, ctl.sentence, ctl.interventions(), ctl.beam_size, ctl.chat)
+head_roles = explanations.roles(bundle, ctl.sentence, ctl.interventions(), ctl.options(), ctl.chat)
 summary, table = view.roles(scene, head_roles)
 page.panels([summary])
 draw_one(

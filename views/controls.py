@@ -361,11 +361,16 @@ class Controls:
     # it (an instruct decoder-only model; False for every other model)
     chat: bool = False
     language: str = DEFAULT_LANGUAGE  # the interface's: a code of i18n.LANGUAGES
+    new_pieces: int | None = None  # how many pieces a decoder-only model may add (`new=`); None: its own number
 
     @classmethod
-    def from_values(cls, values: Mapping[str, Any], prefix: str = "", chat: bool = False) -> Controls:
+    def from_values(
+        cls, values: Mapping[str, Any], prefix: str = "", chat: bool = False, continues: bool = False
+    ) -> Controls:
         """Build from the store of URL-keyed values; `prefix` goes before the typed sentence; `chat`: the
-        sentence is read as a chat message (the caller knows whether the model has a chat template)."""
+        sentence is read as a chat message (the caller knows whether the model has a chat template);
+        `continues`: the model is a decoder alone, whose new pieces `new=` counts (a translation's length is
+        the model's to decide, whatever a decoder opened before left in the store)."""
         return cls(
             sentence=prefix + values["sentence"],
             prefix=prefix,
@@ -384,6 +389,7 @@ class Controls:
             presentation=values["present"],
             export=values["export"],
             language=values.get(LANGUAGE.key, DEFAULT_LANGUAGE),
+            new_pieces=values.get(NEW_KEY) if continues else None,
         )
 
     def interventions(self, **changes: Any) -> Interventions:
@@ -401,13 +407,23 @@ class Controls:
 
     def options(self) -> DecodeOptions:
         """Decoding options these controls ask for."""
-        return DecodeOptions(beam_size=self.beam_size)
+        return DecodeOptions(beam_size=self.beam_size, max_len=self.new_pieces)
 
 
 def typed_prefix(bundle: Bundle) -> bool:
     """True for a model told its task in words whose checkpoint names none (flan-t5): the person types
     the prefix, which the pages put before the sentence."""
     return bundle.capabilities.task_prefix and bundle.capabilities.translates and not bundle.task_prefix
+
+
+NEW_KEY = "new"
+MOST_NEW_PIECES = 200  # the most pieces a continuation or an answer may add (`new=`)
+
+
+def new_pieces_field(bundle: Bundle) -> Field:
+    """`new=`, a decoder-only model's control: how many pieces its continuation or answer may add (it ends sooner
+    at its end piece), from 1 to MOST_NEW_PIECES; by default the checkpoint's own number."""
+    return Field(NEW_KEY, min(bundle.default_new, MOST_NEW_PIECES), int_in(1, MOST_NEW_PIECES))
 
 
 def chat_offered(bundle: Bundle) -> bool:

@@ -16,6 +16,7 @@ from views.controls import (
     Controls,
     Field,
     chat_offered,
+    new_pieces_field,
     read_fields,
     reads_chat,
     shared_fields,
@@ -87,12 +88,14 @@ def scene_for(page: str, text: str | None = None, model: str | None = None, **co
         fields.append(PREFIX)
     if chat_offered(bundle):
         fields.append(CHAT)
+    if bundle.capabilities.decoder_only:
+        fields.append(new_pieces_field(bundle))
     given = dict(controls) | ({} if text is None else {"sentence": text})
     values, _notes = read_controls(fields, given)
     with speaking(values[LANGUAGE.key]):
         chat, why_not = reads_chat(bundle, values)
         prefix = values.get(PREFIX.key, "") if values["sentence"].strip() else ""
-        ctl = Controls.from_values(values, prefix=prefix, chat=chat)
+        ctl = Controls.from_values(values, prefix=prefix, chat=chat, continues=bundle.capabilities.decoder_only)
         result = main_result(bundle, ctl) if getattr(module, "NEEDS_RESULT", True) else None
     own = {field.key: values[field.key] for field in getattr(module, "FIELDS", [])}
     return Scene(bundle, ctl, result, own, notes=(why_not,) if why_not else ())

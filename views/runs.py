@@ -24,7 +24,7 @@ def main_result(
     `changes` change the controls' switches (`hide_first=True`). The last KEPT results are kept, keyed on the
     model, the text and every switch."""
     iv = controls.interventions(**changes)
-    key = (bundle.checkpoint_id, controls.sentence, iv, controls.beam_size, controls.chat, trace)
+    key = (bundle.checkpoint_id, controls.sentence, iv, controls.options(), controls.chat, trace)
     with _LOCK:
         if key in _RESULTS:
             _RESULTS.move_to_end(key)

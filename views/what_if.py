@@ -20,9 +20,8 @@ def _empty_row(bundle: Bundle, sentence: str, iv: Interventions, output_ids: tup
     return experiments.empty_source(bundle, sentence, iv, output_ids)[1]
 
 
-def _output_text(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int, chat: bool) -> str:
+def _output_text(bundle: Bundle, sentence: str, iv: Interventions, options: DecodeOptions, chat: bool) -> str:
     """The translation alone, or a decoder-only model's continuation (with `chat`, its answer), with no trace."""
-    options = DecodeOptions(beam_size=beam_size)
     if bundle.capabilities.decoder_only:
         return bundle.generate(sentence, iv, options, trace=False, chat=chat).translation
     return bundle.translation(sentence, iv, options)
@@ -37,7 +36,7 @@ class Passes:
     teacher_forced: Callable[[Bundle, str, tuple[int, ...], Interventions, bool], Trace]
     teacher_forced_at: Callable[[Bundle, str, tuple[int, ...], str, Interventions, bool], np.ndarray]
     empty_source: Callable[[Bundle, str, Interventions, tuple[int, ...]], Trace]  # the all-padding row
-    output_text: Callable[[Bundle, str, Interventions, int, bool], str]  # the output's text alone
+    output_text: Callable[[Bundle, str, Interventions, DecodeOptions, bool], str]  # the output's text alone
 
 
 DIRECT = Passes(
@@ -118,7 +117,7 @@ class WhatIf:
         if self.same(**changes) and isinstance(scene.result, TranslationResult):
             return scene.result.translation
         iv = ctl.interventions(**changes)
-        return self.passes.output_text(scene.bundle, ctl.sentence, iv, ctl.beam_size, ctl.chat)
+        return self.passes.output_text(scene.bundle, ctl.sentence, iv, ctl.options(), ctl.chat)
 
     def embedding(self, **changes: Any) -> np.ndarray:
         """The sentence embedding with the switches changed."""

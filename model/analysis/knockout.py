@@ -20,15 +20,14 @@ def with_head_off(iv: Interventions, head: Head) -> Interventions:
 
 
 def sweep(
-    bundle: Bundle, sentence: str, iv: Interventions, beam_size: int, heads: list[Head], chat: bool = False
+    bundle: Bundle, sentence: str, iv: Interventions, options: DecodeOptions, heads: list[Head], chat: bool = False
 ) -> list[dict]:
     """Knock out each head in turn (on top of `iv`): per head, the teacher-forced log-probability of
     the unablated output under that ablation ("log_prob"), and for the RETRANSLATED heads whose
     knock-out lowers it most, the translation the model makes instead ("translation", None for the
     others); every row also carries the unablated translation and its log-probability. A decoder-only
     model's "translation" is its continuation of the sentence (with `chat`, its answer to the sentence
-    as a chat message)."""
-    options = DecodeOptions(beam_size=beam_size)
+    as a chat message). `options`: how the output is decoded (beam size, new pieces)."""
 
     def run(ablated: Interventions) -> TranslationResult:
         if bundle.capabilities.encoder:

@@ -77,6 +77,30 @@ def test_the_first_page_continues_the_prompt_as_bundle_generate_does(gpt2):
     assert any("new pieces" in w.value for w in at.warning) == any("new pieces" in w for w in expected.warnings)
 
 
+def test_the_new_pieces_control_lets_a_continuation_run_on(gpt2):
+    """The sidebar's "New pieces at most" (`new=`): the model's own number first, a change reaches the URL and
+    the continuation, and the warning that the continuation was cut names the new number."""
+    at = run(CONTINUE, {"model": GPT2, "sentence": PROMPT})
+    control = at.number_input(key="w_new")
+    assert control.value == gpt2.default_new and (control.min, control.max) == (1, 200)
+    control.set_value(33).run()
+    assert_clean(at)
+    expected = gpt2.generate(PROMPT, Interventions(), DecodeOptions(max_len=33))
+    assert at.query_params["new"] in ("33", ["33"])
+    assert list(at.dataframe[1].value["id"]) == list(expected.output_ids) and len(expected.output_ids) > 20
+    assert big(at) == shown(expected.continuation)
+    shipped = run(CONTINUE, {"sentence": PROMPT, "new": "5"})  # a model that translates has no such control
+    assert not [box for box in shipped.number_input if box.key == "w_new"]
+
+
+def test_the_why_pages_notes_fold_on_a_projector_as_every_pages_do():
+    at = run("pages/8_why.py", {"model": GPT2, "sentence": PROMPT, "present": "on", "new": "3"})
+    assert_clean(at)
+    [notes] = [box for box in at.expander if box.label == "Notes on this run"]
+    assert [w.value.replace("\\", "") for w in notes.warning] == ["The continuation stopped at its limit of 3 new pieces."]
+    assert not [w for w in at.main.warning if w not in notes.warning]
+
+
 def test_beam_search_continues_with_beams(gpt2):
     at = run(CONTINUE, {"model": GPT2, "sentence": PROMPT, "decode": "beam", "beam": "3"})
     assert_clean(at)

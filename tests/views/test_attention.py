@@ -253,6 +253,20 @@ def test_a_chat_model_opened_without_a_text_is_asked_its_first_question():
     assert views.scene_for("attention", None, GPT2).controls.sentence == EXAMPLES[0]  # no chat template: a text
 
 
+def test_new_pieces_let_a_continuation_run_longer_or_shorter():
+    """`new=` caps a decoder alone's new pieces (its own 20 by default, up to 200); a bad value is refused as the
+    URL's parsers refuse it, and a model that translates has no such control (its output ends at its end piece)."""
+    default = views.scene_for("attention", SENTENCE, GPT2)
+    assert default.controls.new_pieces == 20 and len(default.result.output_ids) == 20  # a tiny random GPT-2 never ends
+    short, long = (views.scene_for("attention", SENTENCE, GPT2, new=n) for n in ("5", "45"))
+    assert len(short.result.output_ids) == 5 and len(long.result.output_ids) == 45
+    assert list(long.result.output_ids[:20]) == list(default.result.output_ids)  # greedy: the same first pieces
+    for bad in ("0", "201", "many"):
+        with pytest.raises(ControlError, match="new"):
+            views.scene_for("attention", SENTENCE, GPT2, new=bad)
+    assert views.scene_for("attention", SENTENCE).controls.new_pieces is None
+
+
 def test_the_preview_draws_the_prompt_alone():
     scene = views.scene_for("attention", SENTENCE, GPT2, layer=2, head=2)
     prompt = scene.result.trace  # what the preview reads of a trace: the decoder rows, or the encoder's

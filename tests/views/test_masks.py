@@ -166,7 +166,7 @@ def test_the_sweep_ranks_every_head_left_and_says_no_single_head_matters():
     scene = scene_for("masks_and_heads", GIRL, lab="knockout")
     ctl = scene.controls
     heads = knockout.swept_heads(scene)
-    rows = sweeps.sweep(scene.bundle, ctl.sentence, ctl.interventions(), ctl.beam_size, heads)
+    rows = sweeps.sweep(scene.bundle, ctl.sentence, ctl.interventions(), ctl.options(), heads)
     chart, table = knockout.sweep(scene, rows)
     assert chart.key == "sweep-chart" and chart.title.startswith("Heads ranked by the drop")
     assert RED not in chart.figure.data[0].marker.color  # the shipped model: no single head changes the output
@@ -239,7 +239,7 @@ def test_gpt2s_knock_out_experiment_and_sweep():
     assert "It also continues the prompt again" in shown["sweep-heading"].caption
     scene = scene_for("masks_and_heads", PROMPT, model=GPT2, lab="knockout", ablate="dec-self-1-1")
     ctl = scene.controls
-    rows = sweeps.sweep(scene.bundle, ctl.sentence, ctl.interventions(), 1, knockout.swept_heads(scene))
+    rows = sweeps.sweep(scene.bundle, ctl.sentence, ctl.interventions(), ctl.options(), knockout.swept_heads(scene))
     frame = knockout.sweep(scene, rows)[1].table
     assert "continuation changed" in frame.columns and len(frame) == 3  # 4 heads, one already off
 

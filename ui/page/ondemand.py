@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 from i18n import _
-from model import AnatomyError, Bundle, DecodeOptions
+from model import AnatomyError, Bundle
 from model.analysis.forced import work
 from ui.session import engine
 from views import budget
@@ -55,7 +55,7 @@ def prompt_and_steps(bundle: Bundle, controls: Controls) -> tuple[int, int] | No
         prompt = len(bundle.read_input(controls.sentence, chat=controls.chat))
     except AnatomyError:
         return None
-    options = DecodeOptions(beam_size=controls.beam_size)
+    options = controls.options()
     if bundle.capabilities.encoder:
         return prompt, bundle.max_output(prompt, options)
     return prompt, bundle.max_new(prompt, options)
@@ -74,7 +74,7 @@ def without_the_mask(bundle: Bundle, controls: Controls) -> st.delta_generator.D
     prompt, steps = read
     return asked(
         work(bundle, 1, steps * prompt + steps * (steps + 1) // 2),  # step t re-reads the prompt and t pieces
-        engine.in_cache(bundle, controls.sentence, controls.interventions(), controls.beam_size, chat=controls.chat),
+        engine.in_cache(bundle, controls.sentence, controls.interventions(), controls.options(), chat=controls.chat),
         _("Continue without the causal mask"),
         "continue-without-causal-mask",
         _(
@@ -93,7 +93,7 @@ def second_continuation(bundle: Bundle, controls: Controls, steps: int, label: s
         bundle,
         controls.sentence,
         controls.interventions(**changes),
-        controls.beam_size,
+        controls.options(),
         trace=False,
         chat=controls.chat,
     )

@@ -19,6 +19,8 @@ from ui.session import engine
 from views.controls import (
     CHAT,
     LANGUAGE,
+    MOST_NEW_PIECES,
+    NEW_KEY,
     PREFIX,
     Controls,
     Field,
@@ -26,6 +28,7 @@ from views.controls import (
     all_heads,
     chat_offered,
     examples_for,
+    new_pieces_field,
     reads_chat,
     shared_fields,
     switched_text,
@@ -227,6 +230,19 @@ def _decoding_controls(bundle: Bundle) -> None:
         )
         if mode == "beam":
             bind("beam", st.slider, label=_("Beam size"), min_value=2, max_value=16)
+        if bundle.capabilities.decoder_only:
+            bind(
+                NEW_KEY,
+                st.number_input,
+                label=_("New pieces at most"),
+                min_value=1,
+                max_value=MOST_NEW_PIECES,
+                step=10,
+                help=_(
+                    "How many pieces the model may add before it is stopped; it stops sooner when it writes its "
+                    "end piece. A long answer is written piece by piece, every page following it."
+                ),
+            )
 
 
 def _layer_and_head(limits: Limits) -> None:
@@ -297,12 +313,17 @@ def read_controls(bundle: Bundle, limits: Limits) -> tuple[Controls, presenter.P
         prefix = stored_values()[PREFIX.key]
     if chat:  # an instruct checkpoint: its text is a chat message unless turned off
         st.session_state[NOTES].extend(register([CHAT]))
+    if bundle.capabilities.decoder_only:
+        st.session_state[NOTES].extend(register([new_pieces_field(bundle)]))
     fit_to_model(limits, chat)
     sidebar(limits, bundle, prefix)
     presenting = presenter.begin(st.session_state[NOTES])
     # a blank sentence gets no prefix either: the engine then refuses the empty text with its own message
     controls = Controls.from_values(
-        stored_values(), prefix=prefix if prefix and stored_values()["sentence"].strip() else "", chat=_chat_on(bundle)
+        stored_values(),
+        prefix=prefix if prefix and stored_values()["sentence"].strip() else "",
+        chat=_chat_on(bundle),
+        continues=bundle.capabilities.decoder_only,
     )
     return controls, presenting
 

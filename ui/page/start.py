@@ -138,7 +138,7 @@ class Page:
         GenerationResult; with a chat message, its answer); errors stop the page."""
         iv = self.controls.interventions(**changes)
         ctl = self.controls
-        return _or_stop(lambda: engine.translate(self.bundle, ctl.sentence, iv, ctl.beam_size, trace, chat=ctl.chat))
+        return _or_stop(lambda: engine.translate(self.bundle, ctl.sentence, iv, ctl.options(), trace, chat=ctl.chat))
 
     def encode(self, sentence: str | None = None, **changes: Any) -> EncodeResult:
         """Run the encoder alone on the sentence (or another) under the switches; errors stop the page."""

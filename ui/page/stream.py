@@ -93,7 +93,7 @@ def streams(bundle: Bundle, controls: Controls) -> bool:
     if read is None or continuation_work(bundle, read[1]) < STREAM_WORK:
         return False
     iv = controls.interventions()
-    return not engine.in_cache(bundle, controls.sentence, iv, controls.beam_size, chat=controls.chat)
+    return not engine.in_cache(bundle, controls.sentence, iv, controls.options(), chat=controls.chat)
 
 
 def _say(line: Any, text: str) -> None:
@@ -165,7 +165,7 @@ def streamed(page: Running, preview: Preview | None) -> TranslationResult:
         listener = Listener(prompt=prompt_read, piece=piece, beam=beam)
         try:
             outcome: object = engine.translate(
-                bundle, controls.sentence, iv, controls.beam_size, chat=controls.chat, listener=listener
+                bundle, controls.sentence, iv, controls.options(), chat=controls.chat, listener=listener
             )
         except BaseException as exc:
             outcome = exc
@@ -174,7 +174,7 @@ def streamed(page: Running, preview: Preview | None) -> TranslationResult:
     line, growing, prompt = st.empty(), st.empty(), st.empty()
     _say(line, _(_READING[noun]))
     # the same key as the results cache's (ui/session/engine.py): one decoding for every session asking for it
-    key = (bundle.checkpoint_id, controls.sentence, iv_key(iv), controls.beam_size, controls.chat)
+    key = (bundle.checkpoint_id, controls.sentence, iv_key(iv), controls.options(), controls.chat)
     with live.following(key, decode) as events:  # on leaving early, the decoding stops when no one follows it
         outcome = _follow(events, (line, growing, prompt), page, preview)
     for slot in (line, growing, prompt):

@@ -34,7 +34,7 @@ class Lab:
     def sweep_key(self) -> tuple[Any, ...]:
         """What a sweep kept in the session ran under: a sweep under other controls is stale."""
         ctl = self.page.controls
-        return (self.page.bundle.checkpoint_id, ctl.sentence, ctl.interventions(), ctl.beam_size, ctl.chat)
+        return (self.page.bundle.checkpoint_id, ctl.sentence, ctl.interventions(), ctl.options(), ctl.chat)
 
     def scores(self, output_ids: tuple[int, ...]) -> shown.Scores:
         """The log-probabilities of `output_ids`' pieces under some switches, cached."""
@@ -149,7 +149,7 @@ def sweep(lab: Lab) -> None:
         with st.spinner(n_("Knocking out {n} head ...", "Knocking out {n} heads ...", len(heads))):
             try:
                 rows = experiments.knockout_sweep(
-                    page.bundle, ctl.sentence, ctl.interventions(), ctl.beam_size, heads, chat=ctl.chat
+                    page.bundle, ctl.sentence, ctl.interventions(), ctl.options(), heads, chat=ctl.chat
                 )
             except AnatomyError as exc:
                 st.error(md(str(exc)))

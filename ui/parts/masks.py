@@ -70,7 +70,7 @@ def _causal_decoder(page: Page, scene: Scene, output: Span) -> None:
     if not asked(
         shown.rereads_work(page.bundle, causal_on),
         engine.in_cache(
-            page.bundle, ctl.sentence, ctl.interventions(causal_mask=False), ctl.beam_size, trace=False, chat=ctl.chat
+            page.bundle, ctl.sentence, ctl.interventions(causal_mask=False), ctl.options(), trace=False, chat=ctl.chat
         ),
         _("Generate without the mask"),
         "causal-off-continuation",

@@ -49,7 +49,7 @@ def _frame(page: Page, steps: list[int], index: int, final: TranslationResult) -
 def _draw(page: Page, snapshot: Bundle, step: int, final: TranslationResult) -> None:
     """A snapshot's cross-attention, its translation beside the final one, its scores and every snapshot's."""
     ctl, scene = page.controls, page.scene
-    text = engine.translation_text(snapshot, ctl.sentence, ctl.interventions(), ctl.beam_size)
+    text = engine.translation_text(snapshot, ctl.sentence, ctl.interventions(), ctl.options())
     trace = explanations.teacher_forced(snapshot, ctl.sentence, final.output_ids, ctl.interventions())
     # the pictures first: a projector's or a phone's first screen is theirs
     shown = timelapse.pictures(scene, trace, step) + timelapse.outputs(scene, step, text, final.translation)

@@ -107,11 +107,10 @@ def _translate(
     checkpoint_id: str,
     sentence: str,
     key: IvKey,
-    beam_size: int,
+    options: DecodeOptions,
     trace: bool,
     listener: Listener | None = None,
 ) -> TranslationResult:
-    options = DecodeOptions(beam_size=beam_size)
     return _bundle.translate(sentence, interventions_of(key), options, trace=trace, listener=listener)
 
 
@@ -125,19 +124,19 @@ def translate(
     bundle: Bundle,
     sentence: str,
     iv: Interventions,
-    beam_size: int = 1,
+    options: DecodeOptions = DecodeOptions(),
     trace: bool = True,
     chat: bool = False,
     listener: Listener | None = None,
 ) -> TranslationResult:
-    """Translate through the cache keyed by (checkpoint id, sentence, switches, beam size, trace); a
+    """Translate through the cache keyed by (checkpoint id, sentence, switches, decoding options, trace); a
     decoder-only model continues the sentence instead (`generate`, a GenerationResult; with `chat`, it
     answers the sentence as a chat message). `listener` (not part of the key) hears it while it is written,
     when it is computed here."""
     if bundle.capabilities.decoder_only:
-        return generate(bundle, sentence, iv, beam_size, trace, chat=chat, listener=listener)
+        return generate(bundle, sentence, iv, options, trace, chat=chat, listener=listener)
     _translates(bundle, chat)
-    return _translate(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, trace, listener=listener)
+    return _translate(bundle, bundle.checkpoint_id, sentence, iv_key(iv), options, trace, listener=listener)
 
 
 @cached
@@ -146,12 +145,11 @@ def _generate(
     checkpoint_id: str,
     text: str,
     key: IvKey,
-    beam_size: int,
+    options: DecodeOptions,
     trace: bool,
     chat: bool,
     listener: Listener | None = None,
 ) -> GenerationResult:
-    options = DecodeOptions(beam_size=beam_size)
     return _bundle.generate(text, interventions_of(key), options, trace=trace, chat=chat, listener=listener)
 
 
@@ -159,40 +157,47 @@ def generate(
     bundle: Bundle,
     text: str,
     iv: Interventions,
-    beam_size: int = 1,
+    options: DecodeOptions = DecodeOptions(),
     trace: bool = True,
     chat: bool = False,
     listener: Listener | None = None,
 ) -> GenerationResult:
-    """A decoder-only model's continuation of `text` (`Bundle.generate`, the checkpoint's number of new
-    pieces; with `chat`, its answer to `text` as a user's chat message, the result's prompt the wrapped
-    text), cached by (checkpoint id, text, switches, beam size, trace, chat); `listener` (not part of the
-    key) hears it while it is written, when it is computed here."""
-    return _generate(bundle, bundle.checkpoint_id, text, iv_key(iv), beam_size, trace, chat, listener=listener)
+    """A decoder-only model's continuation of `text` (`Bundle.generate`, as many new pieces as `options` allows;
+    with `chat`, its answer to `text` as a user's chat message, the result's prompt the wrapped text), cached
+    by (checkpoint id, text, switches, decoding options, trace, chat); `listener` (not part of the key) hears it
+    while it is written, when it is computed here."""
+    return _generate(bundle, bundle.checkpoint_id, text, iv_key(iv), options, trace, chat, listener=listener)
 
 
 def in_cache(
-    bundle: Bundle, text: str, iv: Interventions, beam_size: int = 1, trace: bool = True, chat: bool = False
+    bundle: Bundle,
+    text: str,
+    iv: Interventions,
+    options: DecodeOptions = DecodeOptions(),
+    trace: bool = True,
+    chat: bool = False,
 ) -> bool:
     """True when that translation (a decoder-only model's continuation, or with `chat` its answer) is in the
     cache: a page can show it without asking."""
     if bundle.capabilities.decoder_only:
-        return _generate.holds(bundle.checkpoint_id, text, iv_key(iv), beam_size, trace, chat)
-    return not chat and _translate.holds(bundle.checkpoint_id, text, iv_key(iv), beam_size, trace)
+        return _generate.holds(bundle.checkpoint_id, text, iv_key(iv), options, trace, chat)
+    return not chat and _translate.holds(bundle.checkpoint_id, text, iv_key(iv), options, trace)
 
 
 @cached
-def _translation_text(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int) -> str:
-    return _bundle.translation(sentence, interventions_of(key), DecodeOptions(beam_size=beam_size))
+def _translation_text(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, options: DecodeOptions) -> str:
+    return _bundle.translation(sentence, interventions_of(key), options)
 
 
-def translation_text(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int = 1, chat: bool = False) -> str:
+def translation_text(
+    bundle: Bundle, sentence: str, iv: Interventions, options: DecodeOptions = DecodeOptions(), chat: bool = False
+) -> str:
     """The translation alone (`Bundle.translation`), cached: for a page that shows only the text; a
     decoder-only model's continuation (or with `chat` its answer), generated without a trace."""
     if bundle.capabilities.decoder_only:
-        return generate(bundle, sentence, iv, beam_size, trace=False, chat=chat).translation
+        return generate(bundle, sentence, iv, options, trace=False, chat=chat).translation
     _translates(bundle, chat)
-    return _translation_text(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size)
+    return _translation_text(bundle, bundle.checkpoint_id, sentence, iv_key(iv), options)
 
 
 @cached

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from model import (
     Bundle,
+    DecodeOptions,
     Interventions,
     Trace,
 )
@@ -20,19 +21,19 @@ def _knockout(
     checkpoint_id: str,
     sentence: str,
     key: IvKey,
-    beam_size: int,
+    options: DecodeOptions,
     heads: tuple[Head, ...],
     chat: bool,
 ) -> list[dict]:
-    return knockout.sweep(_bundle, sentence, interventions_of(key), beam_size, list(heads), chat)
+    return knockout.sweep(_bundle, sentence, interventions_of(key), options, list(heads), chat)
 
 
 def knockout_sweep(
-    bundle: Bundle, sentence: str, iv: Interventions, beam_size: int, heads: list[Head], chat: bool = False
+    bundle: Bundle, sentence: str, iv: Interventions, options: DecodeOptions, heads: list[Head], chat: bool = False
 ) -> list[dict]:
     """`model.analysis.knockout.sweep` (each head knocked out in turn: the log-probability of the
     output, and for the heads that matter most the translation instead), cached."""
-    rows = _knockout(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, tuple(heads), chat)
+    rows = _knockout(bundle, bundle.checkpoint_id, sentence, iv_key(iv), options, tuple(heads), chat)
     return [dict(row) for row in rows]  # the caller's own rows: the cached ones are shared
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 
 from model import (
     Bundle,
+    DecodeOptions,
     Interventions,
     Trace,
 )
@@ -181,20 +182,24 @@ def lens_cached(
 
 
 @cached
-def _roles(_bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, beam_size: int, chat: bool) -> pd.DataFrame:
+def _roles(
+    _bundle: Bundle, checkpoint_id: str, sentence: str, key: IvKey, options: DecodeOptions, chat: bool
+) -> pd.DataFrame:
     iv = interventions_of(key)
     result = (
         encode(_bundle, sentence, iv)
         if _bundle.capabilities.encoder_only
-        else translate(_bundle, sentence, iv, beam_size, chat=chat)
+        else translate(_bundle, sentence, iv, options, chat=chat)
     )  # a decoder-only model's continuation (or answer)
     return head_roles(_bundle, result, iv)
 
 
-def roles(bundle: Bundle, sentence: str, iv: Interventions, beam_size: int = 1, chat: bool = False) -> pd.DataFrame:
+def roles(
+    bundle: Bundle, sentence: str, iv: Interventions, options: DecodeOptions = DecodeOptions(), chat: bool = False
+) -> pd.DataFrame:
     """`model.analysis.roles.trace_roles` on the sentence's cached translation (or encoding), cached
     (a copy: the cached frame is shared)."""
-    return _roles(bundle, bundle.checkpoint_id, sentence, iv_key(iv), beam_size, chat).copy()
+    return _roles(bundle, bundle.checkpoint_id, sentence, iv_key(iv), options, chat).copy()
 
 
 @cached
