@@ -97,7 +97,9 @@ def test_the_why_pages_notes_fold_on_a_projector_as_every_pages_do():
     at = run("pages/8_why.py", {"model": GPT2, "sentence": PROMPT, "present": "on", "new": "3"})
     assert_clean(at)
     [notes] = [box for box in at.expander if box.label == "Notes on this run"]
-    assert [w.value.replace("\\", "") for w in notes.warning] == ["The continuation stopped at its limit of 3 new pieces."]
+    assert [w.value.replace("\\", "") for w in notes.warning] == [
+        "The continuation stopped at its limit of 3 new pieces."
+    ]
     assert not [w for w in at.main.warning if w not in notes.warning]
 
 
