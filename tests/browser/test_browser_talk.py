@@ -83,6 +83,14 @@ def test_a_clickers_keys_step_through_decoding_and_keep_the_step_in_the_url(serv
         page.set_viewport_size({"width": width, "height": height})
         _load(page, f"{url}/attention?sentence={SENTENCE}&present=on&step=1", minimum=11)
         assert _step(page) == 1
+        back, on = (page.locator(f"[class*='st-key-{name}-'] button").first for name in ("pageup", "pagedown"))
+        for button, icon in ((back, "chevron_left"), (on, "chevron_right")):  # ‹ and ›, not the keys' names
+            shown = button.inner_text()
+            assert icon in shown and "Page" not in shown and button.is_visible()
+            assert not button.locator("kbd").first.is_visible()
+        on.hover()
+        page.get_by_test_id("stTooltipContent").get_by_text("A step on (PageDown or →)").wait_for(timeout=5000)
+        page.mouse.move(0, 0)
         for key, step in (("PageDown", 2), ("ArrowRight", 3), ("PageUp", 2), ("ArrowLeft", 1)):
             page.keyboard.press(key)
             page.wait_for_function(f"() => /Step t = {step} of/.test(document.body.innerText)", timeout=30000)

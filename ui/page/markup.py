@@ -50,6 +50,8 @@ APP_CSS = """<style>
 [class*="st-key-kept-w_"] { display: none; }
 /* a player's arrow-key buttons work through their keyboard shortcuts alone (ui/page/player.py) */
 [class*="st-key-arrows-"] { display: none; }
+/* the step buttons show their arrows alone (‹ ›): their keys, PageUp and PageDown, are named in their tooltips */
+[class*="st-key-pageup-"] kbd, [class*="st-key-pagedown-"] kbd { display: none; }
 /* the sentence box at the top of the page is for phones, where the sidebar is hidden; so is the model
    view's legend, which replaces the captions written on its tiles there */
 [class*="st-key-top-sentence"], .st-key-model-view-legend { display: none; }
@@ -58,8 +60,6 @@ APP_CSS = """<style>
   .st-key-model-view g.annotation { display: none; }
   /* plotly's toolbar sat over the charts' titles; a phone's touch cannot use it, and the page's download stays */
   .js-plotly-plot .modebar-container { display: none; }
-  /* a phone has no PageUp or PageDown key: its step buttons show their arrows alone */
-  [class*="st-key-pageup-"] kbd, [class*="st-key-pagedown-"] kbd { display: none; }
   /* a figure of panels side by side keeps the width its colour bars need, and scrolls sideways alone */
   .stElementContainer:has(.js-plotly-plot .subplot.x2y2) { overflow-x: auto; }
   .stElementContainer:has(.js-plotly-plot .subplot.x2y2) .stPlotlyChart { min-width: 760px; }

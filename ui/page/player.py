@@ -86,7 +86,9 @@ class Player:
         label = _("Pause") if now else (_("Resume") if self.engaged() else _(self.label))
         disabled = n_steps < 2
 
-        def step_button(label: str, change: int, shortcut: str, icon: str | None = None) -> None:
+        def step_button(
+            label: str, change: int, shortcut: str, icon: str | None = None, tooltip: str | None = None
+        ) -> None:
             st.button(
                 label,
                 icon=icon,
@@ -95,6 +97,7 @@ class Player:
                 args=(change, n_steps),
                 disabled=disabled,
                 shortcut=shortcut,
+                help=tooltip,
             )
 
         # content-wide buttons in one row: a label is never cut to "Play dec…"; no tooltip over the title
@@ -107,8 +110,8 @@ class Player:
                 args=() if now else (n_steps, whole_at_rest),
                 disabled=disabled,
             )
-            step_button("", -1, "PageUp", ":material/chevron_left:")
-            step_button("", 1, "PageDown", ":material/chevron_right:")
+            step_button("", -1, "PageUp", ":material/chevron_left:", _("A step back (PageUp or ←)"))
+            step_button("", 1, "PageDown", ":material/chevron_right:", _("A step on (PageDown or →)"))
             if finish_label and self.engaged() and not now:
                 st.button(_(finish_label), key=f"stop-{key}", on_click=self._disengage)
         with st.container(key=f"arrows-{key}"):  # hidden by ui.page.markup.APP_CSS: the arrow keys some clickers send
