@@ -30,6 +30,8 @@ def prompt_heads(page: Page, prompt: Trace) -> None:
 
 page = start(N_("Attention"), preview=Preview(prompt=prompt_heads))
 scene, trace, ctl = page.scene, page.result.trace, page.controls
+# while the room votes on where cross-attention looks, its pictures wait for the reveal (here and on every phone)
+hidden = ("dec-cross",) if presenter.asking(page.room) else ()
 n_steps, first = attention.decoding_steps(scene)
 blocks = page.limits.blocks  # an encoder-only model has one, a decoder-only model one
 if page_value(attention.VIEW) not in blocks:  # a decoder view kept from another model
@@ -64,7 +66,10 @@ def _step_view(step: int, source: Span, colour: str) -> None:
             return attention.step_figure(scene, block, row, source, colour)
 
         with column:
-            player.DECODING.steady_chart(page, scene.key(f"step-{block}"), at_row, step, first)
+            if block in hidden:
+                presenter.hidden_until_the_reveal(scene.key(f"step-{block}"))
+            else:
+                player.DECODING.steady_chart(page, scene.key(f"step-{block}"), at_row, step, first)
     st.caption(attention.step_caption(len(decoding) > 1, player.DECODING.playing()))
 
 
@@ -87,8 +92,11 @@ def body(step: int) -> None:
             kvcache.cache_at_step(page, t, trace.tgt_pieces)
     page.panels(attention.mask_off_panels(scene))
     for block in blocks:
-        page.panels(attention.layer_panels(scene, block, step, source, output, colour, outlined))
-    modelview.section(page, trace, step, source, output, colour, outlined=outlined)
+        if block in hidden:
+            presenter.hidden_until_the_reveal(scene.key(f"layer-{block}"))
+        else:
+            page.panels(attention.layer_panels(scene, block, step, source, output, colour, outlined))
+    modelview.section(page, trace, step, source, output, colour, outlined=outlined, hidden=hidden)
     if (stored("layer"), stored("head")) != (ctl.layer + 1, ctl.head + 1):
         st.rerun()  # a tile was clicked inside the player: redraw the whole page, sidebar pickers included
 

@@ -57,6 +57,10 @@ def body(step: int) -> None:
     lines = st.container()  # every method's line for the piece, then the whole table; what they say below
     source = lengths.source_window(len(why.src_pieces))
     output = around(step, len(why.out_ids))
+    if presenter.asking(page.room):  # the room votes on which source piece matters: attribution and patching wait
+        presenter.hidden_until_the_reveal("why-attribution")
+        lens.section(page, why, step, output)
+        return
     attribution.whole_table(page, why, output, source)
     notes_below = st.container()
     with lines:

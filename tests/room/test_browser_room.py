@@ -96,3 +96,39 @@ def test_the_room_follows_the_presenter_on_a_phone_and_a_forged_key_moves_nobody
             presenter.get_by_role("button", name="Pause").click()
         finally:
             context.close()
+
+
+CROSS_TITLES = (
+    "() => Array.from(document.querySelectorAll('.js-plotly-plot .gtitle'))"
+    ".filter(t => t.textContent.toLowerCase().includes('cross-attention')).length"
+)
+
+
+def test_a_question_to_the_room_hides_its_answer_on_every_phone_until_the_reveal(server, browser):  # noqa: F811
+    url, _ = server
+    with _visit(browser) as presenter:
+        presenter.goto(f"{url}/attention?{urlencode({'sentence': FIRST, 'share': 'on', 'view': 'dec-cross'})}")
+        presenter.locator(".anatomy-room-link").wait_for(timeout=60000)
+        _settle(presenter)
+        link = presenter.locator(".anatomy-room-link").inner_text().strip()
+        context, phone = _phone(browser)
+        try:
+            phone.goto(link)
+            phone.wait_for_function(f"() => ({CROSS_TITLES})() >= 2", timeout=20000)
+            presenter.get_by_role("button", name="Ask the room").click()
+            phone.wait_for_function(
+                "() => document.body.innerText.includes('which English piece does the decoder look at most')",
+                timeout=20000,
+            )
+            phone.wait_for_function(f"() => ({CROSS_TITLES})() === 0", timeout=20000)
+            _settle(presenter)
+            assert presenter.evaluate(CROSS_TITLES) == 0, "the presenter's screen gives the answer away"
+            assert presenter.locator("[class*='st-key-hidden-']").count() >= 2
+            phone.screenshot(path=str(SHOTS / "room_phone_question_open.png"))
+            presenter.get_by_role("button", name="Reveal the model's answer").click()
+            phone.wait_for_function(f"() => ({CROSS_TITLES})() >= 2", timeout=20000)
+            _settle(presenter)
+            assert presenter.evaluate(CROSS_TITLES) >= 2
+            phone.screenshot(path=str(SHOTS / "room_phone_question_revealed.png"))
+        finally:
+            context.close()

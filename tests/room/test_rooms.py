@@ -215,3 +215,68 @@ def test_a_room_idle_for_longer_than_the_limit_is_gone_with_its_views_and_votes(
     assert not (folder / "private" / old).exists() and not (folder / "public" / old).exists()
     assert store.exists(recent) and store.exists(newest)
     store.touch(recent, recent_key)
+
+
+def _published_titles(code: str) -> list[str]:
+    """The titles of the figures the room's phones see now."""
+    view = json.loads(gzip.decompress(store.view_gz(code, store.state(code)["view"])))
+    return [str(figure["figure"]["layout"].get("title", {}).get("text", "")) for figure in view["figures"]]
+
+
+def _param(app: AppTest, key: str) -> str:
+    value = app.query_params[key]
+    return value[0] if isinstance(value, list) else value
+
+
+def _cross_titles(titles: list[str]) -> list[str]:
+    return [title for title in titles if "cross-attention" in title.lower()]
+
+
+def test_an_open_question_hides_the_pictures_that_answer_it_until_the_reveal(tiny_checkpoint, monkeypatch):
+    """Asked where a cross-attention head looks, the room sees no cross-attention picture, on the presenter's
+    screen or in the view the phones read, until the presenter reveals the model's answer; the rest stays."""
+    monkeypatch.setenv("ANATOMY_CHECKPOINT", str(tiny_checkpoint))
+    page = str(Path(__file__).resolve().parents[2] / "pages" / "2_attention.py")
+    app = AppTest.from_file(page, default_timeout=120)
+    app.query_params.update({"share": "on", "sentence": "The cat eats the apple.", "view": "dec-cross"})
+    app.run()
+    assert not app.exception, app.exception
+    code = _param(app, "room")
+    before = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in app.get("plotly_chart")]
+    assert _cross_titles(before) and _cross_titles(_published_titles(code))
+    app.button(key="room-ask").click().run()
+    assert not app.exception, app.exception
+    assert store.state(code)["question"]["open"]
+    asked = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in app.get("plotly_chart")]
+    assert asked and not _cross_titles(asked), "the presenter's screen gives the answer away"
+    assert not _cross_titles(_published_titles(code)), "the phones' view gives the answer away"
+    assert len(asked) < len(before) and "Hidden until the reveal" in " ".join(i.value for i in app.info)
+    app.button(key="room-reveal").click().run()
+    assert not app.exception, app.exception
+    revealed = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in app.get("plotly_chart")]
+    assert _cross_titles(revealed) == _cross_titles(before) and _cross_titles(_published_titles(code))
+
+
+def test_on_the_why_page_attribution_waits_for_the_reveal(tiny_checkpoint, monkeypatch):
+    """Asked which source piece made the model write a piece, the room sees no attribution nor patching (which name
+    it) until the reveal; the logit lens, which does not, stays."""
+    monkeypatch.setenv("ANATOMY_CHECKPOINT", str(tiny_checkpoint))
+    page = str(Path(__file__).resolve().parents[2] / "pages" / "8_why.py")
+    app = AppTest.from_file(page, default_timeout=120)
+    app.query_params.update({"share": "on", "sentence": "The cat eats the apple."})
+    app.run()
+    assert not app.exception, app.exception
+
+    def attribution_shown() -> bool:
+        return any("<span title=" in m.value for m in app.markdown)
+
+    def lens_shown() -> bool:
+        return any("Logit lens" in str(json.loads(c.proto.spec)["layout"]) for c in app.get("plotly_chart"))
+
+    assert attribution_shown() and lens_shown()
+    app.button(key="room-ask").click().run()
+    assert not app.exception, app.exception
+    assert not attribution_shown() and lens_shown()
+    assert "Hidden until the reveal" in " ".join(i.value for i in app.info)
+    app.button(key="room-reveal").click().run()
+    assert attribution_shown()

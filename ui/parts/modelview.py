@@ -11,6 +11,7 @@ from model.results import Trace
 from ui.page.binding import bind, page_value, set_value
 from ui.page.panels import draw_one
 from ui.page.start import Page
+from ui.room import presenter
 from views import modelview
 from views.controls import FOCUS
 from views.modelview import ROLE_NAMES as ROLE_NAMES
@@ -35,10 +36,18 @@ def _open_clicked() -> None:
 
 
 def section(
-    page: Page, trace: Trace, step: int, source: Span, output: Span, colour: str, outlined: bool = True
+    page: Page,
+    trace: Trace,
+    step: int,
+    source: Span,
+    output: Span,
+    colour: str,
+    outlined: bool = True,
+    hidden: tuple[str, ...] = (),
 ) -> None:
     """The model view of the attention kind picked, the selected head large under it, and that head's
-    attention from one query piece as text; `step` is the decoder row of the step, `outlined` in the large head."""
+    attention from one query piece as text; `step` is the decoder row of the step, `outlined` in the large head.
+    A kind in `hidden` (one the room's open question asks about) waits for the reveal."""
     scene = page.scene
     page.panels([modelview.heading(scene)])
     view = bind(
@@ -49,6 +58,9 @@ def section(
         horizontal=True,
         format_func=block_name,
     )
+    if view in hidden:
+        presenter.hidden_until_the_reveal(scene.key("model-view"))
+        return
     for panel in modelview.view_panels(scene, view, step, source, output, colour, outlined):
         if panel.key == scene.key("model-view"):
             draw_one(page, panel, on_select=_open_clicked, selection_mode="points")
