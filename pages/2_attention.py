@@ -8,6 +8,7 @@ from i18n import N_, _
 from model.results import Trace
 from ui.page import player
 from ui.page.binding import bind, page_value, set_value, stored
+from ui.page.notices import hidden_until_the_reveal
 from ui.page.start import Page, start
 from ui.page.stream import Preview
 from ui.parts import kvcache, lengths, modelview, sinks, windows
@@ -67,7 +68,7 @@ def _step_view(step: int, source: Span, colour: str) -> None:
 
         with column:
             if block in hidden:
-                presenter.hidden_until_the_reveal(scene.key(f"step-{block}"))
+                hidden_until_the_reveal(scene.key(f"step-{block}"))
             else:
                 player.DECODING.steady_chart(page, scene.key(f"step-{block}"), at_row, step, first)
     st.caption(attention.step_caption(len(decoding) > 1, player.DECODING.playing()))
@@ -93,7 +94,7 @@ def body(step: int) -> None:
     page.panels(attention.mask_off_panels(scene))
     for block in blocks:
         if block in hidden:
-            presenter.hidden_until_the_reveal(scene.key(f"layer-{block}"))
+            hidden_until_the_reveal(scene.key(f"layer-{block}"))
         else:
             page.panels(attention.layer_panels(scene, block, step, source, output, colour, outlined))
     modelview.section(page, trace, step, source, output, colour, outlined=outlined, hidden=hidden)

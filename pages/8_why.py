@@ -10,6 +10,7 @@ from i18n import N_, _
 from model import AnatomyError
 from ui.page import player
 from ui.page.binding import bind, set_value
+from ui.page.notices import hidden_until_the_reveal
 from ui.page.ondemand import filling, spare_work, without_the_mask
 from ui.page.panels import draw_one
 from ui.page.start import _take_turn, start
@@ -58,7 +59,7 @@ def body(step: int) -> None:
     source = lengths.source_window(len(why.src_pieces))
     output = around(step, len(why.out_ids))
     if presenter.asking(page.room):  # the room votes on which source piece matters: attribution and patching wait
-        presenter.hidden_until_the_reveal("why-attribution")
+        hidden_until_the_reveal("why-attribution")
         lens.section(page, why, step, output)
         return
     attribution.whole_table(page, why, output, source)

@@ -339,7 +339,8 @@ def test_attention_page_explains_the_decoder_plots_when_the_causal_mask_is_off()
 
 def test_the_shipped_models_sinks_name_its_decoder_as_well_as_its_encoder():
     """The sink charts read the encoder; the decoder's self-attention, which puts much of its weight on <s> in
-    many rows (the shipped model's: 40% on average, 4 of its 12 heads), gets a line of its own with its figures."""
+    many rows (the shipped model's: 40% on average, 4 of its 12 heads), gets a chart of its own, its figures said
+    under it."""
     from model.analysis.sinks import SINK, sinks
     from ui.session import engine
 
@@ -348,6 +349,10 @@ def test_the_shipped_models_sinks_name_its_decoder_as_well_as_its_encoder():
     bundle = engine.get_bundle(engine.checkpoint_path())  # the model the page opened
     trace = bundle.translate("The small girl sees a white bird.").trace
     decoder = sinks(trace, "decoder", bundle.config.norm_first)
-    line = next(m.value for m in at.markdown if m.value.startswith("**Decoder self-attention**"))
+    chart = chart_titled(
+        at, f"{bundle.name}, decoder self-attention: share of each head's attention on the first piece"
+    )
+    assert len(chart["data"][0]["y"]) == bundle.config.n_decoder_layers
+    line = next(c.value for c in at.caption if c.value.startswith("In the decoder's self-attention, the heads put"))
     assert f"**{decoder.mean_share:.0%}**" in line and f"**{decoder.sink_heads} of {decoder.shares.size}**" in line
     assert f"at least {SINK:.0%}" in line

@@ -180,6 +180,8 @@ def test_an_instruct_model_is_asked_a_question_and_offered_questions(bundle, mon
     assert _param(shipped, "model") == INSTRUCT and _param(shipped, "sentence") == CHAT_EXAMPLES[0]
     shipped.selectbox(key="w_model").set_value("default").run()
     assert _param(shipped, "sentence") == EXAMPLES[0]
+    asked_so = run("pages/1_translate.py", {"model": INSTRUCT, "sentence": EXAMPLES[0]})  # a text given is kept
+    assert _param(asked_so, "sentence") == EXAMPLES[0]
     shipped.text_input(key="w_sentence").set_value("The cat eats the apple.").run()
     shipped.selectbox(key="w_model").set_value(INSTRUCT).run()
     assert _param(shipped, "sentence") == "The cat eats the apple."

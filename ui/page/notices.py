@@ -134,3 +134,13 @@ def vocabulary(bundle: Bundle) -> None:
         st.text(", ".join(known))
     elif not categories:
         st.write(_("This checkpoint does not list its vocabulary."))
+
+
+def hidden_until_the_reveal(key: str) -> None:
+    """In place of a picture that answers the room's open question (ui.room.presenter.asking): a line that says why
+    it is not there."""
+    with st.container(key=f"hidden-{key}"):
+        st.info(
+            _("Hidden until the reveal: this picture answers the question the room is voting on."),
+            icon=":material/visibility_off:",
+        )

@@ -138,11 +138,17 @@ def choose_model() -> Bundle | None:
         return None
 
 
+TEXT_KIND = "_anatomy_reads_chat"  # whether the model of the session's last run read a chat message
+
+
 def fit_to_model(limits: Limits, chat: bool = False) -> None:
-    """Bring stored layer, head and knocked-out heads inside the model (after a model change), and an example
-    left as it was to this model's kind (`chat`: it reads a chat message)."""
+    """Bring stored layer, head and knocked-out heads inside the model (after a model change), and, after a change
+    between a model that reads a chat message (`chat`) and one that does not, the other kind's first example, left
+    as it was, to this kind's (a text given in the URL or typed, even that example, stays on a first run)."""
     values = stored_values()
-    values["sentence"] = switched_text(values["sentence"], chat)
+    if st.session_state.get(TEXT_KIND, chat) != chat:
+        values["sentence"] = switched_text(values["sentence"], chat)
+    st.session_state[TEXT_KIND] = chat
     values["layer"] = min(values["layer"], limits.n_layers)
     values["head"] = min(values["head"], limits.n_heads)
     valid = set(all_heads(limits))

@@ -9,9 +9,9 @@ import streamlit as st
 from i18n import _
 from model.results import Trace
 from ui.page.binding import bind, page_value, set_value
+from ui.page.notices import hidden_until_the_reveal
 from ui.page.panels import draw_one
 from ui.page.start import Page
-from ui.room import presenter
 from views import modelview
 from views.controls import FOCUS
 from views.modelview import ROLE_NAMES as ROLE_NAMES
@@ -59,7 +59,7 @@ def section(
         format_func=block_name,
     )
     if view in hidden:
-        presenter.hidden_until_the_reveal(scene.key("model-view"))
+        hidden_until_the_reveal(scene.key("model-view"))
         return
     for panel in modelview.view_panels(scene, view, step, source, output, colour, outlined):
         if panel.key == scene.key("model-view"):

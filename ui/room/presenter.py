@@ -232,23 +232,14 @@ def _tally_text(question: dict[str, Any], counts: list[int]) -> str:
 def asking(room: Presenting | None) -> bool:
     """True while this presenter's question to the room is open (asked, not revealed yet): the page hides the
     pictures that answer it, on its screen and so on every phone, until the reveal."""
-    qid = (_session() or {}).get("question") if room is not None else None
-    if not qid:
+    qid = (_session() or {}).get("question")
+    if room is None or not qid:
         return False
     try:
         current = store.state(room.code)["question"]
     except (store.RoomError, OSError):
         return False
     return bool(current and current["id"] == qid and current["open"])
-
-
-def hidden_until_the_reveal(key: str) -> None:
-    """In place of a picture that answers the room's open question: a line that says why it is not there."""
-    with st.container(key=f"hidden-{key}"):
-        st.info(
-            _("Hidden until the reveal: this picture answers the question the room is voting on."),
-            icon=":material/visibility_off:",
-        )
 
 
 def offer(room: Presenting | None, made: Callable[[], Offer | None], why_not: str = "") -> None:
