@@ -27,14 +27,16 @@ page_value(shown.SHORT)
 
 # 1. scores -> masked scores -> softmax
 page.panels([shown.pipeline_heading(scene)])
-block = bind(
-    "block",
-    st.radio,
-    label=_("Attention block"),
-    options=list(page.limits.blocks),
-    horizontal=True,
-    format_func=lambda b: i18n._(BLOCK_NAMES[b]).capitalize(),
-)
+block = next(iter(page.limits.blocks))
+if len(page.limits.blocks) > 1:  # a decoder alone, or an encoder alone, has its one block: nothing to pick
+    block = bind(
+        "block",
+        st.radio,
+        label=_("Attention block"),
+        options=list(page.limits.blocks),
+        horizontal=True,
+        format_func=lambda b: i18n._(BLOCK_NAMES[b]).capitalize(),
+    )
 source = lengths.source_window(len(trace.src_pieces))  # long sentences: every heatmap here shows a window
 page.panels(shown.pipeline(scene, trace, block, source))
 lab = knockout.Lab(page, scene, trace)

@@ -96,7 +96,11 @@ else:
     # what the page's parts read (ui/parts/attribution.py, lens.py, patching.py); the work it computes unasked
     # beside its translation or continuation is ui.page.ondemand's (tests set it)
     why = explained(scene, spare_work)
-    page.panels(view.opening(why))
+    if ctl.presentation:  # on a projector what was read and written folds into the notes: the lines come first
+        with page.notes:
+            page.panels(view.opening(why))
+    else:
+        page.panels(view.opening(why))
     if why.out_ids:
         set_value("step", min(ctl.step, len(why.out_ids) - 1) + 1)
         player.DECODING.controls(len(why.out_ids), "why")

@@ -18,9 +18,9 @@ from views.markdown import md
 from views.modelview import block_name, key_pieces, live_heads, query_pieces, shown_layer, trace_of
 from views.panels import Panel, words
 from views.scene import Scene
-from viz.attention import attention_heads, attention_map
-from viz.labels import CONTAINER_PX, display_piece, on_one_line
-from viz.lengths import Span, around
+from viz.attention import attention_heads, attention_map, rows_that_fit
+from viz.labels import CONTAINER_PX, axis_labels, display_piece, on_one_line
+from viz.lengths import PROJECTOR_ROWS, Span, around, rows_shown
 
 
 def _block_code(text: str) -> str:
@@ -126,7 +126,7 @@ def prompt_panel(scene: Scene, prompt: Trace) -> Panel:
     encoder = bool(scene.limits.layers_of("encoder"))
     stack, pieces = ("encoder", prompt.src_pieces) if encoder else ("decoder", prompt.tgt_pieces)
     layer, head = shown_layer(scene, stack), scene.controls.head
-    window = around(len(pieces) - 1, len(pieces))
+    window = rows_shown(len(pieces) - 1, len(pieces), scene.style.presentation)
     said = {"layer": layer + 1, "head": head + 1}
     if encoder:
         heading = _("The sentence's self-attention")
@@ -144,7 +144,17 @@ def prompt_panel(scene: Scene, prompt: Trace) -> Panel:
             "may look back at. Every head and the new pieces' rows follow when the continuation is whole."
         )
     pattern = prompt.pattern(stack, "self", layer)[head]
-    figure = attention_map(pattern, pieces, pieces, scene.style, title, rows=window, columns=window, first=True)
+    figure = attention_map(
+        pattern,
+        pieces,
+        pieces,
+        scene.style,
+        title,
+        rows=window,
+        columns=window,
+        first=True,
+        most_px=scene.style.picture_px,
+    )
     return Panel(scene.key("prompt-heads"), figure, heading=heading, caption=caption)
 
 
@@ -203,18 +213,25 @@ def step_figure(scene: Scene, block: str, row: int, source: Span, colour: str) -
     """The chosen head of one decoding block with decoder row `row` outlined, around that row."""
     trace = trace_of(scene)
     stack, kind = BLOCKS[block]
+    keys = key_pieces(trace, block)
+    windows = block_windows(block, source, around(row, len(trace.tgt_pieces)))
+    most_px = scene.style.picture_px
+    if most_px is not None:  # a projector's first picture: the rows whose every label fits, around the step
+        fitting = rows_that_fit(axis_labels(keys), scene.style, most_px, PROJECTOR_ROWS)
+        windows["rows"] = around(row, len(trace.tgt_pieces), fitting)
     return scene.figure(
         attention_map,
         trace.pattern(stack, kind, shown_layer(scene, stack))[scene.controls.head],
         query_pieces(trace, block),
-        key_pieces(trace, block),
+        keys,
         scene.style,
         step_title(scene, block),
         row,
         colour=colour,
         first=block != "dec-cross",
         width_px=CONTAINER_PX / len(decoding_blocks(scene)),
-        **block_windows(block, source, around(row, len(trace.tgt_pieces))),
+        most_px=most_px,
+        **windows,
     )
 
 

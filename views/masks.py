@@ -35,7 +35,7 @@ from views.mask_experiments import (
 from views.panels import Panel
 from views.runs import main_result
 from views.scene import Scene
-from viz.lengths import Span, around
+from viz.lengths import Span, rows_shown
 from viz.masks import masked_cells, score_pipeline
 
 
@@ -104,7 +104,7 @@ def step_window(scene: Scene, trace: Trace) -> Span:
     n = len(trace.tgt_pieces)
     result = scene.result
     first = n - len(result.output_ids) if scene.decoder_only and isinstance(result, TranslationResult) else 0
-    return around(min(first + scene.controls.step, max(n - 1, 0)), n)
+    return rows_shown(min(first + scene.controls.step, max(n - 1, 0)), n, scene.style.presentation)
 
 
 def pipeline_heading(scene: Scene) -> Panel:
@@ -131,6 +131,7 @@ def pipeline(scene: Scene, trace: Trace, block: str, source: Span) -> list[Panel
         keys,
         scene.style,
         f"{i18n._(BLOCK_NAMES[block]).capitalize()} L{layer + 1} H{ctl.head + 1}",
+        most_px=scene.style.picture_px,
         **block_windows(block, source, step_window(scene, trace)),
     )
     if masked_cells(raw_scores, masked_scores).any():

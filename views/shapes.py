@@ -19,7 +19,7 @@ from views.panels import Panel, words
 from views.positional import source_span, traced
 from views.scene import Scene
 from viz.flow import flow_diagram
-from viz.lengths import Span, around
+from viz.lengths import Span, rows_shown
 from viz.shapes import (
     Blueprint,
     as_matrix,
@@ -388,12 +388,23 @@ def stage_panel(scene: Scene, trace: Trace, name: str, source: Span) -> Panel:
     note = ""
     if name == stages.LOGITS and matrix.shape[1] > LOGIT_COLUMNS:  # a real vocabulary has tens of thousands of ids
         matrix, keys, columns, note = _top_logits(scene, matrix)
-    output = around(ctl.step, len(trace.tgt_pieces))
+    output = rows_shown(ctl.step, len(trace.tgt_pieces), scene.style.presentation)
 
     def window(axis: list[str] | None) -> Span | None:
         return source if axis is trace.src_pieces else output if axis is trace.tgt_pieces else None
 
-    figure = scene.figure(tensor_heatmap, matrix, rows, scene.style, title, columns, keys, window(rows), window(keys))
+    figure = scene.figure(
+        tensor_heatmap,
+        matrix,
+        rows,
+        scene.style,
+        title,
+        columns,
+        keys,
+        window(rows),
+        window(keys),
+        most_px=scene.style.picture_px,
+    )
     caption = sentences(
         _(
             "Rows are positions (pieces); for attention scores and weights the columns are the keys. Pick the "

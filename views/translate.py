@@ -15,6 +15,7 @@ from views.panels import Panel, words
 from views.scene import Scene
 from viz.embedding import embedding_strips
 from viz.labels import marker_note, visible_breaks
+from viz.lengths import PROJECTOR_ROWS
 from viz.translate import beams_frame, pieces_frame, step_candidates, steps_frame
 
 
@@ -190,10 +191,17 @@ def output(scene: Scene, shown: int) -> Panel:
 
 
 def candidates(scene: Scene, last: int) -> go.Figure:
-    """Each step's most likely pieces up to step `last` (from 0), the last outlined until the output is whole."""
+    """Each step's most likely pieces up to step `last` (from 0), the last outlined until the output is whole; on a
+    projector the last PROJECTOR_ROWS of them, so that the grid stays in the first screen as the steps grow."""
     steps = _translation(scene).steps
-    highlight = last if last + 1 < len(steps) else None
-    return scene.figure(step_candidates, steps[: last + 1], scene.style, highlight_row=highlight)
+    first = max(0, last + 1 - PROJECTOR_ROWS) if scene.style.presentation else 0
+    highlight = last - first if last + 1 < len(steps) else None
+    title = None
+    if first:
+        title = _("Top candidates at decoding steps {a}–{b} of {n}", a=first + 1, b=last + 1, n=len(steps))
+    return scene.figure(
+        step_candidates, steps[first : last + 1], scene.style, title, highlight_row=highlight, first_step=first
+    )
 
 
 def steps_caption(scene: Scene, growing: bool) -> str:

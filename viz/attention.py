@@ -3,6 +3,7 @@ viz.tiles)."""
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Collection, Mapping
 
@@ -47,6 +48,20 @@ def check_pattern(pattern: np.ndarray, queries: list[str], keys: list[str]) -> N
 def _panel_height(n_queries: int, style: Style, low: int = 260, high: int = 620) -> int:
     low = int(low * 1.35) if style.presentation else low
     return int(min(high * 1.2 if style.presentation else high, max(low, n_queries * (style.tick + 5) + 90)))
+
+
+def _key_labels_px(klabels: list[str], style: Style) -> float:
+    """How much of a map's height its rotated key labels take (at most 150 px: a longer label is cut by plotly);
+    an escaped "&lt;" is one character wide."""
+    longest = max((len(html.unescape(label)) for label in klabels), default=1)
+    return min(150.0, longest * style.tick * 0.5)
+
+
+def rows_that_fit(klabels: list[str], style: Style, most_px: int, most_rows: int) -> int:
+    """How many query rows a map at most `most_px` tall can label every one of (its title and the key labels
+    `klabels` below take their share), from 4 to `most_rows`: a projector's first picture labels every row."""
+    room = most_px - 100 - _key_labels_px(klabels, style)
+    return max(4, min(most_rows, int(room // (style.tick * 1.3))))
 
 
 def _row_outline(fig: go.Figure, row_index: int, n_keys: int, style: Style, xref: str, yref: str) -> None:
@@ -231,20 +246,26 @@ def attention_map(
     colour: str = "linear",
     first: bool = False,
     width_px: float = CONTAINER_PX,
+    most_px: int | None = None,
 ) -> go.Figure:
     """One [queries, keys] weight matrix as a large heatmap (a single head or the head average),
     inside a window (default: all) and in a colour mode of viz.lengths; `first` keeps the first key in
     view before a key window that starts after it. `width_px`: the chart's width on the page (half of it in
-    one of two columns), which the key labels are thinned to so that none overlaps."""
+    one of two columns), which the key labels are thinned to so that none overlaps; `most_px`: the tallest it
+    may be (a projector's first picture)."""
     check_pattern(matrix, queries, keys)
     z, weights, qlabels, klabels, rows, mode = _windowed(matrix, queries, keys, rows, columns, colour, first)
     zmin, zmax, bar = colour_range(mode)
     if show_values is None:  # only where a "0.00" fits in a cell (the map may fill half the page)
         show_values = z.size <= 300 and len(klabels) <= (7 if style.presentation else 12)
     height = _panel_height(len(qlabels), style, low=320, high=760)
+    rows_px: float = height - 100
+    if most_px is not None and height > most_px:  # the rotated key labels below take their share of a short map
+        height = most_px
+        rows_px = height - 100 - _key_labels_px(klabels, style)
     fig = style.figure(
         xaxis=token_axis(klabels, min(width_px - MAP_MARGINS_PX, 900), style.tick, tickangle=-90),
-        yaxis=token_axis(qlabels, height - 100, style.tick, autorange="reversed"),
+        yaxis=token_axis(qlabels, rows_px, style.tick, autorange="reversed"),
     )
     fig.add_trace(
         go.Heatmap(

@@ -16,6 +16,9 @@ NEGATIVE = (40, 90, 220)  # signed weights below zero (an attribution that lower
 NEGATIVE_PRESENTATION = (230, 120, 0)
 
 
+LINES_CLASS = "anatomy-lines"  # the shaded lines' block (ui.page.markup.APP_CSS keeps what follows it below it)
+
+
 def shaded_text(
     weights: np.ndarray | list[np.ndarray],
     keys: list[str],
@@ -38,6 +41,7 @@ def shaded_text(
     size = style.font + 2
     spacing, margin = ("1.35", "0") if style.presentation else ("1.6", "0.15em")  # a projector's lines are large
     texts = running_text(keys)
+    family = style.template["layout"]["font"]["family"]
     number = ".4g" if signed else ".3f"  # attributions can be tiny: significant digits
     width = max(5.5, 0.6 * max(map(len, names), default=0))  # em: the names' column
     lines, byte_level = [], reads_bytes(keys)
@@ -60,7 +64,4 @@ def shaded_text(
             f'<div style="display:flex;gap:0.8em;margin:{margin} 0"><b style="min-width:{width:.1f}em">'
             f'{html.escape(name)}</b><span style="line-height:{spacing}">{"".join(spans)}</span></div>'
         )
-    return (
-        f'<div style="font-size:{size}px;font-family:{style.template["layout"]["font"]["family"]}">'
-        f"{''.join(lines)}</div>"
-    )
+    return f'<div class="{LINES_CLASS}" style="font-size:{size}px;font-family:{family}">' + "".join(lines) + "</div>"

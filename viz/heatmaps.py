@@ -127,9 +127,11 @@ def panels(
     masked_text: str | None = None,
     rows: Span | None = None,
     columns: Span | None = None,
+    most_px: int | None = None,
 ) -> go.Figure:
     """Matrices [queries, keys] side by side, one panel per matrix, each with its colour bar, inside a
-    window of rows and columns (default: all; labels keep their place in the whole sentence).
+    window of rows and columns (default: all; labels keep their place in the whole sentence), at most `most_px`
+    tall when given (a projector's first picture).
 
     Non-finite entries (masked scores are -inf) are left blank and, with `masked_text`, labelled. `titles`,
     `title`, `value_name` (what the hover calls a cell's number: "value" unless given) and `masked_text` are said
@@ -151,6 +153,8 @@ def panels(
     gap = 0.12 if n > 1 else 0.0
     width = (1 - gap * (n - 1)) / n
     height = int(min(680, max(420 if style.presentation else 300, len(qlabels) * (style.tick + 5) + 120)))
+    if most_px is not None:
+        height = min(height, most_px)
     layout, notes, shapes, data = {}, [], [], []
     for i, (matrix, name, scale) in enumerate(zip(matrices, titles, scales, strict=True)):
         suffix = "" if i == 0 else str(i + 1)

@@ -16,6 +16,9 @@ from i18n import N_, _, listing
 Span = tuple[int, int]
 
 DETAIL = 40  # pieces per axis a detailed heatmap shows at once (every label readable)
+# The rows (and columns) a projector's first picture shows at once around the step (presentation mode): every one
+# labelled in its large type, the whole picture in the first screen, the window following the step as it plays.
+PROJECTOR_ROWS = 10
 MOST_SHOWN = 96  # the widest window a person may ask for
 TILE_BINS = 32  # cells per axis of a pooled model-view tile
 
@@ -73,6 +76,12 @@ def around(position: int, n: int, size: int = DETAIL) -> Span:
         return 0, n
     start = min(max(0, position - size // 2), n - size)
     return start, start + size
+
+
+def rows_shown(position: int, n: int, presentation: bool) -> Span:
+    """The decoder positions a step's detailed heatmaps show around `position`: DETAIL of them, PROJECTOR_ROWS on a
+    projector."""
+    return around(position, n, PROJECTOR_ROWS if presentation else DETAIL)
 
 
 def bins(n: int, most: int = TILE_BINS) -> list[Span]:

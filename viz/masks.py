@@ -27,9 +27,10 @@ def score_pipeline(
     highlight_row: int | None = None,
     rows: Span | None = None,
     columns: Span | None = None,
+    most_px: int | None = None,
 ) -> go.Figure:
     """Raw scores QK^T/sqrt(d_k) -> masked scores (-inf blank) -> softmax weights, side by side (inside
-    a window of rows and columns; the score scale is the whole matrix's)."""
+    a window of rows and columns; the score scale is the whole matrix's), at most `most_px` tall when given."""
     finite = scores[np.isfinite(scores)]
     bound = float(np.abs(finite).max()) if finite.size else 1.0
     scale = Scale(style.diverging, -bound, bound, _("score"))
@@ -44,6 +45,7 @@ def score_pipeline(
         highlight_row=highlight_row,
         rows=rows,
         columns=columns,
+        most_px=None if most_px is None else most_px - LEGEND_PX,
     )
     rows = rows or whole(len(queries))
     columns = columns or whole(len(keys))
@@ -67,6 +69,7 @@ def masked_cells(scores: np.ndarray, masked: np.ndarray) -> np.ndarray:
 
 MASKED_NAME = N_("masked (−∞)")  # the overlay's legend entry, said with i18n._ where drawn
 MASKED_GREY = "#a8a8a8"
+LEGEND_PX = 28  # the masked cells' legend line above the panels (add_masked_overlay)
 
 
 def add_masked_overlay(
@@ -105,19 +108,18 @@ def add_masked_overlay(
     )
     # the legend sits at the top right, under the toolbar plotly shows there on hover and above the panels'
     # titles: the top margin grows by a line, and the figure with it, so the panels keep their size
-    toolbar = 28
     margin = fig.layout.margin.t if fig.layout.margin.t is not None else 60
-    height = (fig.layout.height or 450) + toolbar
+    height = (fig.layout.height or 450) + LEGEND_PX
     fig.update_layout(
         height=height,
-        margin_t=margin + toolbar,
+        margin_t=margin + LEGEND_PX,
         showlegend=True,
         legend=dict(
             orientation="h",
             xref="container",
             yref="container",
             x=1.0,
-            y=1.0 - toolbar / height,
+            y=1.0 - LEGEND_PX / height,
             xanchor="right",
             yanchor="top",
             font=dict(size=style.font),

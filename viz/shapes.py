@@ -142,10 +142,12 @@ def tensor_heatmap(
     column_pieces: list[str] | None = None,
     rows: Span | None = None,
     columns: Span | None = None,
+    most_px: int | None = None,
 ) -> go.Figure:
     """A 2-D tensor as a heatmap, rows (and columns, for attention keys) labelled with pieces when
     given, inside a window of rows and columns (default: all; the colour scale is the whole tensor's);
-    -inf shows as blank; `column_name` names the columns (default: "dimension")."""
+    -inf shows as blank; `column_name` names the columns (default: "dimension"); at most `most_px` tall when
+    given (a projector's first picture)."""
     column_name = column_name or _("dimension")
     whole_z = np.where(np.isfinite(matrix), matrix, np.nan)
     rows, columns = rows or whole(matrix.shape[0]), columns or whole(matrix.shape[1])
@@ -165,7 +167,12 @@ def tensor_heatmap(
     )
     labels = labels[rows[0] : rows[1]]
     height = int(min(700, max(280, z.shape[0] * (style.tick + 4) + 120)))
-    _ticks, shown = thin_ticks([str(r) for r in labels], height - 120, style.tick)
+    rows_px: float = height - 120
+    if most_px is not None and height > most_px:  # rotated key labels below take their share of a short map
+        height = most_px
+        keys_px = 0 if column_pieces is None else min(150, max(len(p) for p in column_pieces) * style.tick * 0.6)
+        rows_px = height - 120 - keys_px
+    _ticks, shown = thin_ticks([str(r) for r in labels], rows_px, style.tick)
     keys = None
     xaxis = dict(title=column_name, showgrid=False)
     if column_pieces is not None and len(column_pieces) == matrix.shape[1]:

@@ -26,6 +26,7 @@ FONT_FAMILY = (
     "Inter, Helvetica, Arial, 'Noto Sans CJK SC', 'Noto Sans SC', 'Source Han Sans SC', 'PingFang SC', "
     "'Microsoft YaHei', sans-serif"
 )
+PROJECTOR_PICTURE_PX = 380
 RIGHT_LEGEND = dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left")
 
 
@@ -79,6 +80,12 @@ class Style:
     def line_width(self) -> float:
         """Width of curves and outlines."""
         return 4.0 if self.presentation else 2.0
+
+    @property
+    def picture_px(self) -> int | None:
+        """How tall a page's first picture may be, title and labels included: on a projector what fits under the
+        page's title and the step's controls at 1280×720 (the first screen); None on a screen, which scrolls."""
+        return PROJECTOR_PICTURE_PX if self.presentation else None
 
     @property
     def palette(self) -> list[str]:

@@ -52,10 +52,12 @@ def step_candidates(
     style: Style,
     title: str | None = None,
     highlight_row: int | None = None,
+    first_step: int = 0,
 ) -> go.Figure:
     """Grid of steps (rows) x rank (columns): each cell is a candidate piece coloured by its
     probability; `highlight_row` outlines the step being produced; `title` (said already): "Top candidates at
-    every decoding step" unless given."""
+    every decoding step" unless given; `first_step`: the step (from 0) of the first row, when the grid shows the
+    later steps alone."""
     if not steps:
         raise ValueError("no decoding steps to show")
     width = max(len(s.top) for s in steps)
@@ -67,7 +69,7 @@ def step_candidates(
             probs[i, rank] = prob
             mark = " ✔" if piece == step.chosen else ""
             text[i, rank] = plotly_piece(piece, byte_level) + mark
-    row_labels = [f"t={i + 1} → {plotly_piece(s.chosen, byte_level)}" for i, s in enumerate(steps)]
+    row_labels = [f"t={first_step + i + 1} → {plotly_piece(s.chosen, byte_level)}" for i, s in enumerate(steps)]
     row_px = style.tick + 12
     height = max(260, row_px * len(steps) + 110)
     yv, yt = thin_ticks(row_labels, height - 110, style.tick)

@@ -48,6 +48,9 @@ APP_CSS = """<style>
 .stElementContainer:has(.anatomy-streaming) { display: none; }
 /* a control a player moves: its bound widget stays, hidden, under the copy that shows it (ui/page/binding.py) */
 [class*="st-key-kept-w_"] { display: none; }
+/* Streamlit pulls what follows a markdown block up by its last paragraph's margin: the shaded lines (viz.focus)
+   end in no paragraph, so that pull laid the next button over their last line */
+[data-testid="stMarkdownContainer"]:has(> .anatomy-lines) { margin-bottom: 0; }
 /* a player's arrow-key buttons work through their keyboard shortcuts alone (ui/page/player.py) */
 [class*="st-key-arrows-"] { display: none; }
 /* the step buttons show their arrows alone (‹ ›): their keys, PageUp and PageDown, are named in their tooltips */

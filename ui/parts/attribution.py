@@ -38,13 +38,17 @@ def every_method(page: Page, why: Explained, step: int, notes_below) -> None:
     """Every method's line over the source for the piece on show; what they say, in `notes_below` (under
     the table, so that the picture comes first)."""
     bundle, ctl = why.bundle, why.ctl
+    above, below = st.container(), st.container()
+    with below if ctl.presentation else above:  # on a projector the lines come first, the button for more below
+        methods = _methods_for(why, step)
     rows = {
         name: explanations.attribution(
             bundle, ctl.sentence, why.out_ids, name, why.iv, pieces=(step,), trace=why.own_trace, chat=ctl.chat
         )[0]
-        for name in _methods_for(why, step)
+        for name in methods
     }
-    page.panels(view.lines(why, step, rows))
+    with above:
+        page.panels(view.lines(why, step, rows))
     with notes_below:
         page.panels(view.notes(why, rows, step))
 

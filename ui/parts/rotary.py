@@ -20,13 +20,23 @@ def section(page: Page, trace: Trace, pieces: list[str]) -> float:
     """Draw the rotary part of the page from `trace` (a run with the rotation on, as trained); return the
     base factor the person chose (1.0: as trained)."""
     scene = page.scene
-    page.panels([rope.how_it_turns(scene, page_value(BASE)), rope.frequency_heading(scene)])
-    factor = bind(
-        "rbase", st.select_slider, label=_("Base × (what-if)"), options=list(FACTORS), format_func=factor_label
-    )
-    page.panels([rope.frequency_panel(scene, factor), rope.angles_panel(scene, factor, pieces)])
+    if page.controls.presentation:  # on a projector the picture comes first: what it means folds into the notes
+        with page.notes:
+            page.panels([rope.how_it_turns(scene, page_value(BASE))])
+        page.panels([rope.frequency_panel(scene, page_value(BASE)), rope.frequency_heading(scene)])
+        factor = _base_factor()
+    else:
+        page.panels([rope.how_it_turns(scene, page_value(BASE)), rope.frequency_heading(scene)])
+        factor = _base_factor()
+        page.panels([rope.frequency_panel(scene, factor)])
+    page.panels([rope.angles_panel(scene, factor, pieces)])
     _relative(page, trace, pieces, factor)
     return factor
+
+
+def _base_factor() -> float:
+    """The base what-if's slider (`rbase=`): every base multiplied by the factor picked."""
+    return bind("rbase", st.select_slider, label=_("Base × (what-if)"), options=list(FACTORS), format_func=factor_label)
 
 
 def prompt_view(page: Page, prompt: Trace) -> None:
