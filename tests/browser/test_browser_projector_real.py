@@ -34,6 +34,16 @@ OUTLINES = """() => {
 }"""
 
 
+# Buttons drawn over the Why page's shaded lines (Streamlit's negative margin under a markdown block once laid
+# "Compute the whole table" over their last line)
+OVER_THE_LINES = """() => {
+  const lines = document.querySelector('.anatomy-lines').getBoundingClientRect();
+  return [...document.querySelectorAll('[data-testid="stMain"] button')].map(b => [b, b.getBoundingClientRect()])
+    .filter(([b, r]) => r.height > 0 && r.top < lines.bottom - 1 && r.bottom > lines.top + 1)
+    .map(([b, r]) => b.innerText.trim());
+}"""
+
+
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory):
     """The app, with a tiny Gemma-3-shaped instruct decoder offered beside the real SmolLM2."""
@@ -43,10 +53,20 @@ def app_url(tmp_path_factory):
 
 
 def _open(page, url: str) -> None:
+    """Open `url` and wait until the page stands still: under load the status widget can be gone for a moment
+    while the run goes on, and a picture drawn late (a step slot) comes before those already drawn."""
     page.goto(url)
     page.wait_for_function(f"() => ({FIRST_PICTURE})() !== null", timeout=120000)
     _settle(page, timeout_ms=120000)
-    page.wait_for_timeout(800)  # plotly lays the charts out in the final width
+    layout = f"() => [document.querySelectorAll('.js-plotly-plot .main-svg').length, ({FIRST_PICTURE})()]"
+    before = None
+    for _ in range(120):
+        page.wait_for_timeout(800)  # plotly lays the charts out in the final width
+        now = page.evaluate(layout)
+        if now == before:
+            return
+        before = now
+    raise AssertionError(f"{url}: the page never stood still ({before})")
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -61,6 +81,8 @@ def test_every_pages_first_picture_is_whole_in_a_projectors_first_screen(app_url
             first = page.evaluate(FIRST_PICTURE)
             if not (0 <= first["top"] and first["bottom"] <= height):
                 cut.append(f"{slug}: {first['title']!r} from {first['top']:.0f} to {first['bottom']:.0f} px")
+            if slug == "why":
+                assert page.evaluate(OVER_THE_LINES) == [], "a button covers the attribution lines"
             page.screenshot(path=str(SHOTS / f"projector_{model}_{slug}_{width}x{height}.png"))
     assert not cut, f"{model} at {width}×{height}: first pictures cut: {cut}"
 

@@ -30,9 +30,24 @@ SENTENCES = [
 ]
 
 
-def seat(index: int) -> str:
-    """A fixed route cookie: which replica it lands on is decided by nginx's consistent hash."""
-    return f"anatomy_route=seat-{index}"
+def replica_of(url: str, cookie: str) -> str:
+    """The replica nginx's consistent hash sends this route cookie to."""
+    request = urllib.request.Request(f"{url}/_stcore/health", headers={"Cookie": cookie})
+    with urllib.request.urlopen(request, timeout=10) as reply:
+        return reply.headers["X-Anatomy-Replica"]
+
+
+def seats(url: str, count: int = len(SENTENCES)) -> list[str]:
+    """`count` fixed route cookies, half of them on each replica: the replicas' ports are free ones, so
+    which replica a given cookie lands on changes from run to run, and ten fixed cookies can all land
+    on one."""
+    by_replica: dict[str, list[str]] = {}
+    for index in range(20 * count):
+        cookie = f"anatomy_route=seat-{index}"
+        by_replica.setdefault(replica_of(url, cookie), []).append(cookie)
+    first, second = by_replica.values()
+    half = count // 2
+    return first[:half] + second[: count - half]
 
 
 def shows_sentence(run, index: int) -> bool:
@@ -76,17 +91,17 @@ def test_nginx_hands_out_a_route_cookie_and_names_the_replica(room):
     assert replica in {r.address for r in room.replicas}
 
 
-async def _reconnected(url: str, index: int) -> dict:
+async def _reconnected(url: str, index: int, seat: str) -> dict:
     """Run the page with the session's controls, drop the connection, reconnect to the same session
     with no controls at all, and run it again; then a brand-new session the same way."""
-    async with Session(url, cookie=seat(index)) as first:
+    async with Session(url, cookie=seat) as first:
         before = await first.run("translate", query(index))
         session_id, replica = first.session_id, first.replica
-    async with Session(url, cookie=seat(index), resume=session_id) as again:
+    async with Session(url, cookie=seat, resume=session_id) as again:
         after = await again.run("translate", "")
         same_session = again.session_id == session_id
         replica_again = again.replica
-    async with Session(url, cookie=seat(index)) as fresh:
+    async with Session(url, cookie=seat) as fresh:
         newcomer = await fresh.run("translate", "")
     return {
         "before": before,
@@ -100,7 +115,7 @@ async def _reconnected(url: str, index: int) -> dict:
 
 def test_ten_sessions_keep_their_state_across_a_reconnect_on_both_replicas(room):
     async def everyone():
-        return await asyncio.gather(*(_reconnected(room.url, i) for i in range(10)))
+        return await asyncio.gather(*(_reconnected(room.url, i, seat) for i, seat in enumerate(seats(room.url))))
 
     results = asyncio.run(everyone())
     for index, result in enumerate(results):
@@ -116,7 +131,8 @@ def test_ten_sessions_keep_their_state_across_a_reconnect_on_both_replicas(room)
 
 def test_when_a_replica_dies_its_sessions_reconnect_to_the_other_and_nothing_else_breaks():
     async def scenario(room):
-        sessions = [await Session(room.url, cookie=seat(i)).__aenter__() for i in range(10)]
+        cookies = seats(room.url)
+        sessions = [await Session(room.url, cookie=cookie).__aenter__() for cookie in cookies]
         try:
             first = [await s.run("translate", query(i)) for i, s in enumerate(sessions)]
             assert not any(run.errors for run in first)
@@ -132,7 +148,7 @@ def test_when_a_replica_dies_its_sessions_reconnect_to_the_other_and_nothing_els
                 except (ConnectionClosed, OSError):
                     # what a browser does: reconnect; the route cookie's replica is gone, nginx sends
                     # it on to the live one, where it starts a new session
-                    async with Session(room.url, cookie=seat(i)) as again:
+                    async with Session(room.url, cookie=cookies[i]) as again:
                         outcomes[i] = ("reconnected", await again.run("translate", query(i)), again.replica)
             async with Session(room.url) as newcomer:
                 new_run = await newcomer.run("translate", query(0))

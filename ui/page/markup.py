@@ -66,8 +66,10 @@ APP_CSS = """<style>
   /* a figure of panels side by side keeps the width its colour bars need, and scrolls sideways alone */
   .stElementContainer:has(.js-plotly-plot .subplot.x2y2) { overflow-x: auto; }
   .stElementContainer:has(.js-plotly-plot .subplot.x2y2) .stPlotlyChart { min-width: 760px; }
-  /* a number written in every cell cannot fit a phone's narrow cells */
+  /* a number written in every cell cannot fit a phone's narrow cells; Continue's candidates are words, the chart
+     itself (without them ranks 2-5 were an empty block) */
   .js-plotly-plot .heatmaplayer text, .js-plotly-plot g.textpoint text { display: none; }
+  .st-key-steady-steps .js-plotly-plot .heatmaplayer text { display: inline; }
 }
 </style>"""
 
