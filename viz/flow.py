@@ -240,6 +240,7 @@ def _figure(drawing: _Drawing, style: Style, title: str, bottom: float) -> go.Fi
         shapes=drawing.rects,
         annotations=drawing.notes,
         showlegend=False,
+        meta=dict(keeps_width=True),  # its words sit at fixed places: squeezed, they run into each other
         xaxis=dict(visible=False, range=[0, WIDTH], fixedrange=True),
         yaxis=dict(visible=False, range=[bottom, 0], fixedrange=True),
     )

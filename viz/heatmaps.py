@@ -13,7 +13,7 @@ from i18n import _
 
 from .labels import CONTAINER_PX, axis_labels, token_axis
 from .lengths import Span, whole, window_note
-from .style import Style
+from .style import WIDE_FIGURE_PX, Style
 
 
 @dataclass(frozen=True)
@@ -164,7 +164,7 @@ def panels(
         )
         layout[f"xaxis{suffix}"] = token_axis(
             klabels,
-            CONTAINER_PX / n - 80,
+            (CONTAINER_PX if n == 1 else WIDE_FIGURE_PX) / n - 80,  # panels side by side: a phone draws them 760 px
             style.tick,
             tickangle=-90,
             domain=[x0, min(1.0, x0 + width - 0.02)],

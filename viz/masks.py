@@ -179,6 +179,7 @@ def probability_comparison(before: list[Step], after: list[Step], style: Style, 
         legend=RIGHT_LEGEND,
         yaxis=dict(PROBABILITY_AXIS, title=_("probability")),
         xaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown),
+        meta=dict(keeps_width=True),  # a step's two-line label under each pair of bars
     )
     was = _("before")
     now = _("after")
@@ -232,6 +233,7 @@ def fixed_output_probabilities(
         legend=RIGHT_LEGEND,
         yaxis=dict(PROBABILITY_AXIS, title=_("probability")),
         xaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown),
+        meta=dict(keeps_width=True),  # a step's two-line label under each pair of bars
     )
     for name, values, colour in ((_("before"), before, style.palette[0]), (_("after"), after, style.palette[1])):
         fig.add_trace(

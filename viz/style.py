@@ -27,6 +27,14 @@ FONT_FAMILY = (
     "'Microsoft YaHei', sans-serif"
 )
 PROJECTOR_PICTURE_PX = 380
+# The narrowest width at which panels side by side, or a drawing with words at fixed places, read whole: on a
+# narrower screen (a phone) such a figure keeps this width and scrolls sideways alone (ui.page.markup)
+WIDE_FIGURE_PX = 760
+# A 390 px phone's chart has about 200 px for its cells (the pieces beside it and the colour bar aside); a
+# piece's label, at the ticks' type turned on its side, takes about 14 px: more labels than fit keep
+# WIDE_FIGURE_PX too
+PHONE_CELLS_PX = 200
+LABEL_PX = 14
 RIGHT_LEGEND = dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left")
 
 
@@ -126,3 +134,15 @@ class Style:
             layout["height"] = height
         fig.update_layout(layout)
         return fig
+
+
+def keeps_its_width(fig: go.Figure) -> bool:
+    """Whether `fig` is laid out WIDE_FIGURE_PX wide at least: panels side by side, more labelled columns than
+    a phone's width holds, or a drawing that says so in its layout's meta ({"keeps_width": True})."""
+    meta = fig.layout.meta
+    labelled = fig.layout.xaxis.tickvals
+    return (
+        "xaxis2" in fig.layout
+        or (labelled is not None and len(labelled) * LABEL_PX > PHONE_CELLS_PX)
+        or (isinstance(meta, dict) and bool(meta.get("keeps_width")))
+    )

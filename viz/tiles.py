@@ -18,6 +18,9 @@ from .style import Style
 TILE_PX = 170  # a model-view tile's height on a wide page (presentation mode: × PRESENTED)
 MANY_LAYERS = 12  # past this many layers the tiles shrink, so the whole view stays about VIEW_PX tall
 VIEW_PX = 2400
+# The name of a tile's caption annotation: a phone's small picture leaves them out (tiles too narrow for their
+# words), the legend or the enlarged picture says them (ui.page.markup, ui/room/follow.html)
+TILE_CAPTION = "tile-caption"
 SMALLEST_TILE_PX = 70
 PRESENTED = 220 / 170
 
@@ -190,6 +193,7 @@ def caption_notes(
             font=dict(size=style.tick - 1, color="#222222"),
             bgcolor="rgba(255,255,255,0.82)",
             borderpad=2,
+            name=TILE_CAPTION,
         )
         for (layer, head), caption in captions.items()
     ]

@@ -11,6 +11,7 @@ import pytest
 
 from i18n import speaking
 from model import Interventions
+from ui.page.markup import APP_CSS
 from viz.attention import (
     attention_heads,
     attention_map,
@@ -31,7 +32,7 @@ from viz.masks import (
 )
 from viz.positional import encoding_curves, similarity_matrix, vector_sizes, wavelength
 from viz.shapes import as_matrix, stage_stats, stages_frame, symbolic_shape, tensor_heatmap
-from viz.style import Style
+from viz.style import WIDE_FIGURE_PX, Style, keeps_its_width
 from viz.training import card_frame, log_frame, loss_curves, lr_curve, metric_curves
 from viz.translate import beams_frame, pieces_frame, step_candidates, steps_frame
 
@@ -618,3 +619,31 @@ def test_a_line_break_in_a_bold_line_is_shown_and_sharing_nothing_saves_nothing(
     assert on_one_line("Paris.\nThe answer is:  2018\n") == f"Paris. {NEWLINE_SIGN} The answer is: 2018 {NEWLINE_SIGN}"
     assert "\n" not in on_one_line("a\n\nb")
     assert _saved(12 * 64, 12 * 64) == "nothing" and _saved(9 * 64, 3 * 64) == "3× less" and _saved(5, 0) == ""
+
+
+def test_panels_side_by_side_and_the_flow_keep_their_width_on_a_phone(result):
+    """viz.style.keeps_its_width marks what a phone draws 760 px wide and scrolls (ui.page.markup's phone CSS)."""
+    trace = result.trace
+    cross = as_matrix(trace.tensor("decoder.layers.0.cross_attn.hook_pattern"))
+    single = tensor_heatmap(cross, trace.tgt_pieces, Style(), "cross")
+    prefix = "decoder.layers.0.self_attn."
+    pipeline = score_pipeline(
+        trace.tensor(prefix + "hook_scores")[0, 0],
+        trace.tensor(prefix + "hook_masked_scores")[0, 0],
+        trace.tensor(prefix + "hook_pattern")[0, 0],
+        trace.tgt_pieces,
+        trace.tgt_pieces,
+        Style(),
+        "L1 H1",
+    )
+    assert not keeps_its_width(single)
+    assert keeps_its_width(pipeline) and keeps_its_width(flow_diagram(dict(trace.stages), Style()))
+    assert keeps_its_width(fixed_output_probabilities(["▁le", "</s>"], [-0.1, -0.2], [-1.0, -0.2], Style()))
+    assert f"min-width: {WIDE_FIGURE_PX}px" in APP_CSS
+
+
+def test_a_map_with_more_labelled_columns_than_a_phone_holds_keeps_its_width(result):
+    cross = as_matrix(result.trace.tensor("decoder.layers.0.cross_attn.hook_pattern"))
+    pieces = [f"▁w{i}" for i in range(40)]
+    wide = tensor_heatmap(np.zeros((40, 40)), pieces, Style(), "self", "key", pieces)
+    assert keeps_its_width(wide) and not keeps_its_width(tensor_heatmap(cross, result.trace.tgt_pieces, Style(), "x"))

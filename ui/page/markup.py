@@ -63,9 +63,13 @@ APP_CSS = """<style>
   .st-key-model-view g.annotation { display: none; }
   /* plotly's toolbar sat over the charts' titles; a phone's touch cannot use it, and the page's download stays */
   .js-plotly-plot .modebar-container { display: none; }
-  /* a figure of panels side by side keeps the width its colour bars need, and scrolls sideways alone */
-  .stElementContainer:has(.js-plotly-plot .subplot.x2y2) { overflow-x: auto; }
-  .stElementContainer:has(.js-plotly-plot .subplot.x2y2) .stPlotlyChart { min-width: 760px; }
+  /* panels side by side, and the flow drawing, keep the width their words need (viz.style's keeps_its_width and
+     WIDE_FIGURE_PX) and scroll sideways alone: Streamlit lays a chart out at its element's width, so the element
+     itself is widened */
+  [class*="st-key-wide-"] { overflow-x: auto; }
+  [class*="st-key-wide-"] > .stElementContainer { min-width: 760px; width: 760px; }
+  /* a title is one line: a long one fits a phone in a smaller type */
+  .js-plotly-plot .gtitle { font-size: 12px !important; }
   /* a number written in every cell cannot fit a phone's narrow cells; Continue's candidates are words, the chart
      itself (without them ranks 2-5 were an empty block) */
   .js-plotly-plot .heatmaplayer text, .js-plotly-plot g.textpoint text { display: none; }

@@ -32,7 +32,7 @@ from views.markdown import md
 from views.panels import Panel
 from views.scene import Scene
 from viz.export import page_html, toolbar_config
-from viz.style import Style
+from viz.style import Style, keeps_its_width
 
 # True while this run leaves a fragment that reruns by itself (a playing player, ui/page/player.py): that
 # fragment reads the page's names, so the page keeps them (see Page.finish).
@@ -96,7 +96,9 @@ class Page:
     def draw(self, fig: go.Figure, key: str | None = None, on_select: Any = "ignore", **kwargs: Any) -> Any:
         """Draw a figure with the page's export settings, without keeping it for the page's HTML download (a
         picture shown while a continuation is written, or a step's figure under the one `show` keeps)."""
-        return st.plotly_chart(fig, config=self.plotly_config, theme=None, key=key, on_select=on_select, **kwargs)
+        wide = keeps_its_width(fig) and key is not None
+        with st.container(key=f"wide-{key}") if wide else nullcontext():  # a phone scrolls it sideways alone
+            return st.plotly_chart(fig, config=self.plotly_config, theme=None, key=key, on_select=on_select, **kwargs)
 
     def lead(self, text: str) -> None:
         """Words that lead to the next chart: above it, or in presentation mode below it, where they leave a

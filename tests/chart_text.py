@@ -1,0 +1,40 @@
+"""What a reader of a chart sees of its words, read in the browser: the texts of plotly charts that overprint
+each other. Shared by the browser tests of the app's pages and of the room's audience page."""
+
+# Every pair of words drawn in one visible chart whose boxes overlap by more than 3 px (a text box carries its
+# line's spacing: two labels that merely touch overlap by a pixel or two). A box is the text's own, turned
+# with it (a label at -90° or -60°), so the test is the separating-axis one of two turned rectangles.
+# Returns [chart title, text, text, overlap in px].
+OVERPRINTED = """() => {
+  const corners = text => {
+    const box = text.getBBox(), m = text.getScreenCTM();
+    return [[box.x, box.y], [box.x + box.width, box.y], [box.x + box.width, box.y + box.height],
+            [box.x, box.y + box.height]].map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
+  };
+  const overlap = (p, q) => {  // the least overlap along the rectangles' edge normals: <= 0 when apart
+    let least = Infinity;
+    for (const poly of [p, q]) for (let i = 0; i < 2; i++) {
+      const [x0, y0] = poly[i], [x1, y1] = poly[i + 1], length = Math.hypot(x1 - x0, y1 - y0);
+      if (!length) return 0;
+      const normal = [-(y1 - y0) / length, (x1 - x0) / length];
+      const along = points => points.map(([x, y]) => x * normal[0] + y * normal[1]);
+      const a = along(p), b = along(q);
+      least = Math.min(least, Math.min(Math.max(...a), Math.max(...b)) - Math.max(Math.min(...a), Math.min(...b)));
+    }
+    return least;
+  };
+  const found = [];
+  document.querySelectorAll('.js-plotly-plot').forEach((plot, index) => {
+    if (!plot.checkVisibility() || plot.getBoundingClientRect().height < 10) return;  // a closed expander's
+    const title = (plot.querySelector('.gtitle') || {textContent: `chart ${index + 1}`}).textContent.slice(0, 60);
+    const texts = [...plot.querySelectorAll('text')]
+      .filter(text => text.textContent.trim() && text.getClientRects().length)
+      .filter(text => text.checkVisibility({opacityProperty: true}))
+      .map(text => [text.textContent.trim(), corners(text)]);
+    for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++) {
+      const depth = overlap(texts[i][1], texts[j][1]);
+      if (depth > 3) found.push([title, texts[i][0], texts[j][0], Math.round(depth)]);
+    }
+  });
+  return found;
+}"""
