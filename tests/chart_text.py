@@ -38,3 +38,14 @@ OVERPRINTED = """() => {
   });
   return found;
 }"""
+
+# The titles of visible charts that do not fit inside their chart (a title is one line: plotly cuts nothing, the
+# page does), each with how far it runs out on the left and on the right, in px.
+CUT_TITLES = """() => [...document.querySelectorAll('.js-plotly-plot')]
+  .filter(plot => plot.checkVisibility() && plot.getBoundingClientRect().height >= 10 && plot.querySelector('.gtitle'))
+  .map(plot => {
+    const chart = plot.querySelector('.main-svg').getBoundingClientRect();
+    const title = plot.querySelector('.gtitle').getBoundingClientRect();
+    return [plot.querySelector('.gtitle').textContent.slice(0, 60), chart.left - title.left, title.right - chart.right];
+  })
+  .filter(([text, left, right]) => left > 2 || right > 2)"""

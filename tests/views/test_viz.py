@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 
 from i18n import speaking
@@ -647,3 +648,10 @@ def test_a_map_with_more_labelled_columns_than_a_phone_holds_keeps_its_width(res
     pieces = [f"▁w{i}" for i in range(40)]
     wide = tensor_heatmap(np.zeros((40, 40)), pieces, Style(), "self", "key", pieces)
     assert keeps_its_width(wide) and not keeps_its_width(tensor_heatmap(cross, result.trace.tgt_pieces, Style(), "x"))
+
+
+def test_a_chart_whose_title_is_longer_than_a_phones_line_keeps_its_width():
+    short = Style().apply(go.Figure(), "L1 H1")
+    long = Style().apply(go.Figure(), "Average of the 9 heads · " + "x" * 40)
+    marked_up = Style().apply(go.Figure(), "<b>" + "a" * 30 + "</b><br>" + "b" * 30)  # two lines, 30 letters each
+    assert keeps_its_width(long) and not keeps_its_width(short) and not keeps_its_width(marked_up)
