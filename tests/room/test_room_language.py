@@ -9,7 +9,9 @@ import json
 import re
 from pathlib import Path
 
+import plotly.graph_objects as go
 import pytest
+from plotly.subplots import make_subplots
 from streamlit.testing.v1 import AppTest
 from test_rooms import client, folder  # noqa: F401 - the rooms' folder and the phones' routes, as pytest fixtures
 
@@ -158,3 +160,10 @@ def test_a_presenter_speaking_chinese_shares_a_chinese_room(tiny_checkpoint, mon
     view = json.loads((store.public_dir(code) / state["view"]).read_bytes())
     assert view["lang"] == "zh" and view["texts"][0] == ["句子", "The cat eats the apple."]
     assert view["controls"].startswith("第 1 层 · 第 1 个头 · 第 1 步")
+
+
+def test_the_view_document_says_which_charts_a_phone_draws_wide():
+    """follow.html widens a chart as the view says: the presenter's own rule (viz.style.keeps_its_width)."""
+    figures = [("one map", go.Figure()), ("two panels", make_subplots(rows=1, cols=2))]
+    document = json.loads(presenter.view_document("Attention", [], "", "/x", figures))
+    assert [chart["wide"] for chart in document["figures"]] == [False, True]

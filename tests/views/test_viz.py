@@ -221,18 +221,23 @@ def test_tensor_heatmap_and_flow_diagram(result):
     assert "(B, S, d_model)" in texts and f"1×{len(trace.src_pieces)}×32" in texts and "(B, T, vocab)" in texts
 
 
-def test_score_pipeline_and_mask_comparison(tiny_bundle, result):
-    trace = result.trace
+def _first_head_pipeline(trace, title: str):
+    """The decoder's first self-attention head, scores to mask to softmax, as the Masks lab draws it."""
     prefix = "decoder.layers.0.self_attn."
-    fig = score_pipeline(
+    return score_pipeline(
         trace.tensor(prefix + "hook_scores")[0, 0],
         trace.tensor(prefix + "hook_masked_scores")[0, 0],
         trace.tensor(prefix + "hook_pattern")[0, 0],
         trace.tgt_pieces,
         trace.tgt_pieces,
         Style(),
-        "p",
+        title,
     )
+
+
+def test_score_pipeline_and_mask_comparison(tiny_bundle, result):
+    trace = result.trace
+    fig = _first_head_pipeline(trace, "p")
     # the three panels, then the masked cells as one grey area with a legend entry (no "−∞" in any cell)
     assert [t.type for t in fig.data[:3]] == ["heatmap"] * 3 and fig.data[3].name == "masked (−∞)"
     off = tiny_bundle.teacher_forced(result.source, result.output_ids, Interventions(causal_mask=False))
@@ -627,16 +632,7 @@ def test_panels_side_by_side_and_the_flow_keep_their_width_on_a_phone(result):
     trace = result.trace
     cross = as_matrix(trace.tensor("decoder.layers.0.cross_attn.hook_pattern"))
     single = tensor_heatmap(cross, trace.tgt_pieces, Style(), "cross")
-    prefix = "decoder.layers.0.self_attn."
-    pipeline = score_pipeline(
-        trace.tensor(prefix + "hook_scores")[0, 0],
-        trace.tensor(prefix + "hook_masked_scores")[0, 0],
-        trace.tensor(prefix + "hook_pattern")[0, 0],
-        trace.tgt_pieces,
-        trace.tgt_pieces,
-        Style(),
-        "L1 H1",
-    )
+    pipeline = _first_head_pipeline(trace, "L1 H1")
     assert not keeps_its_width(single)
     assert keeps_its_width(pipeline) and keeps_its_width(flow_diagram(dict(trace.stages), Style()))
     assert keeps_its_width(fixed_output_probabilities(["▁le", "</s>"], [-0.1, -0.2], [-1.0, -0.2], Style()))

@@ -29,6 +29,7 @@ from model import AnatomyError
 from ui.room import store
 from views.controls import BLOCK_NAMES
 from viz.lengths import COLOUR_MODES
+from viz.style import keeps_its_width
 
 SESSION = "_anatomy_room"  # this session's room: {"code", "key", "published", "question"}
 WIDGET = "w_share_room"
@@ -326,11 +327,15 @@ def view_document(
     title: str, texts: list[tuple[str, str]], controls: str, explore: str, figures: list[tuple[str, go.Figure]]
 ) -> bytes:
     """What the presenter's screen shows, as one JSON document in this run's language (its code in "lang": the
-    phones speak it unless their link says otherwise): each figure's JSON as drawn, once."""
+    phones speak it unless their link says otherwise): each figure's JSON as drawn, once, and whether a phone
+    draws it wide and scrolls it (viz.style.keeps_its_width, the rule the presenter's page follows)."""
     labelled = [(_said(label), value) for label, value in texts]
     shown = {"page": _said(title), "lang": i18n.language(), "texts": labelled, "controls": controls}
     head = json.dumps(shown | {"explore": explore})
-    charts = ",".join(f'{{"caption":{json.dumps(caption)},"figure":{_figure_json(fig)}}}' for caption, fig in figures)
+    charts = ",".join(
+        f'{{"caption":{json.dumps(caption)},"wide":{json.dumps(keeps_its_width(fig))},"figure":{_figure_json(fig)}}}'
+        for caption, fig in figures
+    )
     return (head[:-1] + f',"figures":[{charts}]}}').encode()
 
 
