@@ -17,6 +17,7 @@ from .labels import CONTAINER_PX, axis_labels, token_axis
 from .lengths import Span, bin_label, bins, colour_mode, colour_range, coloured, pool, pooled, whole, window_note
 from .style import Style
 from .tiles import (
+    caption_gap,
     caption_notes,
     click_markers,
     common_role,
@@ -334,25 +335,26 @@ def model_view(
     zmin, zmax, bar = colour_range(mode)
     tiles = coloured(cells, mode)
     nq, nk = len(qbins), len(kbins)
-    gq, gk = tile_gap(nq), tile_gap(nk)
+    shared_role = common_role(roles, layers, heads)
+    captions = tile_captions({} if shared_role else roles, knocked_out, layers, heads)
+    aspect = max(0.5, min(1.5, nq / max(nk, 1)))
+    tile_px = tile_size_px(layers, style)
+    if most_px is not None:
+        tile_px = min(tile_px, (most_px - 80) / (layers * aspect))
+    gq = caption_gap(nq, tile_px * aspect, style) if captions else tile_gap(nq)
+    gk = tile_gap(nk)
     sizes = (nq, nk, gq, gk)
     image, weights = tile_image(cells, tiles, mode, sizes)
     all_q, all_k = axis_labels(queries), axis_labels(keys)
     qlabels, klabels = [bin_label(all_q, b) for b in qbins], [bin_label(all_k, b) for b in kbins]
     xs, ys = tile_labels(layers, heads, qlabels, klabels, gq, gk)
-    shared_role = common_role(roles, layers, heads)
-    captions = {} if shared_role else dict(roles)
     centre_x = [xs[h * (nk + gk) + (nk - 1) // 2] for h in range(heads)]
     centre_y = [ys[layer * (gq + nq) + gq + (nq - 1) // 2] for layer in range(layers)]
     pooled_note = pooled(len(queries)) or pooled(len(keys))
     fig = style.figure(**view_axes(centre_x, centre_y))
     fig.add_trace(tile_heatmap(image, weights, (xs, ys), (zmin, zmax, bar), pooled_note, style))
-    aspect = max(0.5, min(1.5, nq / max(nk, 1)))
-    tile_px = tile_size_px(layers, style)
-    if most_px is not None:
-        tile_px = min(tile_px, (most_px - 80) / (layers * aspect))
     fig.add_trace(click_markers(centre_x, centre_y, marker_px(tile_px, sizes, heads), knocked_out, roles))
-    annotations = caption_notes(tile_captions(captions, knocked_out, layers, heads), xs, ys, sizes, style)
+    annotations = caption_notes(captions, sizes, style)
     shapes = selected_outline(selected, layers, heads, sizes, style)
     if group > 1 and heads % group == 0:
         frames, names = group_frames(layers, heads, group, sizes, xs, style)

@@ -36,6 +36,17 @@ def tile_gap(n: int) -> int:
     return max(1, round(n * 0.15))
 
 
+def caption_gap(nq: int, layer_px: float, style: Style) -> int:
+    """The gap rows above each tile when tiles carry captions: tall enough to hold one (its font, padding and
+    border), so that a caption sits over the gap, never over the tile's first rows; at most a tile's height.
+    `layer_px` is a layer's share of the figure's height (a tile and its gap)."""
+    needed = style.tick + 7
+    plot_px = 0.9 * layer_px  # the figure's margins take about a tenth of a layer's share
+    if plot_px <= 2 * needed:
+        return nq
+    return min(nq, max(tile_gap(nq), int(np.ceil(needed * nq / (plot_px - needed)))))
+
+
 Sizes = tuple[int, int, int, int]  # (cells down a tile, cells across it, gap rows above it, gap columns after it)
 
 
@@ -175,19 +186,18 @@ def _tile_hover(layer: int, head: int, knocked: bool, role: str | None) -> str:
     return _("L{layer} H{head}: click to open this head", **at)
 
 
-def caption_notes(
-    captions: Mapping[tuple[int, int], str], xs: list[str], ys: list[str], sizes: Sizes, style: Style
-) -> list[dict]:
-    """The annotations that write each tile's caption ((layer, head) -> text) inside its top left corner."""
+def caption_notes(captions: Mapping[tuple[int, int], str], sizes: Sizes, style: Style) -> list[dict]:
+    """The annotations that write each tile's caption ((layer, head) -> text) in the gap over its top left
+    corner (caption_gap makes room for it there), at the cells' own coordinates: the tile's edge."""
     nq, nk, gq, gk = sizes
     return [
         dict(
-            x=xs[head * (nk + gk)],
-            y=ys[layer * (gq + nq) + gq],
+            x=head * (nk + gk) - 0.5,
+            y=layer * (gq + nq) + gq - 0.5,
             xref="x",
             yref="y",
             xanchor="left",
-            yanchor="top",
+            yanchor="bottom",
             text=caption,
             showarrow=False,
             font=dict(size=style.tick - 1, color="#222222"),

@@ -41,9 +41,15 @@ def test_attention_page_plays_pauses_and_resumes():
     assert step_shown(at) == 7
     at.run()
     assert step_shown(at) == 7, "paused: no step forward"
-    assert not at.slider(key="w_step").disabled
+    # at rest, a slider of a new key: the browser's late reports of the one the play moved cannot move it back
+    sliders = [(s.key, s.value, s.disabled) for s in at.slider if s.key.startswith("w_step")]
+    assert sliders == [("w_step_1", 7, False)], sliders
     button(at, "Resume").click().run()
     assert step_shown(at) == 8
+    button(at, "Pause").click().run()
+    assert [s.key for s in at.slider if s.key.startswith("w_step")] == ["w_step_2"]
+    at.slider(key="w_step_2").set_value(3).run()  # a person's change at rest still moves the step
+    assert step_shown(at) == 3
 
 
 def test_play_on_the_last_step_starts_over():

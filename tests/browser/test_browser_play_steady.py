@@ -65,7 +65,12 @@ def test_play_never_shows_a_blank_map_and_the_slider_names_the_step(server, brow
     playing = [s for s in samples if s["t"] is not None]
     assert len(playing) >= SAMPLES * 0.9 and len({s["t"] for s in playing}) >= 4, samples  # it played on
     assert all(s["stacks"] >= 1 for s in playing), samples
-    assert [s for s in playing if s["blank"]] == [], "a sample shows a step map's area blank"
+    blank = [i for i, s in enumerate(samples) if s["t"] is not None and s["blank"]]
+    assert blank == [], f"samples {blank} show a step map's area blank: {samples}"
+    # The step never goes back: at the end of a play, a stale copy of the slider the browser reported once moved the
+    # step back (8, then 7 for a second, then 8 again; 4 in one CI run) (ui/page/binding.py: a disabled widget)
+    steps = [s["t"] for s in playing]
+    assert steps == sorted(steps), f"the step went back: {steps}"
     # The slider and the line are two elements, written one after the other: a sample may fall between the two,
     # never two in a row (the slider lagged a whole step before, ui/page/binding.py's `moving`).
     apart = [i for i, s in enumerate(playing) if s["slider"] != s["t"]]

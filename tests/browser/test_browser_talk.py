@@ -40,6 +40,15 @@ TOOLBAR_OVER_TITLE = """() => [...document.querySelectorAll('.js-plotly-plot')].
   return a.width > 0 && a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
 }).map(plot => plot.querySelector('.gtitle').textContent)"""
 
+# Every heading of the main column whose text runs under the element after it (a title's foot hidden by the room's
+# panel on a projector: Streamlit pulls the next element up by a heading's padding, which presentation mode shrinks).
+HEADINGS_UNDER_THE_NEXT = """() => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stHeading"]')]
+  .map(heading => [heading.querySelector('h1, h2, h3, h4'),
+                   heading.closest('[data-testid="stElementContainer"]').nextElementSibling])
+  .filter(([text, next]) => text && next && next.getBoundingClientRect().height > 0
+    && next.getBoundingClientRect().top < text.getBoundingClientRect().bottom - 1)
+  .map(([text]) => text.innerText)"""
+
 
 def _first_chart_top(page) -> tuple[float, float]:
     """(top, height) in px of the page's first picture: a chart, or the Why page's shaded lines."""
@@ -62,6 +71,8 @@ def test_presentation_mode_shows_each_pages_picture_in_the_first_screen(server, 
             where = f"{slug} at {width}×{height}: first chart from {top} to {top + chart_height} px"
             assert 0 <= top and top + chart_height <= height, where  # whole, its title (inside its box) included
             assert page.evaluate(CUT_LABELS) == [], f"{slug} at {width}×{height}: a label is cut"
+            hidden_feet = page.evaluate(HEADINGS_UNDER_THE_NEXT)
+            assert hidden_feet == [], f"{slug} at {width}×{height}: these headings' feet are hidden"
             page.screenshot(path=str(SHOTS / f"projector_{slug}_{width}x{height}.png"))
 
 

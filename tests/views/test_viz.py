@@ -396,10 +396,33 @@ def test_model_view_writes_each_tagged_heads_role_inside_its_own_tile(result):
     heads = patterns[0].shape[0]
     fig = model_view(patterns, trace.tgt_pieces, trace.src_pieces, Style(), "view", roles={(1, 0): "last"})
     [caption] = fig.layout.annotations
-    assert caption.text == "last" and model_view_cell(caption.x, caption.y) == (1, 0)
-    assert caption.xanchor == "left" and caption.yanchor == "top"  # from the tile's own top-left corner, inwards
+    ys = list(fig.data[0].y)
+    first_row = next(i for i, y in enumerate(ys) if model_view_cell("H1 · x", y) == (1, 0) and "\u200b" not in y)
+    assert caption.text == "last" and (caption.x, caption.y) == (-0.5, first_row - 0.5)  # its tile's top left edge
+    assert caption.xanchor == "left" and caption.yanchor == "bottom"  # over the gap above the tile, not on its cells
     assert "role: last" in fig.data[1].hovertext[heads]
     assert model_view_legend({(1, 0): "last"}, set(), len(patterns), heads) == "L2 H1: last"
+
+
+@pytest.mark.parametrize("presentation", [False, True])
+@pytest.mark.parametrize(("layers", "pieces"), [(3, 9), (30, 44), (30, 300)])
+def test_a_tile_caption_fits_the_gap_above_its_tile(layers, pieces, presentation):
+    """A caption written over a tile hid its first rows (issue 50: "alignment (corpus)" over the model view's top
+    row); the gap above each tile is now at least a caption's height, at SmolLM2's 30 layers and pooled too."""
+    rng = np.random.default_rng(0)
+    patterns = [rng.dirichlet(np.ones(pieces), size=(4, pieces)).astype(np.float32) for _ in range(layers)]
+    words = [f"w{i}" for i in range(pieces)]
+    style = Style(presentation=presentation)
+    roles = {(layer, head): "alignment (corpus)" for layer in range(layers) for head in range(4) if head != 3}
+    fig = model_view(patterns, words, words, style, "view", roles=roles)
+    ys = list(fig.data[0].y)
+    gap_rows = [y for y in ys if y.startswith("L2 · \u200b")]
+    margin = fig.layout.margin
+    row_px = (fig.layout.height - margin.t - margin.b) / len(ys)
+    assert len(gap_rows) * row_px >= style.tick + 6, (len(gap_rows), row_px)
+    tile_rows = len([y for y in ys if y.startswith("L2 · ")]) - len(gap_rows)
+    assert len(gap_rows) <= tile_rows  # the tile keeps most of its layer's height
+    assert {a.yanchor for a in fig.layout.annotations} == {"bottom"}
 
 
 def test_model_view_says_a_role_every_head_shares_once_in_its_title(result):

@@ -49,6 +49,22 @@ def _copy_from_widget(key: str, from_widget: Callable[[Any], Any], wkey: str) ->
 
 
 KEPT = "kept-"  # the container of a bound widget kept hidden while a player moves its control
+EPOCH = "_anatomy_epoch_"  # + a control's key: how many times a player has let go of the control
+
+
+def widget_key(key: str, widget: str | None = None) -> str:
+    """The widget key of a control's widget (`widget` names a second widget of it): a new one each time a player
+    lets go of the control (renew_widgets)."""
+    epoch = st.session_state.get(f"{EPOCH}{key}", 0)
+    return f"w_{widget or key}" + (f"_{epoch}" if epoch else "")
+
+
+def renew_widgets(key: str) -> None:
+    """Give the control's widgets new keys from the next run on. A browser that lags behind a playing fragment
+    goes on sending its timer's reruns after the play has stopped, each with the value its copy of the moving
+    widget had then; the widget drawn at rest took those for a person's changes, and the step went back (8, then
+    5, 6, 8 under load). A widget with a new key has no such copy."""
+    st.session_state[f"{EPOCH}{key}"] = st.session_state.get(f"{EPOCH}{key}", 0) + 1
 
 
 def bind(
@@ -63,7 +79,7 @@ def bind(
     """Render a widget whose value lives in the session store (so every page shares it) and the URL;
     `widget` names a second widget of the same control (its own widget key). `moving`: a player moves the
     control, so the widget only shows it, read-only."""
-    wkey = f"w_{widget or key}"
+    wkey = widget_key(key, widget)
     if moving:
         # The bound widget, redrawn by a playing fragment, showed the value before in the browser (the slider one
         # step behind the step line): a new widget for each value shows it instead. The bound one stays, hidden
@@ -77,7 +93,12 @@ def bind(
     # through the menu) is a new widget for Streamlit, and its on_change has already copied
     # any change the person made into the store before this run started.
     st.session_state[wkey] = to_widget(stored_values()[key])
-    render(key=wkey, on_change=_copy_from_widget, args=(key, from_widget, wkey), **kwargs)
+    if kwargs.get("disabled"):
+        # No person moves a disabled widget: a change the browser reports for it is its stale copy (a request the
+        # player's timer sent before the browser had the last frame), which must not move the control back.
+        render(key=wkey, **kwargs)
+    else:
+        render(key=wkey, on_change=_copy_from_widget, args=(key, from_widget, wkey), **kwargs)
     stored_values()[key] = from_widget(st.session_state[wkey])
     _write_url()
     return stored_values()[key]

@@ -97,6 +97,9 @@ html { font-size: 20px; }
 /* the title beside the sidebar's opener, in the header's band */
 [data-testid="stMain"] h1 { font-size: 1.6rem !important; padding: 0 0 0 2.3rem !important; }
 [data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.6rem; }
+/* Streamlit pulls the element after a heading up by the heading's usual padding (1rem); with the paddings above,
+   that hid a heading's foot (the title's under the room's panel): pull it up by the gap alone */
+[data-testid="stMain"] [data-testid="stHeading"] [data-testid="stMarkdownContainer"] { margin-bottom: -0.6rem; }
 [data-testid="stMain"] :is(h2, h3, h4) { padding-top: 0.45rem !important; padding-bottom: 0.35rem !important; }
 [data-testid="stMain"] h4 { font-size: 1.3rem !important; }
 /* buttons and pills a size smaller than the text around them */

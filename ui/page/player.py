@@ -23,7 +23,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from i18n import N_, _, set_language
-from ui.page.binding import set_value, stored
+from ui.page.binding import renew_widgets, set_value, stored
 from ui.page.markup import NEWEST
 from ui.page.start import LIVE_FRAGMENT, Page
 
@@ -65,15 +65,17 @@ class Player:
         st.session_state[self._engaged_key] = True
 
     def _pause(self) -> None:
+        if self.playing():
+            renew_widgets(self.control)  # the browser's late copies of the moving widget cannot move it back
         st.session_state[self._playing_key] = False
 
     def _disengage(self) -> None:
-        st.session_state[self._playing_key] = False
+        self._pause()
         st.session_state[self._engaged_key] = False
 
     def _step_by(self, change: int, n_steps: int) -> None:
         """A step back or on by hand: the play pauses there, and the page shows the output so far."""
-        st.session_state[self._playing_key] = False
+        self._pause()
         st.session_state[self._engaged_key] = True
         set_value(self.control, min(max(stored(self.control) + change, 1), n_steps))
 
