@@ -17,8 +17,9 @@ from .labels import CONTAINER_PX, axis_labels, token_axis
 from .lengths import Span, bin_label, bins, colour_mode, colour_range, coloured, pool, pooled, whole, window_note
 from .style import Style
 from .tiles import (
+    caption_axes,
     caption_gap,
-    caption_notes,
+    caption_trace,
     click_markers,
     common_role,
     group_frames,
@@ -354,7 +355,10 @@ def model_view(
     fig = style.figure(**view_axes(centre_x, centre_y))
     fig.add_trace(tile_heatmap(image, weights, (xs, ys), (zmin, zmax, bar), pooled_note, style))
     fig.add_trace(click_markers(centre_x, centre_y, marker_px(tile_px, sizes, heads), knocked_out, roles))
-    annotations = caption_notes(captions, sizes, style)
+    if captions:
+        fig.add_trace(caption_trace(captions, sizes, style))
+        fig.update_layout(caption_axes(len(xs), len(ys)))
+    annotations: list[dict] = []
     shapes = selected_outline(selected, layers, heads, sizes, style)
     if group > 1 and heads % group == 0:
         frames, names = group_frames(layers, heads, group, sizes, xs, style)

@@ -147,8 +147,12 @@ def keeps_its_width(fig: go.Figure) -> bool:
     meta = fig.layout.meta
     labelled = fig.layout.xaxis.tickvals
     title_lines = re.sub(r"<(?!br)[^>]*>", "", fig.layout.title.text or "").split("<br>")
+    layout = fig.layout.to_plotly_json()
+    side_by_side = any(  # a second x axis that is not drawn over the first one (the model view's captions' is)
+        re.fullmatch(r"xaxis\d+", name) and not axis.get("overlaying") for name, axis in layout.items()
+    )
     return (
-        "xaxis2" in fig.layout
+        side_by_side
         or (labelled is not None and len(labelled) * LABEL_PX > PHONE_CELLS_PX)
         or max(len(html.unescape(line)) for line in title_lines) > PHONE_TITLE_CHARS
         or (isinstance(meta, dict) and bool(meta.get("keeps_width")))

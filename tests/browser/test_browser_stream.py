@@ -71,13 +71,19 @@ def _new_prompt(page, url: str, path: str, finished: str, watched: list[str], be
 # chart was first drawn (plotly's heatmap image in it): seen by a MutationObserver, so that a picture shown for less
 # than a polling interval (the continuation of a quiet machine takes about a second) is still seen
 STREAM_TIMES = """() => {
-  window.anatomyStream = {};
+  window.anatomyStream = {before: document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot').length};
   const now = () => performance.timeOrigin + performance.now();
   new MutationObserver(() => {
     const times = window.anatomyStream, line = document.querySelector('.anatomy-streaming');
     if (line && !times.line) times.line = now();
     if (times.line && !line && !times.ended) times.ended = now();
     if (!times.heads && document.querySelector('.st-key-prompt-heads .js-plotly-plot g.hm image')) times.heads = now();
+    // the most charts and decoder-only notices on screen at once (the old run's were once left under the new ones)
+    const shown = selector => [...document.querySelectorAll(selector)]
+      .filter(e => e.getBoundingClientRect().height > 0 && getComputedStyle(e).visibility !== 'hidden');
+    times.charts = Math.max(times.charts || 0, shown('[data-testid="stMain"] .js-plotly-plot').length);
+    times.notices = Math.max(times.notices || 0,
+      shown('[data-testid="stMain"] [data-testid="stAlert"]').filter(e => /decoder-only/.test(e.innerText)).length);
   }).observe(document.body, {childList: true, subtree: true, attributes: true});
 }"""
 
@@ -97,6 +103,10 @@ def test_the_prompts_heads_are_drawn_before_the_continuation_ends(server, browse
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / "stream_attention_finished.png"))
         assert page.locator("[data-testid='stException']").count() == 0
+        # the new run's page replaced the old one's: never both pages' charts, never the notice twice (issue 50)
+        times = page.evaluate("() => window.anatomyStream")
+        finished = page.locator("[data-testid='stMain'] .js-plotly-plot").count()
+        assert times["charts"] <= max(times["before"], finished) and times["notices"] <= 1, (times, finished)
 
 
 def test_the_continuation_grows_on_the_continue_page_before_it_is_whole(server, browser):  # noqa: F811

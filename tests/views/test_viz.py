@@ -34,6 +34,7 @@ from viz.masks import (
 from viz.positional import encoding_curves, similarity_matrix, vector_sizes, wavelength
 from viz.shapes import as_matrix, stage_stats, stages_frame, symbolic_shape, tensor_heatmap
 from viz.style import WIDE_FIGURE_PX, Style, keeps_its_width
+from viz.tiles import TILE_CAPTION
 from viz.training import card_frame, log_frame, loss_curves, lr_curve, metric_curves
 from viz.translate import beams_frame, pieces_frame, step_candidates, steps_frame
 
@@ -395,11 +396,15 @@ def test_model_view_writes_each_tagged_heads_role_inside_its_own_tile(result):
     patterns = [trace.pattern("decoder", "cross", layer) for layer in range(trace.n_layers("decoder"))]
     heads = patterns[0].shape[0]
     fig = model_view(patterns, trace.tgt_pieces, trace.src_pieces, Style(), "view", roles={(1, 0): "last"})
-    [caption] = fig.layout.annotations
+    [caption] = _captions(fig)
     ys = list(fig.data[0].y)
     first_row = next(i for i, y in enumerate(ys) if model_view_cell("H1 · x", y) == (1, 0) and "\u200b" not in y)
-    assert caption.text == "last" and (caption.x, caption.y) == (-0.5, first_row - 0.5)  # its tile's top left edge
-    assert caption.xanchor == "left" and caption.yanchor == "bottom"  # over the gap above the tile, not on its cells
+    assert caption.text == ("last",) and (caption.x, caption.y) == ((-0.5,), (first_row - 0.5,))  # the tile's edge
+    assert caption.textposition == "top right"  # over the gap above the tile, not on its cells
+    # on hidden axes over the tiles' own, numbered by cell: the caption's coordinates are the tiles' rows and columns
+    assert fig.layout.xaxis2.overlaying == "x" and tuple(fig.layout.xaxis2.range) == (-0.5, len(fig.data[0].x) - 0.5)
+    assert fig.layout.yaxis2.overlaying == "y" and tuple(fig.layout.yaxis2.range) == (len(ys) - 0.5, -0.5)
+    assert not fig.layout.annotations and not keeps_its_width(fig)  # no annotation to measure; not panels
     assert "role: last" in fig.data[1].hovertext[heads]
     assert model_view_legend({(1, 0): "last"}, set(), len(patterns), heads) == "L2 H1: last"
 
@@ -422,7 +427,8 @@ def test_a_tile_caption_fits_the_gap_above_its_tile(layers, pieces, presentation
     assert len(gap_rows) * row_px >= style.tick + 6, (len(gap_rows), row_px)
     tile_rows = len([y for y in ys if y.startswith("L2 · ")]) - len(gap_rows)
     assert len(gap_rows) <= tile_rows  # the tile keeps most of its layer's height
-    assert {a.yanchor for a in fig.layout.annotations} == {"bottom"}
+    [caption] = _captions(fig)
+    assert caption.textposition == "top right" and len(caption.text) == len(roles)
 
 
 def test_model_view_says_a_role_every_head_shares_once_in_its_title(result):
@@ -431,12 +437,16 @@ def test_model_view_says_a_role_every_head_shares_once_in_its_title(result):
     heads = patterns[0].shape[0]
     every = {(layer, head): "alignment (corpus)" for layer in range(len(patterns)) for head in range(heads)}
     fig = model_view(patterns, trace.tgt_pieces, trace.src_pieces, Style(), "view", roles=every)
-    assert not fig.layout.annotations and "every head: alignment (corpus)" in fig.layout.title.text
+    assert not _captions(fig) and "every head: alignment (corpus)" in fig.layout.title.text
     assert model_view_legend(every, set(), len(patterns), heads) == ""
     some = dict(list(every.items())[:-1])  # one head without: then each tagged tile says it
-    assert len(
-        model_view(patterns, trace.tgt_pieces, trace.src_pieces, Style(), "v", roles=some).layout.annotations
-    ) == (len(some))
+    [caption] = _captions(model_view(patterns, trace.tgt_pieces, trace.src_pieces, Style(), "v", roles=some))
+    assert len(caption.text) == len(some)
+
+
+def _captions(fig: go.Figure) -> list:
+    """The model view's trace of tile captions (none when no tile has one)."""
+    return [trace for trace in fig.data if trace.name == TILE_CAPTION]
 
 
 # ---- issue 32: honest small effects, readable numbers --------------------------------------------

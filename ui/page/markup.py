@@ -60,7 +60,7 @@ APP_CSS = """<style>
 [class*="st-key-top-sentence"], .st-key-model-view-legend { display: none; }
 @media (max-width: 640px) {
   [class*="st-key-top-sentence"], .st-key-model-view-legend { display: block; }
-  .st-key-model-view g.annotation { display: none; }
+  .st-key-model-view :is(g.annotation, g.textpoint) { display: none; }
   /* plotly's toolbar sat over the charts' titles; a phone's touch cannot use it, and the page's download stays */
   .js-plotly-plot .modebar-container { display: none; }
   /* panels side by side, and the flow drawing, keep the width their words need (viz.style's keeps_its_width and
