@@ -35,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "browser"))  # the browser tests' helpers
 sys.path.insert(0, str(ROOT / "bench"))
 
 from first_picture import SETTLED, chats, prompts, wait_finished  # noqa: E402

@@ -17,6 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "browser"))  # the browser tests' helpers
 
 from live_server import running_app  # noqa: E402
 from test_browser import CHROMIUM, FLAGS, PAGES  # noqa: E402

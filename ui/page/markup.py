@@ -11,6 +11,7 @@ import streamlit as st
 from i18n import N_, _
 
 STREAMING = "anatomy-streaming"  # the mark of a stream's line (ui/page/stream.py)
+STREAMED = "anatomy-streamed"  # the mark a stream's line leaves when it goes, until its run ends
 NEWEST = "anatomy-newest"  # the mark of a steady chart's newest slot (ui/page/player.py)
 # What the busy sign says before a run has said what it does (busy_note): APP_CSS's default, in the run's language
 # (page_css)
@@ -38,14 +39,16 @@ APP_CSS = """<style>
 [class*="st-key-steady-"] .stElementContainer:has(.anatomy-newest) { display: none; }
 /* plotly draws a chart's frame before its heatmap: until the heatmap is in, the slot below shows through */
 [class*="st-key-steady-"] .stPlotlyChart:not(:has(.heatmaplayer image[*|href^="data:"])) { visibility: hidden; }
-/* While a stream's line is up (ui/page/stream.py), what the run before left (the old page, faded, until this run
-   draws over it) is hidden. The line marks itself; a mark left by a run before is stale, and counts for nothing. */
-[data-testid="stApp"]:has([data-stale="false"] .anatomy-streaming)
+/* From a stream's line (ui/page/stream.py) to the end of its run, what the run before left (the old page, faded,
+   until this run draws over it) is hidden: the line marks itself, and leaves a mark of its own when it goes (the old
+   charts came back between the new ones while the rest of the page was built). A mark left by a run before is
+   stale, and counts for nothing. */
+[data-testid="stApp"]:has([data-stale="false"] :is(.anatomy-streaming, .anatomy-streamed))
   [data-testid="stElementContainer"][data-stale="true"] { display: none; }
 /* an expander is no element container: it goes when all it holds is the run before's */
-[data-testid="stApp"]:has([data-stale="false"] .anatomy-streaming)
+[data-testid="stApp"]:has([data-stale="false"] :is(.anatomy-streaming, .anatomy-streamed))
   [data-testid="stExpander"]:has([data-stale="true"]):not(:has([data-stale="false"])) { display: none; }
-.stElementContainer:has(.anatomy-streaming) { display: none; }
+.stElementContainer:has(:is(.anatomy-streaming, .anatomy-streamed)) { display: none; }
 /* a control a player moves: its bound widget stays, hidden, under the copy that shows it (ui/page/binding.py) */
 [class*="st-key-kept-w_"] { display: none; }
 /* Streamlit pulls what follows a markdown block up by its last paragraph's margin: the shaded lines (viz.focus)

@@ -25,7 +25,7 @@ import streamlit as st
 from i18n import N_, _
 from model import Bundle, Trace, TranslationResult
 from model.results import Listener, Written
-from ui.page.markup import STREAMING
+from ui.page.markup import STREAMED, STREAMING
 from ui.page.ondemand import EAGER_WORK, continuation_work, prompt_and_steps
 from ui.session import engine, live
 from ui.session.cached import iv_key
@@ -177,8 +177,10 @@ def streamed(page: Running, preview: Preview | None) -> TranslationResult:
     key = (bundle.checkpoint_id, controls.sentence, iv_key(iv), controls.options(), controls.chat)
     with live.following(key, decode) as events:  # on leaving early, the decoding stops when no one follows it
         outcome = _follow(events, (line, growing, prompt), page, preview)
-    for slot in (line, growing, prompt):
+    for slot in (growing, prompt):
         slot.empty()
+    with line.container():  # the line goes; its own mark stays, so that the old page stays hidden until the run ends
+        st.html(f"<span class='{STREAMED}'></span>")
     log("continuation done")
     if isinstance(outcome, BaseException):
         raise outcome
