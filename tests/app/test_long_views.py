@@ -17,6 +17,7 @@ from viz.labels import axis_labels, running_text
 from viz.lengths import DETAIL, MOST_SHOWN, TILE_BINS, around, bins, clip, colour_mode, coloured, pool
 from viz.shapes import tensor_heatmap
 from viz.style import Style
+from viz.tiles import TILE_CAPTION
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -110,8 +111,9 @@ def test_model_view_tiles_are_clicked_anywhere_and_open_their_head():
     assert tiles.marker.color == "rgba(0,0,0,0)" and tiles.marker.size > 100  # unseen, and as large as a tile
     assert fig.layout.hoverdistance >= tiles.marker.size / 2  # a click near a tile's edge still finds its head
     assert tiles.marker.symbol[-1] == "x" and "knocked out" in tiles.hovertext[-1]
-    [caption] = fig.layout.annotations
-    assert "knocked out" in caption.text and model_view_cell(caption.x, caption.y) == (2, 3)
+    [caption] = [trace for trace in fig.data if trace.name == TILE_CAPTION]  # at its tile's top left edge
+    column, row = int(caption.x[0] + 0.5), int(caption.y[0] + 0.5)
+    assert "knocked out" in caption.text[0] and model_view_cell(xs[column], ys[row]) == (2, 3)
 
 
 def test_detailed_heatmaps_show_a_window_numbered_in_the_whole_sentence():
