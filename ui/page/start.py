@@ -182,6 +182,7 @@ class Page:
         if not st.session_state.get(LIVE_FRAGMENT):
             release(namespace)
         turns.end_turn()
+        stream.end_of_run()  # last: until the run's end, the run before's leftovers stay hidden
 
     def publish_frame(self, start: int, end: int, mark: int) -> None:
         """A playing fragment drew a frame (Player.run): publish the page as it shows now, the figures the fragment
@@ -334,6 +335,7 @@ def _model_first(title: str) -> tuple[Bundle, str]:
         initial_sidebar_state="collapsed" if _presenting() else "auto",
     )
     st.session_state[LIVE_FRAGMENT] = False
+    st.session_state.pop(stream.STREAMED_SLOT, None)  # a run stopped before its end leaves its slot to no one
     with st.sidebar:
         nav = st.container()  # the menu, first in the sidebar: titled once the model is known
     if VALUES not in st.session_state:

@@ -96,6 +96,17 @@ def streams(bundle: Bundle, controls: Controls) -> bool:
     return not engine.in_cache(bundle, controls.sentence, iv, controls.options(), chat=controls.chat)
 
 
+STREAMED_SLOT = "_anatomy_streamed_slot"  # where this run's stream left its mark (ui.page.markup STREAMED)
+
+
+def end_of_run() -> None:
+    """The run's end: take away the mark a stream left. Left there, it went on hiding every element a later
+    fragment run marks stale (a playing step map's slot under the new one: Play's frames jumped down the page)."""
+    slot = st.session_state.pop(STREAMED_SLOT, None)
+    if slot is not None:
+        slot.empty()
+
+
 def _say(line: Any, text: str) -> None:
     """The stream's line: what it is doing, with the mark that hides the run before's leftovers while the line is
     up (ui.page.markup.APP_CSS: the page under a new prompt's first picture is never the previous prompt's)."""
@@ -181,6 +192,7 @@ def streamed(page: Running, preview: Preview | None) -> TranslationResult:
         slot.empty()
     with line.container():  # the line goes; its own mark stays, so that the old page stays hidden until the run ends
         st.html(f"<span class='{STREAMED}'></span>")
+    st.session_state[STREAMED_SLOT] = line  # Page.finish empties it: after the run, the mark must hide nothing
     log("continuation done")
     if isinstance(outcome, BaseException):
         raise outcome
