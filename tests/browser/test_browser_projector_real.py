@@ -29,6 +29,7 @@ FIRST_PICTURE = """() => {
 OUTLINES = """() => {
   const said = /Step t = (\\d+) of (\\d+)/.exec(document.body.innerText);
   const paths = [...document.querySelectorAll('[class*="st-key-slot-"]:has(.anatomy-newest) .shapelayer path')]
+    .filter(p => !p.closest('[data-stale="true"]'))  // this frame's, not a copy the run before left, faded
     .map(p => p.getBoundingClientRect()).filter(r => r.width > 0 && r.height > 0);
   return {step: said ? +said[1] : 0, of: said ? +said[2] : 0, rows: paths.map(r => [r.top, r.bottom])};
 }"""
