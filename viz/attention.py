@@ -357,16 +357,15 @@ def model_view(
     fig.add_trace(click_markers(centre_x, centre_y, marker_px(tile_px, sizes, heads), knocked_out, roles))
     if captions:
         fig.add_trace(caption_trace(captions, sizes, style))
-        fig.update_layout(caption_axes(len(xs), len(ys)))
     annotations: list[dict] = []
     shapes = selected_outline(selected, layers, heads, sizes, style)
     if group > 1 and heads % group == 0:
-        frames, names = group_frames(layers, heads, group, sizes, xs, style)
-        shapes, annotations = shapes + frames, annotations + names
+        frames, annotations = group_frames(layers, heads, group, sizes, xs, style)
+        shapes = shapes + frames
     # one layout update with plain dicts: each add_annotation or add_shape copies all those already there, and
     # a layout re-set from its own objects validates each again (SmolLM2's 270 tiles, most tagged "sink": 3.5 s
     # of a 4.5-s Attention page one by one, 1.2 s re-set; 0.1 s so)
-    fig.update_layout(annotations=annotations, shapes=shapes)
+    fig.update_layout(annotations=annotations, shapes=shapes, **(caption_axes(len(xs), len(ys)) if captions else {}))
     title = _view_title(title, (nq, nk) if pooled_note else None, shared_role)
     fig = style.apply(fig, title, height=int(80 + layers * tile_px * aspect))
     _fit_axes_to_tiles(fig, len(xs), len(ys), tile_px, group)

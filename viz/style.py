@@ -147,10 +147,8 @@ def keeps_its_width(fig: go.Figure) -> bool:
     meta = fig.layout.meta
     labelled = fig.layout.xaxis.tickvals
     title_lines = re.sub(r"<(?!br)[^>]*>", "", fig.layout.title.text or "").split("<br>")
-    layout = fig.layout.to_plotly_json()
-    side_by_side = any(  # a second x axis that is not drawn over the first one (the model view's captions' is)
-        re.fullmatch(r"xaxis\d+", name) and not axis.get("overlaying") for name, axis in layout.items()
-    )
+    # a second x axis that is not drawn over the first one (the model view's captions' is)
+    side_by_side = any(axis.overlaying is None for axis in list(fig.select_xaxes())[1:])
     return (
         side_by_side
         or (labelled is not None and len(labelled) * LABEL_PX > PHONE_CELLS_PX)
