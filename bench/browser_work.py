@@ -8,6 +8,7 @@ then types a new prompt of about --pieces pieces (a chat message for an instruct
 bench/first_picture.py makes them) and presses Enter, and measures until the page has changed nothing for 1 s:
 
   browser cpu   CPU seconds of every chromium process (user + system, from /proc, children reaped included)
+  renderer, gpu the same, of the pages' renderer processes and of the GPU process (which rasters without a GPU)
   server cpu    CPU seconds of the Streamlit server's process (all its threads)
   settled       Enter to the page's last change, seconds
   server run    the page run's start to its end, seconds (the server's events, ui/page/stream.py)
@@ -79,15 +80,20 @@ def _descends(pid: int, root: int, tree: dict[int, int]) -> bool:
     return False
 
 
-def chromium_pids() -> list[int]:
-    """This process's chromium processes (playwright's driver starts them)."""
+def chromium_pids(kind: str | None = None) -> list[int]:
+    """This process's chromium processes (playwright's driver starts them); with `kind`, those of one --type
+    ("renderer", "gpu-process", "utility"; "browser" is the one without a type)."""
     found = []
     for pid in descendants(os.getpid()):
         try:
-            command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+            # a child process rewrites its command line as one string, words apart by spaces
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").split()
         except OSError:
             continue
-        if b"chrom" in Path(command.decode(errors="replace")).name.encode():
+        if b"chrom" not in Path(command[0].decode(errors="replace")).name.encode():
+            continue
+        types = [part.split(b"=", 1)[1].decode() for part in command if part.startswith(b"--type=")]
+        if kind is None or (types[0] if types else "browser") == kind:
             found.append(pid)
     return found
 
@@ -137,6 +143,7 @@ def measure(
     text_box = page.locator(f"[data-testid='stSidebar'] input[aria-label='{box}']")
     text_box.fill(prompt)
     browser_before, server_before, bytes_before = cpu_seconds(chromium_pids()), cpu_seconds([app.pid]), received.bytes
+    renderer_before, gpu_before = cpu_seconds(chromium_pids("renderer")), cpu_seconds(chromium_pids("gpu-process"))
     enter = time.time()
     text_box.press("Enter")
     seen = wait_finished(log, enter)
@@ -144,6 +151,8 @@ def measure(
     settled = time.time() - enter - min(quiet, 1.0)
     row = {
         "browser cpu": cpu_seconds(chromium_pids()) - browser_before,
+        "renderer cpu": cpu_seconds(chromium_pids("renderer")) - renderer_before,
+        "gpu cpu": cpu_seconds(chromium_pids("gpu-process")) - gpu_before,
         "server cpu": cpu_seconds([app.pid]) - server_before,
         "settled": settled,
         "server run": max(e["t"] for e in seen if e["event"] == "finished")
@@ -159,6 +168,8 @@ def measure(
 
 COLUMNS = [  # key, heading, width, format
     ("browser cpu", "browser cpu", 11, ".2f"),
+    ("renderer cpu", "renderer", 8, ".2f"),
+    ("gpu cpu", "gpu", 5, ".2f"),
     ("server cpu", "server cpu", 10, ".2f"),
     ("settled", "settled", 8, ".2f"),
     ("server run", "server run", 10, ".2f"),
