@@ -49,3 +49,34 @@ CUT_TITLES = """() => [...document.querySelectorAll('.js-plotly-plot')]
     return [plot.querySelector('.gtitle').textContent.slice(0, 60), chart.left - title.left, title.right - chart.right];
   })
   .filter(([text, left, right]) => left > 2 || right > 2)"""
+
+# Visible charts whose margins plotly widened past those the server asked for (viz/margins.py): each such chart was
+# drawn twice, the second time after its words had been measured. Sides whose words leave a 760 px chart (what a
+# phone keeps for a wide one) or this one's height less than 64 px of plot are automargin's on purpose
+# (viz.margins.fit_margins).
+# Returns [chart title, side, asked, drawn].
+WIDENED = """() => [...document.querySelectorAll('.js-plotly-plot')]
+  .filter(plot => plot.checkVisibility() && plot._fullLayout && plot.layout.margin)
+  .flatMap(plot => ['l', 'r', 't', 'b']
+    .filter(side => plot._fullLayout._size[side] > (plot.layout.margin[side] ?? 0) + 0.5)
+    .filter(side => {
+      const size = plot._fullLayout._size;
+      return 'lr'.includes(side) ? size.l + size.r <= 760 - 64 : size.t + size.b <= plot._fullLayout.height - 64;
+    })
+    .map(side => [(plot.layout.title && plot.layout.title.text || '').slice(0, 60), side,
+                  plot.layout.margin[side], plot._fullLayout._size[side]]))"""
+
+# Words of visible charts drawn past their chart's edges (a label cut off by the page), each with how far, in px.
+CUT_WORDS = """() => [...document.querySelectorAll('.js-plotly-plot')]
+  .filter(plot => plot.checkVisibility() && plot.getBoundingClientRect().height >= 10)
+  .flatMap(plot => {
+    const chart = plot.querySelector('.main-svg').getBoundingClientRect();
+    const title = (plot.querySelector('.gtitle') || {textContent: ''}).textContent.slice(0, 60);
+    const words = '.xtick text, .ytick text, .cbaxis text, .legendtext, .g-xtitle text, .g-ytitle text';
+    return [...plot.querySelectorAll(words)]
+      .filter(text => text.textContent.trim() && text.checkVisibility())
+      .map(text => [text, text.getBoundingClientRect()])
+      .map(([text, box]) => [title, text.textContent.trim().slice(0, 30), Math.round(Math.max(
+        chart.left - box.left, box.right - chart.right, chart.top - box.top, box.bottom - chart.bottom))])
+      .filter(([, , out]) => out > 1);
+  })"""

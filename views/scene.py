@@ -11,12 +11,13 @@ import plotly.graph_objects as go
 
 from model import Bundle, EncodeResult, TranslationResult
 from views.controls import Controls, Limits
+from viz.margins import fitted
 from viz.style import Style
 
 
 def _drawn_here(draw: Callable[..., go.Figure], *args: Any, **kwargs: Any) -> go.Figure:
-    """draw(*args, **kwargs), drawn now."""
-    return draw(*args, **kwargs)
+    """draw(*args, **kwargs), drawn now, its margins fitted to its words (viz/margins.py)."""
+    return fitted(draw(*args, **kwargs))
 
 
 def limits_of(bundle: Bundle) -> Limits:

