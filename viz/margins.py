@@ -106,7 +106,10 @@ def _nice_step(span: float) -> float:
 
 def _number_labels(values: Iterable[float]) -> list[str]:
     """The labels plotly would put along a numeric axis over `values` (nice steps, as many decimals as a step)."""
-    array = np.asarray([v for v in values if v is not None], dtype=float)
+    try:
+        array = np.asarray([v for v in values if v is not None], dtype=float)
+    except (TypeError, ValueError):  # dates or objects: plotly's own labels, which automargin fits
+        return []
     array = array[np.isfinite(array)]
     if array.size == 0:
         return ["0.0"]
@@ -302,7 +305,7 @@ def _colour_bar_margin(fig: go.Figure, layout: dict, width_px: float) -> float:
             labels = [str(t) for t in bar["ticktext"]]
         else:
             labels = _number_labels(values)
-        body = bar.get("thickness", 30) + max(text_px(label, size) for label in labels) + 1
+        body = bar.get("thickness", 30) + max((text_px(label, size) for label in labels), default=0.0) + 1
         title = bar.get("title") or {}
         if title.get("text"):
             title_size = _size(title.get("font"), base)

@@ -109,3 +109,11 @@ def test_words_that_would_squeeze_a_phones_plot_keep_a_wide_figure_and_wider_one
     assert not keeps_its_width(fit_margins(_legend_figure("a", "b")))
     huge = fit_margins(_legend_figure("an entry " * 60, "b"))
     assert huge.layout.margin.r == 10  # automargin keeps the plot some room, as before
+
+
+def test_dates_and_empty_figures_need_nothing_they_cannot_read():
+    fig = Style().figure()
+    fig.add_trace(go.Scatter(x=np.array(["2026-01-01", "2026-02-01"], dtype="datetime64[D]"), y=[1, 2]))
+    fig.add_trace(go.Heatmap(z=[[np.nan]]))
+    assert needed(fig).b >= 0  # no error; plotly's automargin fits what is not read here
+    assert needed(Style().figure()) == needed(Style().figure())
