@@ -40,6 +40,7 @@ LINE_EM = 1.3  # a label's height, in font sizes
 # (a 1280 px projector's) up to COLOURBAR_SPARE_PX less
 CHART_PX = 980
 PHONE_CHART_PX = 358  # a chart on a 390 px phone (one that keeps viz.style.WIDE_FIGURE_PX aside)
+TYPICAL_SIDES_PX = 130  # a map's side margins, its labels and colour bar: what its plot leaves of its width
 LEAST_PLOT_PX = 64  # the plot automargin leaves at least (plotly's minreducedwidth and minreducedheight)
 PLOTLY_MARGINS = {"l": 80, "r": 80, "t": 100, "b": 80}  # plotly's margins where a figure names none
 SPARE_PX = 6  # rounding: plotly's own measure of a label differs from the sum of its characters by a pixel or two
@@ -170,8 +171,9 @@ def _size(font: dict | None, default: float) -> float:
     return float((font or {}).get("size") or default)
 
 
-def _axis_extent(fig: go.Figure, axis_id: str, axis: dict, base_font: float, length_px: float) -> float:
-    """How far an axis's tick labels and title reach out from its line, in px."""
+def _axis_extent(fig: go.Figure, axis_id: str, axis: dict, base_font: float, lengths_px: tuple[float, float]) -> float:
+    """How far an axis's tick labels and title reach out from its line, in px (an x axis `lengths_px` long on a
+    wide screen and on a phone)."""
     if axis.get("visible", True) is False:
         return 0.0
     extent = AXIS_PAD_PX[axis_id[0]] + (float(axis.get("ticklen", 5)) if axis.get("ticks", "") == "outside" else 0.0)
@@ -186,9 +188,8 @@ def _axis_extent(fig: go.Figure, axis_id: str, axis: dict, base_font: float, len
                 across = max(widths) if angle in ("auto", 0, None) else _turned(max(widths), height, angle, True)
             else:
                 # left to itself plotly turns the labels by the room it finds: the most a phone's chart turns them
-                angles = [angle] if angle not in ("auto", None) else [_auto_angle(widths, height, length_px)]
-                if angle in ("auto", None):
-                    angles.append(_auto_angle(widths, height, length_px * PHONE_CHART_PX / CHART_PX))
+                auto = angle in ("auto", None)
+                angles = [_auto_angle(widths, height, length) for length in lengths_px] if auto else [angle]
                 across = max(_turned(max(widths), height, turn, False) for turn in angles)
             extent += across + max(TICK_GAP_PX, size * TICK_GAP_EM)
     title = (axis.get("title") or {}).get("text")
@@ -255,8 +256,9 @@ def _axis_margins(fig: go.Figure, layout: dict, width_px: float) -> Margins:
         letter = axis_id[0]
         other = axes.get(axis.get("anchor") or ("y" if letter == "x" else "x"), {})
         low, high = _domain(other)
-        length = width_px * (_domain(axis)[1] - _domain(axis)[0]) if letter == "x" else 400.0
-        extent = _axis_extent(fig, axis_id, axis, base, length)
+        span = _domain(axis)[1] - _domain(axis)[0]
+        lengths = ((width_px - TYPICAL_SIDES_PX) * span, (PHONE_CHART_PX - TYPICAL_SIDES_PX) * span)
+        extent = _axis_extent(fig, axis_id, axis, base, lengths)
         side = axis.get("side") or ("bottom" if letter == "x" else "left")
         if side in ("left", "bottom") and low <= 0.01:
             found = found.widest(Margins(l=extent) if letter == "y" else Margins(b=extent))
