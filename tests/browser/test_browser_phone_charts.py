@@ -29,8 +29,10 @@ PAGES = [
     "why",
 ]
 TEXTS = {"default": "The small girl sees a white bird.", SMOLLM2: "What is the capital of France?"}
-WIDE = """() => [...document.querySelectorAll('[class*="st-key-wide-"] .js-plotly-plot .main-svg')]
-  .map(svg => +svg.getAttribute('width'))"""
+# a chart in a closed expander (the Why page's own patch) is laid out when it opens: only shown charts count
+WIDE = """() => [...document.querySelectorAll('[class*="st-key-wide-"] .js-plotly-plot')]
+  .filter(plot => plot.checkVisibility())
+  .map(plot => +plot.querySelector('.main-svg').getAttribute('width'))"""
 
 
 def _stand_still(page) -> None:
