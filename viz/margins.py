@@ -251,7 +251,7 @@ def _axis_margins(fig: go.Figure, layout: dict, width_px: float) -> Margins:
     base = _base_font(fig)
     found = Margins()
     for axis_id, axis in axes.items():
-        if axis.get("overlaying") or axis.get("matches") and not axis.get("showticklabels", True):
+        if axis.get("overlaying") or (axis.get("matches") and not axis.get("showticklabels", True)):
             continue
         letter = axis_id[0]
         other = axes.get(axis.get("anchor") or ("y" if letter == "x" else "x"), {})
