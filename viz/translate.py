@@ -10,7 +10,10 @@ from i18n import _
 from model.results import Beam, Step
 
 from .labels import display_piece, plotly_piece, reads_bytes, thin_ticks
+from .margins import PHONE_CHART_PX, needed, text_px
 from .style import Style
+
+CELL_PAD_PX = 8  # a cell's word keeps this much of its cell free, half on each side
 
 
 def pieces_frame(pieces: list[str], ids: list[int]) -> pd.DataFrame:
@@ -102,7 +105,19 @@ def step_candidates(
             y1=highlight_row + 0.5,
             line=dict(color=style.highlight, width=style.line_width + 1),
         )
-    return style.apply(fig, title or _("Top candidates at every decoding step"), height=height)
+    fig = style.apply(fig, title or _("Top candidates at every decoding step"), height=height)
+    if not _words_fit_a_phone(fig, text, style.tick):
+        fig.update_layout(meta={"keeps_width": True})  # a phone scrolls it sideways (viz.style.keeps_its_width)
+    return fig
+
+
+def _words_fit_a_phone(fig: go.Figure, words: np.ndarray, size: float) -> bool:
+    """Whether every column of `fig`'s grid holds its widest word (`words`, rows x columns, drawn at `size` px)
+    in a phone's chart: a phone keeps this chart's words, since they are its picture."""
+    sides = needed(fig, PHONE_CHART_PX)
+    plot_px = PHONE_CHART_PX - max(sides.l, fig.layout.margin.l or 0) - max(sides.r, fig.layout.margin.r or 0)
+    widest = max((text_px(word, size) for word in words.ravel()), default=0.0)
+    return words.shape[1] * (widest + CELL_PAD_PX) <= plot_px
 
 
 def beams_frame(beams: list[Beam], text_column: str | None = None) -> pd.DataFrame:

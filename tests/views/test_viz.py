@@ -12,6 +12,7 @@ import pytest
 
 from i18n import speaking
 from model import Interventions
+from model.results import Step
 from ui.page.markup import APP_CSS
 from viz.attention import (
     attention_heads,
@@ -155,6 +156,18 @@ def test_translate_tables_and_candidates(result, tiny_bundle):
     assert np.asarray(fig.data[0].z).shape == (len(result.steps), 5)
     beams = tiny_bundle.translate("I drink water", options=__import__("model").DecodeOptions(beam_size=3)).beams
     assert list(beams_frame(beams)["rank"]) == list(range(1, len(beams) + 1))
+
+
+def test_candidates_whose_words_overflow_a_phones_cells_keep_their_width():
+    """A phone keeps the candidates' words (they are the picture): words wider than a phone's cells have the chart
+    kept 760 px wide and scrolled sideways, short ones leave it at the phone's width."""
+    short = [Step(i, "a", 0.5, [("a", 0.5), ("b", 0.2), ("c", 0.1)]) for i in range(3)]
+    assert not keeps_its_width(step_candidates(short, Style()))
+    long = [
+        Step(i, "capital", 0.5, [("capital", 0.5), ("Capital", 0.2), ("answer", 0.1), ("most", 0.1), ("cap", 0.05)])
+        for i in range(3)
+    ]
+    assert keeps_its_width(step_candidates(long, Style()))
 
 
 def test_positional_figures(tiny_bundle, result):
