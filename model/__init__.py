@@ -17,6 +17,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .engine.config import ModelConfig
+from .engine.draws import Draw, Sampling
 from .engine.interventions import DecodeOptions, Interventions
 from .errors import AnatomyError, CheckpointError, InputError
 from .results import Beam, EncodeResult, Step, Trace, TranslationResult, cosine
@@ -32,10 +33,12 @@ __all__ = [
     "Bundle",
     "CheckpointError",
     "DecodeOptions",
+    "Draw",
     "EncodeResult",
     "InputError",
     "Interventions",
     "ModelConfig",
+    "Sampling",
     "Step",
     "Trace",
     "TranslationResult",

@@ -11,10 +11,7 @@ from typing import Any, TypeVar
 
 import torch
 
-from i18n import later
-
 from .checkpoints.capabilities import Capabilities
-from .checkpoints.record import ChatTemplate
 from .engine import stages
 from .engine.attention import KVCache
 from .engine.beam import Hypothesis, beam_search
@@ -23,31 +20,28 @@ from .engine.continuation import continue_prompt, continued_logits, with_the_pro
 from .engine.decoding import decoded_logits, greedy, stepped_trace
 from .engine.hooks import Recorder, not_recording, recording
 from .engine.interventions import DecodeOptions, Interventions
+from .engine.sampling import Sampler
 from .engine.tokenizer import normalize_source
 from .engine.tokens import SpecialIds
 from .engine.transformer import Transformer
 from .engine.vocabulary import Vocabulary
-from .errors import InputError
 from .inputs import (
     cannot_continue,
     cannot_translate,
     continuation_cut,
     output_cut,
     output_ended,
-    prompt_cut,
     read_source,
-    render_chat,
     unknown_words,
 )
+from .prompts import DEFAULT_NEW_PIECES, PromptReader
 from .results import GenerationResult, Listener, Trace, TranslationResult
 from .traces import beams_of, cache_data, chosen_log_probs, decoder_input, decoding_steps, listening, make_trace
 
 Decoded = TypeVar("Decoded", bound=TranslationResult)  # a translation's result, or a continuation's
 
-DEFAULT_NEW_PIECES = 20  # a continuation's length when neither the caller nor the checkpoint says
 
-
-class Generator:
+class Generator(PromptReader):
     """Translating and continuing, for a Bundle: what it needs of one is declared here."""
 
     model: Transformer
@@ -59,12 +53,6 @@ class Generator:
     family: str
     known_words: frozenset[str]
     task_prefix: str
-    chat: ChatTemplate | None  # an instruct checkpoint's chat template
-
-    @property
-    def name(self) -> str:
-        """The model's display name (the Bundle's)."""
-        raise NotImplementedError
 
     def check_interventions(self, iv: Interventions) -> None:
         """Refuse ablated heads or layers this model does not have."""
@@ -114,14 +102,17 @@ class Generator:
         cache: KVCache | None = None,
         on_step: Callable[[int, torch.Tensor, int], None] | None = None,
         on_beam_step: Callable[[int, list[int]], None] | None = None,
+        sampler: Sampler | None = None,
     ) -> list[Hypothesis]:
-        """Greedy or beam search from the encoded source, best first (nothing recorded); greedy fills
-        `cache` when given and tells `on_step` of each step (`decoding.greedy`'s), beam search tells
-        `on_beam_step` (`beam_search`'s `on_step`)."""
+        """Greedy (or sampled, by `sampler`) or beam search from the encoded source, best first (nothing
+        recorded); greedy fills `cache` when given and tells `on_step` of each step (`decoding.greedy`'s), beam
+        search tells `on_beam_step` (`beam_search`'s `on_step`)."""
         searched = (self.model, memory, src_mask, interventions)
         with not_recording():
             if options.beam_size == 1:
-                [(ids, end)] = greedy(*searched, max_len, self.specials, steps_seen, cache=cache, on_step=on_step)
+                [(ids, end)] = greedy(
+                    *searched, max_len, self.specials, steps_seen, cache=cache, on_step=on_step, pick=sampler
+                )
                 return [Hypothesis(tuple(ids), 0.0, 0.0, end)]
             beams, penalty = options.beam_size, options.length_penalty
             return beam_search(*searched, beams, max_len, penalty, self.specials, on_step=on_beam_step)
@@ -137,7 +128,10 @@ class Generator:
         _, src_ids, _ = self.encode_source(sentence)
         with torch.inference_mode():
             memory, src_mask = self.model.encode(torch.tensor([src_ids]), interventions)
-            best = self._search(memory, src_mask, interventions, options, self.max_output(len(src_ids), options))[0]
+            max_len = self.max_output(len(src_ids), options)
+            best = self._search(
+                memory, src_mask, interventions, options, max_len, sampler=Sampler.of(options.sampling)
+            )[0]
         return self.tokenizer.decode(best.ids)
 
     def translate(
@@ -157,8 +151,9 @@ class Generator:
         source, src_ids, warnings = self.encode_source(sentence)
         unknown = unknown_words(self.known_words, source, warnings)
         max_len = self.max_output(len(src_ids), options)
+        sampler = Sampler.of(options.sampling)
         hypotheses, produced, logits, tensors, cache = self._decode_source(
-            src_ids, interventions, options, max_len, trace, listener
+            src_ids, interventions, options, max_len, trace, listener, sampler
         )
         if not hypotheses[0].finished:
             warnings.append(output_cut(max_len))
@@ -175,6 +170,7 @@ class Generator:
             options,
             unknown_words=unknown,
             cache=cache_data(self.model, cache, 1),
+            draws=() if sampler is None else tuple(sampler.draws),
         )
 
     def _decode_source(
@@ -185,6 +181,7 @@ class Generator:
         max_len: int,
         trace: bool,
         listener: Listener | None,
+        sampler: Sampler | None = None,
     ) -> tuple[list[Hypothesis], list[int], torch.Tensor, dict[str, torch.Tensor] | None, KVCache | None]:
         """Encode the source and decode it: the hypotheses (best first), the pieces the best one produced,
         the logits each of its steps chose from, what was recorded on the way (None with trace=False) and
@@ -211,6 +208,7 @@ class Generator:
                 steps_seen if reuse else None,
                 cache,
                 *listening(listener, self.tokenizer, specials.ends, max_len, options),
+                sampler,
             )
             produced = hypotheses[0].produced
             if not produced:  # a maximum length of 0 pieces cannot happen; keep one row anyway
@@ -274,8 +272,9 @@ class Generator:
         read = self._read_prompt(text, options, chat)
         prompt_ids, warnings = read[1], read[2]
         max_new = self.max_new(len(prompt_ids), options)
+        sampler = Sampler.of(options.sampling)
         hypotheses, logits, tensors, cache = self._decode_prompt(
-            prompt_ids, interventions, options, max_new, trace, second_pass, listener
+            prompt_ids, interventions, options, max_new, trace, second_pass, listener, sampler
         )
         if not hypotheses[0].finished:
             warnings.append(continuation_cut(max_new))
@@ -290,6 +289,7 @@ class Generator:
             options,
             cache=cache_data(self.model, cache if options.beam_size == 1 else None, len(prompt_ids)),
             prompt_ids=tuple(prompt_ids),
+            draws=() if sampler is None else tuple(sampler.draws),
         )
 
     def _decode_prompt(
@@ -301,6 +301,7 @@ class Generator:
         trace: bool,
         second_pass: bool,
         listener: Listener | None,
+        sampler: Sampler | None = None,
     ) -> tuple[list[Hypothesis], torch.Tensor, dict[str, torch.Tensor] | None, KVCache | None]:
         """Continue the prompt: the hypotheses (best first), the logits each of the best one's steps chose
         from, what was recorded over the prompt and the new pieces (None with trace=False) and the KV cache
@@ -331,6 +332,7 @@ class Generator:
                 recorded_steps,
                 heard,
                 beam_heard,
+                sampler,
             )
             produced = hypotheses[0].produced  # the piece that ended it included: EOS, or an end of turn
             fed = torch.tensor([self.decoder_input_ids(prompt_ids, produced)])
@@ -391,32 +393,3 @@ class Generator:
             return self._trace(prompt_ids, [piece], tensors, interventions)
 
         return made
-
-    def _template(self) -> ChatTemplate:
-        if self.chat is None:
-            raise InputError(later("{name} has no chat template: continue the plain prompt instead.", name=self.name))
-        return self.chat
-
-    def chat_prompt(self, text: str) -> str:
-        """`text` as a user's message wrapped by this instruct checkpoint's chat template, ready for the
-        assistant's answer; InputError without a template, or when it does not render."""
-        template = self._template()
-        return render_chat(template.source, template.tokens, text)
-
-    def _read_prompt(self, text: str, options: DecodeOptions, chat: bool = False) -> tuple[str, list[int], list[str]]:
-        """The text a decoder-only model continues (with `chat`, wrapped by the chat template), its ids
-        (cut so that the continuation fits) and warnings."""
-        normalized = normalize_source(text, canonical=self.tokenizer.canonical_input)
-        warnings = list(normalized.warnings)
-        if chat:  # the wrapped text is read as the template wrote it, its newlines and specials included
-            wrapped = self.chat_prompt(normalized.text)
-            normalized, ids = type(normalized)(wrapped, normalized.warnings), self._template().encode(wrapped)
-        else:
-            ids = self.tokenizer.encode_source(normalized.text)
-        if not ids:
-            raise InputError(later("The text has no pieces for the model to read: type a few words."))
-        room = self.config.max_len - min(options.max_len or DEFAULT_NEW_PIECES, self.config.max_len - 1)
-        if len(ids) > room:
-            warnings.append(prompt_cut(room, len(ids), self.config.max_len))
-            ids = ids[:room]
-        return normalized.text, ids, warnings

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .engine import stages
+from .engine.draws import Draw
 from .engine.interventions import Interventions
 
 
@@ -124,6 +125,7 @@ class TranslationResult:
     warnings: list[str] = field(default_factory=list)
     unknown_words: list[str] = field(default_factory=list)
     cache: KVCacheData | None = field(default=None, repr=False)  # greedy decoding's KV cache, layer by layer
+    draws: tuple[Draw, ...] = ()  # a sampled answer's draws, one per piece (nothing for greedy and beams)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,8 @@ from ui.page.notices import vocabulary
 from ui.page.panels import draw_one
 from ui.page.start import Page, start
 from ui.page.stream import Preview
+from ui.parts.answers import several_answers
+from views import sampling as sampled
 from views import translate as shown
 from views.controls import MAX_PREFIX, SUGGESTED_PREFIX, typed_prefix
 from views.panels import Panel
@@ -93,9 +95,17 @@ def decoding(step: int) -> None:
         steps_shown - 1,
         caption=shown.steps_caption(scene, steps_shown < n_steps),
     )
+    if sampled.sampling(scene) is not None:
+        drawn_at = min(step, n_steps - 1)
+        player.DECODING.steady_chart(
+            page, "bars-draw", lambda at: sampled.draw_figure(scene, at), drawn_at, caption=sampled.draw_caption(scene)
+        )
 
 
 player.DECODING.run(decoding, n_steps, page)
+page.panels(sampled.off_greedy(scene))
+if sampled.sampling(scene) is not None:
+    several_answers(page)
 page.panels(shown.reference(scene) + shown.read(scene))
 if page.bundle.capabilities.trained_here:  # the corpus lexicon is this project's own models' vocabulary
     with st.expander(_("What vocabulary does the model know?")):

@@ -12,7 +12,7 @@ from ui.page.ondemand import second_continuation
 from ui.page.start import start
 from ui.parts import lengths, recipes
 from ui.session import engine, experiments, explanations
-from views import design
+from views import design, temperature
 from views.what_if import Passes, WhatIf, pieces
 from viz.style import Style
 
@@ -85,4 +85,8 @@ page.panels(design.fill(scene, what_if))
 # 4. recipes
 st.header(design.section_title("recipes"))
 page.panels(design.recipes(scene, recipes.panels(page)))
+
+# 5. sampling and temperature
+st.header(design.section_title("sampling"))
+page.panels(temperature.panels(scene))
 page.finish(globals())

@@ -10,8 +10,9 @@ from typing import Any
 import i18n
 from i18n import DEFAULT as DEFAULT_LANGUAGE
 from i18n import LANGUAGES, N_, Later, _, later, listing, n_
-from model import Bundle, DecodeOptions, InputError, Interventions
+from model import Bundle, DecodeOptions, InputError, Interventions, Sampling
 from model.engine import stages
+from model.engine.draws import MOST_SEED, MOST_TOP_K, TEMPERATURES
 from viz.lengths import COLOUR_MODES, DETAIL, Span
 
 Head = tuple[str, str, int, int]
@@ -172,6 +173,21 @@ def int_in(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
+def number_in(low: float, high: float, above_low: bool = False) -> Callable[[str], float]:
+    """A URL parser for numbers from low (or, `above_low`, above it) to high."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(later("expected a number, got {text}", text=repr(text))) from None
+        if not (low < value if above_low else low <= value) or not value <= high:  # NaN is neither
+            raise ValueError(later("{value} is outside {low}..{high}", value=text, low=low, high=high))
+        return value
+
+    return parse
+
+
 def _sentence(text: str) -> str:
     if not text.strip():
         raise ValueError(later("empty sentence"))
@@ -212,6 +228,14 @@ class Field:
     dump: Callable[[Any], str] = str
 
 
+DECODINGS = ("greedy", "beam", "sample")
+# how a sampled answer is drawn (`decode=sample`): model.engine.sampling's ranges, the seed the URL's own
+SAMPLING_FIELDS = (
+    Field("temperature", 1.0, number_in(*TEMPERATURES), lambda value: f"{value:g}"),
+    Field("topk", 0, int_in(0, MOST_TOP_K)),
+    Field("topp", 1.0, number_in(0.0, 1.0, above_low=True), lambda value: f"{value:g}"),
+    Field("seed", 0, int_in(0, MOST_SEED - 1)),
+)
 PRESENT = on_off_field("present", False)  # presentation mode: large type, and laid out for a projector
 # The interface's language (`lang=zh`); with none in the URL, a first visit takes the browser's (ui.page.start).
 LANGUAGE = Field("lang", DEFAULT_LANGUAGE, _choice(*LANGUAGES))
@@ -223,8 +247,9 @@ def shared_fields(limits: Limits, chat: bool = False) -> list[Field]:
     heads = lambda text: tuple(sorted({parse_head_code(c, limits) for c in text.split(",") if c.strip()}))  # noqa: E731
     return [
         Field("sentence", examples_for(chat)[0], _sentence),
-        Field("decode", "greedy", _choice("greedy", "beam")),
+        Field("decode", "greedy", _choice(*DECODINGS)),
         Field("beam", 4, int_in(2, 16)),
+        *SAMPLING_FIELDS,
         Field("layer", 1, int_in(1, limits.n_layers)),
         Field("head", 1, int_in(1, limits.n_heads)),
         on_off_field("causal", True),
@@ -362,6 +387,7 @@ class Controls:
     chat: bool = False
     language: str = DEFAULT_LANGUAGE  # the interface's: a code of i18n.LANGUAGES
     new_pieces: int | None = None  # how many pieces a decoder-only model may add (`new=`); None: its own number
+    sampling: Sampling | None = None  # how each piece is drawn (`decode=sample`); None: greedy or beams
 
     @classmethod
     def from_values(
@@ -376,6 +402,7 @@ class Controls:
             prefix=prefix,
             chat=chat,
             beam_size=values["beam"] if values["decode"] == "beam" else 1,
+            sampling=sampling_of(values),
             layer=values["layer"] - 1,
             head=values["head"] - 1,
             causal=values["causal"],
@@ -407,7 +434,19 @@ class Controls:
 
     def options(self) -> DecodeOptions:
         """Decoding options these controls ask for."""
-        return DecodeOptions(beam_size=self.beam_size, max_len=self.new_pieces)
+        return DecodeOptions(beam_size=self.beam_size, max_len=self.new_pieces, sampling=self.sampling)
+
+
+def sampling_of(values: Mapping[str, Any]) -> Sampling | None:
+    """How the URL's values draw a sampled answer, or None when they decode greedily or with beams."""
+    if values.get("decode") != "sample":
+        return None
+    return Sampling(
+        temperature=values.get("temperature", 1.0),
+        top_k=values.get("topk", 0),
+        top_p=values.get("topp", 1.0),
+        seed=values.get("seed", 0),
+    )
 
 
 def typed_prefix(bundle: Bundle) -> bool:

@@ -12,6 +12,7 @@ from model import cosine
 from model.analysis.measures import mean_entropy, nan_share, random_dot_variance, raw_dot_variance, softmax_sharpness
 from model.engine import stages
 from views import recipes as recipe_comparison
+from views import temperature
 from views.controls import WINDOW
 from views.lengths import source_span
 from views.markdown import md
@@ -34,6 +35,7 @@ SECTIONS = {
     "dmodel": N_("2. Why multiply the embeddings by √d_model?"),
     "fill": N_("3. Fill masked scores with −∞ or −10⁹?"),
     "recipes": N_("4. Post-LN or Pre-LN, warm-up, label smoothing"),
+    "sampling": N_("5. Why sample, and what does temperature do?"),
 }
 
 
@@ -430,4 +432,6 @@ def panels(scene: Scene) -> list[Panel]:
         *fill(scene, what_if),
         heading(scene, "recipes"),
         *recipes(scene, recipe_comparison.panels(scene)),
+        heading(scene, "sampling"),
+        *temperature.panels(scene),
     ]

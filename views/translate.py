@@ -12,6 +12,7 @@ from model.results import GenerationResult
 from views.controls import Field, typed_prefix
 from views.markdown import md
 from views.panels import Panel, words
+from views.sampling import draw_panels, sampled_label
 from views.scene import Scene
 from viz.embedding import embedding_strips
 from viz.labels import marker_note, visible_breaks
@@ -174,6 +175,8 @@ def output_label(scene: Scene) -> str:
         label = _("French translation") if scene.bundle.capabilities.trained_here else _("Translation")
     if scene.controls.beam_size > 1:
         return _("{output} (beam search, {k} beams)", output=label, k=scene.controls.beam_size)
+    if scene.controls.sampling is not None:
+        return sampled_label(label, scene.controls.sampling)
     return _("{output} (greedy)", output=label)
 
 
@@ -405,6 +408,7 @@ def panels(scene: Scene) -> list[Panel]:
         *above,
         output(scene, n_steps),
         steps,
+        *draw_panels(scene, min(scene.controls.step, n_steps - 1)),
         *reference(scene),
         *read(scene),
         pieces_heading(scene),

@@ -32,9 +32,10 @@ def continue_prompt(
     recorded_steps: list[Recorder] | None,
     on_step: Callable[[int, torch.Tensor, int], None] | None = None,
     on_beam_step: Callable[[int, list[int]], None] | None = None,
+    pick: Callable[[torch.Tensor], torch.Tensor] | None = None,
 ) -> list[Hypothesis]:
-    """Greedy or beam search continuing the prompt, best first. Greedy appends each step's logits to
-    `steps_seen`, fills `cache`, runs its first step in `first_step`, records its steps into
+    """Greedy (or sampled, drawn by `pick`) or beam search continuing the prompt, best first. Greedy appends
+    each step's logits to `steps_seen`, fills `cache`, runs its first step in `first_step`, records its steps into
     `recorded_steps` and tells `on_step` of each step when given (`greedy`'s arguments of those names); beam
     search tells `on_beam_step` (`beam_search`'s `on_step`)."""
     start = torch.tensor([prompt_ids])
@@ -52,6 +53,7 @@ def continue_prompt(
             first_step=first_step,
             recorded_steps=recorded_steps,
             on_step=on_step,
+            pick=pick,
         )
         return [Hypothesis(tuple(ids), 0.0, 0.0, end)]
     return beam_search(

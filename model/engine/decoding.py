@@ -78,8 +78,10 @@ def greedy(
     first_step: AbstractContextManager | None = None,
     recorded_steps: list[Recorder] | None = None,
     on_step: Callable[[int, torch.Tensor, int], None] | None = None,
+    pick: Callable[[torch.Tensor], torch.Tensor] | None = None,
 ) -> list[tuple[list[int], int | None]]:
-    """Most likely piece at each step, for a batch (of encoded sources, or of one `prompt` (1, P)
+    """Most likely piece at each step (or the one `pick` draws from the allowed scores (B, vocab): a
+    sampling.Sampler), for a batch (of encoded sources, or of one `prompt` (1, P)
     to continue when `memory` is None); returns (new ids without BOS and the end, the piece that ended
     the row or None when cut at `max_len`). Every id of `specials.ends` ends a row (transformers'
     generate with a list of eos_token_id).
@@ -108,7 +110,8 @@ def greedy(
             logits = _step_logits(model, tokens, memory, src_mask, iv, cache)
         if step_logits is not None:
             step_logits.append(logits)
-        next_ids = allowed(logits, step, max_len, specials).argmax(dim=-1)  # (B,)
+        scores = allowed(logits, step, max_len, specials)
+        next_ids = scores.argmax(dim=-1) if pick is None else pick(scores)  # (B,)
         next_ids = next_ids.masked_fill(finished, specials.pad)
         if on_step is not None:
             on_step(step, logits[0], int(next_ids[0]))

@@ -8,6 +8,7 @@ from i18n import later, later_n
 
 from ..errors import InputError
 from .config import ModelConfig
+from .draws import Sampling
 from .stages import ATTENTION
 
 MASK_VALUES = {"-inf": float("-inf"), "-1e9": -1e9}  # the fill for masked scores, by its name
@@ -114,6 +115,7 @@ class DecodeOptions:
     length_penalty: float = 1.0  # beam score = log-prob / length**length_penalty (0 = raw sum)
     max_len: int | None = None  # output pieces; None = 2 * source length + 10, capped by the model
     top_k: int = 5  # candidates reported per decoding step
+    sampling: Sampling | None = None  # draw each piece (one path, as greedy) instead of taking the most likely
 
     def __post_init__(self) -> None:
         if not isinstance(self.beam_size, int) or not 1 <= self.beam_size <= 16:
@@ -128,3 +130,5 @@ class DecodeOptions:
             raise InputError(later("Maximum length must be a positive integer, got {value}", value=repr(self.max_len)))
         if not isinstance(self.top_k, int) or not 1 <= self.top_k <= 50:
             raise InputError(later("top_k must be an integer from 1 to 50, got {value}", value=repr(self.top_k)))
+        if self.sampling is not None and (not isinstance(self.sampling, Sampling) or self.beam_size != 1):
+            raise InputError(later("Sampling draws one answer: it takes a Sampling and a beam size of 1"))

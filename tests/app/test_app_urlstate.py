@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from model import Sampling
 from views.controls import (
     EXAMPLES,
     Controls,
@@ -48,7 +49,8 @@ def test_every_value_round_trips():
     }
     values, notes = read_fields(fields, params)
     assert notes == []
-    assert write_fields(fields, values) == {**params, "ablate": "dec-cross-2-1,enc-self-3-4"}
+    sampling_defaults = {"temperature": "1", "topk": "0", "topp": "1", "seed": "0"}
+    assert write_fields(fields, values) == {**params, **sampling_defaults, "ablate": "dec-cross-2-1,enc-self-3-4"}
     controls = Controls.from_values(values)
     assert (controls.beam_size, controls.layer, controls.head, controls.step) == (16, 2, 3, 6)
     iv = controls.interventions()
@@ -67,7 +69,17 @@ def test_every_value_round_trips():
         ("beam", "1"),
         ("beam", "99"),
         ("causal", "maybe"),
-        ("decode", "sample"),
+        ("decode", "random"),
+        ("temperature", "0"),
+        ("temperature", "5.5"),
+        ("temperature", "nan"),
+        ("temperature", "warm"),
+        ("topk", "-1"),
+        ("topk", "1001"),
+        ("topp", "0"),
+        ("topp", "1.2"),
+        ("seed", "-5"),
+        ("seed", "1.5"),
         ("ablate", "dec-cross-3-1"),
         ("scale", "half"),
         ("embscale", "2"),
@@ -86,6 +98,19 @@ def test_bad_values_fall_back_to_the_default_with_a_note(key, raw):
     values, notes = read_fields(fields, {key: raw})
     assert values == defaults
     assert len(notes) == 1 and notes[0].startswith(f"URL parameter {key}=")
+
+
+def test_a_sampled_answer_is_read_from_the_url_and_written_back():
+    fields = shared_fields(LIMITS)
+    params = {"decode": "sample", "temperature": "0.7", "topk": "40", "topp": "0.9", "seed": "123456"}
+    values, notes = read_fields(fields, params)
+    assert notes == []
+    sampling = Controls.from_values(values).options().sampling
+    assert sampling == Sampling(temperature=0.7, top_k=40, top_p=0.9, seed=123456)
+    written = write_fields(fields, values)
+    assert {key: written[key] for key in params} == params
+    greedy = Controls.from_values(read_fields(fields, {**params, "decode": "greedy"})[0])
+    assert greedy.options().sampling is None and greedy.options().beam_size == 1  # the values stay, unused
 
 
 def test_a_notes_default_reads_as_a_quoted_value():

@@ -108,6 +108,9 @@ TERMS = {
     r"\bbeam search": "束搜索",
     r"\bpieces?\b": "词元",
     r"\bheatmaps?\b": "热力图",
+    r"\btemperature": "温度",
+    r"\bsampl": "采样",
+    r"\bseeds?\b": "随机种子",
 }
 # Words the glossary does not use for its terms (a term is the same everywhere).
 NOT_OURS = ("令牌", "符元", "译码器", "遮罩", "掩膜", "标记化", "位置嵌入编码")

@@ -88,3 +88,22 @@ def test_the_real_model_answers_and_sinks_its_attention(smollm2):
     shares = sinks(trace, "decoder", bundle.config.norm_first).shares.mean(axis=1)  # (layers,)
     assert shares[-10:].max() > 0.5, shares  # the later layers send most of their attention to the first piece
     assert bundle.config.n_heads == 9 and bundle.config.kv_heads == 3
+
+
+def test_a_cold_temperature_samples_the_greedy_answer_and_top_k_one_too(smollm2):
+    """Issue 51: temperature 0.05 is greedy decoding on the real SmolLM2, for a 20-piece answer to a chat message;
+    top-k = 1 too, whatever the temperature; a warm one leaves greedy's answer somewhere."""
+    from model import Sampling
+
+    bundle = smollm2[0]
+    message = "Tell me a long story about a cat who learns to sail."
+    greedy = bundle.generate(message, options=DecodeOptions(max_len=20), chat=True, trace=False)
+    assert len(greedy.output_ids) == 20
+    for sampling in (Sampling(temperature=0.05, seed=5), Sampling(temperature=3.0, top_k=1, seed=6)):
+        options = DecodeOptions(max_len=20, sampling=sampling)
+        sampled = bundle.generate(message, options=options, chat=True, trace=False)
+        assert sampled.output_ids == greedy.output_ids, sampling
+    warm = bundle.generate(
+        message, options=DecodeOptions(max_len=20, sampling=Sampling(seed=1)), chat=True, trace=False
+    )
+    assert warm.output_ids != greedy.output_ids

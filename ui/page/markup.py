@@ -37,8 +37,10 @@ APP_CSS = """<style>
 [class*="st-key-steady-"] > :has(.anatomy-newest) { z-index: 1; }
 [class*="st-key-steady-"] > :has([data-stale="false"] .anatomy-newest) { z-index: 2; }
 [class*="st-key-steady-"] .stElementContainer:has(.anatomy-newest) { display: none; }
-/* plotly draws a chart's frame before its heatmap: until the heatmap is in, the slot below shows through */
-[class*="st-key-steady-"] .stPlotlyChart:not(:has(.heatmaplayer image[*|href^="data:"])) { visibility: hidden; }
+/* plotly draws a chart's frame before its heatmap: until the heatmap is in, the slot below shows through (a chart of
+   bars, keyed steady-bars-, has no heatmap to wait for) */
+[class*="st-key-steady-"]:not([class*="st-key-steady-bars-"])
+  .stPlotlyChart:not(:has(.heatmaplayer image[*|href^="data:"])) { visibility: hidden; }
 /* From a stream's line (ui/page/stream.py) to the end of its run, what the run before left (the old page, faded,
    until this run draws over it) is hidden: the line marks itself, and leaves a mark of its own when it goes (the old
    charts came back between the new ones while the rest of the page was built). A mark left by a run before is

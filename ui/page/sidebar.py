@@ -11,13 +11,15 @@ import streamlit as st
 from i18n import LANGUAGES, N_, _, from_locale, later, n_, sentences, set_language
 from model import Bundle, CheckpointError
 from model.checkpoints.catalog import DEFAULT
-from ui.page.binding import NOTES, RAW, bind, not_applicable, register, set_sentence, stored_values
+from model.engine.draws import MOST_SEED, MOST_TOP_K, TEMPERATURES
+from ui.page.binding import NOTES, RAW, bind, not_applicable, register, set_sentence, set_value, stored_values
 from ui.page.markup import CLOSE_SIDEBAR_JS
 from ui.page.switches import NO_DECODER, switch_controls
 from ui.room import presenter
 from ui.session import engine
 from views.controls import (
     CHAT,
+    DECODINGS,
     LANGUAGE,
     MOST_NEW_PIECES,
     NEW_KEY,
@@ -36,6 +38,9 @@ from views.controls import (
 )
 from views.markdown import md
 from views.models import menu_models
+
+LEAST_TOP_P = 0.001  # the top-p box's least value (the address may ask for less, above 0)
+MOST_SEED_DRAWN = 1_000_000  # "Sample again" draws seeds short enough to read and say
 
 
 def _random_sentence(chat: bool = False) -> str:
@@ -229,13 +234,14 @@ def _decoding_controls(bundle: Bundle) -> None:
             "decode",
             st.radio,
             label=_("Decoding"),
-            options=["greedy", "beam"],
+            options=list(DECODINGS),
             horizontal=True,
-            format_func=lambda m: _("Greedy") if m == "greedy" else _("Beam search"),
+            format_func=lambda m: _(DECODING_NAMES[m]),
             label_visibility="collapsed",
         )
         if mode == "beam":
             bind("beam", st.slider, label=_("Beam size"), min_value=2, max_value=16)
+        _sampling_controls(drawn=mode == "sample")
         if bundle.capabilities.decoder_only:
             bind(
                 NEW_KEY,
@@ -249,6 +255,68 @@ def _decoding_controls(bundle: Bundle) -> None:
                     "end piece. A long answer is written piece by piece, every page following it."
                 ),
             )
+
+
+DECODING_NAMES = {"greedy": N_("Greedy"), "beam": N_("Beam search"), "sample": N_("Sample")}
+
+
+def _sampling_controls(drawn: bool) -> None:
+    """Temperature, top-k, top-p and the seed of a sampled answer: greyed out unless the answer is sampled."""
+    off = not drawn
+    bind(
+        "temperature",
+        st.slider,
+        label=_("Temperature"),
+        min_value=TEMPERATURES[0],
+        max_value=TEMPERATURES[1],
+        step=0.05,
+        disabled=off,
+        help=_(
+            "The scores are divided by the temperature before the softmax: below 1 the likely pieces grow more "
+            "likely, above 1 the distribution flattens. Near 0 sampling is greedy decoding."
+        ),
+    )
+    left, right = st.columns(2)
+    with left:
+        bind(
+            "topk",
+            st.number_input,
+            label=_("Top-k"),
+            min_value=0,
+            max_value=MOST_TOP_K,
+            step=1,
+            disabled=off,
+            help=_("Only the k most likely pieces may be drawn; 0 keeps them all."),
+        )
+    with right:
+        bind(
+            "topp",
+            st.number_input,
+            to_widget=lambda p: max(p, LEAST_TOP_P),
+            label=_("Top-p"),
+            min_value=LEAST_TOP_P,
+            max_value=1.0,
+            step=0.05,
+            format="%.3f",
+            disabled=off,
+            help=_("Only the most likely pieces whose probabilities add up to p may be drawn; 1 keeps them all."),
+        )
+    bind(
+        "seed",
+        st.number_input,
+        label=_("Seed"),
+        min_value=0,
+        max_value=MOST_SEED - 1,
+        step=1,
+        disabled=off,
+        help=_("One seed gives one answer, on every run and in every session: the address keeps it."),
+    )
+    st.button(_("Sample again"), icon=":material/casino:", on_click=_new_seed, disabled=off, key="sample-again")
+
+
+def _new_seed() -> None:
+    """A new seed, written to the address so that a copied link shows the same answer."""
+    set_value("seed", random.randrange(MOST_SEED_DRAWN))
 
 
 def _layer_and_head(limits: Limits) -> None:

@@ -375,6 +375,8 @@ def controls_line(values: dict[str, Any], said: list[str]) -> str:
     ]
     if values.get("decode") == "beam":
         parts.append(_("beam search ({n})", n=values.get("beam")))
+    if values.get("decode") == "sample":
+        parts.append(_("sampled (T = {t}, seed {seed})", t=values.get("temperature"), seed=values.get("seed")))
     for name, named in _NAMED_CONTROLS.items():
         words = named(values[name]) if name in values else ""
         if words:
