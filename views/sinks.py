@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from i18n import N_, _, listing, n_, sentences
+from i18n import N_, _, listing, n_, number, sentences
 from model import EncodeResult, TranslationResult, cosine
 from model.analysis.sinks import QUIET, SINK, Sinks, sinks, summary
 from model.results import Trace
@@ -183,8 +183,9 @@ def _layers(runs: tuple[tuple[int, int], ...]) -> str:
 
 
 def _times(ratio: float) -> str:
-    """A ratio as "3.5×", or "1,234×" from ten on."""
-    return f"{ratio:,.0f}×" if ratio >= 10 else f"{ratio:.1f}×"
+    """A ratio as "3.5×", or "1,234×" from ten on (in Chinese "3.5 倍")."""
+    # i18n: a ratio: how many times the median of the others (in Chinese 倍)
+    return _("{times}×", times=number(ratio, 0 if ratio >= 10 else 1))
 
 
 def by_layer(found: Sinks, windows: tuple[int, ...] = ()) -> str:
