@@ -111,9 +111,41 @@ TERMS = {
     r"\btemperature": "温度",
     r"\bsampl": "采样",
     r"\bseeds?\b": "随机种子",
+    r"\bmasked self-attention": "带掩码的自注意力",
+    r"\bresidual stream": "残差流",
+    r"\bresidual (connection|\(skip\))|\(residual\)|^residual$": "残差连接",
+    r"\bbatch": "批次",
+    r"\b(one|own|batched|the|teacher-forced) pass\b|\bencoder.s pass\b|\bforward pass": "前向传播",
+    r"(?<!\{)\bblock\b": "模块",
+    r"\bgold\b": "标准对齐",
+    r"\balignment": "对齐",
+    r"\bpool": "池化",
+    r"\bvocabular": "词表",
+    r"(?<!\{)\broles?\b": "角色",
+    r"\bsource pieces?\b": "源句词元",
+    r"\bstep t\b": "第 t",
+    r"(?<!in )\bmemory\b": "编码器输出",
+    r"\bwarm-?up": "预热",
+    r"\bteacher[- ]forc": "教师强制",
+    r"\blabel[- ]smooth": "标签平滑",
 }
-# Words the glossary does not use for its terms (a term is the same everywhere).
-NOT_OURS = ("令牌", "符元", "译码器", "遮罩", "掩膜", "标记化", "位置嵌入编码")
+# Words the glossary does not use for its terms (a term is the same everywhere): 记忆 for the encoder's output
+# (memory), 堆栈 for the encoder's or decoder's layers (a stack), and the words its one word for a thing replaced.
+NOT_OURS = (
+    "令牌",
+    "符元",
+    "译码器",
+    "遮罩",
+    "掩膜",
+    "标记化",
+    "位置嵌入编码",
+    "记忆",
+    "堆栈",
+    "前向计算",
+    "黄金对齐",
+    "标准词对齐",
+    "源词元",
+)
 
 
 def test_the_terms_are_the_glossarys():
@@ -130,6 +162,25 @@ def test_the_terms_are_the_glossarys():
                 wrong.append(f"{ids[0]!r} -> {strings[0]!r}: {chinese} for {english}")
         wrong += [f"{ids[0]!r} -> {s!r}: {w}" for s in strings for w in NOT_OURS if w in s]
     assert not wrong, "\n".join(wrong[:40]) + f"\n({len(wrong)} in all)"
+
+
+# A hover's or an axis's label 值 alone, before a plotly field ("值 %{z:.3f}", "值：%{y}"): on an attention page 值 is
+# V, the value vectors; a number is 数值.
+VALUE_ALONE = re.compile(r"(?<![\u4e00-\u9fff])值\s*[：:]?\s*%\{")
+
+
+def test_a_number_in_a_hover_is_not_v():
+    wrong = []
+    for message in po.build():
+        ids = message.id if isinstance(message.id, tuple) else (message.id,)
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        if not ids[0] or not all(strings):
+            continue
+        if ids[0] == "value" or "%{" in ids[0]:
+            wrong += [f"{ids[0]!r} -> {s!r}" for s in strings if s == "值" or VALUE_ALONE.search(s)]
+    assert not wrong, "\n".join(wrong)
+    assert VALUE_ALONE.search("位置 %{y}<br>值 %{z:.3f}") and VALUE_ALONE.search("值：%{{z}}")
+    assert not VALUE_ALONE.search("位置 %{y}<br>数值 %{z:.3f}")
 
 
 def _emphasis(markdown, text: str, fill: str) -> tuple[int, int]:
