@@ -15,6 +15,7 @@ from .style import RIGHT_LEGEND, Style
 MODEL_GREY = "#b8b8b8"
 CUT_OPACITY = 0.3
 TEMPERATURE_TICKS = (0.05, 0.1, 0.2, 0.5, 1, 2, 5)
+ENTROPY_RIGHT_PX = 24
 
 
 def _ranked_labels(pieces: list[str], ranks: list[int]) -> list[str]:
@@ -177,4 +178,7 @@ def entropy_chart(
             hoverinfo="skip",
         )
     )
-    return style.apply(fig, title, height=style.picture_px or 320)
+    fig = style.apply(fig, title, height=style.picture_px or 320)
+    # the last tick (5) and the last point's label reach past the plot's right end
+    fig.update_layout(margin=dict(r=ENTROPY_RIGHT_PX))
+    return fig

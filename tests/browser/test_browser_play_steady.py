@@ -22,7 +22,8 @@ SAMPLE = """(count) => new Promise(done => {
   const timer = setInterval(() => {
     const line = [...document.querySelectorAll('[data-testid="stMarkdownContainer"]')]
       .find(e => /Step t = \\d+ of \\d+/.test(e.innerText));  // the step line, not the KV cache's "Step t = 5 added"
-    const thumb = document.querySelector('[data-testid="stSliderThumbValue"]');
+    // the step's slider, in the page (the sidebar's first slider is the temperature's)
+    const thumb = document.querySelector('[data-testid="stMain"] [data-testid="stSliderThumbValue"]');
     const stacks = [...document.querySelectorAll('[class*="st-key-steady-step-"]')]
       .filter(stack => stack.getBoundingClientRect().height > 0);  // on screen: a run's stale copy is hidden
     // the chart on top decides: the first slot, highest first, holding a drawn plot; its heatmap must be drawn

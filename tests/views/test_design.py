@@ -68,6 +68,10 @@ def page_words(view: PageView) -> list[str]:
     return texts
 
 
+# the last section (issue 51): one step's distribution at three temperatures, and its entropy against T
+SAMPLING_SECTION = ["sampling-section", "temperature-lead", "temperature-bars", "temperature-entropy"]
+
+
 def test_the_shipped_model_measures_every_choice():
     view = views.show(PAGE, SENTENCE)
     assert keys(view) == [
@@ -97,6 +101,7 @@ def test_the_shipped_model_measures_every_choice():
         "recipe-valid_loss",
         "recipe-valid_bleu",
         "recipe-findings",
+        *SAMPLING_SECTION,
     ]
     assert [p.heading for p in view if p.key.endswith("-section")] == list(design.SECTIONS.values())
     assert view["dk-switch"].heading == "The switch, on the live model" and not view["dk-switch"].text
@@ -201,7 +206,8 @@ def test_a_checkpoint_with_its_recipes_shows_the_comparison(tiny_checkpoint, tmp
     (checkpoint / "recipes" / SUMMARY).write_text(json.dumps(summarize(checkpoint / "recipes", 11.0)))
     monkeypatch.setenv("ANATOMY_CHECKPOINT", str(checkpoint))
     view = views.show(PAGE, SENTENCE)
-    assert view.titles[-3:] == [
+    recipes = view.titles.index("Validation BLEU")
+    assert view.titles[recipes - 2 : recipes + 1] == [
         "Training loss (label-smoothed where the run smooths)",
         "Validation cross-entropy (no smoothing)",
         "Validation BLEU",
@@ -214,7 +220,8 @@ def test_a_checkpoint_with_its_recipes_shows_the_comparison(tiny_checkpoint, tmp
 def test_without_a_comparison_the_page_states_no_finding(tiny_checkpoint, monkeypatch):
     monkeypatch.setenv("ANATOMY_CHECKPOINT", str(tiny_checkpoint))
     view = views.show(PAGE, SENTENCE)
-    assert keys(view)[-1] == "recipes-none" and "this page states no finding" in view["recipes-none"].text
+    assert keys(view)[-len(SAMPLING_SECTION) - 1 :] == ["recipes-none", *SAMPLING_SECTION]
+    assert "this page states no finding" in view["recipes-none"].text
 
 
 @pytest.mark.parametrize("model", [None, MINILM, GPT2])
