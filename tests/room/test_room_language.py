@@ -38,7 +38,7 @@ def test_the_phone_page_speaks_english_by_default_and_chinese_for_lang_zh(client
     assert phone["words"]["en"]["vote_one"] == "{n} vote" and phone["words"]["en"]["vote_many"] == "{n} votes"
 
     chinese = client.get(f"/room/{code}?lang=zh").text
-    assert '<html lang="zh-Hans">' in chinese and "正在等待主讲人的屏幕 …" in chinese
+    assert '<html lang="zh-Hans">' in chinese and "正在等待主讲人的屏幕……" in chinese
     assert "Waiting for the presenter" not in chinese.split("<script>")[0], "the page's HTML is in Chinese"
     phone = _phone(chinese)
     assert phone["fixed"] == "zh"
