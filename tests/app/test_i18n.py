@@ -148,15 +148,22 @@ NOT_OURS = (
 )
 
 
+def _translated() -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Every translated message of the catalog: its English (singular, plural) and its Chinese."""
+    found = []
+    for message in po.build():
+        ids = message.id if isinstance(message.id, tuple) else (message.id,)
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        if ids[0] and all(strings):
+            found.append((ids, strings))
+    return found
+
+
 def test_the_terms_are_the_glossarys():
     for english, chinese in TERMS.items():
         assert any(re.search(english, e, re.I) and chinese in z for e, z in _glossary()), english
     wrong = []
-    for message in po.build():
-        ids = message.id if isinstance(message.id, tuple) else (message.id,)
-        strings = message.string if isinstance(message.string, tuple) else (message.string,)
-        if not ids[0] or not all(strings):
-            continue
+    for ids, strings in _translated():
         for english, chinese in TERMS.items():
             if re.search(english, ids[0], re.I) and not all(chinese in s for s in strings):
                 wrong.append(f"{ids[0]!r} -> {strings[0]!r}: {chinese} for {english}")
@@ -171,11 +178,7 @@ VALUE_ALONE = re.compile(r"(?<![\u4e00-\u9fff])值\s*[：:]?\s*%\{")
 
 def test_a_number_in_a_hover_is_not_v():
     wrong = []
-    for message in po.build():
-        ids = message.id if isinstance(message.id, tuple) else (message.id,)
-        strings = message.string if isinstance(message.string, tuple) else (message.string,)
-        if not ids[0] or not all(strings):
-            continue
+    for ids, strings in _translated():
         if ids[0] == "value" or "%{" in ids[0]:
             wrong += [f"{ids[0]!r} -> {s!r}" for s in strings if s == "值" or VALUE_ALONE.search(s)]
     assert not wrong, "\n".join(wrong)
