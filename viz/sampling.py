@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from i18n import _
-from model.engine.draws import SHOWN_PIECES, Draw
+from model.engine.draws import Draw
 
 from .labels import plotly_piece, reads_bytes
 from .style import RIGHT_LEGEND, Style
@@ -24,14 +24,6 @@ def _ranked_labels(pieces: list[str], ranks: list[int]) -> list[str]:
     return [f"{rank + 1} · {plotly_piece(piece, byte_level)}" for piece, rank in zip(pieces, ranks, strict=True)]
 
 
-def _ranks(draw: Draw) -> list[int]:
-    """The rank of each bar of `draw`: the first ones in order, then the drawn piece when it ranks below them."""
-    ranks = list(range(len(draw.ids)))
-    if draw.rank >= SHOWN_PIECES:
-        ranks[-1] = draw.rank
-    return ranks
-
-
 def _fate(rank: int, draw: Draw) -> str:
     """What the cuts did to the piece of `rank`, said for its hover."""
     if rank >= draw.after_top_k:
@@ -46,7 +38,7 @@ def draw_chart(pieces: list[str], draw: Draw, temperature: float, style: Style, 
     probability in grey and the probability after temperature in colour beside it, faded where top-k or top-p cut
     the piece; the drawn piece outlined and named with its rank; the kept mass and the number drawn in the
     subtitle line. `title` is said already."""
-    ranks = _ranks(draw)
+    ranks = list(draw.ranks)
     labels = _ranked_labels(pieces, ranks)
     kept = np.array([rank < draw.kept for rank in ranks])
     fates = [_fate(rank, draw) for rank in ranks]

@@ -82,6 +82,13 @@ class Draw:
     sampled: tuple[float, ...]
 
     @property
+    def ranks(self) -> tuple[int, ...]:
+        """The rank of each of `ids`: the first ones in order, then the drawn piece's when it ranks below them."""
+        if self.rank < SHOWN_PIECES:
+            return tuple(range(len(self.ids)))
+        return (*range(len(self.ids) - 1), self.rank)
+
+    @property
     def piece(self) -> int:
         """The id drawn."""
-        return self.ids[self.rank] if self.rank < SHOWN_PIECES else self.ids[-1]
+        return self.ids[self.ranks.index(self.rank)]

@@ -14,7 +14,7 @@ from hf_fixtures import make_decoder_dir
 
 from model import DecodeOptions, InputError, Interventions, Sampling, load_bundle
 from model.engine import stages
-from model.engine.sampling import SHOWN_PIECES, Sampler, cut, drawn_ranks
+from model.engine.sampling import SHOWN_PIECES, Sampler, _draw, cut, drawn_ranks
 from model.results import Listener
 
 SENTENCE = "The small girl sees a white bird."
@@ -191,3 +191,12 @@ def test_a_sampled_continuation_streams_and_its_trace_is_the_trace_of_its_pieces
         np.testing.assert_allclose(result.trace.tensor(name), tensor, atol=1e-4, err_msg=name)
     again = llama.generate("the cat", options=options, trace=False)
     assert again.output_ids == result.output_ids
+
+
+def test_a_draw_ranked_below_the_shown_pieces_is_shown_last_with_its_rank():
+    scores = torch.arange(100, 0, -1, dtype=torch.float32)  # id i ranks i
+    step = cut(scores, Sampling(temperature=5.0), whole=True)
+    low = _draw(step, 0.99, 30)
+    assert low.ranks == (*range(SHOWN_PIECES), 30) and low.piece == 30 and low.ids[-1] == 30
+    high = _draw(step, 0.01, 3)
+    assert high.ranks == tuple(range(SHOWN_PIECES)) and high.piece == 3
