@@ -12,7 +12,8 @@ from model.analysis.cache import without_cache
 from model.results import GenerationResult, Trace, TranslationResult
 from views import kvcache, modelview, sinks, windows
 from views.budget import EAGER_WORK
-from views.controls import BLOCK_NAMES, BLOCKS, COLOUR, FOCUS, WINDOW, Field
+from views.controls import BLOCK_NAMES, BLOCKS, COLOUR, FOCUS, WINDOW
+from views.fields import Field
 from views.lengths import block_windows, source_span
 from views.markdown import md
 from views.modelview import block_name, key_pieces, live_heads, query_pieces, shown_layer, trace_of

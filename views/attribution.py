@@ -13,8 +13,8 @@ from i18n import _, later, listing, n_, sentences
 from model.analysis import METHODS, attribute
 from model.analysis.attribution import BATCH, IG_STEPS, padding_baseline
 from model.analysis.forced import work
-from views.controls import Field
 from views.explained import Ask, Explained, both, definitions, method_label, method_name
+from views.fields import Field
 from views.markdown import md
 from views.panels import Panel, words
 from viz.explain import Doubt, doubts

@@ -13,7 +13,17 @@ from i18n import LANGUAGES, N_, Later, _, later, listing, n_
 from model import Bundle, DecodeOptions, InputError, Interventions, Sampling
 from model.engine import stages
 from model.engine.draws import MOST_SEED, MOST_TOP_K, TEMPERATURES
-from viz.lengths import COLOUR_MODES, DETAIL, Span
+from views.fields import (
+    Field,
+    choice,
+    dump_span,
+    int_in,
+    number_in,
+    on_off_field,
+    span,
+    whole,
+)
+from viz.lengths import COLOUR_MODES, DETAIL
 
 Head = tuple[str, str, int, int]
 # An attention block's code in the URL and the pickers: "enc-self", "dec-self", "dec-cross".
@@ -133,59 +143,10 @@ def parse_head_code(code: str, limits: Limits) -> Head:
     if block not in limits.blocks:
         raise ValueError(Later(_NO_BLOCK[block], {}))  # said when shown, as later() is
     stack, kind = BLOCKS[block]
-    layer, head = _whole(layer_text) - 1, _whole(numbers) - 1
+    layer, head = whole(layer_text) - 1, whole(numbers) - 1
     if not (0 <= layer < limits.layers_of(stack) and 0 <= head < limits.n_heads):
         raise ValueError(later("no head {code} in this model", code=repr(code)))
     return stack, kind, layer, head
-
-
-def _whole(text: str) -> int:
-    """A whole number, or a ValueError that says so (in the language of whoever reads it)."""
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(later("expected a whole number, got {text}", text=repr(text))) from None
-
-
-def _on_off(text: str) -> bool:
-    value = text.strip().lower()
-    if value in ("on", "1", "true", "yes"):
-        return True
-    if value in ("off", "0", "false", "no"):
-        return False
-    raise ValueError(later("expected on or off, got {text}", text=repr(text)))
-
-
-def on_off_field(key: str, default: bool) -> Field:
-    """A page's own control that is on or off, in the URL as `key=on` / `key=off`."""
-    return Field(key, default, _on_off, lambda value: "on" if value else "off")
-
-
-def int_in(low: int, high: int) -> Callable[[str], int]:
-    """A URL parser for whole numbers from low to high."""
-
-    def parse(text: str) -> int:
-        value = _whole(text)
-        if not low <= value <= high:
-            raise ValueError(later("{value} is outside {low}..{high}", value=value, low=low, high=high))
-        return value
-
-    return parse
-
-
-def number_in(low: float, high: float, above_low: bool = False) -> Callable[[str], float]:
-    """A URL parser for numbers from low (or, `above_low`, above it) to high."""
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise ValueError(later("expected a number, got {text}", text=repr(text))) from None
-        if not (low < value if above_low else low <= value) or not value <= high:  # NaN is neither
-            raise ValueError(later("{value} is outside {low}..{high}", value=text, low=low, high=high))
-        return value
-
-    return parse
 
 
 def _sentence(text: str) -> str:
@@ -194,38 +155,6 @@ def _sentence(text: str) -> str:
     if len(text) > MAX_SENTENCE:
         raise ValueError(later("longer than {n} characters", n=MAX_SENTENCE))
     return text
-
-
-def _choice(*options: str) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        if text not in options:
-            raise ValueError(later("expected one of {options}", options=", ".join(options)))
-        return text
-
-    return parse
-
-
-def _span(text: str) -> Span:
-    """'40-79' (positions from 0, both ends shown) -> (40, 80)."""
-    first, _dash, last = text.strip().partition("-")
-    start, stop = _whole(first), _whole(last) + 1
-    if not 0 <= start < stop:
-        raise ValueError(later("expected first-last positions counted from 0, got {text}", text=repr(text)))
-    return start, stop
-
-
-def _dump_span(span: Span) -> str:
-    return f"{span[0]}-{span[1] - 1}"
-
-
-@dataclass(frozen=True)
-class Field:
-    """One control: its URL key, default, parser (raises ValueError) and URL writer."""
-
-    key: str
-    default: Any
-    parse: Callable[[str], Any]
-    dump: Callable[[Any], str] = str
 
 
 DECODINGS = ("greedy", "beam", "sample")
@@ -238,7 +167,7 @@ SAMPLING_FIELDS = (
 )
 PRESENT = on_off_field("present", False)  # presentation mode: large type, and laid out for a projector
 # The interface's language (`lang=zh`); with none in the URL, a first visit takes the browser's (ui.page.start).
-LANGUAGE = Field("lang", DEFAULT_LANGUAGE, _choice(*LANGUAGES))
+LANGUAGE = Field("lang", DEFAULT_LANGUAGE, choice(*LANGUAGES))
 
 
 def shared_fields(limits: Limits, chat: bool = False) -> list[Field]:
@@ -247,7 +176,7 @@ def shared_fields(limits: Limits, chat: bool = False) -> list[Field]:
     heads = lambda text: tuple(sorted({parse_head_code(c, limits) for c in text.split(",") if c.strip()}))  # noqa: E731
     return [
         Field("sentence", examples_for(chat)[0], _sentence),
-        Field("decode", "greedy", _choice(*DECODINGS)),
+        Field("decode", "greedy", choice(*DECODINGS)),
         Field("beam", 4, int_in(2, 16)),
         *SAMPLING_FIELDS,
         Field("layer", 1, int_in(1, limits.n_layers)),
@@ -257,11 +186,11 @@ def shared_fields(limits: Limits, chat: bool = False) -> list[Field]:
         on_off_field("pe", True),
         on_off_field("scale", True),
         on_off_field("embscale", True),
-        Field("fill", "-inf", _choice("-inf", "-1e9")),
+        Field("fill", "-inf", choice("-inf", "-1e9")),
         Field("ablate", (), heads, lambda value: ",".join(head_code(h) for h in value)),
         Field("step", 1, int_in(1, limits.max_len)),
         PRESENT,
-        Field("export", "png", _choice("png", "svg")),
+        Field("export", "png", choice("png", "svg")),
     ]
 
 
@@ -316,51 +245,9 @@ CHAT = on_off_field("chat", True)
 
 # Controls of the pages that draw attention at any length (Attention, Masks lab): the window of
 # source pieces the detailed heatmaps show, their colour mode, and the query piece read as text.
-WINDOW = Field("window", (0, DETAIL), _span, _dump_span)
-COLOUR = Field("colour", "auto", _choice(*COLOUR_MODES))
+WINDOW = Field("window", (0, DETAIL), span, dump_span)
+COLOUR = Field("colour", "auto", choice(*COLOUR_MODES))
 FOCUS = Field("focus", 0, int_in(0, 100_000))
-
-
-def read_fields(fields: list[Field], params: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
-    """Values for `fields` from query parameters; a bad value falls back to its default, with a note."""
-    values: dict[str, Any] = {}
-    notes: list[str] = []  # later() messages, said when shown
-    for field in fields:
-        values[field.key] = field.default
-        if field.key not in params:
-            continue
-        raw = params[field.key]
-        try:
-            values[field.key] = field.parse(raw)
-        except (ValueError, TypeError) as exc:
-            notes.append(_bad_value(field, raw, exc))
-    return values, notes
-
-
-def _bad_value(field: Field, raw: str, exc: Exception) -> Later:
-    """The note on a URL value that is not valid: said when shown, in the language of the page that shows it
-    (the parsers' reasons are later() messages too)."""
-    reason = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], Later) else str(exc)
-    value, default = repr(raw[:60]), field.dump(field.default)
-    if not default:
-        return later(
-            "URL parameter {key}={value} is not valid ({reason}); using the default (none).",
-            key=field.key,
-            value=value,
-            reason=reason,
-        )
-    return later(
-        "URL parameter {key}={value} is not valid ({reason}); using the default, “{default}”.",
-        key=field.key,
-        value=value,
-        reason=reason,
-        default=default,
-    )
-
-
-def write_fields(fields: list[Field], values: Mapping[str, Any]) -> dict[str, str]:
-    """Query parameters for `values` (every field, so a URL fixes the whole view)."""
-    return {field.key: field.dump(values[field.key]) for field in fields if field.key in values}
 
 
 @dataclass(frozen=True)

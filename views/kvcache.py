@@ -9,7 +9,7 @@ from model import Bundle, ModelConfig
 from model.analysis.cache import CacheStep, WithoutCache, bytes_by_step, cache_norms, cache_step, kv_bytes
 from model.results import TranslationResult
 from views.budget import STEP_WORK, continuation_work
-from views.controls import on_off_field
+from views.fields import on_off_field
 from views.markdown import md
 from views.panels import Panel
 from views.scene import Scene

@@ -15,7 +15,8 @@ from model.analysis.experiments import translate_batch
 from model.engine import stages
 from views import knockout
 from views.budget import EAGER_WORK
-from views.controls import BLOCK_NAMES, BLOCKS, WINDOW, Field, Limits
+from views.controls import BLOCK_NAMES, BLOCKS, WINDOW, Limits
+from views.fields import Field
 from views.lengths import block_windows, source_span
 from views.mask_experiments import (
     causal,

@@ -14,14 +14,13 @@ from views.controls import (
     LANGUAGE,
     PREFIX,
     Controls,
-    Field,
     chat_offered,
     new_pieces_field,
-    read_fields,
     reads_chat,
     shared_fields,
     typed_prefix,
 )
+from views.fields import Field, read_fields
 from views.models import open_model
 from views.panels import PageView
 from views.runs import main_result

@@ -16,8 +16,8 @@ from model.analysis import patch, patch_grid, patched_translation
 from model.analysis.forced import work
 from model.analysis.patching import Mismatch, mismatch, moved_pieces
 from model.engine import stages
-from views.controls import Field
 from views.explained import Ask, Explained
+from views.fields import Field
 from views.markdown import md
 from views.panels import Panel, words
 from viz.explain import patch_effect, patch_grid_map

@@ -16,7 +16,8 @@ from model.engine import stages
 from model.engine.config import ModelConfig
 from model.results import Trace
 from views import rotary
-from views.controls import WINDOW, Field
+from views.controls import WINDOW
+from views.fields import Field
 from views.markdown import md
 from views.panels import Panel, side_by_side, words
 from views.runs import main_result

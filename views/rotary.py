@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from i18n import N_, _, later, listing, n_, sentences
 from model.analysis import rotary
 from model.results import Trace
-from views.controls import Field, int_in
+from views.fields import Field, int_in
 from views.markdown import md
 from views.panels import Panel, words
 from views.scene import Scene

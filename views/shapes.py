@@ -13,7 +13,8 @@ from i18n import N_, _, later, listing, n_, sentences
 from model.engine import stages
 from model.engine.config import ModelConfig
 from model.results import Trace
-from views.controls import WINDOW, Field
+from views.controls import WINDOW
+from views.fields import Field
 from views.markdown import md
 from views.panels import Panel, words
 from views.positional import source_span, traced

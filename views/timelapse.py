@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from i18n import _, n_, sentences
 from model import Trace, TranslationResult, load_bundle
-from views.controls import Field, int_in
+from views.fields import Field, int_in
 from views.markdown import md
 from views.panels import Panel, side_by_side, words
 from views.runs import main_result

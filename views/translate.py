@@ -9,7 +9,8 @@ import plotly.graph_objects as go
 from i18n import _, later, listing, n_, sentences
 from model import EncodeResult, TranslationResult, cosine
 from model.results import GenerationResult
-from views.controls import Field, typed_prefix
+from views.controls import typed_prefix
+from views.fields import Field
 from views.markdown import md
 from views.panels import Panel, words
 from views.sampling import draw_panels, sampled_label

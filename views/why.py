@@ -14,8 +14,9 @@ from model.analysis.roles import trace_roles
 from model.results import GenerationResult
 from views import attribution, lens, patching
 from views.attribution import METHOD
-from views.controls import WINDOW, Field
+from views.controls import WINDOW
 from views.explained import Explained, explained
+from views.fields import Field
 from views.lengths import source_span
 from views.markdown import md
 from views.panels import Panel, words

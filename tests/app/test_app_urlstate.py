@@ -5,18 +5,8 @@ from __future__ import annotations
 import pytest
 
 from model import Sampling
-from views.controls import (
-    EXAMPLES,
-    Controls,
-    Limits,
-    all_heads,
-    head_code,
-    head_label,
-    parse_head_code,
-    read_fields,
-    shared_fields,
-    write_fields,
-)
+from views.controls import EXAMPLES, Controls, Limits, all_heads, head_code, head_label, parse_head_code, shared_fields
+from views.fields import read_fields, write_fields
 
 LIMITS = Limits(n_encoder_layers=3, n_decoder_layers=2, n_heads=4, max_len=96)
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from model.results import Beam
-from views.controls import Controls, Limits, all_heads, parse_head_code, read_fields, shared_fields
+from views.controls import Controls, Limits, all_heads, parse_head_code, shared_fields
+from views.fields import read_fields
 from viz.labels import display_piece, marker_note, running_text
 from viz.masks import future_weight, knockout_chart, knockout_frame, largest_change
 from viz.style import Style

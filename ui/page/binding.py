@@ -10,11 +10,7 @@ from typing import Any
 import streamlit as st
 
 from i18n import _
-from views.controls import (
-    Field,
-    read_fields,
-    write_fields,
-)
+from views.fields import Field, read_fields, write_fields
 from views.markdown import md
 
 VALUES, RAW, NOTES, FIELDS = "_anatomy_values", "_anatomy_url", "_anatomy_notes", "_anatomy_fields"

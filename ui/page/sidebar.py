@@ -25,7 +25,6 @@ from views.controls import (
     NEW_KEY,
     PREFIX,
     Controls,
-    Field,
     Limits,
     all_heads,
     chat_offered,
@@ -36,6 +35,7 @@ from views.controls import (
     switched_text,
     typed_prefix,
 )
+from views.fields import Field
 from views.markdown import md
 from views.models import menu_models
 

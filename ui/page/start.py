@@ -27,7 +27,8 @@ from ui.session import engine, turns
 from ui.session.cache import holds_more_than
 from ui.session.figures import shared
 from ui.session.nav import menu
-from views.controls import PRESENT, Controls, Limits, changed_switches, read_fields
+from views.controls import PRESENT, Controls, Limits, changed_switches
+from views.fields import read_fields
 from views.markdown import md
 from views.panels import Panel
 from views.scene import Scene
