@@ -184,6 +184,37 @@ class EncodeResult:
     unknown_words: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class RouteEdge:
+    """One edge of the routes graph (`model.analysis.routes`): what went from the residual stream at row `layer`
+    and position `source` into the stream at row `layer + 1` and position `target` (row 0 is the embeddings,
+    row l + 1 decoder layer l's output). Its weight is its share of everything written into (layer + 1,
+    target): the norm of what it carries there, over the sum of the norms of every part of that sum."""
+
+    kind: str  # "self" (attention over the decoder's positions), "cross" (over the source's), "residual", "ffn"
+    layer: int  # the decoder layer it crosses
+    source: int  # the position read: a decoder position, a source position for "cross"; `target` for the others
+    target: int  # the decoder position written
+    weight: float  # from 0 to 1
+    heads: tuple[tuple[int, float], ...] = ()  # an attention edge's heads (0-based), largest share first
+
+
+@dataclass(frozen=True)
+class Routes:
+    """The routes information took to the decoder position that predicts a piece, built backwards from it:
+    every edge above `threshold` into a position the routes reach. At most a bounded number of positions are
+    drawn (`positions`, the first one, the attention sink, always among them); `hidden` counts those the
+    routes reached past that bound, whose edges are left out."""
+
+    layers: int  # decoder layers: rows 0 (the embeddings) to `layers` (the last layer's output)
+    positions: tuple[int, ...]  # the decoder positions drawn, in order
+    sources: tuple[int, ...]  # the source positions drawn (the encoder's output, which cross-attention reads)
+    target: int  # the decoder position that predicts the piece
+    threshold: float
+    edges: tuple[RouteEdge, ...]
+    hidden: int = 0
+
+
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
     """Cosine similarity of two vectors (0 when either is zero)."""
     norm = float(np.linalg.norm(a) * np.linalg.norm(b))
