@@ -311,9 +311,11 @@ class Transformer(nn.Module):
         """Decoder output states (..., d_model) -> logits (..., vocab), without the hook."""
         if self.cfg.rescale_output:
             x = x * self.cfg.d_model**-0.5
-        return F.linear(x, self._output_matrix(), getattr(self, "logits_bias", None))
+        return F.linear(x, self.output_matrix, getattr(self, "logits_bias", None))
 
-    def _output_matrix(self) -> torch.Tensor:
+    @property
+    def output_matrix(self) -> torch.Tensor:
+        """(vocab, d_model): the output projection's weight (the token embeddings, when tied)."""
         return self.tgt_embed.token.weight if self.generator is None else self.generator.weight
 
     def store_for_decoding(self) -> None:
@@ -326,7 +328,7 @@ class Transformer(nn.Module):
             layer.self_attn.fuse_projections()
             for weight in layer.step_matrices():
                 store_for_one_row(weight)
-        store_for_one_row(self._output_matrix())
+        store_for_one_row(self.output_matrix)
 
     def forward(self, src: torch.Tensor | None, tgt: torch.Tensor, iv: Interventions = Interventions()) -> torch.Tensor:
         """Teacher-forced pass: logits (B, T, vocab) for target inputs `tgt` given source `src` (None,

@@ -1,0 +1,185 @@
+"""The routes information took to the piece a decoder predicts, after Ferrando & Voita's information-flow routes
+(2024), with each part's share measured by its norm (Kobayashi et al., 2020).
+
+Decoder layer l's output at position i is a sum (`model.analysis.stream`, every norm's divisor frozen): the
+stream it read at i, each head's weighted value vector from every key position j (the attention weight times
+the value through the head's slice of the output projection), the feed-forward block's output, and biases. An
+edge's weight is the norm of what it carries into that sum, over the sum of the norms of all the parts: an
+attention edge j -> i sums its heads' shares (and names them, largest first), the residual edge i -> i is the
+stream's own, the feed-forward edge the block's. The graph is built backwards from the position that predicts
+the piece: an edge into a position the routes reach is kept when its weight is at least the threshold, and its
+source is reached in turn."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import torch
+
+from ..bundle import Bundle
+from ..engine import stages
+from ..engine.interventions import Interventions
+from ..engine.transformer import layers_of
+from ..errors import InputError
+from ..results import RouteEdge, Routes, Trace
+from . import forced
+from .stream import DTYPE, FrozenNorm, attention_block, head_projections, layer_events, layer_input, output_bias
+
+THRESHOLD = 0.04  # the routes' default threshold (the LLM Transparency Tool's)
+MOST_POSITIONS = 14  # decoder positions drawn at most (the first, the sink, and the predicting one always)
+MOST_SOURCES = 14  # an encoder-decoder's source positions drawn at most
+EDGE_HEADS = 5  # heads an attention edge names at most
+
+
+@dataclass(frozen=True)
+class LayerFlow:
+    """One decoder layer's shares of each position's output sum: the residual's and the feed-forward block's
+    (positions,), each attention kind's (heads, positions, keys)."""
+
+    residual: torch.Tensor
+    ffn: torch.Tensor
+    attention: dict[str, torch.Tensor]
+
+
+def _through(vectors: torch.Tensor, norms: Sequence[FrozenNorm]) -> torch.Tensor:
+    """Per-position vectors (positions, d), or one vector (d) written at every position, through frozen norms."""
+    for norm in norms:
+        vectors = norm.linear(vectors) * norm.inverse[:, None]
+    return vectors
+
+
+def _scaled(parts: torch.Tensor, norms: Sequence[FrozenNorm]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Parts written at any position (..., d) through frozen norms, split into what is the same at every
+    position (the norms' linear parts) and each position's factor (positions,) (their divisors)."""
+    scale = torch.ones_like(norms[0].inverse) if norms else torch.ones(1, dtype=DTYPE)
+    for norm in norms:
+        parts, scale = norm.linear(parts), scale * norm.inverse
+    return parts, scale
+
+
+def layer_flow(bundle: Bundle, tensors: Mapping[str, torch.Tensor], layer: int, iv: Interventions) -> LayerFlow:
+    """Decoder layer `layer`'s shares, from a recorded pass's `tensors`."""
+    module = layers_of(bundle.model.decoder)[layer]
+    events = list(layer_events(bundle, tensors, layer))
+
+    def norms_after(index: int) -> list[FrozenNorm]:
+        return [event.norm for event in events[index + 1 :] if event.norm is not None]
+
+    residual = _through(layer_input(bundle, tensors, layer), norms_after(-1)).norm(dim=-1)
+    total, ffn, attention = residual.clone(), torch.zeros_like(residual), {}
+    for index, event in enumerate(events):
+        if event.write is None:
+            shift = event.norm.shift if event.norm is not None else None
+            if shift is not None:  # a post-LN norm's shift: a part of the sum, no edge's
+                total += _through(shift, norms_after(index)).norm(dim=-1)
+            continue
+        kind, post = event.write.kind, event.write.post
+        norms = ([post] if post is not None else []) + norms_after(index)
+        if kind == "ffn":
+            ffn = _through(tensors[stages.ffn("decoder", layer, "out")][0].to(DTYPE), norms).norm(dim=-1)
+            total += ffn
+            continue
+        block = attention_block(module, kind)
+        values = tensors[stages.attention("decoder", kind, layer, "v")][0].to(DTYPE)  # (h, keys, d_head)
+        written, scale = _scaled(torch.einsum("hsk,hkd->hsd", values, head_projections(block)), norms)
+        pattern = tensors[stages.attention("decoder", kind, layer, "pattern")][0].to(DTYPE)  # (h, T, keys)
+        keep = torch.ones(pattern.size(0), dtype=DTYPE)
+        keep[list(iv.heads_off("decoder", kind, layer))] = 0.0  # a knocked-out head writes nothing
+        shares = pattern * keep[:, None, None] * written.norm(dim=-1)[:, None, :] * scale[None, :, None]
+        attention[kind] = shares
+        total += shares.sum(dim=(0, 2)) + _through(output_bias(block, written.size(-1)), norms).norm(dim=-1)
+    total = total.clamp_min(torch.finfo(DTYPE).tiny)
+    return LayerFlow(residual / total, ffn / total, {kind: s / total[None, :, None] for kind, s in attention.items()})
+
+
+@dataclass
+class _Graph:
+    """The routes as they are found, layer by layer from the top."""
+
+    edges: list[RouteEdge]
+    positions: dict[int, float]  # reached decoder position -> the weight of its edges
+    sources: dict[int, float]
+
+    def add(self, edge: RouteEdge) -> None:
+        self.edges.append(edge)
+        self.positions[edge.target] = self.positions.get(edge.target, 0.0) + edge.weight
+        reached = self.sources if edge.kind == "cross" else self.positions
+        reached[edge.source] = reached.get(edge.source, 0.0) + edge.weight
+
+
+def _heads(shares: torch.Tensor) -> tuple[tuple[int, float], ...]:
+    """An attention edge's heads with a share, largest first (at most EDGE_HEADS)."""
+    order = torch.argsort(shares, descending=True)[:EDGE_HEADS]
+    return tuple((int(h), float(shares[h])) for h in order if shares[h] > 0)
+
+
+def _walk(
+    flows: Sequence[LayerFlow], target: int, threshold: float, allowed: tuple[set[int], set[int]] | None = None
+) -> _Graph:
+    """Every edge at least `threshold` into a position the routes reach from `target` at the top, down to the
+    embeddings; `allowed` (decoder positions, source positions) leaves the others out."""
+    graph = _Graph([], {target: 0.0}, {})
+    frontier = {target}
+    for layer in reversed(range(len(flows))):
+        flow, below = flows[layer], set()
+        for i in sorted(frontier):
+            if flow.residual[i] >= threshold:
+                graph.add(RouteEdge("residual", layer, i, i, float(flow.residual[i])))
+                below.add(i)
+            if flow.ffn[i] >= threshold:
+                graph.add(RouteEdge("ffn", layer, i, i, float(flow.ffn[i])))
+            for kind, shares in flow.attention.items():
+                keys = shares[:, i].sum(dim=0)
+                for j in torch.nonzero(keys >= threshold).flatten().tolist():
+                    if allowed is not None and j not in allowed[kind == "cross"]:
+                        continue
+                    graph.add(RouteEdge(kind, layer, j, i, float(keys[j]), _heads(shares[:, i, j])))
+                    if kind == "self":
+                        below.add(j)
+        frontier = below
+    return graph
+
+
+def _bounded(reached: dict[int, float], most: int, kept: Sequence[int]) -> set[int]:
+    """The `most` reached positions with the heaviest edges, `kept` always among them."""
+    heaviest = sorted(reached, key=lambda p: (-reached[p], p))
+    return set(list(dict.fromkeys([*kept, *heaviest]))[:most])
+
+
+def build(flows: Sequence[LayerFlow], target: int, threshold: float, sink: bool = True) -> Routes:
+    """The routes to decoder position `target` from every layer's shares: at most MOST_POSITIONS decoder
+    positions (`target`, and the first position when `sink`, always) and MOST_SOURCES source positions."""
+    graph = _walk(flows, target, threshold)
+    hidden = max(0, len(graph.positions) - MOST_POSITIONS) + max(0, len(graph.sources) - MOST_SOURCES)
+    if hidden:
+        positions = _bounded(graph.positions, MOST_POSITIONS, [target, 0] if sink else [target])
+        graph = _walk(flows, target, threshold, (positions, _bounded(graph.sources, MOST_SOURCES, [])))
+    shown = set(graph.positions) | ({0} if sink else set())
+    return Routes(
+        len(flows), tuple(sorted(shown)), tuple(sorted(graph.sources)), target, threshold, tuple(graph.edges), hidden
+    )
+
+
+def routes(
+    bundle: Bundle,
+    text: str,
+    output_ids: Sequence[int],
+    piece: int,
+    interventions: Interventions = Interventions(),
+    chat: bool = False,
+    threshold: float = THRESHOLD,
+    trace: Trace | None = None,
+) -> Routes:
+    """The routes to output piece `piece` (its index in `output_ids`, from 0, under teacher forcing on
+    `output_ids`): edges at least `threshold` (0 to 1), built backwards from the position that predicts it.
+    `trace`: the output's own trace, read instead of a pass when it is this input's (`forced.recorded`)."""
+    if not 0.0 < threshold <= 1.0:
+        raise InputError(f"the routes' threshold is a share from 0 to 1, got {threshold}")
+    bundle.check_interventions(interventions)
+    src, tgt, produced = forced.inputs(bundle, text, output_ids, chat)
+    if not 0 <= piece < len(produced):
+        raise InputError(f"piece {piece} is not one of the output's {len(produced)}")
+    tensors = forced.recorded(bundle, src, tgt, interventions, trace)
+    flows = [layer_flow(bundle, tensors, layer, interventions) for layer in range(bundle.config.n_decoder_layers)]
+    return build(flows, forced.first_row(bundle, src) + piece, threshold)
