@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import torch
 
+from i18n import later
+
 from ..bundle import Bundle
 from ..engine import stages
 from ..engine.interventions import Interventions
@@ -68,11 +70,12 @@ def layer_flow(bundle: Bundle, tensors: Mapping[str, torch.Tensor], layer: int, 
 
     residual = _through(layer_input(bundle, tensors, layer), norms_after(-1)).norm(dim=-1)
     total, ffn, attention = residual.clone(), torch.zeros_like(residual), {}
+    rest = torch.zeros(len(residual), bundle.config.d_model, dtype=DTYPE)  # no part's: biases, norms' shifts
     for index, event in enumerate(events):
         if event.write is None:
-            shift = event.norm.shift if event.norm is not None else None
-            if shift is not None:  # a post-LN norm's shift: a part of the sum, no edge's
-                total += _through(shift, norms_after(index)).norm(dim=-1)
+            assert event.norm is not None
+            rest = _through(rest, [event.norm])
+            rest = rest if event.norm.shift is None else rest + event.norm.shift
             continue
         kind, post = event.write.kind, event.write.post
         norms = ([post] if post is not None else []) + norms_after(index)
@@ -88,7 +91,9 @@ def layer_flow(bundle: Bundle, tensors: Mapping[str, torch.Tensor], layer: int, 
         keep[list(iv.heads_off("decoder", kind, layer))] = 0.0  # a knocked-out head writes nothing
         shares = pattern * keep[:, None, None] * written.norm(dim=-1)[:, None, :] * scale[None, :, None]
         attention[kind] = shares
-        total += shares.sum(dim=(0, 2)) + _through(output_bias(block, written.size(-1)), norms).norm(dim=-1)
+        total += shares.sum(dim=(0, 2))
+        rest = rest + _through(output_bias(block, written.size(-1)), [post] if post is not None else [])
+    total = total + rest.norm(dim=-1)
     total = total.clamp_min(torch.finfo(DTYPE).tiny)
     return LayerFlow(residual / total, ffn / total, {kind: s / total[None, :, None] for kind, s in attention.items()})
 
@@ -175,11 +180,11 @@ def routes(
     `output_ids`): edges at least `threshold` (0 to 1), built backwards from the position that predicts it.
     `trace`: the output's own trace, read instead of a pass when it is this input's (`forced.recorded`)."""
     if not 0.0 < threshold <= 1.0:
-        raise InputError(f"the routes' threshold is a share from 0 to 1, got {threshold}")
+        raise InputError(later("The routes' threshold is a share above 0 and at most 1, not {value}.", value=threshold))
     bundle.check_interventions(interventions)
     src, tgt, produced = forced.inputs(bundle, text, output_ids, chat)
     if not 0 <= piece < len(produced):
-        raise InputError(f"piece {piece} is not one of the output's {len(produced)}")
+        raise InputError(later("There is no piece {n} in an output of {total}.", n=piece + 1, total=len(produced)))
     tensors = forced.recorded(bundle, src, tgt, interventions, trace)
     flows = [layer_flow(bundle, tensors, layer, interventions) for layer in range(bundle.config.n_decoder_layers)]
     return build(flows, forced.first_row(bundle, src) + piece, threshold)

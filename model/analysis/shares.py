@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 import torch
 
+from i18n import later
+
 from ..bundle import Bundle
 from ..engine import stages
 from ..engine.interventions import Interventions
@@ -106,7 +108,7 @@ class LogitShares:
         its vector through the frozen final norm and the output projection, as a change to every piece's logit;
         the `top` pieces it most promotes, then the `top` it most suppresses (columns piece, id, change)."""
         if component not in self.parts.labels:
-            raise InputError(f"{component!r} is not a part of this model's stream")
+            raise InputError(later("{part} is no part of this model.", part=repr(component)))
         change = unembedding(bundle, self.parts.vectors[self.parts.labels.index(component)])
         order = torch.argsort(change, descending=True)
         ids = [*order[:top].tolist(), *reversed(order[-top:].tolist())]
@@ -144,7 +146,7 @@ def logit_shares(
     bundle.check_interventions(interventions)
     src, tgt, produced = forced.inputs(bundle, text, output_ids, chat)
     if not 0 <= piece < len(produced):
-        raise InputError(f"piece {piece} is not one of the output's {len(produced)}")
+        raise InputError(later("There is no piece {n} in an output of {total}.", n=piece + 1, total=len(produced)))
     tensors = forced.recorded(bundle, src, tgt, interventions, trace)
     return shares_at(bundle, tensors, forced.first_row(bundle, src) + piece, produced[piece], interventions)
 
