@@ -1,5 +1,5 @@
-"""viz.shares: which heads wrote a piece (each component's share of its logit), drawn from small hand-made inputs
-(no model)."""
+"""viz.shares and viz.routes: which heads wrote a piece (each component's share of its logit) and the routes
+information took to it, drawn from small hand-made inputs (no model)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from model.results import RouteEdge, Routes
 from viz.margins import fit_margins
+from viz.routes import BOUNDS, KINDS, WIDTHS, routes_cell, routes_chart
 from viz.shares import KNOCKED_OUT, shares_cell, shares_heatmap, signed, top_bars, writes_bars
 from viz.style import Style, keeps_its_width
 
@@ -120,15 +122,118 @@ def test_writes_bars_show_byte_level_pieces_as_words():
     assert max(lowered.x) < 0 and lowered.marker.color != raised.marker.color
 
 
+def _routes(edges: list[RouteEdge], sources: tuple[int, ...] = ()) -> Routes:
+    return Routes(3, (0, 2, 5, 6), sources, 6, 0.05, tuple(edges))
+
+
+def _random_routes(count: int) -> Routes:
+    rng = np.random.default_rng(2)
+    positions = (0, 1, 3, 4, 7, 8, 9, 12)
+    edges = []
+    for _ in range(count):
+        kind = str(rng.choice(KINDS))
+        target = int(rng.choice(positions[1:]))
+        source = int(rng.integers(5)) if kind == "cross" else target
+        if kind == "self":
+            source = int(rng.choice([p for p in positions if p <= target]))
+        heads = (
+            tuple((int(h), 0.5 / (i + 1)) for i, h in enumerate(rng.permutation(6)[:3]))
+            if kind in ("self", "cross")
+            else ()
+        )
+        edges.append(RouteEdge(kind, int(rng.integers(30)), source, target, float(rng.random()), heads))
+    return Routes(30, positions, tuple(range(5)), 12, 0.05, tuple(edges))
+
+
+def _line_traces(fig: go.Figure) -> list[go.Scatter]:
+    return [t for t in fig.data if t.type == "scatter" and t.mode == "lines" and t.x is not None and t.x != (None,)]
+
+
+def test_the_routes_lines_are_one_trace_per_kind_and_width_class_not_per_edge():
+    routes = _random_routes(300)
+    fig = routes_chart(routes, [f"p{i}" for i in range(13)], [f"s{i}" for i in range(5)], Style())
+    lines = _line_traces(fig)
+    assert len(lines) <= len(KINDS) * (len(BOUNDS) + 1)
+    segments = sum(list(t.x).count(None) for t in lines)
+    assert segments == len(routes.edges)  # every edge drawn, each ended by None
+    legend = [t.name for t in fig.data if t.showlegend]
+    assert sorted(legend) == sorted(["residual stream", "feed-forward", "self-attention", "cross-attention"])
+
+
+def test_every_attention_edge_has_a_click_marker_that_reads_back_as_its_top_head():
+    routes = _random_routes(120)
+    fig = routes_chart(routes, [f"p{i}" for i in range(13)], [f"s{i}" for i in range(5)], Style())
+    clicked = sorted(routes_cell(point) for point in _cells(fig))
+    wanted = sorted((e.kind, e.layer, e.heads[0][0]) for e in routes.edges if e.kind in ("self", "cross"))
+    assert clicked == wanted
+    marker = next(t for t in fig.data if t.customdata is not None).marker
+    assert marker.size >= 8 and marker.opacity in (None, 1)  # clickable: colour all but transparent, never opacity
+    assert routes_cell({"customdata": ["ffn", 1, 0]}) is None and routes_cell({"x": 1}) is None
+    # 0->6 and 2->5 of one layer share a midpoint: their markers must not (one would hide the other)
+    crossing = [RouteEdge("self", 1, 0, 6, 0.5, ((0, 1.0),)), RouteEdge("self", 1, 2, 5, 0.5, ((1, 1.0),))]
+    places = {(p["x"], p["y"]) for p in _cells(routes_chart(_routes(crossing), list("abcdefg"), [], Style()))}
+    assert len(places) == 2
+    assert routes_cell({"customdata": ["self", 2, 4]}) == ("self", 2, 4)
+
+
+def _trace_of(fig: go.Figure, start: tuple[float, float], end: tuple[float, float]) -> go.Scatter:
+    """The line trace holding a line from `start` to `end`."""
+    for trace in _line_traces(fig):
+        points = list(zip(trace.x, trace.y, strict=True))
+        ends = [i for i, point in enumerate(points) if point == (None, None)]
+        for first, last in zip([-1, *ends], ends, strict=False):
+            if points[first + 1] == start and points[last - 1] == end:
+                return trace
+    raise AssertionError(f"no line from {start} to {end}")
+
+
+def test_a_heavier_edge_is_wider_and_more_opaque_and_the_selected_head_is_highlighted():
+    heavy = RouteEdge("self", 1, 0, 6, 0.9, ((2, 0.8),))
+    light = RouteEdge("self", 1, 2, 6, 0.05, ((1, 0.6),))
+    fig = routes_chart(_routes([heavy, light]), [f"p{i}" for i in range(7)], [], Style(), selected=("self", 1, 1))
+    strong, weak = _trace_of(fig, (0, 1), (3, 2)), _trace_of(fig, (1, 1), (3, 2))
+    assert strong.line.width > weak.line.width and strong.line.width == WIDTHS[-1]
+    faint = routes_chart(_routes([heavy, light]), [f"p{i}" for i in range(7)], [], Style())
+    assert _trace_of(faint, (0, 1), (3, 2)).opacity > _trace_of(faint, (1, 1), (3, 2)).opacity
+    assert weak.line.color == Style().highlight and strong.line.color != Style().highlight
+
+
+def test_source_columns_sit_left_of_the_decoders_and_the_target_is_at_the_top():
+    edges = [
+        RouteEdge("cross", 2, 1, 6, 0.6, ((3, 0.7), (0, 0.2))),
+        RouteEdge("residual", 2, 6, 6, 0.3),
+        RouteEdge("ffn", 2, 6, 6, 0.1),
+        RouteEdge("self", 0, 5, 5, 0.4, ((0, 0.9),)),
+    ]
+    fig = routes_chart(_routes(edges, sources=(0, 1, 2)), list("abcdefg"), ["▁le", "▁chat", "</s>"], Style())
+    ticks = dict(zip(fig.layout.xaxis.ticktext, fig.layout.xaxis.tickvals, strict=True))
+    assert max(ticks[s] for s in ("le", "chat", "&lt;/s&gt;")) + 1 < min(ticks[p] for p in "acfg")  # a gap between
+    cross = _trace_of(fig, (ticks["chat"], 0), (ticks["g"], 3))
+    assert cross.line.color == Style().palette[1]
+    target = next(t for t in fig.data if t.mode == "markers" and t.marker.symbol == "diamond")
+    assert list(target.x) == [ticks["g"]] and list(target.y) == [3]
+    assert fig.layout.yaxis.ticktext[0] == "embeddings" and fig.layout.yaxis.range[0] < fig.layout.yaxis.range[1]
+    assert not fig.layout.xaxis.showgrid and not fig.layout.xaxis.zeroline
+    hover = next(t for t in fig.data if t.customdata is not None and t.customdata[0][0] == "cross").hovertext[0]
+    assert "L3 H4 70%" in hover and "60%" in hover and "chat" in hover
+
+
 @pytest.mark.parametrize("style", STYLES, ids=["screen", "projector"])
 def test_every_figure_builds_in_both_styles_and_serialises(style):
     rng = np.random.default_rng(3)
+    wide = _random_routes(400)
     figures = [
         shares_heatmap([("self", rng.normal(size=(30, 9)))], rng.normal(size=30), style, "ffn", title="t"),
         _two_blocks(),
         top_bars(["a", "b"], np.array([0.3, -0.1]), style, "share", title="t"),
         writes_bars([("▁le", 0.4)], [], style, title="t"),
+        routes_chart(wide, [f"p{i}" for i in range(13)], [f"s{i}" for i in range(5)], style, ("self", 3, 2), "t"),
+        routes_chart(_routes([RouteEdge("residual", 0, 6, 6, 1.0)]), list("abcdefg"), [], style),
     ]
     for fig in figures:
         json.loads(fig.to_json())
         fit_margins(fig)
+    if style.picture_px is not None:
+        assert figures[4].layout.height <= style.picture_px
+    assert keeps_its_width(figures[4])  # 13 columns
+    assert figures[4].layout.height >= 30 * (18 if style.picture_px is None else 0)
