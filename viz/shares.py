@@ -241,8 +241,11 @@ def _value_range(values: np.ndarray) -> list[float]:
     return [low - (VALUE_ROOM if low < 0 else 0.02) * span, high + (VALUE_ROOM if high > 0 else 0.02) * span]
 
 
-def _bars(values: np.ndarray, rows: Sequence[int], hover: Sequence[str], colour: str, **extra: object) -> go.Bar:
-    """Horizontal bars of `values` at `rows`, each with its signed value at its end and `hover` over it."""
+def _bars(
+    values: np.ndarray, rows: Sequence[int], hover: Sequence[str], colour: str, style: Style, **extra: object
+) -> go.Bar:
+    """Horizontal bars of `values` at `rows`, each with its signed value at its end (at the ticks' size) and
+    `hover` over it."""
     return go.Bar(
         x=values,
         y=list(rows),
@@ -250,6 +253,7 @@ def _bars(values: np.ndarray, rows: Sequence[int], hover: Sequence[str], colour:
         marker=dict(color=colour),
         text=[signed(float(value)) for value in values],
         textposition="outside",
+        textfont=dict(size=style.tick),
         cliponaxis=False,
         customdata=list(hover),
         hovertemplate="%{customdata}<br>%{x:+.3f}<extra></extra>",
@@ -286,7 +290,7 @@ def top_bars(
         picked = rows[values > 0] if sign > 0 else rows[values <= 0]
         if picked.size:
             hover = [texts[row] for row in picked]
-            fig.add_trace(_bars(values[picked], picked.tolist(), hover, style.palette[colour], name=name))
+            fig.add_trace(_bars(values[picked], picked.tolist(), hover, style.palette[colour], style, name=name))
     return style.apply(fig, title, height=_bars_height(len(values), style, title))
 
 
@@ -327,7 +331,7 @@ def writes_bars(
         notes.append(panel_title(name, (domain[0] + domain[1]) / 2, 1.0, style))
         if pairs:
             axes = dict(xaxis=f"x{suffix}", yaxis=f"y{suffix}", showlegend=False)
-            traces.append(_bars(values, range(len(values)), labels, style.palette[colour], **axes))
+            traces.append(_bars(values, range(len(values)), labels, style.palette[colour], style, **axes))
     fig = style.figure(annotations=notes, bargap=0.3, **layout)
     fig.add_traces(traces)
     fig = style.apply(fig, title, height=_bars_height(rows, style, title))
