@@ -1,5 +1,6 @@
 """Why this word: which source pieces made each output piece (attribution), what each decoder layer
-would already write (logit lens), what an activation from another sentence changes (patching), and
+would already write (logit lens), which heads wrote it and the routes to it (direct logit attribution, information
+flow), what an activation from another sentence changes (patching), and
 what each head mostly does (roles). For a decoder-only model (GPT-2) the source is the prompt and the
 output its continuation. What is drawn is views.why's (and views.attribution's, lens's, patching's); here,
 the piece picker, the player, the buttons and the cache."""
@@ -14,7 +15,7 @@ from ui.page.notices import hidden_until_the_reveal
 from ui.page.ondemand import filling, spare_work, without_the_mask
 from ui.page.panels import draw_one
 from ui.page.start import _take_turn, start
-from ui.parts import attribution, lengths, lens, patching
+from ui.parts import attribution, lengths, lens, patching, shares
 from ui.room import presenter, questions
 from ui.session import explanations
 from views import why as view
@@ -67,6 +68,7 @@ def body(step: int) -> None:
     with lines:
         attribution.every_method(page, why, step, notes_below)
     lens.section(page, why, step, output)
+    shares.section(page, why, step)
     patching.section(page, why, step, source)
 
 

@@ -1,8 +1,9 @@
 """The Why this word? page as panels: what the output is (a translation, a continuation or an answer), then for the
 output piece on show its attribution by every method (views/attribution.py), what each decoder layer would already
-write (views/lens.py) and what a donor's activations change (views/patching.py), and last what each head mostly
-does. `panels(scene)` is the page as its first run draws it, nothing cached and no button clicked, its costly
-results computed directly with the model.analysis functions the app caches (ui/session/explanations.py)."""
+write (views/lens.py), which heads wrote it and the routes to it (views/shares.py) and what a donor's activations
+change (views/patching.py), and last what each head mostly does. `panels(scene)` is the page as its first run
+draws it, nothing cached and no button clicked, its costly results computed directly with the model.analysis
+functions the app caches (ui/session/explanations.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from i18n import _, later, n_
 from model import Bundle, EncodeResult, Interventions, TranslationResult
 from model.analysis.roles import trace_roles
 from model.results import GenerationResult
-from views import attribution, lens, patching
+from views import attribution, lens, patching, shares
+from views.attention import VIEW
 from views.attribution import METHOD
 from views.controls import WINDOW
 from views.explained import Explained, explained
@@ -26,8 +28,9 @@ from viz.explain import roles_frame, roles_summary
 from viz.labels import distinct_labels
 from viz.lengths import around
 
-# The page's own controls: the whole table's method, the donor, the source window
-FIELDS: list[Field] = [METHOD, DONOR, WINDOW]
+# The page's own controls: the whole table's method, the donor, the source window, the routes' threshold, and the
+# attention kind of the head whose writes are shown (the Attention page's)
+FIELDS: list[Field] = [METHOD, DONOR, WINDOW, shares.THRESHOLD, VIEW]
 NEEDS_RESULT = True  # the page runs its output itself (written piece by piece when costly); a notebook needs it too
 
 
@@ -130,6 +133,7 @@ def explanation(why: Explained, step: int) -> list[Panel]:
     return [
         *attribution.panels(why, step, output, source, scene.value(METHOD.key, METHOD.default)),
         *lens.panels(why, step, output),
+        *shares.panels(why, step, scene.value(shares.THRESHOLD.key, shares.THRESHOLD.default)),
         *patching.panels(why, step, source, scene.value(DONOR.key, DONOR.default)),
     ]
 

@@ -28,7 +28,7 @@ from ..results import RouteEdge, Routes, Trace
 from . import forced
 from .stream import DTYPE, FrozenNorm, attention_block, head_projections, layer_events, layer_input, output_bias
 
-THRESHOLD = 0.04  # the routes' default threshold (the LLM Transparency Tool's)
+THRESHOLD = 0.05  # the routes' default threshold: on SmolLM2's 30 layers a lower one draws too many edges to read
 MOST_POSITIONS = 14  # decoder positions drawn at most (the first, the sink, and the predicting one always)
 MOST_SOURCES = 14  # an encoder-decoder's source positions drawn at most
 EDGE_HEADS = 5  # heads an attention edge names at most
@@ -153,16 +153,24 @@ def _bounded(reached: dict[int, float], most: int, kept: Sequence[int]) -> set[i
 
 
 def build(flows: Sequence[LayerFlow], target: int, threshold: float, sink: bool = True) -> Routes:
-    """The routes to decoder position `target` from every layer's shares: at most MOST_POSITIONS decoder
-    positions (`target`, and the first position when `sink`, always) and MOST_SOURCES source positions."""
+    """The routes to decoder position `target` from every layer's shares. When the positions up to `target` (and
+    the source's) are few, all of them are drawn, so that the text reads whole; else at most MOST_POSITIONS
+    decoder positions, those with the heaviest edges (`target`, and the first position when `sink`, always), and
+    at most MOST_SOURCES source positions."""
     graph = _walk(flows, target, threshold)
     hidden = max(0, len(graph.positions) - MOST_POSITIONS) + max(0, len(graph.sources) - MOST_SOURCES)
     if hidden:
         positions = _bounded(graph.positions, MOST_POSITIONS, [target, 0] if sink else [target])
         graph = _walk(flows, target, threshold, (positions, _bounded(graph.sources, MOST_SOURCES, [])))
     shown = set(graph.positions) | ({0} if sink else set())
+    if target < MOST_POSITIONS:
+        shown |= set(range(target + 1))
+    sources = set(graph.sources)
+    source_length = flows[0].attention["cross"].size(-1) if flows and "cross" in flows[0].attention else 0
+    if source_length <= MOST_SOURCES:
+        sources |= set(range(source_length))
     return Routes(
-        len(flows), tuple(sorted(shown)), tuple(sorted(graph.sources)), target, threshold, tuple(graph.edges), hidden
+        len(flows), tuple(sorted(shown)), tuple(sorted(sources)), target, threshold, tuple(graph.edges), hidden
     )
 
 

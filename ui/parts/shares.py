@@ -1,0 +1,75 @@
+"""The Why this word? page's "Which heads wrote it" (pages/8_why.py): every head's share of the piece's logit, the
+largest shares, what the chosen head writes and the routes to the piece, drawn from views/shares.py; here, the
+cache, the routes' threshold slider and the clicks that choose a head (the sidebar's layer and head, and the
+attention kind every page opens)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from i18n import _
+from ui.page.binding import bind, set_value
+from ui.page.panels import draw_one
+from ui.page.start import Page
+from ui.session import explanations
+from views import shares as view
+from views.explained import Explained
+from viz.routes import routes_cell
+from viz.shares import shares_cell
+
+HEATMAP, ROUTES = "why-shares", "why-routes"
+
+
+def _choose(kind: str, layer: int, head: int) -> None:
+    """Open a decoder head on every page: the sidebar's layer and head, and the attention kind."""
+    set_value("layer", layer + 1)
+    set_value("head", head + 1)
+    set_value("view", view.BLOCK_CODES[kind])
+
+
+def _clicked(key: str) -> list[dict]:
+    state = st.session_state.get(key)
+    return list(state.selection.points) if state is not None else []
+
+
+def _heatmap_clicked(key: str, kinds: list[str]) -> None:
+    points = _clicked(key)
+    cell = shares_cell(points[0]) if points else None
+    if cell is not None:
+        _choose(kinds[cell[0]], cell[1], cell[2])
+
+
+def _edge_clicked(key: str) -> None:
+    points = _clicked(key)
+    edge = routes_cell(points[0]) if points else None
+    if edge is not None:
+        _choose(*edge)
+
+
+def section(page: Page, why: Explained, step: int) -> None:
+    """The shares of the piece on show, the largest, the chosen head's writes and the routes."""
+    bundle, ctl, iv = why.bundle, why.ctl, why.iv
+    found = explanations.shares(bundle, ctl.sentence, why.out_ids, iv, step, why.own_trace, ctl.chat)
+    heatmap = view.heatmap(why, step, found)
+    kinds = view.kinds(why)
+    draw_one(
+        page,
+        heatmap,
+        on_select=lambda: _heatmap_clicked(heatmap.key, kinds),
+        selection_mode="points",
+    )
+    head = view.chosen_head(why)
+    frame = explanations.writes(bundle, ctl.sentence, why.out_ids, iv, step, head, why.own_trace, ctl.chat)
+    page.panels([view.largest(why, found), view.writes(why, head, frame)])
+    threshold = bind(
+        view.THRESHOLD.key,
+        st.slider,
+        label=_("Routes: the smallest share an edge carries"),
+        min_value=0.01,
+        max_value=0.5,
+        step=0.01,
+        format="%.2f",
+    )
+    found_routes = explanations.routes(bundle, ctl.sentence, why.out_ids, iv, step, threshold, why.own_trace, ctl.chat)
+    graph = view.route_panel(why, step, found_routes)
+    draw_one(page, graph, on_select=lambda: _edge_clicked(graph.key), selection_mode="points")
