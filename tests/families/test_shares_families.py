@@ -2,13 +2,17 @@
 checkpoints it writes (tests/hf_fixtures.py), sharpened as the other families tests do: the shares of a piece's
 logit add up to transformers' own logit, every attention head's share equals the one computed from transformers'
 modules (tests/dla_reference.py: the output projection's input split by head, carried through the norms frozen at
-what transformers' norms read), and a knocked-out head's share is zero while the rest still add up to the
-knocked-out model's logit. GPT-2, Llama, Qwen2, Qwen3, Gemma 3 (sandwich norms, (1 + w) RMSNorm, windows),
-GPT-NeoX (parallel residual), T5 (tied, rescaled head), flan-T5 (separate head) and Marian (post-LN, a bias on
-the logits); a chat message on the families with a chat template."""
+what transformers' norms read), a knocked-out head's share is zero while the rest still add up to the knocked-out
+model's logit, and the output's own trace gives the shares and the routes a pass gives. GPT-2, Llama, Qwen2, Qwen3,
+Gemma 3 (sandwich norms, (1 + w) RMSNorm, windows), GPT-NeoX (parallel residual), T5 (tied, rescaled head),
+flan-T5 (separate head) and Marian (post-LN, a bias on the logits); a chat message on the families with a chat
+template."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
 import pytest
 import torch
 from dla_reference import head_shares
@@ -29,6 +33,7 @@ from test_families_t5_gpt2 import _sharpen as _sharpen_layers
 
 from model import DecodeOptions, Interventions, load_bundle
 from model.analysis import forced
+from model.analysis.routes import routes
 from model.analysis.shares import BIAS, EMBEDDINGS, logit_contributions, logit_shares
 from model.engine import stages
 
@@ -168,3 +173,36 @@ def test_a_knocked_out_heads_share_is_zero_and_the_rest_add_up_to_the_knocked_ou
             assert abs(float(knocked.shares.sum()) - logit) <= SUM_TOLERANCE * _size(logit), (kind, piece)
             whole = logit_contributions(bundle, text, out, piece, chat=chat)
             assert whole[head] != 0.0 and not whole.drop(head).equals(knocked.shares.drop(head))
+
+
+def test_the_outputs_own_trace_gives_the_shares_and_routes_of_a_pass(family):
+    """Given the translation's or continuation's own trace, the shares and the routes read it instead of a pass, and
+    are the same."""
+    name, bundle, _, _ = family
+    text, chat = _cases(name)[-1]
+    if bundle.capabilities.translates:
+        result = bundle.translate(text)
+    else:
+        result = bundle.generate(text, options=DecodeOptions(max_len=PIECES), chat=chat)
+    out = result.output_ids
+    src, tgt, _ = forced.inputs(bundle, text, out, chat)
+    logits = forced.recorded(bundle, src, tgt, Interventions(), result.trace)[stages.LOGITS]
+    assert np.shares_memory(logits.numpy(), result.trace.tensors[stages.LOGITS])  # the trace is read, not a pass
+    for piece in _pieces(out):
+        read = logit_shares(bundle, text, out, piece, chat=chat, trace=result.trace)
+        passed = logit_shares(bundle, text, out, piece, chat=chat)
+        assert np.allclose(read.shares.to_numpy(float), passed.shares.to_numpy(float), atol=1e-5)
+        read_routes = routes(bundle, text, out, piece, chat=chat, trace=result.trace)
+        passed_routes = routes(bundle, text, out, piece, chat=chat)
+        assert replace(read_routes, edges=()) == replace(passed_routes, edges=())
+        for ours, theirs in zip(read_routes.edges, passed_routes.edges, strict=True):
+            assert _shape(ours) == _shape(theirs) and np.allclose(_weights(ours), _weights(theirs), atol=1e-5)
+
+
+def _shape(edge) -> tuple:
+    """An edge but its weights: a decoding's stepped trace equals a pass to float rounding, not bit for bit."""
+    return edge.kind, edge.layer, edge.source, edge.target, tuple(head for head, _ in edge.heads)
+
+
+def _weights(edge) -> list[float]:
+    return [edge.weight, *(weight for _, weight in edge.heads)]
