@@ -122,7 +122,7 @@ def measure(bundle: Bundle, source: str, case: AlignmentCase, rows: list[tuple[i
         raise RuntimeError(f"the source {source!r} is not read as the alignment's pieces")
     tensors = forced.recorded(bundle, src, tgt, iv)
     for row, targets in rows:
-        shares = shares_at(bundle, tensors, row, produced[row], iv).shares
+        shares = shares_at(bundle, tensors, row, produced[row]).shares
         cross = _ranked(shares, ("cross",))
         chosen = {"top": cross[0], "median": cross[len(cross) // 2], "card's best": best}
         for who, (_, kind, layer, head) in chosen.items():

@@ -12,17 +12,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from i18n import _, listing, n_
-from model import Bundle
+from i18n import _, listing, n_, sentences
 from model.analysis.routes import THRESHOLD as ROUTES_THRESHOLD
 from model.analysis.routes import routes
 from model.analysis.shares import BIAS, EMBEDDINGS, logit_shares
-from model.results import Routes
+from model.results import Routes, Trace
 from views.attention import VIEW
 from views.controls import Head, head_label
 from views.explained import Explained
 from views.fields import Field, number_in
 from views.panels import Panel
+from viz.labels import plotly_piece
 from viz.routes import routes_chart
 from viz.shares import shares_heatmap, top_bars, writes_bars
 
@@ -57,24 +57,32 @@ class SharesView:
         return self.shares.reindex(self.shares.abs().sort_values(ascending=False).index[:top])
 
 
-def shares_view(bundle: Bundle, why: Explained, step: int) -> SharesView:
+def trace_of(why: Explained) -> Trace | None:
+    """The recorded pass the section reads: the output's own trace, else (with the causal mask on: no trace is read
+    without it) one teacher-forced pass for all three parts."""
+    if why.own_trace is not None or not why.iv.causal_mask:
+        return why.own_trace
+    return why.bundle.teacher_forced(why.ctl.sentence, list(why.out_ids), why.iv, why.ctl.chat)
+
+
+def shares_view(why: Explained, step: int, trace: Trace | None) -> SharesView:
     """The shares of output piece `step`, computed directly."""
     ctl = why.ctl
-    found = logit_shares(bundle, ctl.sentence, why.out_ids, step, why.iv, ctl.chat, why.own_trace)
+    found = logit_shares(why.bundle, ctl.sentence, why.out_ids, step, why.iv, ctl.chat, trace)
     return SharesView(found.shares, found.logit)
 
 
-def writes_of(bundle: Bundle, why: Explained, step: int, head: Head) -> pd.DataFrame:
+def writes_of(why: Explained, step: int, head: Head, trace: Trace | None) -> pd.DataFrame:
     """What `head` writes at the position predicting output piece `step`, computed directly."""
     ctl = why.ctl
-    found = logit_shares(bundle, ctl.sentence, why.out_ids, step, why.iv, ctl.chat, why.own_trace)
-    return found.writes(bundle, head)
+    found = logit_shares(why.bundle, ctl.sentence, why.out_ids, step, why.iv, ctl.chat, trace)
+    return found.writes(why.bundle, head)
 
 
-def routes_of(why: Explained, step: int, threshold: float) -> Routes:
+def routes_of(why: Explained, step: int, threshold: float, trace: Trace | None) -> Routes:
     """The routes to output piece `step`, computed directly."""
     ctl = why.ctl
-    return routes(why.bundle, ctl.sentence, why.out_ids, step, why.iv, ctl.chat, threshold, why.own_trace)
+    return routes(why.bundle, ctl.sentence, why.out_ids, step, why.iv, ctl.chat, threshold, trace)
 
 
 def kinds(why: Explained) -> list[str]:
@@ -103,6 +111,11 @@ def part_label(label: Hashable) -> str:
     return head_label(label)
 
 
+def _titled(why: Explained, step: int) -> str:
+    """Output piece `step` as a figure's title writes it."""
+    return plotly_piece(why.out_pieces[step], why.byte_level)
+
+
 def _heading_caption(why: Explained, step: int, view: SharesView) -> str:
     cfg, piece = why.bundle.config, why.shown(why.out_pieces[step])
     said = [
@@ -115,7 +128,20 @@ def _heading_caption(why: Explained, step: int, view: SharesView) -> str:
         )
     ]
     if not cfg.norm_first:
-        said.append(_("In this post-LN model every layer's norms sit on the stream: they are frozen the same way."))
+        said.append(
+            _(
+                "In this post-LN model every layer's norms sit on the stream: they are frozen the same way, so a share "
+                "is what a part wrote directly. Knocking the part out changes those norms too, and what the later "
+                "layers read: its effect on the logit can be much smaller than its share."
+            )
+        )
+    else:
+        said.append(
+            _(
+                "A share is what a part wrote directly; knocking it out also changes what the later layers read, so "
+                "its effect on the logit can differ."
+            )
+        )
     if cfg.sandwich_norm:
         said.append(_("The norms on each sublayer's output (Gemma's) are frozen the same way."))
     if cfg.cross_attention:
@@ -125,7 +151,7 @@ def _heading_caption(why: Explained, step: int, view: SharesView) -> str:
                 "cross-attention heads' shares."
             )
         )
-    return " ".join(said)
+    return sentences(*said)
 
 
 def heatmap(why: Explained, step: int, view: SharesView) -> Panel:
@@ -147,15 +173,19 @@ def heatmap(why: Explained, step: int, view: SharesView) -> Panel:
         _("feed-forward"),
         off=off,
         selected=(kinds(why).index(kind), layer, head),
+        title=_("Each part's share of the logit of {shown}", shown=_titled(why, step)),
     )
     caption = _heading_caption(why, step, view)
     if off:
         knocked = listing([head_label(h) for h in sorted(why.iv.ablate) if h[0] == "decoder"])
-        caption += " " + n_(
-            "{heads} is knocked out: its share is 0 (×).",
-            "{heads} are knocked out: their shares are 0 (×).",
-            len(off),
-            heads=knocked,
+        caption = sentences(
+            caption,
+            n_(
+                "{heads} is knocked out: its share is 0 (×).",
+                "{heads} are knocked out: their shares are 0 (×).",
+                len(off),
+                heads=knocked,
+            ),
         )
     return Panel(why.key("why-shares"), figure, heading=_("Which heads wrote it"), caption=caption)
 
@@ -164,7 +194,12 @@ def largest(why: Explained, view: SharesView) -> Panel:
     """The ten largest shares in size, as bars."""
     top = view.largest()
     figure = why.figure(
-        top_bars, [part_label(label) for label in top.index], top.to_numpy(), why.style, _("share of the logit")
+        top_bars,
+        [part_label(label) for label in top.index],
+        top.to_numpy(),
+        why.style,
+        _("share of the logit"),
+        title=_("The ten largest shares"),
     )
     caption = _(
         "The ten largest shares, raising the logit (right) or lowering it (left); all of them, the "
@@ -181,8 +216,8 @@ def writes(why: Explained, head: Head, frame: pd.DataFrame) -> Panel:
     figure = why.figure(writes_bars, pairs[:half], pairs[half:], why.style, title=title)
     caption = _(
         "What {head} writes at this position, carried through the norms after it (frozen) and the output "
-        "projection: the pieces whose logits it raises most and lowers most. Click a head in the heatmap or an edge of the routes "
-        "to choose another.",
+        "projection: the pieces whose logits it raises most and lowers most. Click a head in the heatmap or an "
+        "edge of the routes to choose another.",
         head=head_label(head),
     )
     return Panel(why.key("why-writes"), figure, caption=caption, row=why.key("why-shares-row"))
@@ -200,7 +235,15 @@ def route_panel(why: Explained, step: int, found: Routes) -> Panel:
     """The routes graph, with what it leaves out."""
     sources = why.src_pieces if why.bundle.config.cross_attention else []
     _stack, kind, layer, head = chosen_head(why)
-    figure = why.figure(routes_chart, found, decoder_pieces(why), sources, why.style, selected=(kind, layer, head))
+    figure = why.figure(
+        routes_chart,
+        found,
+        decoder_pieces(why),
+        sources,
+        why.style,
+        selected=(kind, layer, head),
+        title=_("The routes to {shown}", shown=_titled(why, step)),
+    )
     said = [
         _(
             "How the information reached {shown}, layer by layer from the embeddings (bottom): an edge is kept when "
@@ -222,16 +265,17 @@ def route_panel(why: Explained, step: int, found: Routes) -> Panel:
                 most=len(found.positions),
             )
         )
-    return Panel(why.key("why-routes"), figure, heading=_("The routes to the piece"), caption=" ".join(said))
+    return Panel(why.key("why-routes"), figure, heading=_("The routes to the piece"), caption=sentences(*said))
 
 
 def panels(why: Explained, step: int, threshold: float = ROUTES_THRESHOLD) -> list[Panel]:
-    """The section as the page shows it, computed directly."""
-    view = shares_view(why.bundle, why, step)
+    """The section as the page shows it, computed directly from one recorded pass (`trace_of`)."""
+    trace = trace_of(why)
+    view = shares_view(why, step, trace)
     head = chosen_head(why)
     return [
         heatmap(why, step, view),
         largest(why, view),
-        writes(why, head, writes_of(why.bundle, why, step, head)),
-        route_panel(why, step, routes_of(why, step, threshold)),
+        writes(why, head, writes_of(why, step, head, trace)),
+        route_panel(why, step, routes_of(why, step, threshold, trace)),
     ]

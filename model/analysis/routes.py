@@ -1,5 +1,5 @@
 """The routes information took to the piece a decoder predicts, after Ferrando & Voita's information-flow routes
-(2024), with each part's share measured by its norm (Kobayashi et al., 2020).
+(2024), each part's share measured by its norm (Kobayashi et al., 2020).
 
 Decoder layer l's output at position i is a sum (`model.analysis.stream`, every norm's divisor frozen): the
 stream it read at i, each head's weighted value vector from every key position j (the attention weight times
@@ -7,14 +7,20 @@ the value through the head's slice of the output projection), the feed-forward b
 edge's weight is the norm of what it carries into that sum, over the sum of the norms of all the parts: an
 attention edge j -> i sums its heads' shares (and names them, largest first), the residual edge i -> i is the
 stream's own, the feed-forward edge the block's. The graph is built backwards from the position that predicts
-the piece: an edge into a position the routes reach is kept when its weight is at least the threshold, and its
-source is reached in turn."""
+the piece: an edge into a position the routes reach is kept when its weight is at least the threshold, and the
+position it reads is reached in turn.
+
+Where this differs from Ferrando & Voita (and the LLM Transparency Tool): they weigh a part by its L1 proximity to
+the sum, max(|y|₁ - |y - part|₁, 0), which gives nothing to a part that points against the sum, and they
+normalise attention and the feed-forward block as two steps; here a layer is one sum of parts, each weighed by its
+length, so a part that cancels another still counts, and the threshold is not theirs."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from i18n import later
@@ -26,9 +32,9 @@ from ..engine.transformer import layers_of
 from ..errors import InputError
 from ..results import RouteEdge, Routes, Trace
 from . import forced
-from .stream import DTYPE, FrozenNorm, attention_block, head_projections, layer_events, layer_input, output_bias
+from .stream import DTYPE, FrozenNorm, attention_block, head_writes, layer_events, layer_input, output_bias
 
-THRESHOLD = 0.05  # the routes' default threshold: on SmolLM2's 30 layers a lower one draws too many edges to read
+THRESHOLD = 0.05  # the routes' default threshold: on SmolLM2's 30 layers a lower one draws more edges than one reads
 MOST_POSITIONS = 14  # decoder positions drawn at most (the first, the sink, and the predicting one always)
 MOST_SOURCES = 14  # an encoder-decoder's source positions drawn at most
 EDGE_HEADS = 5  # heads an attention edge names at most
@@ -39,9 +45,9 @@ class LayerFlow:
     """One decoder layer's shares of each position's output sum: the residual's and the feed-forward block's
     (positions,), each attention kind's (heads, positions, keys)."""
 
-    residual: torch.Tensor
-    ffn: torch.Tensor
-    attention: dict[str, torch.Tensor]
+    residual: np.ndarray
+    ffn: np.ndarray
+    attention: dict[str, np.ndarray]
 
 
 def _through(vectors: torch.Tensor, norms: Sequence[FrozenNorm]) -> torch.Tensor:
@@ -84,8 +90,8 @@ def layer_flow(bundle: Bundle, tensors: Mapping[str, torch.Tensor], layer: int, 
             total += ffn
             continue
         block = attention_block(module, kind)
-        values = tensors[stages.attention("decoder", kind, layer, "v")][0].to(DTYPE)  # (h, keys, d_head)
-        written, scale = _scaled(torch.einsum("hsk,hkd->hsd", values, head_projections(block)), norms)
+        values = tensors[stages.attention("decoder", kind, layer, "v")][0]  # (h, keys, d_head)
+        written, scale = _scaled(head_writes(values, block), norms)
         pattern = tensors[stages.attention("decoder", kind, layer, "pattern")][0].to(DTYPE)  # (h, T, keys)
         keep = torch.ones(pattern.size(0), dtype=DTYPE)
         keep[list(iv.heads_off("decoder", kind, layer))] = 0.0  # a knocked-out head writes nothing
@@ -95,7 +101,11 @@ def layer_flow(bundle: Bundle, tensors: Mapping[str, torch.Tensor], layer: int, 
         rest = rest + _through(output_bias(block, written.size(-1)), [post] if post is not None else [])
     total = total + rest.norm(dim=-1)
     total = total.clamp_min(torch.finfo(DTYPE).tiny)
-    return LayerFlow(residual / total, ffn / total, {kind: s / total[None, :, None] for kind, s in attention.items()})
+    return LayerFlow(
+        (residual / total).numpy(),
+        (ffn / total).numpy(),
+        {kind: (shares / total[None, :, None]).numpy() for kind, shares in attention.items()},
+    )
 
 
 @dataclass
@@ -113,36 +123,43 @@ class _Graph:
         reached[edge.source] = reached.get(edge.source, 0.0) + edge.weight
 
 
-def _heads(shares: torch.Tensor) -> tuple[tuple[int, float], ...]:
-    """An attention edge's heads with a share, largest first (at most EDGE_HEADS)."""
-    order = torch.argsort(shares, descending=True)[:EDGE_HEADS]
-    return tuple((int(h), float(shares[h])) for h in order if shares[h] > 0)
+def _heads(shares: np.ndarray) -> list[tuple[tuple[int, float], ...]]:
+    """(heads, edges) shares -> each edge's heads with a share, largest first (at most EDGE_HEADS)."""
+    order = np.argsort(-shares, axis=0, kind="stable")[:EDGE_HEADS]  # (EDGE_HEADS, edges)
+    taken = np.take_along_axis(shares, order, axis=0)
+    return [
+        tuple((head, share) for head, share in zip(heads, values, strict=True) if share > 0)
+        for heads, values in zip(order.T.tolist(), taken.T.tolist(), strict=True)
+    ]
 
 
 def _walk(
     flows: Sequence[LayerFlow], target: int, threshold: float, allowed: tuple[set[int], set[int]] | None = None
 ) -> _Graph:
     """Every edge at least `threshold` into a position the routes reach from `target` at the top, down to the
-    embeddings; `allowed` (decoder positions, source positions) leaves the others out."""
+    embeddings; `allowed` (decoder positions, source positions) leaves the others out. The routes go on below a
+    position through its residual and its feed-forward block (which reads the stream there) and through every
+    self-attention edge into it."""
     graph = _Graph([], {target: 0.0}, {})
-    frontier = {target}
+    frontier = [target]
     for layer in reversed(range(len(flows))):
         flow, below = flows[layer], set()
-        for i in sorted(frontier):
-            if flow.residual[i] >= threshold:
-                graph.add(RouteEdge("residual", layer, i, i, float(flow.residual[i])))
-                below.add(i)
-            if flow.ffn[i] >= threshold:
-                graph.add(RouteEdge("ffn", layer, i, i, float(flow.ffn[i])))
-            for kind, shares in flow.attention.items():
-                keys = shares[:, i].sum(dim=0)
-                for j in torch.nonzero(keys >= threshold).flatten().tolist():
-                    if allowed is not None and j not in allowed[kind == "cross"]:
-                        continue
-                    graph.add(RouteEdge(kind, layer, j, i, float(keys[j]), _heads(shares[:, i, j])))
-                    if kind == "self":
-                        below.add(j)
-        frontier = below
+        for kind, weights in (("residual", flow.residual), ("ffn", flow.ffn)):
+            for i in frontier:
+                if weights[i] >= threshold:
+                    graph.add(RouteEdge(kind, layer, i, i, float(weights[i])))
+                    below.add(i)
+        for kind, shares in flow.attention.items():
+            into = shares[:, frontier]  # (heads, frontier, keys)
+            keys = into.sum(axis=0)
+            if allowed is not None:
+                keys[:, [j for j in range(keys.shape[1]) if j not in allowed[kind == "cross"]]] = 0.0
+            rows, columns = np.nonzero(keys >= threshold)
+            heads = _heads(into[:, rows, columns]) if len(rows) else []
+            for row, j, named in zip(rows.tolist(), columns.tolist(), heads, strict=True):
+                graph.add(RouteEdge(kind, layer, j, frontier[row], float(keys[row, j]), named))
+            below.update(columns.tolist() if kind == "self" else [])
+        frontier = sorted(below)
     return graph
 
 
@@ -166,7 +183,7 @@ def build(flows: Sequence[LayerFlow], target: int, threshold: float, sink: bool 
     if target < MOST_POSITIONS:
         shown |= set(range(target + 1))
     sources = set(graph.sources)
-    source_length = flows[0].attention["cross"].size(-1) if flows and "cross" in flows[0].attention else 0
+    source_length = flows[0].attention["cross"].shape[-1] if flows and "cross" in flows[0].attention else 0
     if source_length <= MOST_SOURCES:
         sources |= set(range(source_length))
     return Routes(

@@ -30,7 +30,7 @@ from .stream import (
     attention_block,
     embeddings,
     final_norm,
-    head_projections,
+    head_writes,
     layer_events,
     output_bias,
     unembedding,
@@ -51,46 +51,46 @@ class Parts:
     bias: torch.Tensor
 
 
-def _carry(vectors: list[torch.Tensor], bias: torch.Tensor, norm: FrozenNorm | None, row: int) -> torch.Tensor:
-    """Every part so far through a frozen norm of the stream (in place); returns the bias through it."""
+def _carry(blocks: list[torch.Tensor], bias: torch.Tensor, norm: FrozenNorm | None, row: int) -> torch.Tensor:
+    """Every part so far (`blocks` of (parts, d), in place) through a frozen norm of the stream; returns the bias
+    through it."""
     if norm is None:
         return bias
-    for index, vector in enumerate(vectors):
-        vectors[index] = norm.at(vector, row)
+    blocks[:] = [norm.at(block, row) for block in blocks]
     bias = norm.at(bias, row)
     return bias if norm.shift is None else bias + norm.shift
 
 
-def stream_parts(bundle: Bundle, tensors: Mapping[str, torch.Tensor], row: int, iv: Interventions) -> Parts:
+def stream_parts(bundle: Bundle, tensors: Mapping[str, torch.Tensor], row: int) -> Parts:
     """The decoder stream at `row` as the output projection reads it (after the final norm), split into its parts,
-    from a recorded pass's `tensors`. A knocked-out head's part is zero (its context is)."""
+    from a recorded pass's `tensors`. A knocked-out head's part is zero: its context was recorded after the
+    knock-out."""
     cfg = bundle.config
     labels: list[Hashable] = [EMBEDDINGS]
-    vectors = [embeddings(bundle, tensors)[row]]
+    blocks = [embeddings(bundle, tensors)[row][None]]
     bias = torch.zeros(cfg.d_model, dtype=DTYPE)
     for layer, module in enumerate(layers_of(bundle.model.decoder)):
         for event in layer_events(bundle, tensors, layer):
             if event.write is None:
-                bias = _carry(vectors, bias, event.norm, row)
+                bias = _carry(blocks, bias, event.norm, row)
                 continue
             kind, post = event.write.kind, event.write.post
             if kind == "ffn":
-                written = [tensors[stages.ffn("decoder", layer, "out")][0, row].to(DTYPE)]
+                written = tensors[stages.ffn("decoder", layer, "out")][0, row][None].to(DTYPE)
                 labels.append(("decoder", "ffn", layer))
                 extra = torch.zeros(cfg.d_model, dtype=DTYPE)
             else:
                 block = attention_block(module, kind)
-                context = tensors[stages.attention("decoder", kind, layer, "context")][0, :, row].to(DTYPE)
-                written = list(torch.einsum("hk,hkd->hd", context, head_projections(block)))
+                context = tensors[stages.attention("decoder", kind, layer, "context")][0, :, row]  # (h, d_head)
+                written = head_writes(context[:, None], block)[:, 0]
                 labels.extend(("decoder", kind, layer, head) for head in range(len(written)))
                 extra = output_bias(block, cfg.d_model)
             if post is not None:
-                written = [post.at(vector, row) for vector in written]
-                extra = post.at(extra, row)
-            vectors.extend(written)
+                written, extra = post.at(written, row), post.at(extra, row)
+            blocks.append(written)
             bias = bias + extra
-    bias = _carry(vectors, bias, final_norm(bundle, tensors), row)
-    return Parts(labels, torch.stack(vectors), bias)
+    bias = _carry(blocks, bias, final_norm(bundle, tensors), row)
+    return Parts(labels, torch.cat(blocks), bias)
 
 
 @dataclass(frozen=True)
@@ -117,11 +117,9 @@ class LogitShares:
         )
 
 
-def shares_at(
-    bundle: Bundle, tensors: Mapping[str, torch.Tensor], row: int, piece_id: int, iv: Interventions
-) -> LogitShares:
+def shares_at(bundle: Bundle, tensors: Mapping[str, torch.Tensor], row: int, piece_id: int) -> LogitShares:
     """Piece `piece_id`'s logit at decoder `row` of a recorded pass, split into shares."""
-    parts = stream_parts(bundle, tensors, row, iv)
+    parts = stream_parts(bundle, tensors, row)
     direction, logits_bias = unembedding_row(bundle, piece_id)
     values = (parts.vectors @ direction).numpy()
     rest = float(parts.bias @ direction) + logits_bias
@@ -148,7 +146,7 @@ def logit_shares(
     if not 0 <= piece < len(produced):
         raise InputError(later("There is no piece {n} in an output of {total}.", n=piece + 1, total=len(produced)))
     tensors = forced.recorded(bundle, src, tgt, interventions, trace)
-    return shares_at(bundle, tensors, forced.first_row(bundle, src) + piece, produced[piece], interventions)
+    return shares_at(bundle, tensors, forced.first_row(bundle, src) + piece, produced[piece])
 
 
 def logit_contributions(
@@ -166,7 +164,7 @@ def logit_contributions(
     - ("decoder", kind, layer, head): each attention head ("self", or "cross" in an encoder-decoder, whose
       encoder's work reaches the decoder this way), as `Interventions.ablate` names heads (0-based);
     - ("decoder", "ffn", layer): each feed-forward block;
-    - "embeddings": the token and position embeddings, as the model adds them;
+    - "embeddings": the token and position embeddings, as the model adds them (and normalizes them, BERT's way);
     - "bias": what is no part's (the attention blocks' output biases, the norms' shifts, the logits' bias).
 
     Every norm's divisor is frozen at its value for that position: the final norm's, a post-LN layer's three,

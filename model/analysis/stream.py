@@ -96,10 +96,12 @@ def attention_block(layer: TransformerLayer, kind: str) -> MultiHeadAttention:
     return layer.self_attn if kind == "self" else layer.cross_attn
 
 
-def head_projections(block: MultiHeadAttention) -> torch.Tensor:
-    """(heads, d_head, d_model): each head's slice of the block's output projection, as its context multiplies it."""
-    weight = block.w_o.weight.detach().to(DTYPE)  # (d_model, heads * d_head)
-    return weight.T.reshape(block.n_heads, -1, weight.size(0))
+def head_writes(context: torch.Tensor, block: MultiHeadAttention) -> torch.Tensor:
+    """(heads, positions, d) in double precision: what each head writes from its context or value vectors `context`
+    (heads, positions, d_head), through its slice of the block's output projection (in the model's precision)."""
+    weight = block.w_o.weight.detach()  # (d_model, heads * d_head)
+    projections = weight.T.reshape(block.n_heads, -1, weight.size(0))  # (heads, d_head, d_model)
+    return torch.bmm(context.to(weight.dtype), projections).to(DTYPE)
 
 
 def output_bias(block: MultiHeadAttention, width: int) -> torch.Tensor:

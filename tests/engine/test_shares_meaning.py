@@ -40,7 +40,7 @@ def measured():
         for row, targets in case.words:
             if classes.get(tokens[example[1][min(targets)]].lower()) != "noun":
                 continue
-            shares = shares_at(bundle, tensors, row, produced[row], Interventions())
+            shares = shares_at(bundle, tensors, row, produced[row])
             assert float(shares.shares.sum()) == pytest.approx(shares.logit, abs=1e-4)
             gold = case.to_word[:, sorted(targets)].sum(axis=1) > 0
             cross = _ranked(shares.shares, ("cross",))

@@ -35,6 +35,7 @@ DONOR = "The small bird sees a white girl."  # as many pieces as GIRL in both ti
 LONG = "My sister will give the red apple to the old teacher."
 METHOD_LINES = ["attention", "rollout", "gradient", "integrated-gradients", "occlusion"]
 QUESTION = "What is the capital of France?"
+SHARES_KEYS = ["why-shares", "why-shares-top", "why-writes", "why-routes"]  # "Which heads wrote it"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -196,7 +197,8 @@ def test_at_a_costly_size_what_waits_for_a_button_says_so():
     assert "costs more than this page computes unasked" in shown["why-whole-table"].caption
     assert "computed when you ask" in shown["why-lens-all"].caption
     assert "computed when you ask" in shown["why-patch-grid"].caption
-    assert shown.figures == []
+    # only "Which heads wrote it" is drawn: it reads the continuation's own trace, with no pass of its own
+    assert [panel.key for panel in shown if panel.figure is not None] == SHARES_KEYS
     lens = shown["why-lens-table"].table.data  # a styled frame: the piece written is shaded
     assert list(lens.index) == ["layer 1", "layer 2"] and lens.iloc[-1, 0].startswith("✓")
 

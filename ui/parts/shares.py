@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from i18n import _
-from ui.page.binding import bind, set_value
+from ui.page.binding import bind, page_value, set_value
 from ui.page.panels import draw_one
 from ui.page.start import Page
 from ui.session import explanations
@@ -49,7 +49,10 @@ def _edge_clicked(key: str) -> None:
 def section(page: Page, why: Explained, step: int) -> None:
     """The shares of the piece on show, the largest, the chosen head's writes and the routes."""
     bundle, ctl, iv = why.bundle, why.ctl, why.iv
-    found = explanations.shares(bundle, ctl.sentence, why.out_ids, iv, step, why.own_trace, ctl.chat)
+    trace = why.own_trace
+    if trace is None and iv.causal_mask:  # one recorded pass for the three parts (views.shares.trace_of), cached
+        trace = explanations.teacher_forced(bundle, ctl.sentence, why.out_ids, iv, ctl.chat)
+    found = explanations.shares(bundle, ctl.sentence, why.out_ids, iv, step, trace, ctl.chat)
     heatmap = view.heatmap(why, step, found)
     kinds = view.kinds(why)
     draw_one(
@@ -59,8 +62,9 @@ def section(page: Page, why: Explained, step: int) -> None:
         selection_mode="points",
     )
     head = view.chosen_head(why)
-    frame = explanations.writes(bundle, ctl.sentence, why.out_ids, iv, step, head, why.own_trace, ctl.chat)
+    frame = explanations.writes(bundle, ctl.sentence, why.out_ids, iv, step, head, trace, ctl.chat)
     page.panels([view.largest(why, found), view.writes(why, head, frame)])
+    page_value(view.THRESHOLD)  # the page's own control, restored from the URL
     threshold = bind(
         view.THRESHOLD.key,
         st.slider,
@@ -70,6 +74,6 @@ def section(page: Page, why: Explained, step: int) -> None:
         step=0.01,
         format="%.2f",
     )
-    found_routes = explanations.routes(bundle, ctl.sentence, why.out_ids, iv, step, threshold, why.own_trace, ctl.chat)
+    found_routes = explanations.routes(bundle, ctl.sentence, why.out_ids, iv, step, threshold, trace, ctl.chat)
     graph = view.route_panel(why, step, found_routes)
     draw_one(page, graph, on_select=lambda: _edge_clicked(graph.key), selection_mode="points")
