@@ -86,6 +86,7 @@ if decoder_only:  # its continuation (ui.page.start runs a translation or an enc
         page.result = page.run_written()  # a costly continuation says which piece it is writing
 else:
     page.result = page.run_written()  # a costly translation too (an encoding is never written piece by piece)
+shares.register()  # before the scene reads the stored controls
 scene = page.scene
 said = view.warnings(scene)
 if said:

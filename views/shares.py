@@ -265,7 +265,12 @@ def route_panel(why: Explained, step: int, found: Routes) -> Panel:
                 most=len(found.positions),
             )
         )
-    return Panel(why.key("why-routes"), figure, heading=_("The routes to the piece"), caption=sentences(*said))
+    return Panel(why.key("why-routes"), figure, caption=sentences(*said))
+
+
+def routes_heading(why: Explained) -> Panel:
+    """The routes' heading (the threshold's slider sits under it)."""
+    return Panel(why.key("why-routes-heading"), heading=_("The routes to the piece"))
 
 
 def panels(why: Explained, step: int, threshold: float = ROUTES_THRESHOLD) -> list[Panel]:
@@ -277,5 +282,6 @@ def panels(why: Explained, step: int, threshold: float = ROUTES_THRESHOLD) -> li
         heatmap(why, step, view),
         largest(why, view),
         writes(why, head, writes_of(why, step, head, trace)),
+        routes_heading(why),
         route_panel(why, step, routes_of(why, step, threshold, trace)),
     ]

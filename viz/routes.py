@@ -48,6 +48,8 @@ CLICK_PX = 12
 NODE, NODE_PX = "#555555", 6.0
 SOURCE_SHADE = "#f3f3f3"
 ROW_PX, PRESENTATION_ROW_PX, LEAST_HEIGHT_PX = 24, 30, 320
+# A 1280×720 projector's screen under the browser's bar, less the chart's heading: the graph whole when scrolled to
+PROJECTOR_HEIGHT_PX = 560
 KEEPS_WIDTH_COLUMNS = 8  # more columns than this: a phone draws the graph WIDE_FIGURE_PX wide and scrolls it
 STRIDES = (1, 2, 5, 10, 20)  # every layer labelled, or every 2nd, 5th...
 
@@ -304,15 +306,14 @@ def _source_block(width: int, layers: int, style: Style) -> dict:
 
 def _layout(routes: Routes, columns: _Columns, ticks: list[str], style: Style, title: str | None) -> dict:
     """The graph's axes, height, legend and source block (shaded and named): layer 1 above the embeddings,
-    every layer labelled when the rows leave room, else every 2nd, 5th... (a projector's first picture is at
-    most style.picture_px tall)."""
+    every layer labelled when the rows leave room, else every 2nd, 5th... On a projector the graph is at most
+    PROJECTOR_HEIGHT_PX tall: a screen of its own, title included, when scrolled to."""
     turned, labels_px, keeps = _ticks_turned(ticks, style)
     rows = routes.layers + 1
     top = 60 if title else 30
-    least = style.picture_px or LEAST_HEIGHT_PX
-    height = max(least, rows * (PRESENTATION_ROW_PX if style.presentation else ROW_PX) + top + labels_px + 30)
-    if style.picture_px is not None:
-        height = min(height, style.picture_px)
+    height = max(LEAST_HEIGHT_PX, rows * (PRESENTATION_ROW_PX if style.presentation else ROW_PX) + top + labels_px + 30)
+    if style.presentation:
+        height = min(height, PROJECTOR_HEIGHT_PX)
     row_px = max(height - top - labels_px - 30, 1) / rows
     wanted = PRESENTATION_ROW_PX if style.presentation else ROW_PX
     scale = max(THINNEST, min(1.0, row_px / wanted)) * (PRESENTATION_WIDER if style.presentation else 1.0)

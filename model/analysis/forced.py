@@ -127,6 +127,24 @@ def recorded(
     return recorder.tensors
 
 
+def recorded_piece(
+    bundle: Bundle,
+    sentence: str,
+    output_ids: Sequence[int],
+    piece: int,
+    iv: Interventions,
+    chat: bool = False,
+    trace: Trace | None = None,
+) -> tuple[dict[str, torch.Tensor], int, int]:
+    """(every hook point's tensor, the decoder row that predicts output piece `piece`, its id): one teacher-forced
+    pass on `output_ids` under `iv` (`trace`, the output's own, read instead when it is this input's)."""
+    bundle.check_interventions(iv)
+    src, tgt, produced = inputs(bundle, sentence, output_ids, chat)
+    if not 0 <= piece < len(produced):
+        raise InputError(later("There is no piece {n} in an output of {total}.", n=piece + 1, total=len(produced)))
+    return recorded(bundle, src, tgt, iv, trace), first_row(bundle, src) + piece, produced[piece]
+
+
 def _same_input(bundle: Bundle, trace: Trace, src: torch.Tensor, tgt: torch.Tensor) -> bool:
     fed = list(trace.tgt_ids) == tgt[0].tolist()
     return fed and (list(trace.src_ids) == src[0].tolist() if bundle.capabilities.encoder else True)

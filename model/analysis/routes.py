@@ -206,10 +206,6 @@ def routes(
     `trace`: the output's own trace, read instead of a pass when it is this input's (`forced.recorded`)."""
     if not 0.0 < threshold <= 1.0:
         raise InputError(later("The routes' threshold is a share above 0 and at most 1, not {value}.", value=threshold))
-    bundle.check_interventions(interventions)
-    src, tgt, produced = forced.inputs(bundle, text, output_ids, chat)
-    if not 0 <= piece < len(produced):
-        raise InputError(later("There is no piece {n} in an output of {total}.", n=piece + 1, total=len(produced)))
-    tensors = forced.recorded(bundle, src, tgt, interventions, trace)
+    tensors, row, _ = forced.recorded_piece(bundle, text, output_ids, piece, interventions, chat, trace)
     flows = [layer_flow(bundle, tensors, layer, interventions) for layer in range(bundle.config.n_decoder_layers)]
-    return build(flows, forced.first_row(bundle, src) + piece, threshold)
+    return build(flows, row, threshold)

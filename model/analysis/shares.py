@@ -141,12 +141,7 @@ def logit_shares(
     """Output piece `piece`'s (its index in `output_ids`, from 0) logit under teacher forcing on `output_ids`,
     split into shares (see `logit_contributions`). `trace`: the output's own trace, read instead of a pass when it
     is this input's (`forced.recorded`)."""
-    bundle.check_interventions(interventions)
-    src, tgt, produced = forced.inputs(bundle, text, output_ids, chat)
-    if not 0 <= piece < len(produced):
-        raise InputError(later("There is no piece {n} in an output of {total}.", n=piece + 1, total=len(produced)))
-    tensors = forced.recorded(bundle, src, tgt, interventions, trace)
-    return shares_at(bundle, tensors, forced.first_row(bundle, src) + piece, produced[piece])
+    return shares_at(bundle, *forced.recorded_piece(bundle, text, output_ids, piece, interventions, chat, trace))
 
 
 def logit_contributions(

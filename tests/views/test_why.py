@@ -35,7 +35,7 @@ DONOR = "The small bird sees a white girl."  # as many pieces as GIRL in both ti
 LONG = "My sister will give the red apple to the old teacher."
 METHOD_LINES = ["attention", "rollout", "gradient", "integrated-gradients", "occlusion"]
 QUESTION = "What is the capital of France?"
-SHARES_KEYS = ["why-shares", "why-shares-top", "why-writes", "why-routes"]  # "Which heads wrote it"
+SHARES_KEYS = ["why-shares", "why-shares-top", "why-writes", "why-routes"]  # "Which heads wrote it"'s figures
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -13,6 +13,7 @@ from ui.page.panels import draw_one
 from ui.page.start import Page
 from ui.session import explanations
 from views import shares as view
+from views.attention import VIEW
 from views.explained import Explained
 from viz.routes import routes_cell
 from viz.shares import shares_cell
@@ -46,6 +47,13 @@ def _edge_clicked(key: str) -> None:
         _choose(*edge)
 
 
+def register() -> None:
+    """The section's own controls, restored from the URL before the page's scene reads them: the routes'
+    threshold and the attention kind of the chosen head (the Attention page's `view=`)."""
+    page_value(view.THRESHOLD)
+    page_value(VIEW)
+
+
 def section(page: Page, why: Explained, step: int) -> None:
     """The shares of the piece on show, the largest, the chosen head's writes and the routes."""
     bundle, ctl, iv = why.bundle, why.ctl, why.iv
@@ -63,8 +71,7 @@ def section(page: Page, why: Explained, step: int) -> None:
     )
     head = view.chosen_head(why)
     frame = explanations.writes(bundle, ctl.sentence, why.out_ids, iv, step, head, trace, ctl.chat)
-    page.panels([view.largest(why, found), view.writes(why, head, frame)])
-    page_value(view.THRESHOLD)  # the page's own control, restored from the URL
+    page.panels([view.largest(why, found), view.writes(why, head, frame), view.routes_heading(why)])
     threshold = bind(
         view.THRESHOLD.key,
         st.slider,
