@@ -285,6 +285,8 @@ def top_bars(
         barmode="overlay",
         bargap=0.3,
         showlegend=True,
+        # the parts' long names at the left and the legend at the right leave a phone's bars no room for their values
+        meta=dict(keeps_width=True),
     )
     for sign, name, colour in ((1, _("raises the piece"), RAISES), (-1, _("lowers the piece"), LOWERS)):
         picked = rows[values > 0] if sign > 0 else rows[values <= 0]

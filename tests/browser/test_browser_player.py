@@ -31,7 +31,9 @@ def test_attention_page_plays_three_steps_and_pauses(server, browser):  # noqa: 
         started = time.monotonic()
         page.wait_for_function("() => /Step t = 4 of/.test(document.body.innerText)", timeout=30000)
         elapsed = time.monotonic() - started
-        assert 1.5 < elapsed < 20.0, elapsed  # two steps on, about a second each
+        # two steps on, about a second each: never both at once (step 2 may be drawn late on a busy machine, so the
+        # interval from its drawing to step 4's can be shorter than two ticks)
+        assert 1.0 < elapsed < 20.0, elapsed
         assert "step=" in page.url
         page.get_by_role("button", name="Pause").click()
         resume = page.get_by_role("button", name="Resume")
