@@ -80,7 +80,11 @@ def read_controls(
 
 def scene_for(page: str, text: str | None = None, model: str | None = None, **controls: Any) -> Scene:
     """The Scene a page would draw for these controls, its main result computed (no panels drawn)."""
-    module = page_module(page)
+    return module_scene(page_module(page), text, model, **controls)
+
+
+def module_scene(module: ModuleType, text: str | None = None, model: str | None = None, **controls: Any) -> Scene:
+    """The Scene a views module (its FIELDS and NEEDS_RESULT) draws for these controls, its main result computed."""
     bundle = open_model(model)
     fields = shared_fields(limits_of(bundle), chat_offered(bundle)) + [LANGUAGE] + list(getattr(module, "FIELDS", []))
     if typed_prefix(bundle):
