@@ -5,34 +5,48 @@ that names nothing is the left's model under the right's switches. The pairs: bo
 they part marked), each step's top candidates, the chosen head's attention (at the same depth on a model of
 another depth, and their difference when both read the same pieces), the layers × heads model view, the sinks'
 shares by layer, and every stage's shape and statistics aligned by stage. Each side's panels are the ones its own
-page draws (the same view functions, on a scene of its own whose keys start with "a-" or "b-")."""
+page draws (the same view functions, on a scene of its own whose keys start with "a-" or "b-"). The page:
+pages/9_compare.py; a notebook: `views.show("compare", text, b_model=..., b_causal="off")`."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
-from i18n import _, later, listing, speaking
-from model import Bundle, InputError, TranslationResult, load_bundle
+import numpy as np
+
+from i18n import _, later, listing
+from model import Bundle, EncodeResult, InputError, TranslationResult, load_bundle
+from model.analysis.sinks import SINK
+from model.analysis.sinks import sinks as first_piece_shares
 from model.engine import stages
-from views import sinks, translate
+from views import translate
 from views.attention import VIEW
-from views.controls import BLOCK_NAMES, BLOCKS, CHAT, changed_switches, chat_offered, head_label, parse_head_code
+from views.controls import (
+    BLOCK_NAMES,
+    BLOCKS,
+    CHAT,
+    Controls,
+    changed_switches,
+    chat_offered,
+    head_label,
+    parse_head_code,
+)
 from views.fields import Field, choice, int_in, on_off_field
 from views.markdown import md
 from views.models import menu_models, open_model
 from views.modelview import key_pieces, knocked_heads, query_pieces, tiles_panels, trace_of
-from views.panels import PageView, Panel, words
+from views.panels import Panel, words
 from views.runs import main_result
 from views.scene import Scene, limits_of
 from viz.attention import attention_map
 from viz.labels import display_piece
 from viz.shapes import stages_frame, tensor_heatmap
+from viz.sinks import sink_shares as sink_figure
 
 B = "b_"  # the right side's controls in the URL: the left's names after this prefix
 SWITCH_KEYS = ("causal", "padding", "pe", "scale", "embscale")
+SAME = 1e-6  # a difference of attention weights below this is float rounding
 
 
 def _model_name(text: str) -> str:
@@ -44,12 +58,13 @@ def _model_name(text: str) -> str:
 
 # The right side's controls: its model, a training snapshot of it (counted from 1 as the Training page counts them,
 # 0 for the final weights), its switches and knock-outs (head codes, read against the right model when it opens)
+ABLATE = Field(f"{B}ablate", "", lambda text: text.strip())  # head codes, read against the right model
 FIELDS: list[Field] = [
     Field(f"{B}model", "", _model_name),
     Field(f"{B}snapshot", 0, int_in(0, 10_000)),
     *(on_off_field(f"{B}{key}", True) for key in SWITCH_KEYS),
     Field(f"{B}fill", "-inf", choice("-inf", "-1e9")),
-    Field(f"{B}ablate", "", lambda text: text.strip()),
+    ABLATE,
     VIEW,
 ]
 NEEDS_RESULT = True
@@ -72,9 +87,11 @@ def right_scene(
     scene: Scene,
     opened: Callable[[str | None], Bundle] = open_model,
     snapshot: Callable[[str, int], Bundle] = _opened_snapshot,
+    run: Callable[[Bundle, Controls], TranslationResult | EncodeResult] = main_result,
 ) -> Scene:
     """The right side's scene: its model (`opened` by menu name; a snapshot `snapshot`(path, step)), the left's
-    text and view controls under the right's switches and knock-outs, its own result, and keys after "b-"."""
+    text and view controls under the right's switches and knock-outs, its own result (`run`), and keys after
+    "b-". The app passes its cached engine's calls; a notebook opens and runs directly."""
     values = scene.values
     name = values.get(f"{B}model", "")
     bundle = opened(name) if name else scene.bundle
@@ -101,7 +118,7 @@ def right_scene(
         head=min(left.head, limits.n_heads - 1),
         new_pieces=left.new_pieces if bundle.capabilities.decoder_only else None,
     )
-    return Scene(bundle, controls, main_result(bundle, controls), values, prefix="b-", notes=(), draw=scene.draw)
+    return Scene(bundle, controls, run(bundle, controls), values, prefix="b-", notes=(), draw=scene.draw)
 
 
 def sides(scene: Scene, right: Scene | None = None) -> tuple[Scene, Scene]:
@@ -222,11 +239,18 @@ def heads(a: Scene, b: Scene) -> list[Panel]:
     shown += _paired("compare-heads", *drawn)
     (left, rows, columns), (right, rows_b, columns_b) = patterns
     if rows == rows_b and columns == columns_b:
-        title = _("Right minus left")
-        figure = a.figure(tensor_heatmap, right - left, rows, a.style, title, _("key piece"), columns)
-        caption = _("Red where the right side attends more, blue where it attends less.")
-        shown.append(Panel("compare-heads-difference", figure, caption=caption))
+        shown.append(_difference(a, right - left, rows, columns))
     return shown
+
+
+def _difference(a: Scene, difference: np.ndarray, rows: list[str], columns: list[str]) -> Panel:
+    """Right minus left on a diverging scale, or words when the two are the same but for float rounding."""
+    if np.nanmax(np.abs(np.nan_to_num(difference))) < SAME:
+        return words("compare-heads-difference", _("The two sides' weights are the same here."), "info")
+    difference = np.where(np.abs(difference) < SAME, 0.0, difference)
+    figure = a.figure(tensor_heatmap, difference, rows, a.style, _("Right minus left"), _("key piece"), columns)
+    caption = _("Red where the right side attends more, blue where it attends less.")
+    return Panel("compare-heads-difference", figure, caption=caption)
 
 
 def model_views(a: Scene, b: Scene) -> list[Panel]:
@@ -238,19 +262,28 @@ def model_views(a: Scene, b: Scene) -> list[Panel]:
         trace = trace_of(side)
         patterns = [trace.pattern(stack, kind, layer) for layer in range(side.limits.layers_of(stack))]
         selected = (min(side.controls.layer, len(patterns) - 1), side.controls.head)
-        tiles = tiles_panels(side, block, patterns, selected, knocked_heads(side, block), "auto")
-        drawn.append(tiles[0])
+        tiles = tiles_panels(side, block, patterns, selected, knocked_heads(side, block), "auto")[0]
+        drawn.append(replace(tiles, caption=_("Rows: layers, columns: heads; the sidebar's layer and head outlined.")))
     return _paired("compare-model-view", *drawn)
 
 
 def sink_shares(a: Scene, b: Scene) -> list[Panel]:
-    """The share of attention on the first piece, layer × head, for both decoders."""
+    """The share of attention on the first piece, layer × head, for both decoders (each titled by its model: the
+    heading says what it is)."""
     drawn = []
     for side in (a, b):
-        trace = trace_of(side)
-        panel = sinks.section_panels(side, trace, "decoder", sinks.stack_pieces(trace, "decoder"))[0]
-        drawn.append(replace(panel, heading=""))
-    heading = Panel("compare-sinks-heading", heading=_("Attention sinks: the first piece's share, by layer"))
+        cfg = side.bundle.config
+        found = first_piece_shares(trace_of(side), "decoder", cfg.norm_first, cfg.windows)
+        figure = side.figure(sink_figure, found.shares, side.style, side.bundle.name, SINK)
+        drawn.append(Panel(side.key("compare-sinks"), figure))
+    heading = Panel(
+        "compare-sinks-heading",
+        heading=_("Attention sinks: the first piece's share, by layer"),
+        caption=_(
+            "A cell is the weight a head gives the first piece, averaged over every query after it; the last "
+            "column is each layer's mean over its heads."
+        ),
+    )
     return [heading, *_paired("compare-sinks", *drawn)]
 
 
@@ -281,21 +314,10 @@ def _stage_order(name: str) -> tuple[int, int, str]:
     return (stack, -1 if parsed.layer is None else parsed.layer, "")
 
 
-def show(text: str | None = None, model: str | None = None, **controls: Any) -> PageView:
-    """Both sides' pictures for `text` in a notebook: the left on `model` (None: the shipped model) under the
-    controls named as in the URL, the right under the `b_` ones (`b_model="smollm2-135m-instruct"`,
-    `b_snapshot=1`, `b_causal="off"` …). The Compare page itself is to come."""
-    from views.pages import module_scene  # views.pages imports every page's module by name, never this one
-
-    scene = module_scene(sys.modules[__name__], text, model, **controls)
-    with speaking(scene.controls.language):
-        shown = panels(scene)
-    return PageView("compare", scene.result, shown, list(scene.notes))
-
-
-def panels(scene: Scene) -> list[Panel]:
-    """The page for the scene's text: both sides named, then each pair."""
-    a, b = sides(scene)
+def panels(scene: Scene, right: Scene | None = None) -> list[Panel]:
+    """The page for the scene's text: both sides named, then each pair (`right`: the right side's scene, made
+    by the caller; else `right_scene`'s)."""
+    a, b = sides(scene, right)
     writes = all(isinstance(side.result, TranslationResult) for side in (a, b))
     named = words(
         "compare-sides",
@@ -303,7 +325,7 @@ def panels(scene: Scene) -> list[Panel]:
     )
     if not writes:
         said = _("An encoder alone writes no output: both sides of a comparison must translate or continue.")
-        return [named, words("compare-no-output", said, "warning")]
+        return [named, words("compare-no-output", said, "info")]
     step = scene.controls.step
     shown = [named, *outputs(a, b), *candidates(a, b, step), *heads(a, b), *model_views(a, b)]
     shown += sink_shares(a, b)

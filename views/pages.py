@@ -37,6 +37,7 @@ PAGES = {
     "design_choices": "views.design",
     "training": "views.training",
     "why": "views.why",
+    "compare": "views.compare",
 }
 
 

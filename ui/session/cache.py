@@ -4,7 +4,7 @@ cache that keeps to them: least recently used out, by bytes held, not by a count
     ANATOMY_RESULTS_MB  model results (translations, traces, sweeps)   default 128, or unset: at least
                         the bytes of the models loaded (see RESULTS)
     ANATOMY_FIGURES_MB  drawn plotly figures                           default 64
-    ANATOMY_MODELS_MB   loaded checkpoints (parameters and buffers)    default 512
+    ANATOMY_MODELS_MB   loaded checkpoints (parameters and buffers)    default 2048
 
 Memory freed must also leave the process: see `return_large_blocks`.
 
@@ -36,7 +36,8 @@ MIB = 2**20
 RESULTS_ENV = "ANATOMY_RESULTS_MB"
 FIGURES_ENV = "ANATOMY_FIGURES_MB"
 MODELS_ENV = "ANATOMY_MODELS_MB"
-DEFAULT_MB = {RESULTS_ENV: 128, FIGURES_ENV: 64, MODELS_ENV: 512}
+# models: two real ones at once, the Compare page's SmolLM2-135M (538 MB in float32) and Gemma 3 270M (1,072 MB)
+DEFAULT_MB = {RESULTS_ENV: 128, FIGURES_ENV: 64, MODELS_ENV: 2048}
 
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter

@@ -40,6 +40,7 @@ PAGES: list[tuple[str, str, str]] = [
     ("pages/6_design_choices.py", N_("Design choices"), "design_choices"),
     ("pages/7_training.py", N_("Training"), "training"),
     ("pages/8_why.py", N_("Why this word?"), "why"),
+    ("pages/9_compare.py", N_("Compare"), "compare"),
 ]
 # The first page's titles for a model that does not translate (ui/page/sidebar.py, first_page_titles): an
 # encoder-only model's, a decoder-only model's.
