@@ -38,7 +38,9 @@ def both_sides_drawn(at: AppTest) -> None:
     """Each pair's two pictures (the candidates, the chosen head, the model view, the sinks) and the two tables."""
     assert_clean(at)
     drawn = titles(at)
-    candidates = [title for title in drawn if title in ("Top candidates at every decoding step", "每个解码步的最佳候选")]
+    candidates = [
+        title for title in drawn if title in ("Top candidates at every decoding step", "每个解码步的最佳候选")
+    ]
     assert len(candidates) == 2 and len(drawn) >= 8 and len(at.dataframe) == 2, drawn
 
 

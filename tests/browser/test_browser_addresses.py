@@ -44,7 +44,8 @@ def _open(page, address: str) -> None:
     """Open `address` and wait until its page has drawn its heading and menu and the script has finished."""
     page.goto(address)
     page.wait_for_function(
-        f"() => document.querySelector('h1') && document.querySelectorAll({json.dumps(MENU_LINKS)}).length === 8",
+        f"() => document.querySelector('h1') && document.querySelectorAll({json.dumps(MENU_LINKS)}).length"
+        f" === {len(PAGES)}",
         timeout=60000,
     )
     _settle(page, timeout_ms=60000)
