@@ -14,13 +14,13 @@ from ui.page import player
 from ui.page.binding import bind, page_value, stored
 from ui.page.start import start
 from ui.session import engine
-from ui.session.cache import MODELS, MODELS_ENV, budget_bytes
+from ui.session.cache import MODELS
 from views import compare
-from views.controls import Controls, all_heads, head_code
+from views.controls import Controls, all_heads, head_code, head_label
 from views.markdown import md
 from views.models import menu_models
 from views.panels import Panel
-from views.scene import limits_of
+from views.scene import Scene, limits_of
 
 FOLDED = ("compare-sides", "compare-parting")  # on a projector, into the run's notes
 SWITCH_LABELS = {
@@ -73,18 +73,20 @@ def right_side_pickers() -> None:
             )
     for key, label in SWITCH_LABELS.items():
         bind(f"{compare.B}{key}", st.toggle, label=_(label))
-    heads = [head_code(head) for head in all_heads(limits_of(right))]
+    by_label = {head_label(head): head for head in all_heads(limits_of(right))}
+    label_of = {head_code(head): label for label, head in by_label.items()}
     asked = [code for code in str(page_value(compare.ABLATE)).split(",") if code.strip()]
-    unknown = [code for code in asked if code not in heads]
+    unknown = [code for code in asked if code not in label_of]
     if unknown:  # as the left side's knock-outs are: a note, and the heads the model has kept
         st.warning(md(_("{model} has no head {heads}: it is left out.", model=right.name, heads=", ".join(unknown))))
     bind(
         f"{compare.B}ablate",
         st.multiselect,
-        to_widget=lambda text: [code for code in str(text).split(",") if code in heads],
-        from_widget=",".join,
+        to_widget=lambda text: [label_of[code] for code in str(text).split(",") if code in label_of],
+        from_widget=lambda labels: ",".join(head_code(head) for head in sorted(by_label[label] for label in labels)),
         label=_("Knock out heads on the right"),
-        options=heads,
+        options=list(by_label),
+        placeholder=_("Choose heads to zero"),
     )
 
 
@@ -99,12 +101,35 @@ def body(step: int) -> None:
 def draw(panels: list[Panel]) -> None:
     """The panels in order; on a projector the sides' names and where the outputs part fold into the run's notes
     (each output's caption names its side), so that the first pair of pictures is in the first screen."""
+    kept = len(page.figures)
     if not page.controls.presentation:
         page.panels(panels)
-        return
-    with page.notes:
-        page.panels([panel for panel in panels if panel.key in FOLDED])
-    page.panels([panel for panel in panels if panel.key not in FOLDED])
+    else:
+        with page.notes:
+            page.panels([panel for panel in panels if panel.key in FOLDED])
+        page.panels([panel for panel in panels if panel.key not in FOLDED])
+    name_sides(panels, kept)
+
+
+def name_sides(panels: list[Panel], kept: int) -> None:
+    """Each figure the panels kept (from `kept` on; for the page's download and the room's phones, where the pairs
+    are one above the other) says its side before its caption."""
+    named = {compare.LEFT_KEYS: _("Left side"), compare.RIGHT_KEYS: _("Right side")}
+    drawn = [panel for panel in panels if panel.figure is not None]
+    for index, panel in zip(range(kept, len(page.figures)), drawn, strict=False):
+        side = next((name for prefix, name in named.items() if panel.key.startswith(prefix)), "")
+        caption, figure = page.figures[index]
+        if side:
+            page.figures[index] = (f"{side} · {caption}", figure)
+
+
+def tell_the_room(left: Scene, right: Scene) -> None:
+    """Both outputs, each under its side's name, for the room's phones."""
+    page.outputs = [
+        (f"{_(name)} · {_(side.output_noun.capitalize())}", side.result.translation)
+        for name, side in ((N_("Left side"), left), (N_("Right side"), right))
+        if isinstance(side.result, TranslationResult)
+    ]
 
 
 page = start(N_("Compare"))
@@ -126,10 +151,11 @@ if not all(
                 _(
                     "The models cache keeps {budget} MiB of models (ANATOMY_MODELS_MB), less than both sides "
                     "need: every change on this page opens one of them again.",
-                    budget=budget_bytes(MODELS_ENV) // 2**20,
+                    budget=MODELS.budget // 2**20,
                 )
             )
         )
+tell_the_room(scene, right)
 steps = [len(side.result.steps) for side in (scene, right) if isinstance(side.result, TranslationResult)]
 if len(steps) == 2 and max(steps) > 1:
     player.DECODING.controls(max(steps), "compare", whole_at_rest=True)

@@ -24,8 +24,17 @@ for _area in AREAS:
 if not os.environ.get("ANATOMY_CACHE"):
     import tempfile
 
+    from model.checkpoints.catalog import GEMMA3_FILE
+
     os.environ["ANATOMY_CACHE"] = tempfile.mkdtemp(prefix="anatomy-test-cache-")
     _OWN_CACHE = os.environ["ANATOMY_CACHE"]
+    # Gemma 3 270M, when fetched into the person's own cache (./fetch.sh gemma-3-270m), is linked into the run's,
+    # where the tests that compare with it look for it (converting it is then the run's own work)
+    _person_cache = Path(os.environ.get("XDG_CACHE_HOME", "").strip() or Path.home() / ".cache")
+    _fetched = _person_cache / "transformer-anatomy" / "models" / GEMMA3_FILE
+    if _fetched.is_file():
+        (Path(_OWN_CACHE) / "models").mkdir()
+        (Path(_OWN_CACHE) / "models" / _fetched.name).symlink_to(_fetched)
 else:
     _OWN_CACHE = ""
 

@@ -47,6 +47,7 @@ from viz.sinks import sink_shares as sink_figure
 B = "b_"  # the right side's controls in the URL: the left's names after this prefix
 SWITCH_KEYS = ("causal", "padding", "pe", "scale", "embscale")
 SAME = 1e-6  # a difference of attention weights below this is float rounding
+LEFT_KEYS, RIGHT_KEYS = "a-", "b-"  # the start of each side's panels' keys
 PROJECTOR_OUTPUT_SIZE = 1.5  # rem: each output on a projector, half the width (the sides are named in the notes)
 
 
@@ -119,12 +120,12 @@ def right_scene(
         head=min(left.head, limits.n_heads - 1),
         new_pieces=left.new_pieces if bundle.capabilities.decoder_only else None,
     )
-    return Scene(bundle, controls, run(bundle, controls), values, prefix="b-", notes=(), draw=scene.draw)
+    return Scene(bundle, controls, run(bundle, controls), values, prefix=RIGHT_KEYS, notes=(), draw=scene.draw)
 
 
 def sides(scene: Scene, right: Scene | None = None) -> tuple[Scene, Scene]:
     """(left, right): the page's scene with keys after "a-", and the right side's."""
-    return replace(scene, prefix="a-"), right if right is not None else right_scene(scene)
+    return replace(scene, prefix=LEFT_KEYS), right if right is not None else right_scene(scene)
 
 
 def side_name(side: Scene) -> str:

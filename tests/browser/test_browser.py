@@ -233,6 +233,15 @@ def _chart_with_title(page, title: str):
     ).first
 
 
+def _downloaded_page(page, folder: Path) -> tuple[str, str]:
+    """The page's charts as one HTML file, downloaded with its button: its file name and its text."""
+    with page.expect_download(timeout=60000) as download:
+        page.get_by_text("Download this page's charts as HTML").click()
+    saved = folder / "page.html"
+    download.value.save_as(saved)
+    return download.value.suggested_filename, saved.read_text(encoding="utf-8")
+
+
 def test_chart_toolbar_exports_svg_and_png_at_3x(server, browser, tmp_path):
     url, _ = server
     with _visit(browser) as page:
@@ -254,12 +263,8 @@ def test_chart_toolbar_exports_svg_and_png_at_3x(server, browser, tmp_path):
                 width = int.from_bytes(data[16:20], "big")
                 shown = chart.bounding_box()["width"]
                 assert abs(width - 3 * shown) <= 6, (width, shown)
-        with page.expect_download(timeout=60000) as download:
-            page.get_by_text("Download this page's charts as HTML").click()
-        saved = tmp_path / "page.html"
-        download.value.save_as(saved)
-        html = saved.read_text(encoding="utf-8")
-        assert download.value.suggested_filename == "anatomy-translate.html"
+        name, html = _downloaded_page(page, tmp_path)
+        assert name == "anatomy-translate.html"
         assert "plotly.js v" in html and "Top candidates at every decoding step" in html
         assert html.count('class="plotly-graph-div"') == len(page.locator(".js-plotly-plot").all())
 

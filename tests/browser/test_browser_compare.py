@@ -8,7 +8,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import pytest
-from test_browser import SHOTS, _screenshot, _settle, _visit, browser, server  # noqa: F401
+from test_browser import SHOTS, _downloaded_page, _screenshot, _settle, _visit, browser, server  # noqa: F401
 
 from model.checkpoints.catalog import SMOLLM2, packaged_models
 
@@ -55,3 +55,17 @@ def test_both_sides_are_drawn_side_by_side_and_whole(server, browser, case, scre
             assert max(left[1] + left[3], right[1] + right[3]) <= height, (left, right)
         page.screenshot(path=str(SHOTS / f"compare_{case}_{screen}.png"))
         _screenshot(page, SHOTS / f"compare_page_{case}_{screen}.png")
+
+
+def test_the_pages_download_holds_every_picture_named_by_its_side(server, browser, tmp_path):  # noqa: F811
+    """The page's HTML download: one chart per chart on the page, each pair's two told apart by their side."""
+    url, _ = server
+    with _visit(browser) as page:
+        page.goto(f"{url}/compare?{urlencode(CASES['unmasked'])}")
+        page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=180000)
+        _settle(page, timeout_ms=180000)
+        name, html = _downloaded_page(page, tmp_path)
+        assert name == "anatomy-compare.html"
+        assert html.count('class="plotly-graph-div"') == len(page.locator(".js-plotly-plot").all())
+        for side in ("Left side", "Right side"):
+            assert f"<h2>{side} · Top candidates at every decoding step</h2>" in html, side

@@ -66,6 +66,8 @@ class Page:
     held: list[str] = field(default_factory=list)  # words `lead` keeps for after the next chart
     # where the run's notes go (the chat note, warnings, what the model lacks)
     notes: Notes = field(default_factory=lambda: Notes(folded=False))
+    # the outputs the room's phones are told, (label, words), when a page has more than its one result (Compare's)
+    outputs: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def heading(self) -> str:
@@ -228,7 +230,9 @@ class Page:
     def _view(self, figures: list[tuple[str, go.Figure]] | None = None) -> bytes:
         """What this run showed, for the room's phones: the sentence, the result, the controls, the figures."""
         texts = [(self._text_label, self.controls.sentence)]
-        if isinstance(self.result, TranslationResult):
+        if self.outputs:
+            texts += self.outputs
+        elif isinstance(self.result, TranslationResult):
             texts.append((self.output_noun.capitalize(), self.result.translation))
         said = changed_switches(stored_values(), applies(self.bundle))
         controls = presenter.controls_line(stored_values(), said)
