@@ -15,7 +15,7 @@ import pandas as pd
 from i18n import _, listing, n_, sentences
 from model.analysis.routes import THRESHOLD as ROUTES_THRESHOLD
 from model.analysis.routes import routes
-from model.analysis.shares import BIAS, EMBEDDINGS, logit_shares
+from model.analysis.shares import BIAS, EMBEDDINGS, LogitShares, logit_shares
 from model.results import Routes, Trace
 from views.attention import VIEW
 from views.controls import Head, head_label
@@ -39,6 +39,11 @@ class SharesView:
 
     shares: pd.Series
     logit: float
+
+    @classmethod
+    def of(cls, found: LogitShares) -> SharesView:
+        """The shares and the logit of a split (its parts stay with it)."""
+        return cls(found.shares, found.logit)
 
     def heads(self, kind: str, layers: int, heads: int) -> np.ndarray:
         """(layers, heads): the shares of one attention kind's heads."""
@@ -65,18 +70,11 @@ def trace_of(why: Explained) -> Trace | None:
     return why.bundle.teacher_forced(why.ctl.sentence, list(why.out_ids), why.iv, why.ctl.chat)
 
 
-def shares_view(why: Explained, step: int, trace: Trace | None) -> SharesView:
-    """The shares of output piece `step`, computed directly."""
+def logit_shares_of(why: Explained, step: int, trace: Trace | None) -> LogitShares:
+    """Output piece `step`'s logit split into shares, with the parts whose writes the section shows, computed
+    directly."""
     ctl = why.ctl
-    found = logit_shares(why.bundle, ctl.sentence, why.out_ids, step, why.iv, ctl.chat, trace)
-    return SharesView(found.shares, found.logit)
-
-
-def writes_of(why: Explained, step: int, head: Head, trace: Trace | None) -> pd.DataFrame:
-    """What `head` writes at the position predicting output piece `step`, computed directly."""
-    ctl = why.ctl
-    found = logit_shares(why.bundle, ctl.sentence, why.out_ids, step, why.iv, ctl.chat, trace)
-    return found.writes(why.bundle, head)
+    return logit_shares(why.bundle, ctl.sentence, why.out_ids, step, why.iv, ctl.chat, trace)
 
 
 def routes_of(why: Explained, step: int, threshold: float, trace: Trace | None) -> Routes:
@@ -276,12 +274,13 @@ def routes_heading(why: Explained) -> Panel:
 def panels(why: Explained, step: int, threshold: float = ROUTES_THRESHOLD) -> list[Panel]:
     """The section as the page shows it, computed directly from one recorded pass (`trace_of`)."""
     trace = trace_of(why)
-    view = shares_view(why, step, trace)
+    found = logit_shares_of(why, step, trace)
+    view = SharesView.of(found)
     head = chosen_head(why)
     return [
         heatmap(why, step, view),
         largest(why, view),
-        writes(why, head, writes_of(why, step, head, trace)),
+        writes(why, head, found.writes(why.bundle, head)),
         routes_heading(why),
         route_panel(why, step, routes_of(why, step, threshold, trace)),
     ]

@@ -7,12 +7,12 @@ import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from test_app import ROOT, TIMEOUT, array, assert_clean, chart_titled, charts
+from test_app import array, assert_clean, chart_titled, charts
+from test_app import run as run_page
 
 from views.why import piece_chips
 from viz.labels import display_piece
 
-PAGE = str(ROOT / "pages/8_why.py")
 GIRL = "The small girl sees a white bird."
 BOY = "The small boy sees a white bird."
 
@@ -23,10 +23,7 @@ def shipped_model(monkeypatch):
 
 
 def run(**params: str) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
-    for key, value in {"sentence": GIRL, **params}.items():
-        at.query_params[key] = value
-    return at.run()
+    return run_page("pages/8_why.py", {"sentence": GIRL, **params})
 
 
 def piece_on_show(at: AppTest) -> str:

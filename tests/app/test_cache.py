@@ -87,6 +87,7 @@ def test_held_bytes_counts_a_shared_buffer_once_and_follows_torch_storage():
     assert 20_000 <= held_bytes([whole, whole.copy()]) < 21_000
     tensor = torch.zeros(4, 1_000)  # a batch row's array keeps the whole batch alive
     assert held_bytes(tensor[1:2].numpy()) >= 16_000
+    assert 16_000 <= held_bytes([tensor, tensor[1:2], tensor[1:2].numpy()]) < 17_000  # a tensor itself, once
     assert held_bytes("x" * 5_000) >= 5_000 and held_bytes({"k": ["y" * 3_000] * 3}) < 4_000
 
 

@@ -11,7 +11,7 @@ from i18n import _
 from ui.page.binding import bind, page_value, set_value
 from ui.page.panels import draw_one
 from ui.page.start import Page
-from ui.session import explanations
+from ui.session import explanations, shares
 from views import shares as view
 from views.attention import VIEW
 from views.explained import Explained
@@ -60,8 +60,9 @@ def section(page: Page, why: Explained, step: int) -> None:
     trace = why.own_trace
     if trace is None and iv.causal_mask:  # one recorded pass for the three parts (views.shares.trace_of), cached
         trace = explanations.teacher_forced(bundle, ctl.sentence, why.out_ids, iv, ctl.chat)
-    found = explanations.shares(bundle, ctl.sentence, why.out_ids, iv, step, trace, ctl.chat)
-    heatmap = view.heatmap(why, step, found)
+    found = shares.logit_shares(bundle, ctl.sentence, why.out_ids, iv, step, trace, ctl.chat)
+    split = view.SharesView.of(found)
+    heatmap = view.heatmap(why, step, split)
     kinds = view.kinds(why)
     draw_one(
         page,
@@ -70,8 +71,8 @@ def section(page: Page, why: Explained, step: int) -> None:
         selection_mode="points",
     )
     head = view.chosen_head(why)
-    frame = explanations.writes(bundle, ctl.sentence, why.out_ids, iv, step, head, trace, ctl.chat)
-    page.panels([view.largest(why, found), view.writes(why, head, frame), view.routes_heading(why)])
+    frame = found.writes(bundle, head)
+    page.panels([view.largest(why, split), view.writes(why, head, frame), view.routes_heading(why)])
     threshold = bind(
         view.THRESHOLD.key,
         st.slider,
@@ -81,6 +82,6 @@ def section(page: Page, why: Explained, step: int) -> None:
         step=0.01,
         format="%.2f",
     )
-    found_routes = explanations.routes(bundle, ctl.sentence, why.out_ids, iv, step, threshold, trace, ctl.chat)
+    found_routes = shares.routes(bundle, ctl.sentence, why.out_ids, iv, step, threshold, trace, ctl.chat)
     graph = view.route_panel(why, step, found_routes)
     draw_one(page, graph, on_select=lambda: _edge_clicked(graph.key), selection_mode="points")

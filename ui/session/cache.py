@@ -138,6 +138,12 @@ def _walk(value: Any, freeze: bool, stop_above: float = float("inf")) -> int:
                 stack.extend(obj.ravel().tolist())
             continue
         total += sys.getsizeof(obj)
+        if hasattr(obj, "untyped_storage"):  # a torch tensor: its storage, once however many views share it
+            identity, size = _buffer(obj)
+            if identity not in buffers:
+                buffers.add(identity)
+                total += size
+            continue
         if isinstance(obj, (str, bytes, bytearray, int, float, complex, bool, type(None), np.generic)):
             continue
         if isinstance(obj, dict):
@@ -157,8 +163,8 @@ def _walk(value: Any, freeze: bool, stop_above: float = float("inf")) -> int:
 
 
 def held_bytes(value: Any) -> int:
-    """Bytes a value holds: numpy arrays by the buffers under them (a buffer shared by several
-    arrays once), strings, containers, dataclasses and plain objects recursively.
+    """Bytes a value holds: numpy arrays and torch tensors by the buffers under them (a buffer shared by
+    several arrays once), strings, containers, dataclasses and plain objects recursively.
 
     A plotly figure counts its traces' and layout's property dicts and the validated objects over
     them. Checked with tracemalloc on the app's kinds of figures (tests/app/test_cache.py): within 2x

@@ -15,15 +15,11 @@ from model import (
     Trace,
 )
 from model.analysis import attribute, logit_lens, patch_grid
-from model.analysis.routes import routes as routes_to
-from model.analysis.shares import logit_shares
-from model.results import Routes
 from ui.session.cached import IvKey, cached, interventions_of, iv_key
 from ui.session.engine import encode, translate
 from views.lens import LENS_TOP as LENS_TOP
 from views.lens import LensView, lens_view
 from views.patching import patched_scores, patched_text
-from views.shares import SharesView
 from views.why import head_roles
 
 
@@ -320,93 +316,3 @@ def translation_patched(
     """The receiver's greedy translation (a decoder-only model's continuation, or with `chat` its answer)
     with the donor's activation at `hook`, `positions`; cached."""
     return _patched_translation(bundle, bundle.checkpoint_id, donor, receiver, hook, tuple(positions), iv_key(iv), chat)
-
-
-@cached
-def _shares(
-    _bundle: Bundle,
-    checkpoint_id: str,
-    sentence: str,
-    output_ids: tuple[int, ...],
-    key: IvKey,
-    piece: int,
-    chat: bool,
-    trace: Trace | None = None,
-) -> SharesView:
-    found = logit_shares(_bundle, sentence, output_ids, piece, interventions_of(key), chat, trace)
-    return SharesView(found.shares, found.logit)
-
-
-def shares(
-    bundle: Bundle,
-    sentence: str,
-    output_ids: tuple[int, ...],
-    iv: Interventions,
-    piece: int,
-    trace: Trace | None = None,
-    chat: bool = False,
-) -> SharesView:
-    """Output piece `piece`'s logit split into every part's share (`model.analysis.shares`), cached; `trace`, the
-    output's own, saves it a pass."""
-    return _shares(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), iv_key(iv), piece, chat, trace=trace)
-
-
-@cached
-def _writes(
-    _bundle: Bundle,
-    checkpoint_id: str,
-    sentence: str,
-    output_ids: tuple[int, ...],
-    key: IvKey,
-    piece: int,
-    head: tuple[str, str, int, int],
-    chat: bool,
-    trace: Trace | None = None,
-) -> pd.DataFrame:
-    found = logit_shares(_bundle, sentence, output_ids, piece, interventions_of(key), chat, trace)
-    return found.writes(_bundle, head)
-
-
-def writes(
-    bundle: Bundle,
-    sentence: str,
-    output_ids: tuple[int, ...],
-    iv: Interventions,
-    piece: int,
-    head: tuple[str, str, int, int],
-    trace: Trace | None = None,
-    chat: bool = False,
-) -> pd.DataFrame:
-    """The pieces `head` most raises and lowers at the position predicting output piece `piece`, cached."""
-    key = iv_key(iv)
-    return _writes(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), key, piece, head, chat, trace=trace)
-
-
-@cached
-def _routes(
-    _bundle: Bundle,
-    checkpoint_id: str,
-    sentence: str,
-    output_ids: tuple[int, ...],
-    key: IvKey,
-    piece: int,
-    threshold: float,
-    chat: bool,
-    trace: Trace | None = None,
-) -> Routes:
-    return routes_to(_bundle, sentence, output_ids, piece, interventions_of(key), chat, threshold, trace)
-
-
-def routes(
-    bundle: Bundle,
-    sentence: str,
-    output_ids: tuple[int, ...],
-    iv: Interventions,
-    piece: int,
-    threshold: float,
-    trace: Trace | None = None,
-    chat: bool = False,
-) -> Routes:
-    """The routes to output piece `piece` above `threshold` (`model.analysis.routes`), cached."""
-    key = iv_key(iv)
-    return _routes(bundle, bundle.checkpoint_id, sentence, tuple(output_ids), key, piece, threshold, chat, trace=trace)
