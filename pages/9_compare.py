@@ -23,6 +23,7 @@ from views.panels import Panel
 from views.scene import Scene, limits_of
 
 FOLDED = ("compare-sides", "compare-parting")  # on a projector, into the run's notes
+OUTPUT_NAMES = {"answer": N_("Answer"), "continuation": N_("Continuation"), "translation": N_("Translation")}
 SWITCH_LABELS = {
     "causal": N_("Causal mask"),
     "padding": N_("Padding mask"),
@@ -126,7 +127,7 @@ def name_sides(panels: list[Panel], kept: int) -> None:
 def tell_the_room(left: Scene, right: Scene) -> None:
     """Both outputs, each under its side's name, for the room's phones."""
     page.outputs = [
-        (f"{_(name)} · {_(side.output_noun.capitalize())}", side.result.translation)
+        (f"{_(name)} · {_(OUTPUT_NAMES[side.output_noun])}", side.result.translation)
         for name, side in ((N_("Left side"), left), (N_("Right side"), right))
         if isinstance(side.result, TranslationResult)
     ]
