@@ -34,8 +34,10 @@ APP_CSS = """<style>
    ends: a mark drawn by this run goes over them. */
 [class*="st-key-steady-"] { display: grid; grid-template-columns: minmax(0, 1fr); }
 [class*="st-key-steady-"] > * { grid-area: 1 / 1; }
-[class*="st-key-steady-"] > :has(.anatomy-newest) { z-index: 1; }
-[class*="st-key-steady-"] > :has([data-stale="false"] .anatomy-newest) { z-index: 2; }
+/* each :has is anchored on the slot's wrapper: a bare `> :has(` made every forced style recalculation (plotly
+   measures each label it draws) test every element of the page, a third of chromium's styling on a real model */
+[class*="st-key-steady-"] > [data-testid="stLayoutWrapper"]:has(.anatomy-newest) { z-index: 1; }
+[class*="st-key-steady-"] > [data-testid="stLayoutWrapper"]:has([data-stale="false"] .anatomy-newest) { z-index: 2; }
 [class*="st-key-steady-"] .stElementContainer:has(.anatomy-newest) { display: none; }
 /* plotly draws a chart's frame before its heatmap: until the heatmap is in, the slot below shows through (a chart of
    bars, keyed steady-bars-, has no heatmap to wait for) */
