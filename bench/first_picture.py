@@ -2,7 +2,7 @@
 in chromium at 1440x900, beside the engine's own generate + trace of the same prompt in the same run.
 
     python bench/first_picture.py [--model smollm2-135m-instruct] [--pieces 80] [--pages translate,attention]
-                                  [--repeats 3] [--at-once]
+                                  [--repeats 3] [--at-once] [--pin]
 
 An instruct decoder reads each prompt as a chat message; an encoder-decoder (--model opus-size-random, the folder
 bench_real.py --keep writes, offered with $ANATOMY_MODELS) translates it as a sentence of about --pieces source
@@ -24,6 +24,9 @@ first prompt, waits until chromium has drawn it (nothing changed for 1 s), then 
                          (beside the same pass alone in this process, printed last)
 
 The engine is timed in this process on one torch thread, as the server runs it, between the pages' runs.
+
+--pin runs chromium on the first core and the server on the second, and times the engine on the second too (a
+laptop's browser and a server apart); without it all share both cores, as on a laptop.
 
 --no-browser runs each page in this process (Streamlit's AppTest) with no browser on the machine, and prints the
 server's first picture, the prompt's pass and the server's whole run alone: what the server needs when nothing
@@ -252,6 +255,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--at-once", action="store_true", help="pages that wait for the whole continuation (no stream)")
     parser.add_argument("--no-browser", action="store_true", help="the server's part alone, no browser (AppTest)")
+    parser.add_argument(
+        "--pin", action="store_true", help="chromium on the first core; the server and the engine's timing on the other"
+    )
     args = parser.parse_args()
 
     from playwright.sync_api import sync_playwright
@@ -276,6 +282,12 @@ def main() -> None:
     with running_app(None, env=env) as app, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         page = browser.new_page(viewport={"width": 1440, "height": 900})
+        if args.pin:  # a laptop's browser and a server apart (bench/browser_work.py's --pin)
+            from browser_work import chromium_pids, pin
+
+            page.goto(app.url)
+            pin(chromium_pids(), 0)
+            pin([app.pid, os.getpid()], 1)
         print(
             f"{'page':<14} {'server 1st':>10} {'browser 1st':>11} {'piece wait':>10} {'upd/3':>6} "
             f"{'whole':>7} {'server':>7} {'engine':>7} {'ratio':>6} {'prompt':>7} {'its cpu':>7}"
