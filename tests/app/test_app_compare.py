@@ -23,9 +23,7 @@ GIRL = "The small girl sees a white bird."
 DIFFERENCE = "Red where the right side attends more, blue where it attends less."
 
 
-@pytest.fixture(autouse=True)
-def shipped_model(monkeypatch):
-    monkeypatch.setenv("ANATOMY_CHECKPOINT", "")
+pytestmark = pytest.mark.usefixtures("shipped_model")
 
 
 def run(**params: str) -> AppTest:

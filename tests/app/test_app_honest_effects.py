@@ -15,9 +15,7 @@ GIRL = "The small girl sees a white bird."
 BOY = "The small boy sees a white bird."  # differs at one word only: "oiseau" does not hang on it
 
 
-@pytest.fixture(autouse=True)
-def shipped_model(monkeypatch):
-    monkeypatch.setenv("ANATOMY_CHECKPOINT", "")
+pytestmark = pytest.mark.usefixtures("shipped_model")
 
 
 @pytest.fixture(scope="module")

@@ -17,9 +17,7 @@ GIRL = "The small girl sees a white bird."
 BOY = "The small boy sees a white bird."
 
 
-@pytest.fixture(autouse=True)
-def shipped_model(monkeypatch):
-    monkeypatch.setenv("ANATOMY_CHECKPOINT", "")
+pytestmark = pytest.mark.usefixtures("shipped_model")
 
 
 def run(**params: str) -> AppTest:

@@ -178,11 +178,6 @@ def _app(page: str, model: str, params: dict[str, str]) -> AppTest:
     return at.run()
 
 
-@pytest.fixture
-def shipped_model(monkeypatch):
-    monkeypatch.setenv("ANATOMY_CHECKPOINT", "")
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("model", ["all-MiniLM-L6-v2", "default"])
 @pytest.mark.parametrize("page", PAGES)
