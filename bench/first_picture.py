@@ -20,6 +20,7 @@ first prompt, waits until chromium has drawn it (nothing changed for 1 s), then 
   piece latency          the most a piece waited between the engine writing it and the page drawing it
   updates per 3 pieces   what the page drew of the pieces, per 3 written (the Continue page's text)
   whole page             Enter to the page's end (and the server's run alone), over the engine's generate + trace
+  built                  the server's time from the continuation written to the page's end: its pictures built and sent
   prompt, its cpu        the prompt's pass in the server's decoding thread: wall time, and that thread's CPU time
                          (beside the same pass alone in this process, printed last)
 
@@ -29,8 +30,8 @@ The engine is timed in this process on one torch thread, as the server runs it, 
 laptop's browser and a server apart); without it all share both cores, as on a laptop.
 
 --no-browser runs each page in this process (Streamlit's AppTest) with no browser on the machine, and prints the
-server's first picture, the prompt's pass and the server's whole run alone: what the server needs when nothing
-else runs beside it.
+server's first picture, the prompt's pass, the server's whole run and the page's build alone: what the server needs
+when nothing else runs beside it.
 """
 
 from __future__ import annotations
@@ -207,7 +208,14 @@ def measure(page, base: str, slug: str, model: str, first: str, prompt: str, log
         "prompt pass cpu": read["cpu"] - started["cpu"] if started and read else None,
         "whole page": finished - enter,
         "server whole": finished - run,
+        "server built": built(seen, finished),
     }
+
+
+def built(seen: list[dict], finished: float) -> float | None:
+    """The server's time to build the page once the continuation is written: its pictures, sent."""
+    done = [e["t"] for e in seen if e["event"] == "continuation done"]
+    return finished - max(done) if done else None
 
 
 def server_alone(bundle, model: str, slugs: list[str], fresh, repeats: int, log: Path) -> None:
@@ -215,7 +223,7 @@ def server_alone(bundle, model: str, slugs: list[str], fresh, repeats: int, log:
     from streamlit.testing.v1 import AppTest
 
     os.environ[LOG_ENV] = str(log)
-    print(f"{'page':<14} {'server 1st':>10} {'prompt':>7} {'its cpu':>7} {'server':>7}")
+    print(f"{'page':<14} {'server 1st':>10} {'prompt':>7} {'its cpu':>7} {'server':>7} {'built':>7}")
     for slug in slugs:
         [path] = (ROOT / "pages").glob(f"*_{slug}.py")
         rows = []
@@ -233,11 +241,12 @@ def server_alone(bundle, model: str, slugs: list[str], fresh, repeats: int, log:
                     read["t"] - started["t"],
                     read["cpu"] - started["cpu"],
                     finished - run,
+                    built(seen, finished),
                 )
             )
-        medians = [_median([row[i] for row in rows]) for i in range(4)]
+        medians = [_median([row[i] for row in rows]) for i in range(5)]
         cells = [
-            f"{v:>{w}.2f}" if v is not None else f"{'-':>{w}}" for v, w in zip(medians, (10, 7, 7, 7), strict=True)
+            f"{v:>{w}.2f}" if v is not None else f"{'-':>{w}}" for v, w in zip(medians, (10, 7, 7, 7, 7), strict=True)
         ]
         print(f"{slug:<14} " + " ".join(cells))
 
@@ -290,7 +299,7 @@ def main() -> None:
             pin([app.pid, os.getpid()], 1)
         print(
             f"{'page':<14} {'server 1st':>10} {'browser 1st':>11} {'piece wait':>10} {'upd/3':>6} "
-            f"{'whole':>7} {'server':>7} {'engine':>7} {'ratio':>6} {'prompt':>7} {'its cpu':>7}"
+            f"{'whole':>7} {'server':>7} {'built':>7} {'engine':>7} {'ratio':>6} {'prompt':>7} {'its cpu':>7}"
         )
         for slug in slugs:
             rows, engines = [], []
@@ -311,7 +320,7 @@ def main() -> None:
             print(
                 f"{slug:<14} {show(med('server first picture'), 10)} {show(med('browser first picture'), 11)} "
                 f"{show(med('piece latency'), 10)} {show(per3, 6)} {show(whole, 7)} {show(med('server whole'), 7)} "
-                f"{show(engine, 7)} "
+                f"{show(med('server built'), 7)} {show(engine, 7)} "
                 f"{show(whole / engine if whole else None, 6)} {show(med('prompt pass'), 7)} "
                 f"{show(med('prompt pass cpu'), 7)}"
             )

@@ -13,7 +13,7 @@ import pytest
 from i18n import speaking
 from model import Interventions
 from model.results import Step
-from ui.page.markup import APP_CSS
+from ui.page.markup import APP_CSS, CJK_CSS, HIDE_OLD_PAGE, PLAYING_CSS, PRESENTATION_CSS
 from viz.attention import (
     attention_heads,
     attention_map,
@@ -683,6 +683,16 @@ def test_panels_side_by_side_and_the_flow_keep_their_width_on_a_phone(result):
     assert keeps_its_width(pipeline) and keeps_its_width(flow_diagram(dict(trace.stages), Style()))
     assert keeps_its_width(fixed_output_probabilities(["▁le", "</s>"], [-0.1, -0.2], [-1.0, -0.2], Style()))
     assert f"min-width: {WIDE_FIGURE_PX}px" in APP_CSS
+
+
+def test_no_style_rule_asks_the_whole_app_what_it_holds():
+    """A :has() on the app's root made chromium match the whole page again at each label plotly measures (0.3-0.4 s
+    of a real model's Attention page, bench/browser_work.py): the busy sign reads the app's run state, and the rules
+    that hide the old page under a stream come with the stream's mark (ui/page/stream.py)."""
+    for css in (APP_CSS, PRESENTATION_CSS, CJK_CSS, HIDE_OLD_PAGE, PLAYING_CSS):
+        assert '[data-testid="stApp"]:has(' not in css
+    assert '[data-test-script-state="running"]' in APP_CSS
+    assert '[data-stale="true"] { display: none; }' in HIDE_OLD_PAGE
 
 
 def test_a_map_with_more_labelled_columns_than_a_phone_holds_keeps_its_width(result):

@@ -17,13 +17,28 @@ NEWEST = "anatomy-newest"  # the mark of a steady chart's newest slot (ui/page/p
 # (page_css)
 WORKING = N_("Working on the page …")
 
+# From a stream's line (ui/page/stream.py) to the end of its run, what the run before left (the old page, faded,
+# until this run draws over it) is hidden: the line writes these rules with its mark, and leaves them with a mark of
+# its own when it goes (the old charts came back between the new ones while the rest of the page was built); the
+# run's end takes them away (stream.end_of_run). Written there, not in APP_CSS, they cost nothing while no stream
+# is up; a run stopped before its end leaves them until the next run ends, which hides its old page at once.
+HIDE_OLD_PAGE = """<style>
+[data-testid="stElementContainer"][data-stale="true"] { display: none; }
+/* an expander is no element container: it goes when all it holds is the run before's */
+[data-testid="stExpander"]:has([data-stale="true"]):not(:has([data-stale="false"])) { display: none; }
+</style>"""
+# While a player steps on by itself, its frames' runs show no busy sign (ui/page/player.py writes this in the
+# page's run, which its frames' runs leave in place)
+PLAYING_CSS = '<style>[data-testid="stMain"]::after { display: none; }</style>'
+
 APP_CSS = """<style>
 /* the first screen is for the page: less empty header above the title */
 [data-testid="stMainBlockContainer"] { padding-top: 3.5rem; }
-/* A run going on: until it redraws them, the elements of the run before are marked stale. Then a sign names
-   what the run is doing (--anatomy-busy, set by busy_note), after 0.6 s, so that a quick run shows none;
-   not while a player steps on by itself. */
-[data-testid="stApp"]:has([data-stale="true"]):not(:has([class*="st-key-pause-"])) [data-testid="stMain"]::after {
+/* A run going on: a sign names what the run is doing (--anatomy-busy, set by busy_note), after 0.6 s, so that a
+   quick run shows none; not while a player steps on by itself (PLAYING_CSS). No rule here is a :has() anchored on
+   the whole app: each made every forced style recalculation (plotly measures each label it draws) match the whole
+   page again, 0.3-0.4 s of chromium's work for a real model's Attention page. */
+[data-testid="stApp"][data-test-script-state="running"] [data-testid="stMain"]::after {
   content: var(--anatomy-busy, "Working on the page …"); position: fixed; top: 0.7rem; left: 50%;
   transform: translateX(-50%); z-index: 999990; padding: 0.2rem 0.9rem; border-radius: 1rem; background: #0072B2;
   color: #fff; font-size: 0.9rem; pointer-events: none; animation: anatomy-busy 0.2s ease-out 0.6s both;
@@ -43,15 +58,7 @@ APP_CSS = """<style>
    bars, keyed steady-bars-, has no heatmap to wait for) */
 [class*="st-key-steady-"]:not([class*="st-key-steady-bars-"])
   .stPlotlyChart:not(:has(.heatmaplayer image[*|href^="data:"])) { visibility: hidden; }
-/* From a stream's line (ui/page/stream.py) to the end of its run, what the run before left (the old page, faded,
-   until this run draws over it) is hidden: the line marks itself, and leaves a mark of its own when it goes (the old
-   charts came back between the new ones while the rest of the page was built). A mark left by a run before is
-   stale, and counts for nothing. */
-[data-testid="stApp"]:has([data-stale="false"] :is(.anatomy-streaming, .anatomy-streamed))
-  [data-testid="stElementContainer"][data-stale="true"] { display: none; }
-/* an expander is no element container: it goes when all it holds is the run before's */
-[data-testid="stApp"]:has([data-stale="false"] :is(.anatomy-streaming, .anatomy-streamed))
-  [data-testid="stExpander"]:has([data-stale="true"]):not(:has([data-stale="false"])) { display: none; }
+/* a stream's mark (HIDE_OLD_PAGE) takes no room */
 .stElementContainer:has(:is(.anatomy-streaming, .anatomy-streamed)) { display: none; }
 /* a control a player moves: its bound widget stays, hidden, under the copy that shows it (ui/page/binding.py) */
 [class*="st-key-kept-w_"] { display: none; }

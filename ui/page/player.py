@@ -24,7 +24,7 @@ import streamlit as st
 
 from i18n import N_, _, set_language
 from ui.page.binding import renew_widgets, set_value, stored
-from ui.page.markup import NEWEST
+from ui.page.markup import NEWEST, PLAYING_CSS
 from ui.page.start import LIVE_FRAGMENT, Page
 
 PERIOD = 1.0  # seconds per step
@@ -85,6 +85,8 @@ class Player:
         on from the step on show, or from the first when the page at rest shows every step (`whole_at_rest`) or the
         last one."""
         now = self.playing()
+        if now:
+            st.html(PLAYING_CSS)
         label = _("Pause") if now else (_("Resume") if self.engaged() else _(self.label))
         disabled = n_steps < 2
 

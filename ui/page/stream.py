@@ -25,7 +25,7 @@ import streamlit as st
 from i18n import N_, _
 from model import Bundle, Trace, TranslationResult
 from model.results import Listener, Written
-from ui.page.markup import STREAMED, STREAMING
+from ui.page.markup import HIDE_OLD_PAGE, STREAMED, STREAMING
 from ui.page.ondemand import EAGER_WORK, continuation_work, prompt_and_steps
 from ui.session import engine, live
 from ui.session.cached import iv_key
@@ -109,9 +109,9 @@ def end_of_run() -> None:
 
 def _say(line: Any, text: str) -> None:
     """The stream's line: what it is doing, with the mark that hides the run before's leftovers while the line is
-    up (ui.page.markup.APP_CSS: the page under a new prompt's first picture is never the previous prompt's)."""
+    up (ui.page.markup.HIDE_OLD_PAGE: the page under a new prompt's first picture is never the previous prompt's)."""
     with line.container():
-        st.html(f"<span class='{STREAMING}'></span>")
+        st.html(f"<span class='{STREAMING}'></span>{HIDE_OLD_PAGE}")
         st.caption(text)
 
 
@@ -191,7 +191,7 @@ def streamed(page: Running, preview: Preview | None) -> TranslationResult:
     for slot in (growing, prompt):
         slot.empty()
     with line.container():  # the line goes; its own mark stays, so that the old page stays hidden until the run ends
-        st.html(f"<span class='{STREAMED}'></span>")
+        st.html(f"<span class='{STREAMED}'></span>{HIDE_OLD_PAGE}")
     st.session_state[STREAMED_SLOT] = line  # Page.finish empties it: after the run, the mark must hide nothing
     log("continuation done")
     if isinstance(outcome, BaseException):
