@@ -189,8 +189,9 @@ def _tiles_caption(scene: Scene, tiles_pooled: bool) -> str:
     pooled_note = (
         _(
             "The sentence is long, so each tile is pooled to a fixed size: a cell is the mean, over the queries "
-            "of its bin, of the weight they give to the keys of its bin (each row still sums to 1); the hover "
-            "names the bins. The head opened below is at full resolution."
+            "of its bin, of the weight they give to the keys of its bin (each row still sums to 1); where the cells "
+            "are large enough to point at one, the hover names its bins. The head opened below is at full "
+            "resolution."
         )
         if tiles_pooled
         else ""

@@ -23,6 +23,7 @@ from .tiles import (
     click_markers,
     common_role,
     group_frames,
+    hovered_cells,
     marker_px,
     selected_outline,
     tile_captions,
@@ -345,7 +346,8 @@ def model_view(
     gq = caption_gap(nq, tile_px * aspect, style) if captions else tile_gap(nq)
     gk = tile_gap(nk)
     sizes = (nq, nk, gq, gk)
-    image, weights = tile_image(cells, tiles, mode, sizes)
+    cell_hover = hovered_cells(tile_px, sizes, heads)
+    image, weights = tile_image(cells, tiles, sizes, weights_too=cell_hover and mode != "linear")
     all_q, all_k = axis_labels(queries), axis_labels(keys)
     qlabels, klabels = [bin_label(all_q, b) for b in qbins], [bin_label(all_k, b) for b in kbins]
     xs, ys = tile_labels(layers, heads, qlabels, klabels, gq, gk)
@@ -353,7 +355,7 @@ def model_view(
     centre_y = [ys[layer * (gq + nq) + gq + (nq - 1) // 2] for layer in range(layers)]
     pooled_note = pooled(len(queries)) or pooled(len(keys))
     fig = style.figure(**view_axes(centre_x, centre_y))
-    fig.add_trace(tile_heatmap(image, weights, (xs, ys), (zmin, zmax, bar), pooled_note, style))
+    fig.add_trace(tile_heatmap(image, weights, (xs, ys), (zmin, zmax, bar), pooled_note, style, cell_hover))
     fig.add_trace(click_markers(centre_x, centre_y, marker_px(tile_px, sizes, heads), knocked_out, roles))
     if captions:
         fig.add_trace(caption_trace(captions, sizes, style))

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from i18n import _
 
 from .labels import CONTAINER_PX
+from .levels import TOP, level_image, level_scale, level_ticks
 from .style import Style
 
 TILE_PX = 170  # a model-view tile's height on a wide page (presentation mode: × PRESENTED)
@@ -23,6 +24,9 @@ VIEW_PX = 2400
 TILE_CAPTION = "tile-caption"
 SMALLEST_TILE_PX = 70
 PRESENTED = 220 / 170
+# A cell smaller than this on a wide page is not hovered one by one: the mouse skips across it (SmolLM2's 30 layers'
+# tiles of 32 pooled rows are 2.5 px a cell), and the cells' hover was most of the view's bytes (tile_heatmap)
+HOVERED_CELL_PX = 4
 
 
 def tile_size_px(layers: int, style: Style) -> float:
@@ -50,13 +54,15 @@ def caption_gap(nq: int, layer_px: float, style: Style) -> int:
 Sizes = tuple[int, int, int, int]  # (cells down a tile, cells across it, gap rows above it, gap columns after it)
 
 
-def tile_image(cells: np.ndarray, tiles: np.ndarray, mode: str, sizes: Sizes) -> tuple[np.ndarray, np.ndarray | None]:
-    """Every tile (L, H, bq, bk) in one image, blank (NaN) in the gaps: the colour values, and the pooled
-    weights under them for the hover when the colour mode is not linear."""
+def tile_image(
+    cells: np.ndarray, tiles: np.ndarray, sizes: Sizes, weights_too: bool
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Every tile (L, H, bq, bk) in one image, blank (NaN) in the gaps: the colour values, and with `weights_too`
+    the pooled weights under them (the hover's, when the colours are not the weights)."""
     layers, heads = tiles.shape[:2]
     nq, nk, gq, gk = sizes
     image = np.full((layers * (gq + nq), heads * (nk + gk) - gk), np.nan, dtype=np.float32)
-    weights = None if mode == "linear" else np.full_like(image, np.nan)
+    weights = np.full_like(image, np.nan) if weights_too else None
     for layer in range(layers):
         for head in range(heads):
             r0, c0 = layer * (gq + nq) + gq, head * (nk + gk)
@@ -87,12 +93,25 @@ def tile_heatmap(
     colours: tuple[float, float, str],
     pooled_note: bool,
     style: Style,
+    cell_hover: bool = True,
 ) -> go.Heatmap:
     """The image of every tile as one heatmap over its (column, row) labels, on the colour scale
-    (zmin, zmax, colour-bar title); the hover shows the weights under a colour mode that is not linear,
-    and says "pooled weight" when the tiles are pooled."""
+    (zmin, zmax, colour-bar title); with `cell_hover`, the hover shows the weights under a colour mode that is not
+    linear, and says "pooled weight" when the tiles are pooled. Without it, cells too small to point at one by one
+    (a tile's marker names its head, click_markers), the colours go as levels (viz/levels.py), a byte a cell."""
     xs, ys = labels
     zmin, zmax, bar = colours
+    if not cell_hover:
+        return go.Heatmap(
+            z=level_image(image, zmin, zmax),
+            x=xs,
+            y=ys,
+            zmin=0,
+            zmax=TOP,
+            colorscale=level_scale(style.weights),
+            colorbar=dict(title=bar, thickness=14, **level_ticks(zmin, zmax)),
+            hoverinfo="skip",
+        )
     value = _("pooled weight") if pooled_note else _("weight")
     shown = "%{z:.3f}" if weights is None else "%{customdata:.3f}"
     return go.Heatmap(
@@ -109,15 +128,25 @@ def tile_heatmap(
     )
 
 
-def marker_px(tile_px: float, sizes: Sizes, heads: int) -> float:
-    """A click marker's size in px: its tile's height (of a layer's `tile_px`, the gap above taken off) or
-    its width, the smaller."""
+def _tile_box(tile_px: float, sizes: Sizes, heads: int) -> tuple[float, float]:
+    """A tile's height (of a layer's `tile_px`, the gap above taken off) and width on a wide page, in px."""
     nq, nk, gq, gk = sizes
     tile_height = tile_px * max(0.5, min(1.5, nq / max(nk, 1))) * nq / (nq + gq)
-    # a tile's width on a wide page (about 80% of it is the plot): a marker wider than its tile would
-    # take the clicks of its neighbours; past its edge, the hover distance finds the nearest tile
+    # about 80% of a wide page's width is the plot
     tile_width = 0.8 * CONTAINER_PX * nk / (heads * (nk + gk))
-    return min(tile_height, tile_width)
+    return tile_height, tile_width
+
+
+def marker_px(tile_px: float, sizes: Sizes, heads: int) -> float:
+    """A click marker's size in px: its tile's height or its width, the smaller. A marker wider than its tile
+    would take the clicks of its neighbours; past its edge, the hover distance finds the nearest tile."""
+    return min(_tile_box(tile_px, sizes, heads))
+
+
+def hovered_cells(tile_px: float, sizes: Sizes, heads: int) -> bool:
+    """Whether a tile's cells are large enough on a wide page (HOVERED_CELL_PX) for a mouse to point at one."""
+    height, width = _tile_box(tile_px, sizes, heads)
+    return min(height / sizes[0], width / sizes[1]) >= HOVERED_CELL_PX
 
 
 def view_axes(centre_x: list[str], centre_y: list[str]) -> dict:

@@ -91,8 +91,8 @@ def test_model_view_of_a_paragraph_costs_what_a_short_one_costs():
         patterns = [softmax_rows((12, n, n), seed) for seed in range(6)]
         fig = model_view(patterns, pieces(n), pieces(n), Style(), "view")
         sizes[n] = len(fig.to_json())
-        tiles = np.asarray(fig.data[0].z, dtype=float)
-        assert np.isfinite(tiles).sum() == 6 * 12 * TILE_BINS * TILE_BINS
+        tiles = np.asarray(fig.data[0].z)  # twelve heads' cells are too narrow to hover: colour levels, 0 a gap
+        assert (tiles > 0).sum() == 6 * 12 * TILE_BINS * TILE_BINS
     assert sizes[437] < 1.5 * sizes[TILE_BINS] and sizes[437] < 1.5e6, sizes
     assert "pooled to 32×32" in fig.layout.title.text
     assert any("–" in label and "…" in label for label in fig.data[0].x)  # a pooled bin names its positions

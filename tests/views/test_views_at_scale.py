@@ -17,6 +17,7 @@ from viz.cache import bytes_by_step, shared_heads_table
 from viz.explain import lens_heatmap, roles_summary
 from viz.flow_boxes import attention_box, embedding_box
 from viz.labels import display_piece
+from viz.levels import LEVELS, level_image, level_scale, level_ticks
 from viz.shapes import Blueprint, weights_frame
 from viz.sinks import sink_shares
 from viz.style import Style
@@ -132,6 +133,38 @@ def test_thirty_layers_of_nine_heads_fit_in_the_model_view():
     assert deep.layout.height <= 2600  # 5,180 px at the shallow models' tile height
     shallow = model_view([softmax_rows((12, 10, 10), seed=s) for s in range(6)], pieces(10), pieces(10), Style(), "v")
     assert shallow.layout.height == 80 + 6 * 170  # a model of 12 layers or fewer keeps its tall tiles
+
+
+def test_thirty_layers_tiles_too_small_to_point_at_go_as_a_byte_a_cell_the_same_picture():
+    """SmolLM2's view of an 81-piece prompt: 2.5 px cells, sent as colour levels with no hover of their own (the
+    tile's marker names its head); 5.3 MB of the page's 6 MB before, under 1 MB now."""
+    labels = pieces(81)
+    patterns = [softmax_rows((9, 81, 81), seed=s) for s in range(30)]
+    fig = model_view(patterns, labels, labels, Style(), "view", group=3, colour="auto")
+    tiles, markers = fig.data[0], fig.data[1]
+    levels = np.asarray(tiles.z)
+    assert levels.dtype == np.uint8 and tiles.customdata is None and tiles.hoverinfo == "skip"
+    assert len(fig.to_json()) < 1_000_000
+    assert markers.hoverinfo == "text" and "click to open this head" in markers.hovertext[0]
+    # the same colours: a tile's level is its colour value (weight ÷ its row's largest) on LEVELS steps
+    first = levels[levels.any(axis=1)][:32, :32].astype(float)  # L1 H1's 32 × 32 pooled cells
+    assert first.min() >= 1 and (np.round((first - 1) / LEVELS, 2) <= 1).all()
+    assert (first.max(axis=1) == 1 + LEVELS).all()  # each row's largest is the scale's top, as in "row" colours
+    assert (levels == 0).any() and tiles.colorscale[0][1] == "rgba(0,0,0,0)"  # the gaps, clear
+    assert list(tiles.colorbar.ticktext) == ["0", "0.2", "0.4", "0.6", "0.8", "1"]
+    shallow = model_view([softmax_rows((12, 10, 10), seed=s) for s in range(6)], pieces(10), pieces(10), Style(), "v")
+    assert np.asarray(shallow.data[0].z).dtype == np.float32 and "weight" in shallow.data[0].hovertemplate
+
+
+def test_colour_levels_stand_for_their_values():
+    values = np.array([[np.nan, -4.0, -2.0, 0.0, 3.0]])
+    assert level_image(values, -4.0, 0.0).tolist() == [[0, 1, 1 + LEVELS // 2, 1 + LEVELS, 1 + LEVELS]]
+    assert level_ticks(-4.0, 0.0) == {
+        "tickvals": [1.0, 64.5, 128.0, 191.5, 255.0],
+        "ticktext": ["−4", "−3", "−2", "−1", "0"],
+    }
+    scale = level_scale("Viridis")
+    assert scale[0] == [0.0, "rgba(0,0,0,0)"] and scale[2] == [1 / 255, "#440154"] and scale[-1] == [1.0, "#fde725"]
 
 
 def test_a_window_past_the_text_draws_its_band_at_a_fixed_size_with_positions_on_the_axes():
