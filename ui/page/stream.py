@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import streamlit as st
 
-from i18n import N_, _
+from i18n import N_, _, n_
 from model import Bundle, Trace, TranslationResult
 from model.results import Listener, Written
 from ui.page.markup import HIDE_OLD_PAGE, STREAMED, STREAMING
 from ui.page.ondemand import EAGER_WORK, continuation_work, prompt_and_steps
-from ui.session import engine, live
+from ui.session import engine, fair, live
 from ui.session.cached import iv_key
 from views.markdown import md
 from viz.labels import display_piece, on_one_line
@@ -147,6 +147,28 @@ def beam_line(step: int, limit: int, best: str, beams: int, noun: str) -> str:
     return _(_SEARCHING[noun], beams=beams, step=step + 1, limit=limit, best=md(shown))
 
 
+def waiting_line(ahead: int, noun: str) -> str:
+    """What the line under the title says while the decoding waits for its turn (ui/session/fair.py): how many
+    decodings are before it in line (`noun`: what the model makes, a code of Page.output_noun)."""
+    if noun == "answer":
+        return n_(
+            "Waiting for the model: {n} answer is ahead of yours (each writes a piece in turn)",
+            "Waiting for the model: {n} answers are ahead of yours (each writes a piece in turn)",
+            ahead,
+        )
+    if noun == "translation":
+        return n_(
+            "Waiting for the model: {n} translation is ahead of yours (each writes a piece in turn)",
+            "Waiting for the model: {n} translations are ahead of yours (each writes a piece in turn)",
+            ahead,
+        )
+    return n_(
+        "Waiting for the model: {n} continuation is ahead of yours (each writes a piece in turn)",
+        "Waiting for the model: {n} continuations are ahead of yours (each writes a piece in turn)",
+        ahead,
+    )
+
+
 def written_line(written: Written, noun: str) -> str:
     """What the line under the title says while a piece is written."""
     return _(_WRITING[noun], k=written.step.position + 1, limit=written.limit, piece=display_piece(written.step.chosen))
@@ -160,9 +182,15 @@ def streamed(page: Running, preview: Preview | None) -> TranslationResult:
     iv = controls.interventions()
 
     def decode(tell: live.Tell) -> None:
+        with fair.in_line(tell) as next_turn:  # the pieces of decodings asked at once take turns
+            outcome = _decoded(tell, next_turn)
+        tell(live.DONE, outcome)
+
+    def _decoded(tell: live.Tell, next_turn: Callable[[], None]) -> object:
         def piece(written: Written) -> None:
             log("piece heard", index=written.step.position, cpu=time.thread_time())
             tell("piece", written)
+            next_turn()
 
         def prompt_read(trace: Trace) -> None:
             log("prompt heard", cpu=time.thread_time())
@@ -171,16 +199,16 @@ def streamed(page: Running, preview: Preview | None) -> TranslationResult:
         def beam(step: int, limit: int, best: str) -> None:
             log("beam step", index=step)
             tell("beam", BeamStep(step, limit, best))
+            next_turn()
 
         log("decoding", cpu=time.thread_time())
         listener = Listener(prompt=prompt_read, piece=piece, beam=beam)
         try:
-            outcome: object = engine.translate(
+            return engine.translate(
                 bundle, controls.sentence, iv, controls.options(), chat=controls.chat, listener=listener
             )
         except BaseException as exc:
-            outcome = exc
-        tell(live.DONE, outcome)
+            return exc
 
     line, growing, prompt = st.empty(), st.empty(), st.empty()
     _say(line, _(_READING[noun]))
@@ -226,6 +254,9 @@ def _follow(
                 with growing.container():
                     preview.pieces(page, written)
             log("pieces drawn", index=written[-1].step.position)
+        latest = [(kind, value) for kind, value in news if kind in ("piece", "beam", fair.WAITING)]
+        if latest and latest[-1][0] == fair.WAITING and isinstance(latest[-1][1], int):
+            _say(line, waiting_line(latest[-1][1], page.output_noun))
         searched = [value for kind, value in news if isinstance(value, BeamStep)]
         if searched:
             last = searched[-1]

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 News = tuple[str, object]  # (what it is, its value): the decoding's own words, which the stream reads
 Tell = Callable[[str, object], None]
 DONE = "done"  # the last news of every decoding: its result, or the error that ended it
+# News true for a moment only (a waiting decoding's place in line, ui/session/fair.py): told to those following
+# now, not kept for a session that follows later (it hears the next telling)
+PASSING = frozenset({"waiting"})
 
 
 class Abandoned(Exception):
@@ -68,12 +71,15 @@ def _run(key: Hashable, decoding: _Decoding, decode: Callable[[Tell], None]) -> 
             if not decoding.followers and kind != DONE:  # dropped: a session asking from now on starts anew
                 _forget(key, decoding)
                 raise Abandoned
-            decoding.news.append((kind, value))
+            if kind not in PASSING:
+                decoding.news.append((kind, value))
             for inbox in decoding.followers:
                 inbox.put((kind, value))
 
     try:
         decode(tell)
+    except Abandoned:  # no one follows it: it ends here, quietly (it may have been waiting for its turn, fair.py)
+        pass
     finally:
         with _LOCK:
             _forget(key, decoding)

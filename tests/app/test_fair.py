@@ -1,0 +1,106 @@
+"""Decodings take turns by piece (ui/session/fair.py): with one slot, two decodings asked at once write their
+pieces in turn; a waiting decoding hears its place in line, and one that no session follows any more gives its
+place up while it waits, without writing a piece. Not timed: every wait is bounded far above what the test needs."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+
+import pytest
+
+from ui.session import fair, live
+
+WAIT = 30.0  # seconds: a bound that only a broken test reaches
+_keys = itertools.count()
+
+
+def _until(condition, seconds: float = WAIT) -> None:
+    end = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > end:
+            raise AssertionError("waited too long")
+        time.sleep(0.01)
+
+
+def _decoding(line: fair.Line, name: str, pieces: int, written: list[str], lock: threading.Lock):
+    """A decoding of `pieces` pieces in `line`: each piece appends its name to `written`, then moves on a turn."""
+
+    def decode(tell: live.Tell) -> None:
+        with fair.in_line(tell, line) as next_turn:
+            for k in range(pieces):
+                with lock:
+                    written.append(name)
+                tell("piece", k)
+                next_turn()
+        tell(live.DONE, name)
+
+    return decode
+
+
+def _drain(inbox) -> list:
+    heard = []
+    while True:
+        kind, value = inbox.get(timeout=WAIT)
+        heard.append((kind, value))
+        if kind == live.DONE:
+            return heard
+
+
+def test_two_decodings_asked_at_once_write_their_pieces_in_turn():
+    line, written, lock = fair.Line(slots=1), [], threading.Lock()
+    holder = object()  # the model busy with a third decoding while the two are asked for
+    line.join(holder)
+    a, b = ("fair", next(_keys)), ("fair", next(_keys))
+    with (
+        live.following(a, _decoding(line, "a", 6, written, lock)) as inbox_a,
+        live.following(b, _decoding(line, "b", 3, written, lock)) as inbox_b,
+    ):
+        # each says where it stands while the third decoding holds the model
+        places = {inbox_a.get(timeout=WAIT), inbox_b.get(timeout=WAIT)}
+        assert places == {(fair.WAITING, 1), (fair.WAITING, 2)}
+        line.leave(holder)
+        _drain(inbox_a), _drain(inbox_b)
+    both_writing = written[:6]  # b's three pieces, each between two of a's (which of the two began is the threads')
+    assert both_writing in (["a", "b"] * 3, ["b", "a"] * 3) and written[6:] == ["a"] * 3
+    _until(lambda: len(line) == 0)
+
+
+def test_a_decoding_no_one_follows_gives_its_place_up_while_it_waits():
+    line, written, lock = fair.Line(slots=1), [], threading.Lock()
+    holder = object()
+    line.join(holder)
+    key = ("fair", next(_keys))
+    with live.following(key, _decoding(line, "gone", 5, written, lock)) as inbox:
+        kind, ahead = inbox.get(timeout=WAIT)  # it waits, and says where it stands
+        assert (kind, ahead) == (fair.WAITING, 1)
+    # the tab is closed: at its next telling the decoding finds no one, and leaves the line
+    _until(lambda: len(line) == 1 and not live.live(key))
+    line.leave(holder)
+    assert written == []  # it never took the model
+
+
+def test_a_decoding_alone_never_waits():
+    line, written, lock = fair.Line(slots=2), [], threading.Lock()
+    key = ("fair", next(_keys))
+    with live.following(key, _decoding(line, "alone", 4, written, lock)) as inbox:
+        heard = _drain(inbox)
+    assert [kind for kind, _ in heard] == ["piece"] * 4 + [live.DONE]
+    assert written == ["alone"] * 4 and len(line) == 0
+
+
+@pytest.mark.parametrize("given, slots", [("1", 1), ("3", 3), ("", None), ("none", None), ("0", None)])
+def test_the_slots_are_the_cores_unless_told(monkeypatch, given, slots):
+    monkeypatch.setenv(fair.SLOTS_ENV, given)
+    assert fair._slots() == (slots or fair.os.cpu_count() or 1)
+
+
+def test_a_waiting_page_says_its_place_in_both_languages():
+    from i18n import speaking
+    from ui.page.stream import waiting_line
+
+    assert waiting_line(1, "answer").startswith("Waiting for the model: 1 answer is ahead of yours")
+    assert "3 continuations are ahead" in waiting_line(3, "continuation")
+    with speaking("zh"):
+        assert waiting_line(3, "translation").startswith("正在等待模型：你前面还有 3 个翻译")

@@ -1,0 +1,98 @@
+"""Decodings take turns by piece: at most SLOTS of them (the cores) compute at once, the others wait in line, and
+each moves to the back of the line after each piece it writes. A 200-piece answer so holds the model for one
+piece at a time, not for its whole length, and twenty 20-piece answers asked behind it are written beside it.
+
+On two cores, thirty students asking the real SmolLM2 at once are a queue of half a minute whatever is done; what
+the line adds is that no one waits behind a long answer, that a page waiting says where it stands ("3 answers
+ahead of yours", ui/page/stream.py), and that a decoding no one follows any more (a tab closed, a new prompt) gives
+its place up at once: while it waits, it tells its place every WAIT_STEP, and telling raises live.Abandoned once no
+session follows it (ui/session/live.py).
+
+A decoding alone, or with fewer than SLOTS others, never waits.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+WAITING = "waiting"  # the news of a decoding waiting for its turn: how many decodings go before it
+WAIT_STEP = 0.25  # seconds between two tellings of a waiting decoding's place
+SLOTS_ENV = "ANATOMY_DECODING_SLOTS"  # how many decodings compute at once (default: the cores)
+
+
+class Line:
+    """Decodings in line, in order: the first `slots` compute, the others wait; after a piece, a decoding goes to
+    the back. Any object is a decoding's ticket."""
+
+    def __init__(self, slots: int) -> None:
+        self.slots = max(1, slots)
+        self._changed = threading.Condition()
+        self._order: list[object] = []
+
+    def join(self, ticket: object) -> None:
+        with self._changed:
+            self._order.append(ticket)
+            self._changed.notify_all()
+
+    def leave(self, ticket: object) -> None:
+        with self._changed:
+            if ticket in self._order:
+                self._order.remove(ticket)
+                self._changed.notify_all()
+
+    def to_the_back(self, ticket: object) -> None:
+        """A piece written: the decoding goes behind every other, and the first waiting one may compute."""
+        with self._changed:
+            self._order.remove(ticket)
+            self._order.append(ticket)
+            self._changed.notify_all()
+
+    def ahead(self, ticket: object) -> int:
+        """How many decodings are before this one in line, those computing now included: each writes a piece
+        before this one does its next."""
+        with self._changed:
+            return self._order.index(ticket)
+
+    def wait(self, ticket: object, seconds: float) -> bool:
+        """Wait up to `seconds` for this decoding's turn; whether it may compute now."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._order.index(ticket) < self.slots, timeout=seconds)
+
+    def __len__(self) -> int:
+        with self._changed:
+            return len(self._order)
+
+
+def _slots() -> int:
+    given = os.environ.get(SLOTS_ENV, "")
+    return int(given) if given.isdigit() and int(given) > 0 else os.cpu_count() or 1
+
+
+DECODINGS = Line(_slots())  # every streamed decoding in the process (ui/page/stream.py)
+
+
+@contextmanager
+def in_line(tell: Callable[[str, object], None], line: Line = DECODINGS) -> Iterator[Callable[[], None]]:
+    """A decoding's place in `line`, from its first turn (waited for here, its place told with `tell(WAITING,
+    ahead)` every WAIT_STEP) to its end: gives `next_turn`, to call after each piece (to the back, then wait for the
+    turn again). However the decoding ends, its place is given up; `tell` raising (live.Abandoned: no one follows
+    it) ends a wait."""
+    ticket = object()
+    line.join(ticket)
+
+    def turn() -> None:
+        while not line.wait(ticket, WAIT_STEP):
+            tell(WAITING, line.ahead(ticket))
+
+    def next_turn() -> None:
+        line.to_the_back(ticket)
+        turn()
+
+    try:
+        turn()
+        yield next_turn
+    finally:
+        line.leave(ticket)
