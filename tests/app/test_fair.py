@@ -104,3 +104,24 @@ def test_a_waiting_page_says_its_place_in_both_languages():
     assert "3 continuations are ahead" in waiting_line(3, "continuation")
     with speaking("zh"):
         assert waiting_line(3, "translation").startswith("正在等待模型：你前面还有 3 个翻译")
+
+
+def test_a_new_prompt_goes_before_the_answers_already_being_written():
+    """Its first turn is the prompt's pass, the page's first picture: it waits for the pieces being computed and
+    for the new prompts before it, never for every answer in the room."""
+    line = fair.Line(slots=1)
+    writing = [object() for _ in range(3)]  # answers being written, in turn
+    for ticket in writing:
+        line.join(ticket)
+    for _ in writing:  # each has had a turn: the one computing writes its piece and goes to the back
+        [computing] = [ticket for ticket in writing if line.ahead(ticket) == 0]
+        assert line.wait(computing, 0)
+        line.to_the_back(computing)
+    first, second = object(), object()
+    line.join(first)
+    line.join(second)
+    assert (line.ahead(first), line.ahead(second)) == (1, 2)  # behind the piece being computed only
+    line.to_the_back(writing[0])  # that piece is written: the first new prompt's pass is next
+    assert line.wait(first, 0) and not line.wait(second, 0)
+    line.to_the_back(first)  # its first piece written, it takes its turn with the others, behind the new one
+    assert line.ahead(second) == 0 and line.ahead(first) == 4

@@ -1,6 +1,7 @@
 """Decodings take turns by piece: at most SLOTS of them (the cores) compute at once, the others wait in line, and
-each moves to the back of the line after each piece it writes. A 200-piece answer so holds the model for one
-piece at a time, not for its whole length, and twenty 20-piece answers asked behind it are written beside it.
+each moves to the back of the line after each piece it writes; a new one goes before those already writing. A
+200-piece answer so holds the model for one piece at a time, not for its whole length, and twenty 20-piece
+answers asked behind it are written beside it.
 
 On two cores, thirty students asking the real SmolLM2 at once are a queue of half a minute whatever is done; what
 the line adds is that no one waits behind a long answer, that a page waiting says where it stands ("3 answers
@@ -25,20 +26,26 @@ SLOTS_ENV = "ANATOMY_DECODING_SLOTS"  # how many decodings compute at once (defa
 
 class Line:
     """Decodings in line, in order: the first `slots` compute, the others wait; after a piece, a decoding goes to
-    the back. Any object is a decoding's ticket."""
+    the back. A new decoding waits only for those computing and the new ones before it: its first turn, the
+    prompt's pass, is the page's first picture, and a student who just pressed Enter sees it within a turn or two,
+    not after every piece of every answer in the room. Any object is a decoding's ticket."""
 
     def __init__(self, slots: int) -> None:
         self.slots = max(1, slots)
         self._changed = threading.Condition()
         self._order: list[object] = []
+        self._new: set[object] = set()  # joined, and not yet had a turn
 
     def join(self, ticket: object) -> None:
         with self._changed:
-            self._order.append(ticket)
+            waiting_new = sum(1 for other in self._order[self.slots :] if other in self._new)
+            self._order.insert(min(len(self._order), self.slots + waiting_new), ticket)
+            self._new.add(ticket)
             self._changed.notify_all()
 
     def leave(self, ticket: object) -> None:
         with self._changed:
+            self._new.discard(ticket)
             if ticket in self._order:
                 self._order.remove(ticket)
                 self._changed.notify_all()
@@ -59,7 +66,10 @@ class Line:
     def wait(self, ticket: object, seconds: float) -> bool:
         """Wait up to `seconds` for this decoding's turn; whether it may compute now."""
         with self._changed:
-            return self._changed.wait_for(lambda: self._order.index(ticket) < self.slots, timeout=seconds)
+            now = self._changed.wait_for(lambda: self._order.index(ticket) < self.slots, timeout=seconds)
+            if now:
+                self._new.discard(ticket)
+            return now
 
     def __len__(self) -> int:
         with self._changed:
