@@ -14,9 +14,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 from live_server import rss_mib, running_app
-from st_session import Session, _content
-from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from st_session import PageRun, Session
 
 LAB_MODEL = "smollm2-135m-instruct"
 LAB_PAGES = ("translate", "attention")  # Continue and Attention: both stream the answer
@@ -53,50 +51,33 @@ class LabRun:
 
 
 async def timed_run(session: Session, page: str, prompt: str) -> LabRun:
-    """Send `prompt` to `page` as a new chat message and follow the page's deltas until it finishes; its final page is
-    the last element at every place it wrote (a place written again drops what was under it)."""
-    message = BackMsg()
-    message.rerun_script.query_string = urlencode({"model": LAB_MODEL, "sentence": prompt})
-    message.rerun_script.page_name = page
+    """Send `prompt` to `page` as a new chat message, then read the run's deltas as the student saw them come; its
+    final page is the last element at every place it wrote (a place written again drops what was under it)."""
     run = LabRun(page, prompt, time.monotonic())
-    await session.connection.send(message.SerializeToString())
-    shown: dict[tuple[int, ...], tuple[str, str]] = {}
+    shown = await session.run(page, urlencode({"model": LAB_MODEL, "sentence": prompt}))
+    run.whole = shown.seconds
+    placed: dict[tuple[int, ...], tuple[str, str]] = {}
     waiting_since: float | None = None
-    while True:
-        data = await asyncio.wait_for(session.connection.recv(), session.timeout)
-        now = time.monotonic() - run.start
-        forward = ForwardMsg()
-        forward.ParseFromString(data)
-        kind = forward.WhichOneof("type")
-        if kind == "delta":
-            path = tuple(forward.metadata.delta_path)
-            for placed in [p for p in shown if p[: len(path)] == path]:
-                del shown[placed]
-            if forward.delta.WhichOneof("type") != "new_element":
-                continue
-            content = _content(forward.delta.new_element)
-            if content is None:
-                continue
-            shown[path] = content
-            if content[0] == "plotly_chart" and run.first_picture is None:
-                run.first_picture = now
-            text = content[1]
-            if WAITING in text and waiting_since is None:
-                waiting_since = now
-            elif waiting_since is not None and WAITING not in text and content[0] == "markdown":
-                run.waited, waiting_since = run.waited + now - waiting_since, None
-            if FIRST_PIECE in text and run.first_piece is None:
-                run.first_piece = now
-                if run.first_picture is None:  # the Continue page's first picture is its first piece, written
-                    run.first_picture = now
-        elif kind == "script_finished":
-            if forward.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                shown.clear()
-                continue
-            run.whole = now
-            run.final = [shown[path] for path in sorted(shown)]
-            run.errors = [c for k, c in run.final if k == "exception" or (k == "alert" and c.startswith("error:"))]
-            return run
+    for at, path, content in shown.deltas:
+        for under in [p for p in placed if p[: len(path)] == path]:
+            del placed[under]
+        if content is None:
+            continue
+        placed[path] = content
+        kind, text = content
+        if kind == "plotly_chart" and run.first_picture is None:
+            run.first_picture = at
+        if WAITING in text and waiting_since is None:
+            waiting_since = at
+        elif waiting_since is not None and WAITING not in text and kind == "markdown":
+            run.waited, waiting_since = run.waited + at - waiting_since, None
+        if FIRST_PIECE in text and run.first_piece is None:
+            run.first_piece = at
+            if run.first_picture is None:  # the Continue page's first picture is its first piece, written
+                run.first_picture = at
+    run.final = [placed[path] for path in sorted(placed)]
+    run.errors = PageRun(run.final).errors
+    return run
 
 
 @dataclass

@@ -24,6 +24,9 @@ class PageRun:
 
     elements: list[tuple[str, str]] = field(default_factory=list)  # (kind, content)
     seconds: float = 0.0
+    # every delta as it came: (seconds after the rerun was sent, its place on the page, (kind, content) or None for
+    # a block or an element with no content of CONTENT's kinds); a place written again replaces what was under it
+    deltas: list[tuple[float, tuple[int, ...], tuple[str, str] | None]] = field(default_factory=list)
 
     @property
     def errors(self) -> list[str]:
@@ -112,13 +115,16 @@ class Session:
             kind = forward.WhichOneof("type")
             if kind == "new_session":
                 self.session_id = forward.new_session.initialize.session_id
-            elif kind == "delta" and forward.delta.WhichOneof("type") == "new_element":
-                content = _content(forward.delta.new_element)
+            elif kind == "delta":
+                element = forward.delta.WhichOneof("type") == "new_element"
+                content = _content(forward.delta.new_element) if element else None
                 if content:
                     result.elements.append(content)
+                result.deltas.append((time.perf_counter() - started, tuple(forward.metadata.delta_path), content))
             elif kind == "script_finished":
                 if forward.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                     result.elements.clear()  # the page asked for a rerun: its next run is the answer
+                    result.deltas.clear()
                     continue
                 result.seconds = time.perf_counter() - started
                 return result

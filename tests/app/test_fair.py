@@ -59,7 +59,7 @@ def test_two_decodings_asked_at_once_write_their_pieces_in_turn():
     ):
         # each says where it stands while the third decoding holds the model
         places = {inbox_a.get(timeout=WAIT), inbox_b.get(timeout=WAIT)}
-        assert places == {(fair.WAITING, 1), (fair.WAITING, 2)}
+        assert places == {(live.WAITING, 1), (live.WAITING, 2)}
         line.leave(holder)
         _drain(inbox_a), _drain(inbox_b)
     both_writing = written[:6]  # b's three pieces, each between two of a's (which of the two began is the threads')
@@ -74,7 +74,7 @@ def test_a_decoding_no_one_follows_gives_its_place_up_while_it_waits():
     key = ("fair", next(_keys))
     with live.following(key, _decoding(line, "gone", 5, written, lock)) as inbox:
         kind, ahead = inbox.get(timeout=WAIT)  # it waits, and says where it stands
-        assert (kind, ahead) == (fair.WAITING, 1)
+        assert (kind, ahead) == (live.WAITING, 1)
     # the tab is closed: at its next telling the decoding finds no one, and leaves the line
     _until(lambda: len(line) == 1 and not live.live(key))
     line.leave(holder)

@@ -254,8 +254,8 @@ def _follow(
                 with growing.container():
                     preview.pieces(page, written)
             log("pieces drawn", index=written[-1].step.position)
-        latest = [(kind, value) for kind, value in news if kind in ("piece", "beam", fair.WAITING)]
-        if latest and latest[-1][0] == fair.WAITING and isinstance(latest[-1][1], int):
+        latest = [(kind, value) for kind, value in news if kind in ("piece", "beam", live.WAITING)]
+        if latest and latest[-1][0] == live.WAITING and isinstance(latest[-1][1], int):
             _say(line, waiting_line(latest[-1][1], page.output_noun))
         searched = [value for kind, value in news if isinstance(value, BeamStep)]
         if searched:

@@ -19,7 +19,8 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-WAITING = "waiting"  # the news of a decoding waiting for its turn: how many decodings go before it
+from ui.session.live import WAITING
+
 WAIT_STEP = 0.25  # seconds between two tellings of a waiting decoding's place
 SLOTS_ENV = "ANATOMY_DECODING_SLOTS"  # how many decodings compute at once (default: the cores)
 

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 News = tuple[str, object]  # (what it is, its value): the decoding's own words, which the stream reads
 Tell = Callable[[str, object], None]
 DONE = "done"  # the last news of every decoding: its result, or the error that ended it
-# News true for a moment only (a waiting decoding's place in line, ui/session/fair.py): told to those following
-# now, not kept for a session that follows later (it hears the next telling)
-PASSING = frozenset({"waiting"})
+WAITING = "waiting"  # a decoding waiting for its turn (ui/session/fair.py): how many decodings go before it
+# News true for a moment only (a waiting decoding's place in line): told to those following now, not kept for a
+# session that follows later (it hears the next telling)
+PASSING = frozenset({WAITING})
 
 
 class Abandoned(Exception):
