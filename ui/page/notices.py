@@ -89,8 +89,10 @@ def offer_sentences(bundle: Bundle, sentence: str, unknown: list[str]) -> None:
         st.markdown(_("**Try one it reads:**"))
         for index, offer in enumerate(offers):
             st.button(offer, key=f"offer-{index}", on_click=set_sentence, args=(offer,))
-        with st.popover(_("Its vocabulary"), icon=":material/menu_book:"):
-            vocabulary(bundle)
+        vocabulary_in(
+            st.popover(_("Its vocabulary"), icon=":material/menu_book:", key=VOCABULARY_KEYS[0], on_change="rerun"),
+            bundle,
+        )
 
 
 # The corpus lexicon's categories (model.training.corpus.lexicon_by_category's keys), said where they are shown
@@ -105,6 +107,19 @@ CATEGORIES = {
     "adverbs": N_("Adverbs"),
     "conjunctions": N_("Conjunctions"),
 }
+
+
+# The keys of the closed boxes that hold the vocabulary: the offers' popover, the Translate page's expander
+VOCABULARY_KEYS = ("vocabulary-offered", "vocabulary-known")
+
+
+def vocabulary_in(box: Any, bundle: Bundle) -> None:
+    """The vocabulary, in a popover or expander made with a key and on_change="rerun": written only while it is
+    open. Its tables are most of a Translate run's own work otherwise (12% of the server's time at 20 sessions,
+    bench/bench_load.py), for a box that is almost always closed; opening it reruns the page, which then fills it."""
+    if box.open:
+        with box:
+            vocabulary(bundle)
 
 
 def vocabulary(bundle: Bundle) -> None:

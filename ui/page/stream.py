@@ -27,7 +27,7 @@ from model import Bundle, Trace, TranslationResult
 from model.results import Listener, Written
 from ui.page.markup import HIDE_OLD_PAGE, STREAMED, STREAMING
 from ui.page.ondemand import EAGER_WORK, continuation_work, prompt_and_steps
-from ui.session import engine, fair, live
+from ui.session import engine, fair, footprint, live
 from ui.session.cached import iv_key
 from views.markdown import md
 from viz.labels import display_piece, on_one_line
@@ -182,7 +182,11 @@ def streamed(page: Running, preview: Preview | None) -> TranslationResult:
     iv = controls.interventions()
 
     def decode(tell: live.Tell) -> None:
-        with fair.in_line(tell) as next_turn:  # the pieces of decodings asked at once take turns
+        try:
+            nbytes = footprint.decoding_bytes(bundle, controls.sentence, controls.options(), controls.chat)
+        except Exception:  # the decoding itself says what is wrong with its text
+            nbytes = 0
+        with fair.in_line(tell, nbytes) as next_turn:  # the pieces of decodings asked at once take turns
             outcome = _decoded(tell, next_turn)
         tell(live.DONE, outcome)
 

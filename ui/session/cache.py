@@ -5,6 +5,8 @@ cache that keeps to them: least recently used out, by bytes held, not by a count
                         the bytes of the models loaded (see RESULTS)
     ANATOMY_FIGURES_MB  drawn plotly figures                           default 64
     ANATOMY_MODELS_MB   loaded checkpoints (parameters and buffers)    default 2048
+    ANATOMY_DECODINGS_MB  decodings started and not yet ended, by what  default 3072
+                        each will hold (ui/session/fair.py, footprint.py)
 
 Memory freed must also leave the process: see `return_large_blocks`.
 
@@ -36,8 +38,10 @@ MIB = 2**20
 RESULTS_ENV = "ANATOMY_RESULTS_MB"
 FIGURES_ENV = "ANATOMY_FIGURES_MB"
 MODELS_ENV = "ANATOMY_MODELS_MB"
+DECODINGS_ENV = "ANATOMY_DECODINGS_MB"
 # models: two real ones at once, the Compare page's SmolLM2-135M (538 MB in float32) and Gemma 3 270M (1,072 MB)
-DEFAULT_MB = {RESULTS_ENV: 128, FIGURES_ENV: 64, MODELS_ENV: 2048}
+# decodings: thirty of the real SmolLM2's chat answers at once (about 95 MiB each, measured in tests/app/test_fair.py)
+DEFAULT_MB = {RESULTS_ENV: 128, FIGURES_ENV: 64, MODELS_ENV: 2048, DECODINGS_ENV: 3072}
 
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter

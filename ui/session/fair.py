@@ -10,6 +10,11 @@ its place up at once: while it waits, it tells its place every WAIT_STEP, and te
 session follows it (ui/session/live.py).
 
 A decoding alone, or with fewer than SLOTS others, never waits.
+
+What the decodings started and not yet ended hold together is bounded in bytes ($ANATOMY_DECODINGS_MB,
+ui/session/cache.py): each joins with what it will hold at most (ui/session/footprint.py), and a new one whose
+bytes would pass the budget waits for started ones to end (saying its place as any other), and the new ones behind
+it with it. Thirty chat answers of the real SmolLM2 started at once held 2.5-3 GB before there was a budget.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from ui.session.cache import DECODINGS_ENV, budget_bytes
 from ui.session.live import WAITING
 
 WAIT_STEP = 0.25  # seconds between two tellings of a waiting decoding's place
@@ -31,22 +37,26 @@ class Line:
     prompt's pass, is the page's first picture, and a student who just pressed Enter sees it within a turn or two,
     not after every piece of every answer in the room. Any object is a decoding's ticket."""
 
-    def __init__(self, slots: int) -> None:
+    def __init__(self, slots: int, budget: int | None = None) -> None:
         self.slots = max(1, slots)
+        self.budget = budget  # bytes the started decodings may hold together (None: no bound)
         self._changed = threading.Condition()
         self._order: list[object] = []
         self._new: set[object] = set()  # joined, and not yet had a turn
+        self._bytes: dict[object, int] = {}  # what each decoding will hold at most (ui/session/footprint.py)
 
-    def join(self, ticket: object) -> None:
+    def join(self, ticket: object, nbytes: int = 0) -> None:
         with self._changed:
             waiting_new = sum(1 for other in self._order[self.slots :] if other in self._new)
             self._order.insert(min(len(self._order), self.slots + waiting_new), ticket)
             self._new.add(ticket)
+            self._bytes[ticket] = nbytes
             self._changed.notify_all()
 
     def leave(self, ticket: object) -> None:
         with self._changed:
             self._new.discard(ticket)
+            self._bytes.pop(ticket, None)
             if ticket in self._order:
                 self._order.remove(ticket)
                 self._changed.notify_all()
@@ -67,10 +77,33 @@ class Line:
     def wait(self, ticket: object, seconds: float) -> bool:
         """Wait up to `seconds` for this decoding's turn; whether it may compute now."""
         with self._changed:
-            now = self._changed.wait_for(lambda: self._order.index(ticket) < self.slots, timeout=seconds)
+            now = self._changed.wait_for(lambda: ticket in self._computing(), timeout=seconds)
             if now:
                 self._new.discard(ticket)
             return now
+
+    def held(self) -> int:
+        """The bytes the started decodings will hold at most, together."""
+        with self._changed:
+            return sum(nbytes for ticket, nbytes in self._bytes.items() if ticket not in self._new)
+
+    def _computing(self) -> list[object]:
+        """The decodings that compute now (under the lock): the first `slots` in line, passing over a new one
+        whose bytes the budget cannot hold beside the started ones, and every new one after it, so that a large
+        one is not passed for ever (it waits for started ones to end; alone, it starts)."""
+        held = sum(nbytes for ticket, nbytes in self._bytes.items() if ticket not in self._new)
+        computing: list[object] = []
+        full = False
+        for ticket in self._order:
+            if ticket in self._new:
+                full = full or (self.budget is not None and held > 0 and held + self._bytes[ticket] > self.budget)
+                if full:
+                    continue
+                held += self._bytes[ticket]
+            computing.append(ticket)
+            if len(computing) == self.slots:
+                break
+        return computing
 
     def __len__(self) -> int:
         with self._changed:
@@ -82,17 +115,19 @@ def _slots() -> int:
     return int(given) if given.isdigit() and int(given) > 0 else os.cpu_count() or 1
 
 
-DECODINGS = Line(_slots())  # every streamed decoding in the process (ui/page/stream.py)
+DECODINGS = Line(_slots(), budget_bytes(DECODINGS_ENV))  # every streamed decoding in the process (ui/page/stream.py)
 
 
 @contextmanager
-def in_line(tell: Callable[[str, object], None], line: Line = DECODINGS) -> Iterator[Callable[[], None]]:
+def in_line(
+    tell: Callable[[str, object], None], nbytes: int = 0, line: Line = DECODINGS
+) -> Iterator[Callable[[], None]]:
     """A decoding's place in `line`, from its first turn (waited for here, its place told with `tell(WAITING,
     ahead)` every WAIT_STEP) to its end: gives `next_turn`, to call after each piece (to the back, then wait for the
     turn again). However the decoding ends, its place is given up; `tell` raising (live.Abandoned: no one follows
     it) ends a wait."""
     ticket = object()
-    line.join(ticket)
+    line.join(ticket, nbytes)
 
     def turn() -> None:
         while not line.wait(ticket, WAIT_STEP):

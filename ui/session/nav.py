@@ -21,6 +21,7 @@ A link finds its page by URL path, which is the file's name in both cases: one m
 the paths above are the file names.
 """
 
+from functools import cache
 from pathlib import Path
 
 import streamlit as st
@@ -54,6 +55,14 @@ def pages() -> list[st.Page]:
     return [st.Page(ROOT / path, title=i18n._(title), url_path=slug) for path, title, slug in PAGES]
 
 
+@cache
+def _linked_pages() -> tuple[st.Page, ...]:
+    """The pages the menu links to, made once: a link says its own label, and making them at every run was 3% of
+    the server's time at 20 sessions (bench/bench_load.py). Only links use them: st.navigation marks the page it
+    runs, so app.py makes its own at each run (navigation_pages)."""
+    return tuple(st.Page(ROOT / path, title=title, url_path=slug) for path, title, slug in PAGES)
+
+
 def root_page(first: st.Page) -> st.Page:
     """The app's root address, "/": hidden from the menu, it opens `first` at its own address and keeps
     the query (a link to "/?sentence=..." opens the first page with that sentence)."""
@@ -77,6 +86,6 @@ def menu(titles: dict[str, str] | None = None) -> None:
     decoder-only model; English, or already said: it is said in the language of this run); call it inside
     `st.sidebar` or a container of it."""
     renamed = titles or {}
-    for page, (path, title, _slug) in zip(pages(), PAGES, strict=True):
+    for page, (path, title, _slug) in zip(_linked_pages(), PAGES, strict=True):
         st.page_link(page, label=i18n._(renamed.get(path, title)))
     st.divider()
