@@ -175,7 +175,9 @@ def _estimate_over_real(bundle, sentences: list[str], chat: bool, pieces: int) -
 
 
 def test_what_a_translation_will_hold_is_known_before_it_starts(tiny_bundle):
-    ratios = _estimate_over_real(tiny_bundle, ["the cat sees the dog", "a small bird sleeps in the big house"], False, 12)
+    ratios = _estimate_over_real(
+        tiny_bundle, ["the cat sees the dog", "a small bird sleeps in the big house"], False, 12
+    )
     assert all(1.0 <= ratio <= 1.6 for ratio in ratios), ratios
 
 
