@@ -9,6 +9,7 @@ from types import ModuleType
 from typing import Any
 
 from i18n import speaking
+from model import Bundle
 from views.controls import (
     CHAT,
     LANGUAGE,
@@ -87,6 +88,16 @@ def scene_for(page: str, text: str | None = None, model: str | None = None, **co
 def module_scene(module: ModuleType, text: str | None = None, model: str | None = None, **controls: Any) -> Scene:
     """The Scene a views module (its FIELDS and NEEDS_RESULT) draws for these controls, its main result computed."""
     bundle = open_model(model)
+    given = dict(controls) | ({} if text is None else {"sentence": text})
+    values, ctl, why_not = controls_for(module, bundle, given)
+    with speaking(values[LANGUAGE.key]):
+        result = main_result(bundle, ctl) if getattr(module, "NEEDS_RESULT", True) else None
+    own = {field.key: values[field.key] for field in getattr(module, "FIELDS", [])}
+    return Scene(bundle, ctl, result, own, notes=(why_not,) if why_not else ())
+
+
+def page_fields(module: ModuleType, bundle: Bundle) -> list[Field]:
+    """Every control a page's views module reads on this model, by its URL name."""
     fields = shared_fields(limits_of(bundle), chat_offered(bundle)) + [LANGUAGE] + list(getattr(module, "FIELDS", []))
     if typed_prefix(bundle):
         fields.append(PREFIX)
@@ -94,15 +105,20 @@ def module_scene(module: ModuleType, text: str | None = None, model: str | None 
         fields.append(CHAT)
     if bundle.capabilities.decoder_only:
         fields.append(new_pieces_field(bundle))
-    given = dict(controls) | ({} if text is None else {"sentence": text})
-    values, _notes = read_controls(fields, given)
+    return fields
+
+
+def controls_for(
+    module: ModuleType, bundle: Bundle, given: Mapping[str, Any], strict: bool = True
+) -> tuple[dict[str, Any], Controls, str]:
+    """(every control's value, the Controls, why the text is not read as a chat message or "") of a page on this
+    model, for controls given by their URL names (read_controls: an unknown name is refused)."""
+    values, _notes = read_controls(page_fields(module, bundle), given, strict)
     with speaking(values[LANGUAGE.key]):
         chat, why_not = reads_chat(bundle, values)
         prefix = values.get(PREFIX.key, "") if values["sentence"].strip() else ""
         ctl = Controls.from_values(values, prefix=prefix, chat=chat, continues=bundle.capabilities.decoder_only)
-        result = main_result(bundle, ctl) if getattr(module, "NEEDS_RESULT", True) else None
-    own = {field.key: values[field.key] for field in getattr(module, "FIELDS", [])}
-    return Scene(bundle, ctl, result, own, notes=(why_not,) if why_not else ())
+    return values, ctl, why_not
 
 
 def show(page: str, text: str | None = None, model: str | None = None, **controls: Any) -> PageView:

@@ -81,6 +81,7 @@ def test_the_wheel_carries_the_app_and_the_shipped_model(wheel):
         "checkpoints/default/model.safetensors",
         "checkpoints/default/tokenizer.model",
         "checkpoints/default/card.json",
+        "talks/transformer-in-20-views.toml",
     ):
         assert needed in names, needed
     assert {name for name in names if name.startswith("pages/")} == {

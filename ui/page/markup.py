@@ -65,8 +65,17 @@ APP_CSS = """<style>
 /* Streamlit pulls what follows a markdown block up by its last paragraph's margin: the shaded lines (viz.focus)
    end in no paragraph, so that pull laid the next button over their last line */
 [data-testid="stMarkdownContainer"]:has(> .anatomy-lines) { margin-bottom: 0; }
-/* a player's arrow-key buttons work through their keyboard shortcuts alone (ui/page/player.py) */
-[class*="st-key-arrows-"] { display: none; }
+/* a player's arrow-key buttons work through their keyboard shortcuts alone (ui/page/player.py); so do a talk's */
+[class*="st-key-arrows-"], .st-key-talk-keys { display: none; }
+/* a talk's bar ("4 / 12 · title", ui/page/talk.py) sits in the header's band: it takes no room from the picture */
+.st-key-talk-bar {
+  position: fixed; top: 0.55rem; left: 50%; transform: translateX(-50%); z-index: 999991;
+  width: auto; max-width: calc(100vw - 14rem); gap: 0.25rem; padding: 0 0.25rem; border-radius: 0.5rem;
+  background: var(--anatomy-bar-background, rgba(255, 255, 255, 0.92));
+}
+.st-key-talk-bar [data-testid="stMarkdownContainer"] p {
+  margin: 0; white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
+}
 /* the step buttons show their arrows alone (‹ ›): their keys, PageUp and PageDown, are named in their tooltips */
 [class*="st-key-pageup-"] kbd, [class*="st-key-pagedown-"] kbd { display: none; }
 /* the sentence box at the top of the page is for phones, where the sidebar is hidden; so is the model

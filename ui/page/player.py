@@ -23,6 +23,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from i18n import N_, _, set_language
+from ui.page import talk
 from ui.page.binding import renew_widgets, set_value, stored
 from ui.page.markup import NEWEST, PLAYING_CSS
 from ui.page.start import LIVE_FRAGMENT, Page
@@ -44,7 +45,7 @@ class Player:
 
     @property
     def _engaged_key(self) -> str:  # played and not yet run to the end: pages show the state so far
-        return f"_anatomy_engaged_{self.control}"
+        return f"{talk.ENGAGED}{self.control}"
 
     def playing(self) -> bool:
         """True while it plays itself (controls it drives are shown disabled)."""
@@ -79,6 +80,14 @@ class Player:
         st.session_state[self._engaged_key] = True
         set_value(self.control, min(max(stored(self.control) + change, 1), n_steps))
 
+    def _step_through(self, change: int, n_steps: int) -> None:
+        """A talk's press within this view's steps (ui/page/talk.py): the first press after the view opens shows
+        the step on show, played so far, rather than the one after it."""
+        if not self.engaged():
+            self._step_by(0, n_steps)
+        else:
+            self._step_by(change, n_steps)
+
     def controls(self, n_steps: int, key: str, finish_label: str | None = FINISH, whole_at_rest: bool = False) -> bool:
         """The Play / Pause button, a step back and on (PageUp and PageDown, or the arrow keys) and, with a
         finish label (marked with N_, or said already), a way out of a paused play; True while playing. Play goes
@@ -89,6 +98,9 @@ class Player:
             st.html(PLAYING_CSS)
         label = _("Pause") if now else (_("Resume") if self.engaged() else _(self.label))
         disabled = n_steps < 2
+        in_a_talk = talk.giving() is not None  # the talk's keys step through these steps, then on to its next view
+        if in_a_talk:
+            st.session_state[talk.CLICKER] = talk.Clicker(lambda: stored(self.control), n_steps, self._step_through)
 
         def step_button(
             label: str, change: int, shortcut: str, icon: str | None = None, tooltip: str | None = None
@@ -100,7 +112,7 @@ class Player:
                 on_click=self._step_by,
                 args=(change, n_steps),
                 disabled=disabled,
-                shortcut=shortcut,
+                shortcut=None if in_a_talk else shortcut,
                 help=tooltip,
             )
 
@@ -118,9 +130,10 @@ class Player:
             step_button("", 1, "PageDown", ":material/chevron_right:", _("A step on (PageDown or →)"))
             if finish_label and self.engaged() and not now:
                 st.button(_(finish_label), key=f"stop-{key}", on_click=self._disengage)
-        with st.container(key=f"arrows-{key}"):  # hidden by ui.page.markup.APP_CSS: the arrow keys some clickers send
-            step_button(_("Left"), -1, "Left")
-            step_button(_("Right"), 1, "Right")
+        if not in_a_talk:
+            with st.container(key=f"arrows-{key}"):  # hidden by ui.page.markup.APP_CSS: arrow keys some clickers send
+                step_button(_("Left"), -1, "Left")
+                step_button(_("Right"), 1, "Right")
         return now
 
     def run(self, body: Callable[[int], None], n_steps: int, page: Page | None = None) -> None:

@@ -14,7 +14,7 @@ import streamlit as st
 
 from i18n import N_, _, language
 from model import AnatomyError, Bundle, EncodeResult, TranslationResult
-from ui.page import stream
+from ui.page import stream, talk, talk_editor
 from ui.page.binding import NOTES, RAW, VALUES, stored_values
 from ui.page.markup import busy_note, page_css
 from ui.page.notices import Notes, chat_note, offer_sentences, top_sentence
@@ -283,9 +283,11 @@ def start(
     cfg = bundle.config
     limits = Limits(cfg.n_encoder_layers, cfg.n_decoder_layers, cfg.n_heads, cfg.max_len, cfg.cross_attention)
     controls, presenting = read_controls(bundle, limits)
+    talk_editor.section(title)
     _take_turn(bundle, controls.sentence if needs_result else "", controls.chat)
     style = Style(presentation=controls.presentation)
     st.html(page_css(controls.presentation, controls.language))
+    talk.bar()
     renamed = (
         encoder_title
         if bundle.capabilities.encoder_only
@@ -349,6 +351,7 @@ def _model_first(title: str) -> tuple[Bundle, str]:
         st.session_state[VALUES] = {}
         st.session_state[RAW] = {k: st.query_params[k] for k in st.query_params}
         st.session_state[NOTES] = []
+    talk.begin()  # a talk's address, or a press that moves it to another view (which stops this run)
     bundle = choose_model()
     with nav:  # shown even when the model fails to load
         menu(first_page_titles(bundle))
