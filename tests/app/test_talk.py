@@ -76,8 +76,13 @@ def opened(query: dict[str, str]) -> AppTest:
     return at.run()
 
 
-def bar(at: AppTest) -> str:
+def bar_line(at: AppTest) -> str:
     return next((m.value for m in at.markdown if " · " in m.value and " / " in m.value), "")
+
+
+def bar(at: AppTest) -> str:
+    """Where the talk stands, without what the bar says is switched."""
+    return bar_line(at).split(" · :orange[")[0]
 
 
 def press(at: AppTest, key: str = "talk-pagedown") -> AppTest:
@@ -105,6 +110,8 @@ def test_presses_step_through_play_then_move_on_and_back(four):
     # the first press shows the step on show, played so far; then one step a press; then the next view
     assert steps[0] == steps[1] == "1" and steps[1:] == [str(k) for k in range(1, len(steps))]
     assert bar(at) == "2 / 4 · Without positions" and at.query_params["pe"] == "off"
+    assert bar_line(at).endswith(":orange[not as trained: positional encoding is off]"), "the bar says it"
+    assert not [w for w in at.warning if "Not the model as trained" in w.value], "not the banner: it takes the room"
     at = press(at)  # a view without steps: a press moves on at once
     assert bar(at) == "3 / 4 · Encoder heads"
     at = press(at, "talk-pageup")

@@ -238,7 +238,8 @@ class Page:
         controls = presenter.controls_line(stored_values(), said)
         code = self.room.code if self.room else ""
         shown = self.figures if figures is None else figures
-        return presenter.view_document(self.title, texts, controls, presenter.explore_link(code), shown)
+        explore = presenter.explore_link(code)
+        return presenter.view_document(self.title, texts, controls, explore, shown, talk.line())
 
 
 # What the busy sign says a run does, for each thing the model makes (Page.output_noun's codes)
@@ -287,7 +288,7 @@ def start(
     _take_turn(bundle, controls.sentence if needs_result else "", controls.chat)
     style = Style(presentation=controls.presentation)
     st.html(page_css(controls.presentation, controls.language))
-    talk.bar()
+    talk.bar(changed_switches(stored_values(), applies(bundle)))
     renamed = (
         encoder_title
         if bundle.capabilities.encoder_only
@@ -300,10 +301,11 @@ def start(
         st.set_page_config(page_title=_tab_title(title))  # the browser tab says it too
     st.title(_(title))
     if presenting:
-        presenter.panel(presenting)
+        presenter.panel(presenting, expanded=talk.first_view())
     presenter.back_link(presenting)
     top_sentence(bundle)
-    switches_banner(bundle)
+    if talk.giving() is None:  # in a talk, the bar says what is switched (the next view resets it anyway)
+        switches_banner(bundle)
     # On a projector the run's notes fold into one line, so that the first screen is the picture's
     notes = Notes(folded=controls.presentation)
     chat_spot = None  # the chat note, with the answer once it is made

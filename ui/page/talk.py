@@ -32,6 +32,7 @@ from ui.session import prepare
 from ui.session.nav import PAGES as NAV_PAGES
 from ui.session.nav import ROOT
 from views.controls import LANGUAGE, PRESENT
+from views.markdown import md
 from views.models import menu_models
 from views.talks import NAME, TALK_KEYS, Talk, TalkError, View, dump, parse
 
@@ -49,6 +50,7 @@ SAVED = re.compile(r"@[0-9a-f]{12}")  # a talk made or opened in the app (saved_
 _PLAYER_STATE = ("_anatomy_playing_", ENGAGED, EPOCH)
 _FILES = {slug: path for path, _title, slug in NAV_PAGES}
 _PERSONS = {*TALK_KEYS, LANGUAGE.key, PRESENT.key}  # what an address may give besides a view's controls
+KEPT_KEYS = ("share", "room", "key", "follow")  # the person's room, kept from view to view
 
 
 @dataclass
@@ -192,7 +194,7 @@ def start_talk(name: str, talk: Talk, at: int = 0) -> None:
 def stop_talk() -> None:
     st.session_state[SESSION] = None
     st.session_state.pop(MOVE, None)
-    for key in (TALK_KEY, AT_KEY):
+    for key in (TALK_KEY, AT_KEY, PLAYED_KEY):
         if key in st.query_params:
             del st.query_params[key]
 
@@ -203,6 +205,7 @@ def view_query(talk: Giving, index: int) -> dict[str, str]:
     view = talk.talk.views[index]
     query = {PRESENT.key: "on"} | dict(view.controls)
     query.setdefault(LANGUAGE.key, stored_values().get(LANGUAGE.key) or language())
+    query |= {key: st.query_params[key] for key in KEPT_KEYS if key in st.query_params}
     return query | {TALK_KEY: talk.name, AT_KEY: str(index + 1)}
 
 
@@ -236,16 +239,35 @@ def _press(change: int) -> None:
 KEYS = (("PageDown", 1), ("PageUp", -1), ("Right", 1), ("Left", -1))
 
 
-def bar() -> None:
+def first_view() -> bool:
+    """True unless a talk is given past its first view (the room's panel folds then: ui/room/presenter.py)."""
+    talk = giving()
+    return talk is None or talk.at == 0
+
+
+def line() -> str:
+    """Where the talk stands, "4 / 12 · title" in this run's language; "" when no talk is given."""
+    talk = giving()
+    if talk is None:
+        return ""
+    return _("{at} / {n} · {title}", at=talk.at + 1, n=len(talk.talk.views), title=talk.view.title(language()))
+
+
+def bar(switched: list[str]) -> None:
     """While a talk is given: the keys that move through it (hidden buttons with the clicker's shortcuts) and the
-    slim bar that says where it stands; then the next view is prepared."""
+    slim bar that says where it stands and what is switched away from the model as trained (`switched`, said: the
+    banner the pages show otherwise, which would take the picture's room on a projector); then the next view is
+    prepared."""
     talk = giving()
     if talk is None:
         return
     with st.container(key="talk-keys"):  # hidden by ui.page.markup.APP_CSS
         for shortcut, change in KEYS:
             st.button(shortcut, key=f"talk-{shortcut.lower()}", on_click=_press, args=(change,), shortcut=shortcut)
-    said = _("{at} / {n} · {title}", at=talk.at + 1, n=len(talk.talk.views), title=talk.view.title(language()))
+    said = md(line())
+    if switched:
+        joined = ("；" if language() == "zh" else "; ").join(switched)
+        said += " · :orange[" + md(_("not as trained: {changes}", changes=joined)) + "]"
     with st.container(key="talk-bar", horizontal=True, vertical_alignment="center"):
         st.button(
             "",

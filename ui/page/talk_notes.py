@@ -20,6 +20,7 @@ import streamlit as st
 
 from i18n import _, language
 from ui.room import store
+from views.markdown import md
 from views.talks import TalkError, parse
 
 CUE = re.compile(r"[A-Za-z0-9_-]{16,64}")
@@ -85,13 +86,13 @@ def notes_window(token: str) -> None:
                 "**{at} / {n} · {title}** · {minutes} min",
                 at=at + 1,
                 n=len(talk.views),
-                title=view.title(lang),
+                title=md(view.title(lang)),
                 minutes=minutes,
             )
         )
         st.markdown(view.note(lang) or _("(No note for this view.)"))
         if at + 1 < len(talk.views):
-            st.caption(_("Next: {title}", title=talk.views[at + 1].title(lang)))
+            st.caption(_("Next: {title}", title=md(talk.views[at + 1].title(lang))))
         else:
             st.caption(_("This is the talk's last view."))
 

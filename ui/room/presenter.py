@@ -35,6 +35,7 @@ SESSION = "_anatomy_room"  # this session's room: {"code", "key", "published", "
 WIDGET = "w_share_room"
 PUBLIC_URL_ENV = "ANATOMY_PUBLIC_URL"  # the address phones reach, when the presenter's own is not it
 ROOM_PARAMS = ("share", "room", "key")
+TALK_PARAMS = ("talk", "at", "played", "notes", "cue")  # where a talk stands (ui/page/talk.py)
 BACK = "follow"  # in "Explore this on your own" links: the room a follower stepped out of, to go back to
 FOLLOWED = "_anatomy_followed"  # this session's room to go back to (from the URL's `follow=`), or None
 HEARTBEAT_SECONDS = 3
@@ -171,11 +172,12 @@ def qr_image(url: str, size_px: int = 320) -> str:
     )
 
 
-def panel(room: Presenting) -> None:
-    """Under the title: the audience link as text and as a QR code big enough to scan across a hall."""
+def panel(room: Presenting, expanded: bool = True) -> None:
+    """Under the title: the audience link as text and as a QR code big enough to scan across a hall (folded into
+    its one line unless `expanded`: a talk's views after its first, where the picture needs the first screen)."""
     url = audience_url(room.code)
     label = _("Room {code}: phones follow this screen", code=room.code)
-    with st.expander(label, expanded=True, icon=":material/groups:"):
+    with st.expander(label, expanded=expanded, icon=":material/groups:"):
         left, right = st.columns([1, 2], vertical_alignment="center")
         with left:
             st.html(f'<div class="anatomy-room-qr">{qr_image(url)}</div>')
@@ -324,13 +326,19 @@ def _said(marked: str) -> str:
 
 
 def view_document(
-    title: str, texts: list[tuple[str, str]], controls: str, explore: str, figures: list[tuple[str, go.Figure]]
+    title: str,
+    texts: list[tuple[str, str]],
+    controls: str,
+    explore: str,
+    figures: list[tuple[str, go.Figure]],
+    talk: str = "",
 ) -> bytes:
     """What the presenter's screen shows, as one JSON document in this run's language (its code in "lang": the
     phones speak it unless their link says otherwise): each figure's JSON as drawn, once, and whether a phone
-    draws it wide and scrolls it (viz.style.keeps_its_width, the rule the presenter's page follows)."""
+    draws it wide and scrolls it (viz.style.keeps_its_width, the rule the presenter's page follows); `talk`, while
+    a talk is given, where it stands ("4 / 12 · title", ui/page/talk.py)."""
     labelled = [(_said(label), value) for label, value in texts]
-    shown = {"page": _said(title), "lang": i18n.language(), "texts": labelled, "controls": controls}
+    shown = {"page": _said(title), "lang": i18n.language(), "texts": labelled, "controls": controls, "talk": talk}
     head = json.dumps(shown | {"explore": explore})
     charts = ",".join(
         f'{{"caption":{json.dumps(caption)},"wide":{json.dumps(keeps_its_width(fig))},"figure":{_figure_json(fig)}}}'
@@ -343,7 +351,8 @@ def explore_link(code: str) -> str:
     """This page's address without the presenter's parameters: a follower's own session of the same view, which
     says how to go back to room `code`."""
     path = urlsplit(st.context.url or "").path or "/"
-    query = {k: st.query_params[k] for k in st.query_params if k not in (*ROOM_PARAMS, BACK)} | {BACK: code}
+    dropped = (*ROOM_PARAMS, BACK, *TALK_PARAMS)  # a follower's own session gives no talk
+    query = {k: st.query_params[k] for k in st.query_params if k not in dropped} | {BACK: code}
     return path + "?" + urlencode(query)
 
 
