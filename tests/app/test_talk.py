@@ -239,3 +239,29 @@ def test_every_view_of_the_shipped_talk_opens_in_chinese(shipped_model):
         assert bar(at).startswith(f"{at_view} / 20 · ")
         assert at.query_params["lang"] == "zh"
     assert bar(opened({"talk": "transformer-in-20-views", "lang": "zh"})) == "1 / 20 · 输入一句英语，输出一句法语"
+
+
+def test_the_talk_being_made_is_retitled_annotated_moved_and_cut_in_its_editor(four):
+    at = opened({"sentence": "The cat eats the apple."})
+    at.button(key="talk-add").click().run()
+    at.sidebar.toggle(key="w_causal").set_value(False).run()
+    at.button(key="talk-add").click().run()
+
+    def edit() -> None:  # AppTest reruns the whole page after a change in the dialog, which closes it: open it again
+        at.button(key="talk-edit").click().run()
+
+    edit()
+    at.text_input(key="talk-title-1-en").input("Without the mask").run()
+    edit()
+    at.text_area(key="talk-note-1-en").input("Ask what changes.").run()
+    edit()
+    at.button(key="talk-up-1").click().run()
+    made = at.session_state[talk_editor.DRAFT]
+    assert [view.titles["en"] for view in made.views] == ["Without the mask", "Translate"]
+    assert made.views[0].notes == {"en": "Ask what changes."} and made.views[0].controls["causal"] == "off"
+    assert "causal" not in made.views[1].controls
+    assert parse(dump(made)) == made
+    edit()
+    at.button(key="talk-drop-0").click().run()
+    assert [view.titles["en"] for view in at.session_state[talk_editor.DRAFT].views] == ["Translate"]
+    assert_clean(at)
