@@ -1,7 +1,8 @@
 """A talk given in chromium with the keyboard alone (ui/page/talk.py): the walk the browser test checks and
 bench/talk_presses.py times. Each press of PageDown is followed until the page has finished its run; a press that
 moves to another view is timed from the key to the new view's first picture drawn (a chart of the new run, or the
-Why page's shaded lines), and where that picture sits in the first screen is kept."""
+Why page's shaded lines), and where the page's first picture sits in the first screen once the run is done is
+kept (a chart lower down may be drawn first, while the page's first words are being laid out)."""
 
 from __future__ import annotations
 
@@ -73,9 +74,11 @@ def walk(page, url: str, query: str = "", timeout_ms: int = 90_000, on_view=None
     started = time.monotonic()
     page.goto(f"{url}/?talk={TALK}{query}")
     page.wait_for_function(f"() => document.querySelector({BAR!r})", timeout=timeout_ms)
-    top, bottom = _first_picture(page, timeout_ms)
-    shown = Shown(_at(bar_text(page)), bar_text(page), time.monotonic() - started, top, bottom)
+    _first_picture(page, timeout_ms)
+    seconds = time.monotonic() - started
     _settle(page, timeout_ms)
+    top, bottom = _first_picture(page, timeout_ms)
+    shown = Shown(_at(bar_text(page)), bar_text(page), seconds, top, bottom)
     done.views.append(shown)
     if on_view:
         on_view(page, shown)
@@ -98,9 +101,10 @@ def walk(page, url: str, query: str = "", timeout_ms: int = 90_000, on_view=None
             last_address = page.url
             if _at(bar_text(page)) == before:
                 continue
-        top, bottom = _first_picture(page, timeout_ms)
+        _first_picture(page, timeout_ms)
         seconds = time.monotonic() - pressed
         _settle(page, timeout_ms)
+        top, bottom = _first_picture(page, timeout_ms)  # where it sits once the run is done, as the room sees it
         last_address = page.url
         shown = Shown(_at(bar_text(page)), bar_text(page), seconds, top, bottom)
         done.views.append(shown)

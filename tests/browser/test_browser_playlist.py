@@ -1,9 +1,9 @@
 """A talk given in chromium at a projector's 1280×720 (ui/page/talk.py): the shipped talk steps through all 20 of its
 views with the keyboard alone, each view's first picture whole in the first screen, and the speaker's notes window,
-in a second window, stays in step with the projector over the whole talk; shared with the room, a phone follows every
-view with its title. Each view's screenshot goes to artifacts/screenshots/talk/, and the time from each key to the
-next view's first picture to artifacts/talk_presses.json (measured, never asserted: bench/talk_presses.py reports
-it)."""
+in a second window, stays in step with the projector over the whole talk; shared with the room, and given in Chinese
+there (so that both languages are walked), a phone follows every view with its title. Each view's screenshot goes
+to artifacts/screenshots/talk/, and the time from each key to the next view's first picture to
+artifacts/talk_presses.json (measured, never asserted: bench/talk_presses.py reports it)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def test_the_shipped_talk_steps_through_its_views_with_the_keyboard_and_the_note
     assert "13 / 20 · Cross-attention" in said[12]
 
 
-def test_a_phone_in_the_room_follows_every_view_of_the_talk_with_its_title(server, browser):  # noqa: F811
+def test_a_phone_in_the_room_follows_every_view_of_the_talk_given_in_chinese(server, browser):  # noqa: F811
     url, _ = server
     phone_context = browser.new_context(viewport=PHONE, device_scale_factor=1, is_mobile=True, has_touch=True)
     phone = phone_context.new_page()
@@ -67,13 +67,15 @@ def test_a_phone_in_the_room_follows_every_view_of_the_talk_with_its_title(serve
         )
         titles.append(phone.locator("#talk").inner_text())
         if shown.at in (1, 19):
-            phone.screenshot(path=str(SHOTS / "talk" / f"phone_{shown.at:02d}.png"))
+            phone.screenshot(path=str(SHOTS / "talk" / f"phone_zh_{shown.at:02d}.png"))
+            page.screenshot(path=str(SHOTS / "talk" / f"view_zh_{shown.at:02d}.png"))
 
     try:
         with _visit(browser) as projector:
             projector.set_viewport_size(PROJECTOR)
-            walk(projector, url, "&share=on", on_view=follow)
+            walk(projector, url, "&share=on&lang=zh", on_view=follow)
     finally:
         phone_context.close()
     assert [title.split(" · ")[0] for title in titles] == [f"{k} / 20" for k in range(1, 21)]
-    assert titles[18] == "19 / 20 · Attention sinks: why heads look at the first piece"
+    assert titles[0] == "1 / 20 · 输入一句英语，输出一句法语"
+    assert titles[18] == "19 / 20 · 注意力汇点：为什么头都看向第一个词元"

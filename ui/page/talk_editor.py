@@ -168,7 +168,8 @@ def section(title: str) -> None:
                     n=len(giving.talk.views),
                 )
             )
-            notes = f"?{talk_notes.NOTES_KEY}=on&{talk_notes.CUE_KEY}={giving.cue}&{LANGUAGE.key}={language()}"
+            cue = f"{talk_notes.NOTES_KEY}=on&{talk_notes.CUE_KEY}={giving.cue}"
+            notes = f"?{cue}&{LANGUAGE.key}={language()}&{PRESENT.key}=on"  # large type, the sidebar closed
             st.link_button(_("Speaker's notes (a second window)"), notes, icon=":material/speaker_notes:")
         st.button(
             _("Add this view to the talk"),
