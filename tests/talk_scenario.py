@@ -1,8 +1,8 @@
 """A talk given in chromium with the keyboard alone (ui/page/talk.py): the walk the browser test checks and
-bench/talk_presses.py times. Each press of PageDown is followed until the page has finished its run; a press that
-moves to another view is timed from the key to the new view's first picture drawn (a chart of the new run, or the
-Why page's shaded lines), and where the page's first picture sits in the first screen once the run is done is
-kept (a chart lower down may be drawn first, while the page's first words are being laid out)."""
+bench/talk_presses.py times. Each press of PageDown is followed until the page has finished its run. A press that
+moves to another view is timed, on the page's own clock, from the key to the new view's first picture painted (a
+chart of the new run, or the Why page's shaded lines). Where the page's first picture sits in the first screen is
+read once the run is done (a chart lower down may be drawn first, while the page's first words are laid out)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ class Shown:
 
     at: int
     title: str
-    seconds: float  # from the key that moved to it to its first picture drawn (the first view: from the address)
+    seconds: float  # from the key that moved to it to its first picture painted (the first view: from the address)
     top: float  # px, the first picture's top and bottom in the window
     bottom: float
 
@@ -43,6 +43,24 @@ class Shown:
 class Walk:
     views: list[Shown] = field(default_factory=list)
     presses: int = 0
+
+
+# Put before a press: the page's own clock notes when the bar names another view, when the new view's first picture
+# is in the document, and when the browser has painted it (the next frame after it): Playwright's own waits poll
+# once a frame, and a page that keeps the browser busy drawing holds their answers back.
+WATCH = f"""(before) => {{
+  const t0 = performance.now(), walk = window.__walk = {{moved: null, shown: null, painted: null}};
+  const watch = new MutationObserver(() => {{
+    const bar = document.querySelector({BAR!r}), found = bar && bar.innerText.trim().match(/^(\\d+) \\//);
+    if (walk.moved === null && found && +found[1] !== before) walk.moved = performance.now() - t0;
+    if (walk.moved !== null && walk.shown === null && document.querySelector({FIRST_PICTURE!r})) {{
+      walk.shown = performance.now() - t0;
+      requestAnimationFrame(() => setTimeout(() => {{ walk.painted = performance.now() - t0; }}, 0));
+      watch.disconnect();
+    }}
+  }});
+  watch.observe(document.body, {{subtree: true, childList: true, attributes: true, characterData: true}});
+}}"""
 
 
 def bar_text(page) -> str:
@@ -89,8 +107,8 @@ def walk(page, url: str, query: str = "", timeout_ms: int = 90_000, on_view=None
         if dwell and dwelled != before:  # once a view, before its first press
             page.wait_for_timeout(dwell * 1000)
             dwelled = before
+        page.evaluate(WATCH, before)
         page.locator("body").press("PageDown")
-        pressed = time.monotonic()
         done.presses += 1
         try:  # a new view's bar, or the same view's run done at a new address (a Play step)
             page.wait_for_function(MOVED, arg=[before, last_address], timeout=15_000)
@@ -101,8 +119,8 @@ def walk(page, url: str, query: str = "", timeout_ms: int = 90_000, on_view=None
             last_address = page.url
             if _at(bar_text(page)) == before:
                 continue
-        _first_picture(page, timeout_ms)
-        seconds = time.monotonic() - pressed
+        page.wait_for_function("() => window.__walk.painted !== null", timeout=timeout_ms)
+        seconds = page.evaluate("() => window.__walk.painted") / 1000
         _settle(page, timeout_ms)
         top, bottom = _first_picture(page, timeout_ms)  # where it sits once the run is done, as the room sees it
         last_address = page.url

@@ -64,6 +64,7 @@ class Page:
     figures: list[tuple[str, go.Figure]] = field(default_factory=list)
     room: presenter.Presenting | None = None  # the room this page is shared with (ui/room/presenter.py), if any
     held: list[str] = field(default_factory=list)  # words `lead` keeps for after the next chart
+    first_drawn: bool = False  # the run has drawn its first chart (a talk lets chromium paint it alone)
     # where the run's notes go (the chat note, warnings, what the model lacks)
     notes: Notes = field(default_factory=lambda: Notes(folded=False))
     # the outputs the room's phones are told, (label, words), when a page has more than its one result (Compare's)
@@ -103,7 +104,11 @@ class Page:
         fit_margins(fig)  # a figure drawn outside a scene; a scene's has its margins already, and keeps them
         wide = keeps_its_width(fig) and key is not None
         with st.container(key=f"wide-{key}") if wide else nullcontext():  # a phone scrolls it sideways alone
-            return st.plotly_chart(fig, config=self.plotly_config, theme=None, key=key, on_select=on_select, **kwargs)
+            event = st.plotly_chart(fig, config=self.plotly_config, theme=None, key=key, on_select=on_select, **kwargs)
+        if not self.first_drawn:
+            self.first_drawn = True
+            talk.let_it_paint()
+        return event
 
     def lead(self, text: str) -> None:
         """Words that lead to the next chart: above it, or in presentation mode below it, where they leave a
@@ -183,6 +188,7 @@ class Page:
                 on_click="ignore",
             )
         presenter.publish(self.room, self._view)
+        talk.prepare_next()
         stream.log("finished", page=self.title)
         if not st.session_state.get(LIVE_FRAGMENT):
             release(namespace)

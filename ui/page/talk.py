@@ -14,6 +14,7 @@ that a press does not wait for a model to load or a text to be read.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import secrets
 import time
@@ -256,8 +257,8 @@ def line() -> str:
 def bar(switched: list[str]) -> None:
     """While a talk is given: the keys that move through it (hidden buttons with the clicker's shortcuts) and the
     slim bar that says where it stands and what is switched away from the model as trained (`switched`, said: the
-    banner the pages show otherwise, which would take the picture's room on a projector); then the next view is
-    prepared."""
+    banner the pages show otherwise, which would take the picture's room on a projector); and where it stands, for
+    the notes window."""
     talk = giving()
     if talk is None:
         return
@@ -289,6 +290,30 @@ def bar(switched: list[str]) -> None:
             help=_("The next view, after this one's steps (PageDown or →)"),
         )
     talk_notes.publish(talk.cue, talk.text, talk.at, talk.began)
-    upcoming = talk.next_view
-    if upcoming is not None:
-        prepare.soon(upcoming.page, view_query(talk, talk.at + 1))
+
+
+FIRST_PAUSE = 0.08  # seconds between a talk view's first picture and the rest of its page
+PAUSE_ENV = "ANATOMY_FIRST_PAUSE"  # another pause in seconds, 0 for none (bench/talk_presses.py measures both)
+
+
+def let_it_paint() -> None:
+    """After the first chart of a run while a talk is given: a pause, so that the browser draws and paints that
+    chart before the rest of the page arrives. Sent in one burst, the Attention view's 18 charts were drawn
+    together and its first picture came 0.87-1.07 s after the key; with the pause, 0.36-0.44 s (the whole page
+    80 ms later)."""
+    if giving() is None:
+        return
+    try:
+        pause = float(os.environ.get(PAUSE_ENV, FIRST_PAUSE))
+    except ValueError:
+        pause = FIRST_PAUSE
+    time.sleep(min(max(pause, 0.0), 1.0))
+
+
+def prepare_next() -> None:
+    """At the end of a page's run, while a talk is given: prepare its next view in the background. Not sooner: the
+    worker's figures took the interpreter from the page's own run (Attention's first picture came 1.0 s after the
+    press when the preparing began with the run)."""
+    talk = giving()
+    if talk is not None and talk.next_view is not None:
+        prepare.soon(talk.next_view.page, view_query(talk, talk.at + 1))
