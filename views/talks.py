@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from i18n import LANGUAGES, Later, later
-from views.controls import CHAT, LANGUAGE, MOST_NEW_PIECES, NEW_KEY, PREFIX, Limits, shared_fields
+from views.controls import CHAT, LANGUAGE, MOST_NEW_PIECES, NEW_KEY, PREFIX, PRESENT, Limits, shared_fields
 from views.fields import Field, int_in
 from views.pages import PAGES, page_module
 
@@ -41,8 +41,12 @@ DEFAULT_LANGUAGE = "en"
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")  # a talk's file name under talks/, without .toml
 MAX_VIEWS = 200
 MAX_BYTES = 200_000  # a talk file larger than this is refused unread
+# The URL names of where a talk stands (ui/page/talk.py, talk_notes.py)
+TALK_PLACE = ("talk", "at", "played", "notes", "cue")
 # The URL names a talk never stores in a view: where the talk is, and what belongs to the person, not the talk
-TALK_KEYS = ("talk", "at", "played", "notes", "cue", "room", "key", "share", "follow", "export")
+TALK_KEYS = (*TALK_PLACE, "room", "key", "share", "follow", "export")
+# What an address may give besides a view's controls: those, the language and presentation mode
+PERSONAL_KEYS = frozenset({*TALK_KEYS, LANGUAGE.key, PRESENT.key})
 # Ranges wide enough for any model of the menu: a value's range is the model's to check, when the view is shown
 _ANY_MODEL = Limits(n_encoder_layers=128, n_decoder_layers=128, n_heads=128, max_len=32_768)
 

@@ -28,14 +28,14 @@ import streamlit as st
 from i18n import _, language
 from ui.page import talk_notes
 from ui.page.binding import EPOCH, FIELDS, NOTES, RAW, VALUES, stored_values
-from ui.room import store
+from ui.room import presenter, store
 from ui.session import prepare
 from ui.session.nav import PAGES as NAV_PAGES
 from ui.session.nav import ROOT
 from views.controls import LANGUAGE, PRESENT
 from views.markdown import md
 from views.models import menu_models
-from views.talks import NAME, TALK_KEYS, Talk, TalkError, View, dump, parse
+from views.talks import NAME, PERSONAL_KEYS, Talk, TalkError, View, dump, parse
 
 TALKS_DIR = ROOT / "talks"
 SESSION = "_anatomy_talk"  # the talk this session gives: a Giving, or None
@@ -50,8 +50,7 @@ SAVED = re.compile(r"@[0-9a-f]{12}")  # a talk made or opened in the app (saved_
 # epochs (ui/page/binding.py)
 _PLAYER_STATE = ("_anatomy_playing_", ENGAGED, EPOCH)
 _FILES = {slug: path for path, _title, slug in NAV_PAGES}
-_PERSONS = {*TALK_KEYS, LANGUAGE.key, PRESENT.key}  # what an address may give besides a view's controls
-KEPT_KEYS = ("share", "room", "key", "follow")  # the person's room, kept from view to view
+KEPT_KEYS = (*presenter.ROOM_PARAMS, presenter.BACK)  # the person's room, kept from view to view
 
 
 @dataclass
@@ -168,16 +167,14 @@ def _open(raw: dict[str, str]) -> None:
         talk = load(name)
     except TalkError as error:
         st.session_state[NOTES].append(_("This talk cannot be given: {why}", why=str(error)))
-        for key in (TALK_KEY, AT_KEY, PLAYED_KEY):
-            if key in st.query_params:
-                del st.query_params[key]
+        _forget_place()
         return
     at = raw.get(AT_KEY, "")
     index = int(at) - 1 if at.isdigit() and 1 <= int(at) <= len(talk.views) else 0
     st.session_state[SESSION] = Giving(name, talk, index)
     # An address with the view's controls is a moment of the talk, reproduced as it is; one that names the talk (and
     # a view) alone opens that view as the file says
-    if not set(raw) - _PERSONS:
+    if not set(raw) - PERSONAL_KEYS:
         st.session_state[MOVE] = index
     elif raw.get(PLAYED_KEY) == "on":  # a moment within the view's Play steps: played so far, as it was
         for control in PLAYED_CONTROLS:
@@ -195,6 +192,11 @@ def start_talk(name: str, talk: Talk, at: int = 0) -> None:
 def stop_talk() -> None:
     st.session_state[SESSION] = None
     st.session_state.pop(MOVE, None)
+    _forget_place()
+
+
+def _forget_place() -> None:
+    """Take where a talk stands out of the address."""
     for key in (TALK_KEY, AT_KEY, PLAYED_KEY):
         if key in st.query_params:
             del st.query_params[key]

@@ -21,10 +21,9 @@ from ui.session.nav import OTHER_FIRST_TITLES, PAGES
 from views.controls import LANGUAGE, PRESENT
 from views.fields import Field
 from views.models import menu_models
-from views.talks import TALK_KEYS, Talk, TalkError, View, dump, parse
+from views.talks import PERSONAL_KEYS, Talk, TalkError, View, dump, parse
 
 DRAFT = "_anatomy_talk_draft"  # the talk this session makes, before it gives it
-_NOT_KEPT = {*TALK_KEYS, LANGUAGE.key, PRESENT.key}  # the person's, not the view's
 
 
 def slug_of(title: str) -> str:
@@ -59,7 +58,7 @@ def this_view(slug: str, title: str) -> View:
     values = stored_values()
     controls = {}
     for key, spec in fields.items():
-        if key in _NOT_KEPT or key not in values:
+        if key in PERSONAL_KEYS or key not in values:
             continue
         written = spec.dump(values[key])
         if key == "sentence" or written != spec.dump(spec.default):

@@ -28,6 +28,7 @@ from i18n import N_, _, n_, sentences
 from model import AnatomyError
 from ui.room import store
 from views.controls import BLOCK_NAMES
+from views.talks import TALK_PLACE
 from viz.lengths import COLOUR_MODES
 from viz.style import keeps_its_width
 
@@ -35,7 +36,6 @@ SESSION = "_anatomy_room"  # this session's room: {"code", "key", "published", "
 WIDGET = "w_share_room"
 PUBLIC_URL_ENV = "ANATOMY_PUBLIC_URL"  # the address phones reach, when the presenter's own is not it
 ROOM_PARAMS = ("share", "room", "key")
-TALK_PARAMS = ("talk", "at", "played", "notes", "cue")  # where a talk stands (ui/page/talk.py)
 BACK = "follow"  # in "Explore this on your own" links: the room a follower stepped out of, to go back to
 FOLLOWED = "_anatomy_followed"  # this session's room to go back to (from the URL's `follow=`), or None
 HEARTBEAT_SECONDS = 3
@@ -351,7 +351,7 @@ def explore_link(code: str) -> str:
     """This page's address without the presenter's parameters: a follower's own session of the same view, which
     says how to go back to room `code`."""
     path = urlsplit(st.context.url or "").path or "/"
-    dropped = (*ROOM_PARAMS, BACK, *TALK_PARAMS)  # a follower's own session gives no talk
+    dropped = (*ROOM_PARAMS, BACK, *TALK_PLACE)  # a follower's own session gives no talk
     query = {k: st.query_params[k] for k in st.query_params if k not in dropped} | {BACK: code}
     return path + "?" + urlencode(query)
 
