@@ -189,3 +189,36 @@ def test_what_a_real_chat_answer_will_hold_is_known_before_it_starts():
     asks = ["What is attention?", "Explain " + "the heads of a transformer layer and their keys " * 4]
     ratios = _estimate_over_real(bundle, asks, True, 6)
     assert all(1.0 <= ratio <= 1.3 for ratio in ratios), ratios
+
+
+def test_a_change_in_line_wakes_the_decoding_whose_turn_it_is_and_no_other():
+    line = fair.Line(slots=1)
+    tickets = [object() for _ in range(4)]
+    for ticket in tickets:
+        line.join(ticket)
+
+    def signalled() -> list[int]:
+        return [k for k, ticket in enumerate(tickets) if ticket in line._turns and line._turns[ticket].is_set()]
+
+    assert signalled() == [0]
+    assert line.wait(tickets[0], 0.0)
+    line.to_the_back(tickets[0])  # its piece written: the next one's turn, and only its
+    assert signalled() == [1]
+    assert not line.wait(tickets[2], 0.0) and not line.wait(tickets[0], 0.0)
+    line.leave(tickets[1])
+    assert signalled() == [2]
+
+
+def test_the_stream_line_is_written_again_only_when_it_changes():
+    from ui.page import stream
+
+    said: list[str] = []
+
+    class Slot:
+        def caption(self, text: str) -> None:
+            said.append(text)
+
+    line = stream._Line(Slot(), said="reading")
+    for text in ("reading", "2 ahead", "2 ahead", "2 ahead", "1 ahead", "piece 1", "1 ahead"):
+        line.say(text)
+    assert said == ["2 ahead", "1 ahead", "piece 1", "1 ahead"]

@@ -107,12 +107,21 @@ def end_of_run() -> None:
         slot.empty()
 
 
-def _say(line: Any, text: str) -> None:
-    """The stream's line: what it is doing, with the mark that hides the run before's leftovers while the line is
-    up (ui.page.markup.HIDE_OLD_PAGE: the page under a new prompt's first picture is never the previous prompt's)."""
-    with line.container():
-        st.html(f"<span class='{STREAMING}'></span>{HIDE_OLD_PAGE}")
-        st.caption(text)
+@dataclass
+class _Line:
+    """The stream's line in its slot, written again only when what it says changes: a waiting decoding tells its
+    place every fair.WAIT_STEP, mostly the same place, and thirty waiting pages each sending it four times a second
+    were a share of the server's time under a lab's load. The mark that hides the run before's leftovers is a slot of
+    its own above it, written once (ui.page.markup.HIDE_OLD_PAGE: the page under a new prompt's first picture is
+    never the previous prompt's), so that a piece's line is one element sent, not three."""
+
+    slot: Any
+    said: str = ""
+
+    def say(self, text: str) -> None:
+        if text != self.said:
+            self.slot.caption(text)
+            self.said = text
 
 
 # What the stream's line says, for each thing the model makes (Page.output_noun's codes): said in the page's
@@ -214,17 +223,18 @@ def streamed(page: Running, preview: Preview | None) -> TranslationResult:
         except BaseException as exc:
             return exc
 
-    line, growing, prompt = st.empty(), st.empty(), st.empty()
-    _say(line, _(_READING[noun]))
+    mark, line, growing, prompt = st.empty(), st.empty(), st.empty(), st.empty()
+    mark.html(f"<span class='{STREAMING}'></span>{HIDE_OLD_PAGE}")
+    line.caption(_(_READING[noun]))
     # the same key as the results cache's (ui/session/engine.py): one decoding for every session asking for it
     key = (bundle.checkpoint_id, controls.sentence, iv_key(iv), controls.options(), controls.chat)
     with live.following(key, decode) as events:  # on leaving early, the decoding stops when no one follows it
         outcome = _follow(events, (line, growing, prompt), page, preview)
-    for slot in (growing, prompt):
+    for slot in (line, growing, prompt):
         slot.empty()
-    with line.container():  # the line goes; its own mark stays, so that the old page stays hidden until the run ends
-        st.html(f"<span class='{STREAMED}'></span>{HIDE_OLD_PAGE}")
-    st.session_state[STREAMED_SLOT] = line  # Page.finish empties it: after the run, the mark must hide nothing
+    # the line goes; the mark stays, marked done, so that the old page stays hidden until the run ends
+    mark.html(f"<span class='{STREAMED}'></span>{HIDE_OLD_PAGE}")
+    st.session_state[STREAMED_SLOT] = mark  # Page.finish empties it: after the run, the mark must hide nothing
     log("continuation done")
     if isinstance(outcome, BaseException):
         raise outcome
@@ -239,7 +249,8 @@ def _follow(
     so that a drawing replaces the one before) until it is done, and return its outcome (the result or the
     error): the prompt's parts once, then the line and the growing parts with every piece written so far, once
     for all the pieces that came while the page drew (a slow drawing never falls behind the decoding)."""
-    line, growing, prompt = slots
+    slot, growing, prompt = slots
+    line = _Line(slot, said=_(_READING[page.output_noun]))
     written: list[Written] = []
     while True:
         news = [events.get()]
@@ -253,17 +264,17 @@ def _follow(
                 log("prompt drawn")
         if pieces:
             written += pieces
-            _say(line, written_line(written[-1], page.output_noun))
+            line.say(written_line(written[-1], page.output_noun))
             if preview is not None and preview.pieces is not None:
                 with growing.container():
                     preview.pieces(page, written)
             log("pieces drawn", index=written[-1].step.position)
         latest = [(kind, value) for kind, value in news if kind in ("piece", "beam", live.WAITING)]
         if latest and latest[-1][0] == live.WAITING and isinstance(latest[-1][1], int):
-            _say(line, waiting_line(latest[-1][1], page.output_noun))
+            line.say(waiting_line(latest[-1][1], page.output_noun))
         searched = [value for kind, value in news if isinstance(value, BeamStep)]
         if searched:
             last = searched[-1]
-            _say(line, beam_line(last.step, last.limit, last.best, page.controls.beam_size, page.output_noun))
+            line.say(beam_line(last.step, last.limit, last.best, page.controls.beam_size, page.output_noun))
         if news[-1][0] == live.DONE:
             return news[-1][1]

@@ -40,52 +40,72 @@ class Line:
     def __init__(self, slots: int, budget: int | None = None) -> None:
         self.slots = max(1, slots)
         self.budget = budget  # bytes the started decodings may hold together (None: no bound)
-        self._changed = threading.Condition()
+        self._lock = threading.Lock()
         self._order: list[object] = []
         self._new: set[object] = set()  # joined, and not yet had a turn
         self._bytes: dict[object, int] = {}  # what each decoding will hold at most (ui/session/footprint.py)
+        # each decoding's own signal, set while it may compute: a change wakes those whose turn it is, not the
+        # whole line (thirty decodings woken at every piece to find it was not theirs)
+        self._turns: dict[object, threading.Event] = {}
 
     def join(self, ticket: object, nbytes: int = 0) -> None:
-        with self._changed:
+        with self._lock:
             waiting_new = sum(1 for other in self._order[self.slots :] if other in self._new)
             self._order.insert(min(len(self._order), self.slots + waiting_new), ticket)
             self._new.add(ticket)
             self._bytes[ticket] = nbytes
-            self._changed.notify_all()
+            self._turns[ticket] = threading.Event()
+            self._signal()
 
     def leave(self, ticket: object) -> None:
-        with self._changed:
+        with self._lock:
             self._new.discard(ticket)
             self._bytes.pop(ticket, None)
+            self._turns.pop(ticket, None)
             if ticket in self._order:
                 self._order.remove(ticket)
-                self._changed.notify_all()
+                self._signal()
 
     def to_the_back(self, ticket: object) -> None:
         """A piece written: the decoding goes behind every other, and the first waiting one may compute."""
-        with self._changed:
+        with self._lock:
             self._order.remove(ticket)
             self._order.append(ticket)
-            self._changed.notify_all()
+            self._signal()
 
     def ahead(self, ticket: object) -> int:
         """How many decodings are before this one in line, those computing now included: each writes a piece
         before this one does its next."""
-        with self._changed:
+        with self._lock:
             return self._order.index(ticket)
 
     def wait(self, ticket: object, seconds: float) -> bool:
         """Wait up to `seconds` for this decoding's turn; whether it may compute now."""
-        with self._changed:
-            now = self._changed.wait_for(lambda: ticket in self._computing(), timeout=seconds)
-            if now:
+        with self._lock:
+            turn = self._turns[ticket]
+        turn.wait(seconds)
+        with self._lock:  # the line may have changed since the signal: it is read again
+            now = ticket in self._computing()
+            if now and ticket in self._new:
                 self._new.discard(ticket)
+                self._signal()  # its bytes now count as held: a new one after it may no longer fit
+            elif not now:
+                turn.clear()  # a signal the line overtook: the next wait sleeps until a change
             return now
 
     def held(self) -> int:
         """The bytes the started decodings will hold at most, together."""
-        with self._changed:
+        with self._lock:
             return sum(nbytes for ticket, nbytes in self._bytes.items() if ticket not in self._new)
+
+    def _signal(self) -> None:
+        """Set the signal of each decoding that may compute now, and clear the others' (under the lock)."""
+        computing = set(self._computing())
+        for ticket, turn in self._turns.items():
+            if ticket in computing:
+                turn.set()
+            else:
+                turn.clear()
 
     def _computing(self) -> list[object]:
         """The decodings that compute now (under the lock): the first `slots` in line, passing over a new one
@@ -106,7 +126,7 @@ class Line:
         return computing
 
     def __len__(self) -> int:
-        with self._changed:
+        with self._lock:
             return len(self._order)
 
 
