@@ -39,7 +39,13 @@ def cache_growth(
     width = layers * (kv_heads + 1) - 1
     labels = axis_labels(pieces[:positions])
     columns = _column_names(kv_heads, width)
-    fig = make_subplots(rows=1, cols=2, subplot_titles=[_("keys kept"), _("values kept")], horizontal_spacing=0.07)
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        subplot_titles=[_("keys kept"), _("values kept")],
+        horizontal_spacing=0.07,
+        figure=style.figure(),
+    )
     hovers = (
         _("%{y}<br>%{x}<br>keys length %{z:.2f}<extra></extra>"),
         _("%{y}<br>%{x}<br>values length %{z:.2f}<extra></extra>"),
@@ -75,7 +81,6 @@ def cache_growth(
         fig.update_yaxes(
             autorange="reversed", type="category", showticklabels=column == 1 and positions <= 60, row=1, col=column
         )
-    fig.update_layout(template=style.template)
     rows = min(1400, max(320, positions * (style.tick + 3) + 120))
     return style.apply(fig, title, height=int(rows * (1.2 if style.presentation else 1.0)))
 

@@ -101,7 +101,13 @@ def softmax_against_width(
     """Three panels against d_k: largest weight, entropy and gradient size of the softmax, with the
     scores raw (solid) and divided by sqrt(d_k) (dashed)."""
     names = [("largest", _("largest weight")), ("entropy", _("entropy (nats)")), ("gradient", _("gradient size"))]
-    fig = make_subplots(rows=1, cols=3, subplot_titles=[label for _key, label in names], horizontal_spacing=0.08)
+    fig = make_subplots(
+        rows=1,
+        cols=3,
+        subplot_titles=[label for _key, label in names],
+        horizontal_spacing=0.08,
+        figure=style.figure(),
+    )
     for col, (key, label) in enumerate(names, start=1):
         for values, name, dash, colour in (
             (raw[key], _("raw q·k"), "solid", style.palette[3]),
@@ -122,7 +128,7 @@ def softmax_against_width(
                 col=col,
             )
         fig.update_xaxes(log_axis(dims, 3 if style.presentation else 4, title_text="d_k"), row=1, col=col)
-    fig.update_layout(template=style.template, legend=RIGHT_LEGEND)
+    fig.update_layout(legend=RIGHT_LEGEND)
     return style.apply(fig, title, height=360 if not style.presentation else 460)
 
 

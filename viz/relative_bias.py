@@ -106,7 +106,9 @@ def bias_against_distance(
     shares the last bucket) and, with `reach`, the farthest pair of the person's sentence."""
     if bias.shape[-1] != len(distances):
         raise ValueError(f"bias of shape {bias.shape} does not match {len(distances)} distances")
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.74, 0.26], vertical_spacing=0.05)
+    fig = make_subplots(
+        rows=2, cols=1, shared_xaxes=True, row_heights=[0.74, 0.26], vertical_spacing=0.05, figure=style.figure()
+    )
     spans = bucket_spans(distances, buckets)
     _shade_buckets(fig, spans)
     _add_bias_curves(fig, distances, buckets, bias, spans, style)
@@ -126,7 +128,7 @@ def bias_against_distance(
     _mark_max_distance(fig, distances, max_distance, style)
     if reach:
         _mark_reach(fig, reach, style)
-    fig.update_layout(template=style.template, legend=RIGHT_LEGEND, hovermode="x unified")
+    fig.update_layout(legend=RIGHT_LEGEND, hovermode="x unified")
     fig.update_yaxes(title_text=_("bias added to the score"), row=1, col=1)
     fig.update_yaxes(title_text=_("bucket"), row=2, col=1, rangemode="tozero")
     fig.update_xaxes(title_text=_("distance = key position − query position"), row=2, col=1)

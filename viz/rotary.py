@@ -184,7 +184,9 @@ def score_grid(
 
 def two_bases(angles: Sequence[np.ndarray], names: Sequence[str], style: Style, title: str) -> go.Figure:
     """Angle heatmaps of two bases side by side (Gemma 3's sliding and full layers), one scale."""
-    fig = make_subplots(rows=1, cols=len(angles), subplot_titles=list(names), horizontal_spacing=0.08)
+    fig = make_subplots(
+        rows=1, cols=len(angles), subplot_titles=list(names), horizontal_spacing=0.08, figure=style.figure()
+    )
     for column, table in enumerate(angles, start=1):
         fig.add_trace(
             go.Heatmap(
@@ -202,5 +204,4 @@ def two_bases(angles: Sequence[np.ndarray], names: Sequence[str], style: Style, 
         fig.update_xaxes(title_text=_("pair i"), row=1, col=column)
         fig.update_yaxes(autorange="reversed", row=1, col=column)
     fig.update_yaxes(title_text=_("position"), row=1, col=1)
-    fig.update_layout(template=style.template)
     return style.apply(fig, title, height=420 if not style.presentation else 540)

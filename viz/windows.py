@@ -30,7 +30,7 @@ def window_masks(
     shown = np.arange(0, n, step)
     named = n <= LABELLED
     axis = axis_labels(pieces) if named else shown
-    fig = make_subplots(rows=1, cols=len(masks), subplot_titles=names, horizontal_spacing=0.08)
+    fig = make_subplots(rows=1, cols=len(masks), subplot_titles=names, horizontal_spacing=0.08, figure=style.figure())
     for column, mask in enumerate(masks, start=1):
         fig.add_trace(
             go.Heatmap(
@@ -72,7 +72,7 @@ def window_masks(
             col=1,
         )
     fig.update_yaxes(title_text=_("query") if named else _("query position"), row=1, col=1)
-    fig.update_layout(template=style.template, plot_bgcolor="#eeeeee")
+    fig.update_layout(plot_bgcolor="#eeeeee")
     size = min(640, max(320, n * (style.tick + 3) + 120)) if named else 640
     if step > 1:
         title = _("{title} · one position in {step} drawn", title=title, step=step)

@@ -707,3 +707,34 @@ def test_a_chart_whose_title_is_longer_than_a_phones_line_keeps_its_width():
     long = Style().apply(go.Figure(), "Average of the 9 heads · " + "x" * 40)
     marked_up = Style().apply(go.Figure(), "<b>" + "a" * 30 + "</b><br>" + "b" * 30)  # two lines, 30 letters each
     assert keeps_its_width(long) and not keeps_its_width(short) and not keeps_its_width(marked_up)
+
+
+def _panels_side_by_side(style: Style) -> dict[str, go.Figure]:
+    """Every figure drawn as subplots (plotly's make_subplots), on small inputs."""
+    from viz.cache import cache_growth
+    from viz.design import softmax_against_width
+    from viz.relative_bias import bias_against_distance
+    from viz.rotary import two_bases
+    from viz.windows import window_masks
+
+    rng = np.random.default_rng(0)
+    pieces = [f"w{k}" for k in range(6)]
+    causal = np.tril(np.ones((6, 6), bool))
+    curves = {name: rng.random(3) for name in ("largest", "entropy", "gradient")}
+    distances = np.arange(-8, 9)
+    return {
+        "windows": window_masks([causal, causal], ["a", "b"], pieces, style, "t"),
+        "design": softmax_against_width([8, 16, 32], curves, curves, style, "t"),
+        "bias": bias_against_distance(distances, abs(distances) // 3, rng.normal(size=(2, 17)), style, "t", 8),
+        "rotary": two_bases([rng.random((6, 4)), rng.random((6, 4))], ["a", "b"], style, "t"),
+        "cache": cache_growth(rng.random((6, 2, 2)), rng.random((6, 2, 2)), pieces, 4, 1, style, "t"),
+    }
+
+
+@pytest.mark.parametrize("presentation", [False, True])
+def test_subplots_are_drawn_on_the_style_s_template_alone(presentation):
+    """make_subplots starts from plotly's own template: set on it afterwards, the style's was merged into it (its
+    grid, its colour bars' look, 6 kB more per chart sent and 15 ms more to build each)."""
+    style = Style(presentation=presentation)
+    for name, fig in _panels_side_by_side(style).items():
+        assert fig.layout.template == go.layout.Template(style.template), name
