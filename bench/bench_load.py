@@ -7,9 +7,12 @@ the shipped model; prints requests, errors, mismatches against single-session ru
 --lab is a class on the real SmolLM2-135M-Instruct (tests/lab_scenario.py): each session types a new chat message
 every --every seconds on the pages that stream the answer (Continue, Attention), and each page run is timed as its
 student sees it: the first picture, the first piece, the time it said it waited for its turn, the whole page, and
-the whole page over its fair share (the page alone, times the runs in flight beside it per decoding slot); its
+the whole page over its fair share (the page alone, times the runs in flight beside it per decoding slot; and of
+the machine as measured: as many new messages as slots sent at once to the quiet server, each page's time over
+its page alone, since slots computing at once share the memory, the interpreter and the pages' own work); its
 final page is compared with the same page and message run alone; the server's RSS at the start, at most and at the
-end. Its last line reads `lab: sessions=S runs=R errors=E mismatched=M first_picture_p95=… whole_p95=… fair_most=…`.
+end. Its last line reads
+`lab: sessions=S runs=R errors=E mismatched=M first_picture_p95=… whole_p95=… fair_most=… machine_most=…`.
 
 --via-proxy drives the same sessions through nginx in front of --replicas app processes
 (deploy/room.py, the topology of ./scripts/serve_room.sh). The last line of every run reads

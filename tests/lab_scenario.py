@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import statistics
 import time
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
@@ -89,6 +90,9 @@ class LabReport:
     slots: int
     runs: list[LabRun] = field(default_factory=list)
     alone: dict[tuple[str, str], LabRun] = field(default_factory=dict)
+    # `slots` new messages at once on the quiet server, each over its page's median alone: what one slot gives when
+    # every slot computes (1.0 if the cores did not share the memory, the interpreter and the page's own work)
+    together: list[float] = field(default_factory=list)
     rss_start_mib: float = 0.0
     rss_end_mib: float = 0.0
     rss_most_mib: float = 0.0
@@ -97,17 +101,22 @@ class LabReport:
         ordered = sorted(values)
         return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))] if ordered else float("nan")
 
-    def fair_ratios(self) -> list[float]:
+    def fair_ratios(self, slowdown: float = 1.0) -> list[float]:
         """Each run's whole page over its fair share: its page alone, times the runs in flight beside it (itself
-        included, averaged over its time) per slot, at least once its page alone."""
+        included, averaged over its time) per slot, at least once its page alone; with `slowdown`, the share of a
+        machine whose slots each give 1/slowdown of a page alone when all compute (`together`)."""
         ratios = []
         for run in self.runs:
             alone = self.alone[(run.page, run.prompt)].whole
             begin, end = run.start, run.start + run.whole
             overlap = sum(max(0.0, min(end, o.start + o.whole) - max(begin, o.start)) for o in self.runs)
             beside = overlap / max(run.whole, 1e-9)
-            ratios.append(run.whole / (alone * max(1.0, beside / self.slots)))
+            ratios.append(run.whole / (alone * max(1.0, slowdown * beside / self.slots)))
         return ratios
+
+    def slowdown(self) -> float:
+        """The median of `together`: how much longer a page takes when every slot computes (1.0 when unmeasured)."""
+        return statistics.median(self.together) if self.together else 1.0
 
     def mismatched(self) -> list[str]:
         return [f"{r.page}: {r.prompt}" for r in self.runs if r.final != self.alone[(r.page, r.prompt)].final]
@@ -118,10 +127,10 @@ class LabReport:
 
     def summary(self) -> str:
         errors = [e for r in self.runs for e in r.errors]
-        ratios = self.fair_ratios()
+        ratios, machine = self.fair_ratios(), self.fair_ratios(self.slowdown())
         firsts = [r.first_picture for r in self.runs if r.first_picture is not None]
         wholes = [r.whole for r in self.runs]
-        most_ratio = max(ratios, default=float("nan"))
+        most_ratio, most_machine = max(ratios, default=float("nan")), max(machine, default=float("nan"))
         lines = [
             f"lab: {self.sessions} sessions on {LAB_MODEL}, a new chat message each every so often for "
             f"{self.seconds:.0f} s, {self.slots} decodings at once; {len(self.runs)} page runs",
@@ -132,11 +141,14 @@ class LabReport:
             self._row("the page alone", [r.whole for r in self.alone.values()]),
             f"  whole page over its fair share: p50 {self._p(ratios, 50):.2f}, p95 {self._p(ratios, 95):.2f}, "
             f"most {most_ratio:.2f} (fair share: the page alone x the runs beside it per slot)",
+            f"  {self.slots} new messages at once on the quiet server: each page took {self.slowdown():.2f}x its "
+            f"page alone ({len(self.together)} pages); over a fair share of that machine: p50 "
+            f"{self._p(machine, 50):.2f}, p95 {self._p(machine, 95):.2f}, most {most_machine:.2f}",
             f"  server RSS {self.rss_start_mib:.0f} MiB at the start, {self.rss_most_mib:.0f} at most, "
             f"{self.rss_end_mib:.0f} at the end",
             f"lab: sessions={self.sessions} runs={len(self.runs)} errors={len(errors)} "
             f"mismatched={len(self.mismatched())} first_picture_p95={self._p(firsts, 95):.1f}s "
-            f"whole_p95={self._p(wholes, 95):.1f}s fair_most={most_ratio:.2f}",
+            f"whole_p95={self._p(wholes, 95):.1f}s fair_most={most_ratio:.2f} machine_most={most_machine:.2f}",
         ]
         return "\n".join(lines)
 
@@ -160,6 +172,19 @@ async def _alone(url: str, plan: list[tuple[str, str]]) -> dict[tuple[str, str],
     return {(page, prompt): await _fresh_run(url, page, prompt) for page, prompt in plan}
 
 
+async def _together(url: str, slots: int, alone: dict[tuple[str, str], LabRun], rounds: int = 3) -> list[float]:
+    """`rounds` times, `slots` messages of their own (not the lab's: a cached answer costs nothing) sent at once, one
+    page each: each page's whole over the median of its page's runs alone."""
+    medians = {page: statistics.median(r.whole for (p, _), r in alone.items() if p == page) for page in LAB_PAGES}
+    prompts = [p for mine in lab_prompts(slots * rounds, 1) for p in mine]
+    slowdowns = []
+    for k in range(rounds):
+        mine = [(LAB_PAGES[j % len(LAB_PAGES)], prompts[k * slots + j] + " (at once)") for j in range(slots)]
+        runs = await asyncio.gather(*(_fresh_run(url, page, prompt) for page, prompt in mine))
+        slowdowns += [run.whole / medians[run.page] for run in runs]
+    return slowdowns
+
+
 def run_lab(sessions: int = 30, every: float = 20.0, seconds: float = 120.0, env: dict[str, str] | None = None):
     """Every page and prompt alone on a server, then the lab on a fresh one: `sessions` students, each a new chat
     message every `every` seconds (the first ones spread over `every`) for `seconds`."""
@@ -171,6 +196,7 @@ def run_lab(sessions: int = 30, every: float = 20.0, seconds: float = 120.0, env
     with running_app(None, env=env) as app:
         asyncio.run(_fresh_run(app.url, LAB_PAGES[0], "Hello!"))  # the model loaded first: no page alone waits for it
         report.alone = asyncio.run(_alone(app.url, plan))
+        report.together = asyncio.run(_together(app.url, slots, report.alone))
     with running_app(None, env=env) as app:
 
         async def lab() -> None:
