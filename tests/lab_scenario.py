@@ -172,7 +172,7 @@ async def _alone(url: str, plan: list[tuple[str, str]]) -> dict[tuple[str, str],
     return {(page, prompt): await _fresh_run(url, page, prompt) for page, prompt in plan}
 
 
-async def _together(url: str, slots: int, alone: dict[tuple[str, str], LabRun], rounds: int = 3) -> list[float]:
+async def _together(url: str, slots: int, alone: dict[tuple[str, str], LabRun], rounds: int = 5) -> list[float]:
     """`rounds` times, `slots` messages of their own (not the lab's: a cached answer costs nothing) sent at once, one
     page each: each page's whole over the median of its page's runs alone."""
     medians = {page: statistics.median(r.whole for (p, _), r in alone.items() if p == page) for page in LAB_PAGES}

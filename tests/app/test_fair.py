@@ -218,7 +218,7 @@ def test_the_stream_line_is_written_again_only_when_it_changes():
         def caption(self, text: str) -> None:
             said.append(text)
 
-    line = stream._Line(Slot(), said="reading")
-    for text in ("reading", "2 ahead", "2 ahead", "2 ahead", "1 ahead", "piece 1", "1 ahead"):
+    line = stream._Line(Slot())
+    for text in ("reading", "reading", "2 ahead", "2 ahead", "2 ahead", "1 ahead", "piece 1", "1 ahead"):
         line.say(text)
-    assert said == ["2 ahead", "1 ahead", "piece 1", "1 ahead"]
+    assert said == ["reading", "2 ahead", "1 ahead", "piece 1", "1 ahead"]

@@ -223,14 +223,14 @@ def streamed(page: Running, preview: Preview | None) -> TranslationResult:
         except BaseException as exc:
             return exc
 
-    mark, line, growing, prompt = st.empty(), st.empty(), st.empty(), st.empty()
+    mark, line, growing, prompt = st.empty(), _Line(st.empty()), st.empty(), st.empty()
     mark.html(f"<span class='{STREAMING}'></span>{HIDE_OLD_PAGE}")
-    line.caption(_(_READING[noun]))
+    line.say(_(_READING[noun]))
     # the same key as the results cache's (ui/session/engine.py): one decoding for every session asking for it
     key = (bundle.checkpoint_id, controls.sentence, iv_key(iv), controls.options(), controls.chat)
     with live.following(key, decode) as events:  # on leaving early, the decoding stops when no one follows it
         outcome = _follow(events, (line, growing, prompt), page, preview)
-    for slot in (line, growing, prompt):
+    for slot in (line.slot, growing, prompt):
         slot.empty()
     # the line goes; the mark stays, marked done, so that the old page stays hidden until the run ends
     mark.html(f"<span class='{STREAMED}'></span>{HIDE_OLD_PAGE}")
@@ -243,14 +243,13 @@ def streamed(page: Running, preview: Preview | None) -> TranslationResult:
 
 
 def _follow(
-    events: queue.Queue[live.News], slots: tuple[Any, Any, Any], page: Running, preview: Preview | None
+    events: queue.Queue[live.News], slots: tuple[_Line, Any, Any], page: Running, preview: Preview | None
 ) -> object:
-    """Draw the decoding's news into `slots` (the line, the growing parts, the prompt's parts: st.empty each,
+    """Draw the decoding's news into `slots` (the line, the growing parts, the prompt's parts: each in an st.empty,
     so that a drawing replaces the one before) until it is done, and return its outcome (the result or the
     error): the prompt's parts once, then the line and the growing parts with every piece written so far, once
     for all the pieces that came while the page drew (a slow drawing never falls behind the decoding)."""
-    slot, growing, prompt = slots
-    line = _Line(slot, said=_(_READING[page.output_noun]))
+    line, growing, prompt = slots
     written: list[Written] = []
     while True:
         news = [events.get()]
