@@ -265,3 +265,25 @@ def test_the_talk_being_made_is_retitled_annotated_moved_and_cut_in_its_editor(f
     at.button(key="talk-drop-0").click().run()
     assert [view.titles["en"] for view in at.session_state[talk_editor.DRAFT].views] == ["Translate"]
     assert_clean(at)
+
+
+@pytest.mark.parametrize(
+    "given, seconds",
+    [
+        ("", talk.FIRST_PAUSE),
+        ("0", 0.0),
+        ("0.2", 0.2),
+        ("-1", 0.0),
+        ("9", 1.0),
+        ("nan", talk.FIRST_PAUSE),
+        ("soon", talk.FIRST_PAUSE),
+    ],
+)
+def test_the_pause_after_a_talk_view_s_first_picture_is_bounded_whatever_the_environment_says(
+    monkeypatch, given, seconds
+):
+    if given:
+        monkeypatch.setenv(talk.PAUSE_ENV, given)
+    else:
+        monkeypatch.delenv(talk.PAUSE_ENV, raising=False)
+    assert talk.first_pause() == pytest.approx(seconds)

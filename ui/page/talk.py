@@ -14,6 +14,7 @@ that a press does not wait for a model to load or a text to be read.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 import secrets
@@ -303,13 +304,18 @@ def let_it_paint() -> None:
     chart before the rest of the page arrives. Sent in one burst, the Attention view's 18 charts were drawn
     together and its first picture came 0.87-1.07 s after the key; with the pause, 0.36-0.44 s (the whole page
     80 ms later)."""
-    if giving() is None:
-        return
+    if giving() is not None:
+        time.sleep(first_pause())
+
+
+def first_pause() -> float:
+    """The pause after a talk view's first picture, in seconds: $ANATOMY_FIRST_PAUSE within [0, 1], else FIRST_PAUSE
+    (time.sleep raises on "nan")."""
     try:
         pause = float(os.environ.get(PAUSE_ENV, FIRST_PAUSE))
     except ValueError:
-        pause = FIRST_PAUSE
-    time.sleep(min(max(pause, 0.0), 1.0))
+        return FIRST_PAUSE
+    return FIRST_PAUSE if math.isnan(pause) else min(max(pause, 0.0), 1.0)
 
 
 def prepare_next() -> None:
