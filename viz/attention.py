@@ -17,22 +17,21 @@ from .labels import CONTAINER_PX, axis_labels, token_axis
 from .lengths import Span, bin_label, bins, colour_mode, colour_range, coloured, pool, pooled, whole, window_note
 from .style import Style
 from .tiles import (
-    caption_axes,
     caption_gap,
     caption_trace,
     click_markers,
     common_role,
-    group_frames,
     hovered_cells,
     marker_px,
-    selected_outline,
+    outlines,
     tile_captions,
+    tile_centres,
     tile_gap,
     tile_heatmap,
     tile_image,
     tile_labels,
     tile_size_px,
-    view_axes,
+    view_layout,
 )
 
 MAP_MARGINS_PX = 250  # what a heatmap's query labels, margins and colour bar take of its width
@@ -67,8 +66,9 @@ def rows_that_fit(klabels: list[str], style: Style, most_px: int, most_rows: int
     return max(4, min(most_rows, int(room // (style.tick * 1.3))))
 
 
-def _row_outline(fig: go.Figure, row_index: int, n_keys: int, style: Style, xref: str, yref: str) -> None:
-    fig.add_shape(
+def _row_shape(row_index: int, n_keys: int, style: Style, xref: str, yref: str) -> dict:
+    """The outline of the query row `row_index` across a map's n_keys columns, in plotly's own form."""
+    return dict(
         type="rect",
         x0=-0.5,
         x1=n_keys - 0.5,
@@ -149,22 +149,24 @@ def _head_panel(
     weights: np.ndarray | None,
     labels: tuple[list[str], list[str]],
     style: Style,
-) -> tuple[go.Heatmap, dict]:
-    """Head h's heatmap on axes of its own, and the layout of those two axes (the query labels only on
-    the first panel of a row)."""
+) -> tuple[dict, dict]:
+    """Head h's heatmap on axes of its own (a trace for Style.drawing), and the layout of those two axes (the
+    query labels only on the first panel of a row)."""
     qlabels, klabels = labels
     suffix = "" if h == 0 else str(h + 1)
     col, x0, y1 = grid.corner(h)
-    trace = go.Heatmap(
+    trace = dict(
+        type="heatmap",
         z=z[h],
         x=klabels,
         y=qlabels,
         hovertemplate=_hover(weights),
         coloraxis="coloraxis",
-        customdata=None if weights is None else weights[h],
         xaxis=f"x{suffix}",
         yaxis=f"y{suffix}",
     )
+    if weights is not None:
+        trace["customdata"] = weights[h]
     axes = {
         f"xaxis{suffix}": token_axis(
             klabels,
@@ -222,17 +224,15 @@ def attention_heads(
             shapes.append(_first_divider(f"x{suffix}", f"y{suffix}"))
         if outlined is not None and 0 <= outlined < len(qlabels):
             shapes.append(row_outline(outlined, len(klabels), f"x{suffix}", f"y{suffix}", style))
-    fig = style.figure(
-        coloraxis=dict(colorscale=style.weights, cmin=zmin, cmax=zmax, colorbar=dict(title=bar, thickness=14)),
+    bar_title = dict(text=bar)
+    return style.drawing(
+        data,
+        title + window_note(rows, columns or whole(len(keys)), len(queries), len(keys), _pinned(first, columns)),
+        grid.height,
+        coloraxis=dict(colorscale=style.weights, cmin=zmin, cmax=zmax, colorbar=dict(title=bar_title, thickness=14)),
         annotations=titles,
         shapes=shapes,
         **layout,
-    )
-    fig.add_traces(data)
-    return style.apply(
-        fig,
-        title + window_note(rows, columns or whole(len(keys)), len(queries), len(keys), _pinned(first, columns)),
-        height=grid.height,
     )
 
 
@@ -266,34 +266,34 @@ def attention_map(
     if most_px is not None and height > most_px:  # the rotated key labels below take their share of a short map
         height = most_px
         rows_px = height - 100 - _key_labels_px(klabels, style)
-    fig = style.figure(
+    heatmap = dict(
+        type="heatmap",
+        z=z,
+        x=klabels,
+        y=qlabels,
+        hovertemplate=_hover(weights),
+        zmin=zmin,
+        zmax=zmax,
+        colorscale=style.weights,
+        colorbar=dict(title=dict(text=bar), thickness=14),
+        textfont=dict(size=style.tick),
+    )
+    if weights is not None:
+        heatmap["customdata"] = weights
+    if show_values:
+        heatmap.update(text=_cell_text(z if weights is None else weights), texttemplate="%{text}")
+    shapes = []
+    if highlight_row is not None and 0 <= highlight_row - rows[0] < len(qlabels):
+        shapes.append(_row_shape(highlight_row - rows[0], len(klabels), style, "x", "y"))
+    if _pinned(first, columns):
+        shapes.append(_first_divider("x", "y"))
+    return style.drawing(
+        [heatmap],
+        title + window_note(rows, columns or whole(len(keys)), len(queries), len(keys), _pinned(first, columns)),
+        height,
         xaxis=token_axis(klabels, min(width_px - MAP_MARGINS_PX, 900), style.tick, tickangle=-90),
         yaxis=token_axis(qlabels, rows_px, style.tick, autorange="reversed"),
-    )
-    fig.add_trace(
-        go.Heatmap(
-            z=z,
-            x=klabels,
-            y=qlabels,
-            hovertemplate=_hover(weights),
-            customdata=weights,
-            zmin=zmin,
-            zmax=zmax,
-            colorscale=style.weights,
-            colorbar=dict(title=bar, thickness=14),
-            text=_cell_text(z if weights is None else weights) if show_values else None,
-            texttemplate="%{text}" if show_values else None,
-            textfont=dict(size=style.tick),
-        )
-    )
-    if highlight_row is not None and 0 <= highlight_row - rows[0] < len(qlabels):
-        _row_outline(fig, highlight_row - rows[0], len(klabels), style, "x", "y")
-    if _pinned(first, columns):
-        fig.add_shape(**_first_divider("x", "y"))
-    return style.apply(
-        fig,
-        title + window_note(rows, columns or whole(len(keys)), len(queries), len(keys), _pinned(first, columns)),
-        height=height,
+        shapes=shapes,
     )
 
 
@@ -348,30 +348,35 @@ def model_view(
     sizes = (nq, nk, gq, gk)
     cell_hover = hovered_cells(tile_px, sizes, heads)
     image, weights = tile_image(cells, tiles, sizes, weights_too=cell_hover and mode != "linear")
-    all_q, all_k = axis_labels(queries), axis_labels(keys)
-    qlabels, klabels = [bin_label(all_q, b) for b in qbins], [bin_label(all_k, b) for b in kbins]
-    xs, ys = tile_labels(layers, heads, qlabels, klabels, gq, gk)
-    centre_x = [xs[h * (nk + gk) + (nk - 1) // 2] for h in range(heads)]
-    centre_y = [ys[layer * (gq + nq) + gq + (nq - 1) // 2] for layer in range(layers)]
+    xs, ys = tile_labels(layers, heads, _bin_labels(queries, qbins), _bin_labels(keys, kbins), gq, gk)
+    centre_x, centre_y = tile_centres(xs, ys, sizes, layers, heads)
     pooled_note = pooled(len(queries)) or pooled(len(keys))
-    fig = style.figure(**view_axes(centre_x, centre_y))
-    fig.add_trace(tile_heatmap(image, weights, (xs, ys), (zmin, zmax, bar), pooled_note, style, cell_hover))
-    fig.add_trace(click_markers(centre_x, centre_y, marker_px(tile_px, sizes, heads), knocked_out, roles))
-    if captions:
-        fig.add_trace(caption_trace(captions, sizes, style))
-    annotations: list[dict] = []
-    shapes = selected_outline(selected, layers, heads, sizes, style)
-    if group > 1 and heads % group == 0:
-        frames, annotations = group_frames(layers, heads, group, sizes, xs, style)
-        shapes = shapes + frames
-    # one layout update with plain dicts: each add_annotation or add_shape copies all those already there, and
-    # a layout re-set from its own objects validates each again (SmolLM2's 270 tiles, most tagged "sink": 3.5 s
-    # of a 4.5-s Attention page one by one, 1.2 s re-set; 0.1 s so)
-    fig.update_layout(annotations=annotations, shapes=shapes, **(caption_axes(len(xs), len(ys)) if captions else {}))
-    title = _view_title(title, (nq, nk) if pooled_note else None, shared_role)
-    fig = style.apply(fig, title, height=int(80 + layers * tile_px * aspect))
-    _fit_axes_to_tiles(fig, len(xs), len(ys), tile_px, group)
-    return fig
+    traces = [
+        tile_heatmap(image, weights, (xs, ys), (zmin, zmax, bar), pooled_note, style, cell_hover),
+        click_markers(centre_x, centre_y, marker_px(tile_px, sizes, heads), knocked_out, roles),
+        *([caption_trace(captions, sizes, style)] if captions else []),
+    ]
+    shapes, annotations = outlines(selected, layers, heads, group, sizes, xs, style)
+    # all in one go, with plain dicts: each add_annotation or add_shape copies all those already there, and a
+    # layout re-set from its own objects checks each again (SmolLM2's 270 tiles, most tagged "sink": 3.5 s of a
+    # 4.5-s Attention page one by one, 1.2 s re-set; 0.1 s so)
+    return style.drawing(
+        traces,
+        _view_title(title, (nq, nk) if pooled_note else None, shared_role),
+        int(80 + layers * tile_px * aspect),
+        annotations=annotations,
+        shapes=shapes,
+        # room above for the K/V groups' names; hovering reaches half a tile
+        margin=dict(t=90 if group <= 1 else 130),
+        hoverdistance=int(tile_px // 2),
+        **view_layout(centre_x, centre_y, len(xs), len(ys), bool(captions)),
+    )
+
+
+def _bin_labels(pieces: list[str], binned: list[Span]) -> list[str]:
+    """Each bin's label on a model-view axis over `pieces` (viz.lengths.bin_label)."""
+    labels = axis_labels(pieces)
+    return [bin_label(labels, b) for b in binned]
 
 
 def _view_title(title: str, pooled_to: tuple[int, int] | None, shared_role: str | None) -> str:
@@ -382,15 +387,6 @@ def _view_title(title: str, pooled_to: tuple[int, int] | None, shared_role: str 
     if shared_role:
         title = _("{title} · every head: {role}", title=title, role=shared_role)
     return title
-
-
-def _fit_axes_to_tiles(fig: go.Figure, columns: int, rows: int, tile_px: float, group: int) -> None:
-    """Fix the model view's axes to its `columns` x `rows` of cells (the first row on top), with room above
-    for the K/V groups' names when `group` > 1, and hovering that reaches half a tile."""
-    # the tiles' markers are as large as the tiles: without fixed ranges, plotly would pad the axes for them
-    fig.update_layout(margin=dict(t=90 if group <= 1 else 130), hoverdistance=int(tile_px // 2))
-    fig.update_xaxes(autorange=False, range=[-0.5, columns - 0.5])
-    fig.update_yaxes(autorange=False, range=[rows - 0.5, -0.5])
 
 
 def model_view_legend(

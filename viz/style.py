@@ -6,6 +6,7 @@ import html
 import re
 from dataclasses import dataclass
 
+import plotly.colors
 import plotly.graph_objects as go
 
 # Plotly's stock templates are large, and copying them dominated figure build time: each Style
@@ -42,6 +43,10 @@ PHONE_TITLE_CHARS = 55
 RIGHT_LEGEND = dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left")
 
 
+# Viridis as plotly's checks write a named scale out: its stops, for a figure put together without those checks
+# (Style.drawing)
+VIRIDIS = [[float(place), colour] for place, colour in plotly.colors.get_colorscale("Viridis")]
+
 # Inferno with its first colour nudged: Streamlit's frontend rewrites the colours #000001..#0000NN
 # in a chart's JSON (its theme placeholders), which turned Inferno's "#000004" lavender.
 INFERNO = [
@@ -74,9 +79,9 @@ class Style:
         return 26 if self.presentation else 16
 
     @property
-    def weights(self) -> str | list[list]:
-        """Sequential colour scale for values in [0, 1] (colourblind-safe)."""
-        return INFERNO if self.presentation else "Viridis"
+    def weights(self) -> list[list]:
+        """Sequential colour scale for values in [0, 1] (colourblind-safe), as its [place, colour] stops."""
+        return INFERNO if self.presentation else VIRIDIS
 
     @property
     def diverging(self) -> str:
@@ -110,7 +115,9 @@ class Style:
         in plain or scientific notation on axes and colour bars."""
         axis = dict(_AXIS, tickfont=dict(size=self.tick))
         return dict(
-            data=dict(heatmap=[dict(colorbar=_COLOURBAR)], contour=[dict(colorbar=_COLOURBAR)]),
+            data=dict(
+                heatmap=[dict(type="heatmap", colorbar=_COLOURBAR)], contour=[dict(type="contour", colorbar=_COLOURBAR)]
+            ),
             layout=dict(
                 coloraxis=dict(colorbar=_COLOURBAR),
                 paper_bgcolor="white",
@@ -129,15 +136,34 @@ class Style:
         """An empty figure on this style's template, with `layout` set."""
         return go.Figure(layout=dict(template=self.template, **layout))
 
+    def drawing(
+        self, traces: list[dict], title: str | None = None, height: int | None = None, **layout: object
+    ) -> go.Figure:
+        """A figure on this style's template made of `traces` (each a dict with its "type") and `layout`, with the
+        margins, title and height `apply` would set, put together at once without plotly's check of each property:
+        a fifth of the time for a page's large heatmaps. So every property must be written as those checks would
+        leave it: a title as {"text": ...}, a colour scale as its stops (tests/views/test_every_page.py holds every
+        page's figures to that form). Later updates of the figure are not checked either."""
+        whole: dict = dict(template=self.template, **self._frame(title, height))
+        for name, value in layout.items():
+            if value is None or value == []:  # as plotly's checks leave them: unset
+                continue
+            whole[name] = {**whole[name], **value} if name == "margin" and isinstance(value, dict) else value
+        return go.Figure(dict(data=traces, layout=whole), _validate=False)
+
     def apply(self, fig: go.Figure, title: str | None = None, height: int | None = None) -> go.Figure:
         """Set the margins and (optionally) the title and height of `fig`, in one update."""
+        fig.update_layout(self._frame(title, height))
+        return fig
+
+    def _frame(self, title: str | None, height: int | None) -> dict:
+        """The layout's margins, and its title and height when given."""
         layout: dict = dict(margin=dict(l=10, r=10, t=60 if title else 30, b=10))
         if title is not None:
             layout["title"] = dict(text=title, font=dict(size=self.title), x=0, xanchor="left")
         if height is not None:
             layout["height"] = height
-        fig.update_layout(layout)
-        return fig
+        return layout
 
 
 def keeps_its_width(fig: go.Figure) -> bool:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 
 import numpy as np
-import plotly.graph_objects as go
 
 from i18n import _
 
@@ -86,6 +85,14 @@ def tile_labels(
     return xs[: heads * (len(klabels) + gk) - gk], ys
 
 
+def tile_centres(xs: list[str], ys: list[str], sizes: Sizes, layers: int, heads: int) -> tuple[list[str], list[str]]:
+    """The labels of the column at the middle of each head's tiles, and of the row at the middle of each layer's."""
+    nq, nk, gq, gk = sizes
+    centre_x = [xs[h * (nk + gk) + (nk - 1) // 2] for h in range(heads)]
+    centre_y = [ys[layer * (gq + nq) + gq + (nq - 1) // 2] for layer in range(layers)]
+    return centre_x, centre_y
+
+
 def tile_heatmap(
     image: np.ndarray,
     weights: np.ndarray | None,
@@ -94,27 +101,30 @@ def tile_heatmap(
     pooled_note: bool,
     style: Style,
     cell_hover: bool = True,
-) -> go.Heatmap:
+) -> dict:
     """The image of every tile as one heatmap over its (column, row) labels, on the colour scale
     (zmin, zmax, colour-bar title); with `cell_hover`, the hover shows the weights under a colour mode that is not
     linear, and says "pooled weight" when the tiles are pooled. Without it, cells too small to point at one by one
-    (a tile's marker names its head, click_markers), the colours go as levels (viz/levels.py), a byte a cell."""
+    (a tile's marker names its head, click_markers), the colours go as levels (viz/levels.py), a byte a cell.
+    A trace for Style.drawing, in plotly's own form."""
     xs, ys = labels
     zmin, zmax, bar = colours
     if not cell_hover:
-        return go.Heatmap(
+        return dict(
+            type="heatmap",
             z=level_image(image, zmin, zmax),
             x=xs,
             y=ys,
             zmin=0,
             zmax=TOP,
             colorscale=level_scale(style.weights),
-            colorbar=dict(title=bar, thickness=14, **level_ticks(zmin, zmax)),
+            colorbar=dict(title=dict(text=bar), thickness=14, **level_ticks(zmin, zmax)),
             hoverinfo="skip",
         )
     value = _("pooled weight") if pooled_note else _("weight")
     shown = "%{z:.3f}" if weights is None else "%{customdata:.3f}"
-    return go.Heatmap(
+    heatmap = dict(
+        type="heatmap",
         z=image,
         x=xs,
         y=ys,
@@ -122,10 +132,12 @@ def tile_heatmap(
         zmin=zmin,
         zmax=zmax,
         colorscale=style.weights,
-        customdata=weights,
-        colorbar=dict(title=bar, thickness=14),
+        colorbar=dict(title=dict(text=bar), thickness=14),
         hovertemplate=f"%{{y}}<br>%{{x}}<br>{value} {shown}<extra></extra>",
     )
+    if weights is not None:
+        heatmap["customdata"] = weights
+    return heatmap
 
 
 def _tile_box(tile_px: float, sizes: Sizes, heads: int) -> tuple[float, float]:
@@ -149,9 +161,11 @@ def hovered_cells(tile_px: float, sizes: Sizes, heads: int) -> bool:
     return min(height / sizes[0], width / sizes[1]) >= HOVERED_CELL_PX
 
 
-def view_axes(centre_x: list[str], centre_y: list[str]) -> dict:
-    """The view's two axes: a head's name above the centre of its column of tiles, a layer's beside its row."""
-    return dict(
+def view_layout(centre_x: list[str], centre_y: list[str], columns: int, rows: int, captions: bool) -> dict:
+    """The view's axes over its `columns` x `rows` of cells (the first row on top): a head's name above the centre
+    of its column of tiles, a layer's beside its row; with `captions`, the captions' axes over them too."""
+    # the tiles' markers are as large as the tiles: without fixed ranges, plotly would pad the axes for them
+    layout = dict(
         xaxis=dict(
             type="category",
             tickmode="array",
@@ -160,17 +174,21 @@ def view_axes(centre_x: list[str], centre_y: list[str]) -> dict:
             side="top",
             showgrid=False,
             zeroline=False,
+            autorange=False,
+            range=[-0.5, columns - 0.5],
         ),
         yaxis=dict(
             type="category",
             tickmode="array",
             tickvals=centre_y,
             ticktext=[f"L{layer + 1}" for layer in range(len(centre_y))],
-            autorange="reversed",
+            autorange=False,
+            range=[rows - 0.5, -0.5],
             showgrid=False,
             zeroline=False,
         ),
     )
+    return layout | caption_axes(columns, rows) if captions else layout
 
 
 def click_markers(
@@ -179,11 +197,12 @@ def click_markers(
     size: float,
     knocked_out: Collection[tuple[int, int]],
     roles: Mapping[tuple[int, int], str],
-) -> go.Scatter:
+) -> dict:
     """One transparent marker of `size` px on the centre of every tile: its hover names the head (its
-    role, whether it is knocked out) and a click on it selects the head."""
+    role, whether it is knocked out) and a click on it selects the head. A trace for Style.drawing."""
     layers, heads = len(centre_y), len(centre_x)
-    return go.Scatter(
+    return dict(
+        type="scatter",
         x=[centre_x[h] for layer in range(layers) for h in range(heads)],
         y=[centre_y[layer] for layer in range(layers) for h in range(heads)],
         mode="markers",
@@ -215,14 +234,16 @@ def _tile_hover(layer: int, head: int, knocked: bool, role: str | None) -> str:
     return _("L{layer} H{head}: click to open this head", **at)
 
 
-def caption_trace(captions: Mapping[tuple[int, int], str], sizes: Sizes, style: Style) -> go.Scatter:
+def caption_trace(captions: Mapping[tuple[int, int], str], sizes: Sizes, style: Style) -> dict:
     """Each tile's caption ((layer, head) -> text) written in the gap over its top left corner (caption_gap makes
     room for it there): one text trace on CAPTION_AXES, whose coordinates are the cells' own, so that a caption
     starts at its tile's very edge. Not annotations: plotly measures an annotation's box in the page each time it
-    lays the chart out (SmolLM2's 178 captions took 2.3 s of chromium's 10 s for a new prompt on Attention)."""
+    lays the chart out (SmolLM2's 178 captions took 2.3 s of chromium's 10 s for a new prompt on Attention). A
+    trace for Style.drawing."""
     nq, nk, gq, gk = sizes
     cells = list(captions)
-    return go.Scatter(
+    return dict(
+        type="scatter",
         x=[head * (nk + gk) - 0.5 for _, head in cells],
         y=[layer * (gq + nq) + gq - 0.5 for layer, _ in cells],
         text=[captions[cell] for cell in cells],
@@ -244,6 +265,18 @@ def caption_axes(columns: int, rows: int) -> dict:
         xaxis2=dict(hidden, overlaying="x", range=[-0.5, columns - 0.5]),
         yaxis2=dict(hidden, overlaying="y", range=[rows - 0.5, -0.5]),
     )
+
+
+def outlines(
+    selected: tuple[int, int] | None, layers: int, heads: int, group: int, sizes: Sizes, xs: list[str], style: Style
+) -> tuple[list[dict], list[dict]]:
+    """What is drawn over the tiles: (shapes, annotations). The outline of the selected (layer, head)'s tile, and
+    with `group` > 1 the frames of the heads that share keys and values, with their names."""
+    shapes = selected_outline(selected, layers, heads, sizes, style)
+    if group > 1 and heads % group == 0:
+        frames, names = group_frames(layers, heads, group, sizes, xs, style)
+        return shapes + frames, names
+    return shapes, []
 
 
 def selected_outline(

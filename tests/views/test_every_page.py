@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import plotly.graph_objects as go
+import plotly.io as pio
 import pytest
 from hf_fixtures import make_decoder_dir
 from page_words import english_sentences, figure_texts, panel_words
@@ -32,6 +34,38 @@ def gemma(tmp_path_factory):
         yield folder
 
 
+def assert_in_plotly_s_own_form(figure: go.Figure) -> None:
+    """What the browser is sent of `figure` is what plotly's checks of each property would have made of it: a
+    figure put together without them (viz.style.Style.drawing) wrote every property out in full."""
+    sent = json.loads(pio.to_json(figure, validate=False))
+    checked = json.loads(pio.to_json(go.Figure(figure.to_dict()), validate=False))
+    assert _pruned(sent) == _pruned(checked), figure.layout.title.text
+
+
+def _pruned(value: object) -> object:
+    """`value` without its empty objects and lists (an empty legend: plotly.js reads nothing there either)."""
+    if isinstance(value, dict):
+        kept = {name: _pruned(item) for name, item in value.items()}
+        return {name: item for name, item in kept.items() if item not in ({}, [])}
+    if isinstance(value, list):
+        return [_pruned(item) for item in value]
+    return value
+
+
+def test_a_drawing_put_together_unchecked_is_held_to_plotly_s_own_form():
+    from viz.style import Style
+
+    style = Style()
+    whole = style.drawing(
+        [dict(type="heatmap", z=[[0.5]], colorscale=style.weights)], "T", 300, margin=dict(t=90), shapes=[]
+    )
+    assert_in_plotly_s_own_form(whole)
+    assert whole.layout.margin.to_plotly_json() == dict(l=10, r=10, t=90, b=10)
+    for shorthand in (dict(colorbar=dict(title="weight")), dict(colorscale="Viridis")):
+        with pytest.raises(AssertionError):
+            assert_in_plotly_s_own_form(style.drawing([dict(type="heatmap", z=[[0.5]], **shorthand)]))
+
+
 def test_the_menu_and_views_know_the_same_pages():
     assert list(PAGES) == list(PAGE_FILES)
 
@@ -48,6 +82,7 @@ def test_every_page_draws_on_every_kind_of_model(page, model, lang):
         assert shown.figures, f"{page} on {model} draws no figure"
     for figure in shown.figures:
         assert figure.data or figure.layout.shapes, figure.layout.title.text
+        assert_in_plotly_s_own_form(figure)
     if lang == "zh":
         text = TEXTS.get(model, "The cat eats the apple.")
         words = [panel_words(shown, outputs=False)] + [word for panel in shown for word in figure_texts(panel)]
