@@ -26,29 +26,29 @@ def sink_shares(shares: np.ndarray, style: Style, title: str, threshold: float) 
     ]
     written = layers * heads <= 400
     x = [f"H{h + 1}" for h in range(heads)] + ["\u200b", _("layer mean")]
-    fig = style.figure()
-    fig.add_trace(
-        go.Heatmap(
-            z=z,
-            x=x,
-            y=[f"L{layer + 1}" for layer in range(layers)],
-            zmin=0,
-            zmax=1,
-            colorscale=style.weights,
-            text=text if written else [["" for _cell in row[:-1]] + [row[-1]] for row in text],
-            texttemplate="%{text}",
-            hoverongaps=False,
-            colorbar=dict(title=_("share on<br>first piece"), thickness=14),
-            hovertemplate=_("%{y} %{x}<br>%{z:.2f} of its attention on the first piece<extra></extra>"),
-        )
+    heatmap = dict(
+        type="heatmap",
+        z=z,
+        x=x,
+        y=[f"L{layer + 1}" for layer in range(layers)],
+        zmin=0,
+        zmax=1,
+        colorscale=style.weights,
+        text=text if written else [["" for _cell in row[:-1]] + [row[-1]] for row in text],
+        texttemplate="%{text}",
+        hoverongaps=False,
+        colorbar=dict(title=dict(text=_("share on<br>first piece")), thickness=14),
+        hovertemplate=_("%{y} %{x}<br>%{z:.2f} of its attention on the first piece<extra></extra>"),
     )
-    fig.update_xaxes(side="top", type="category", tickmode="array", tickvals=x[:heads] + x[-1:])
-    fig.update_yaxes(title_text=_("layer"), autorange="reversed")
     cell = 22 if not style.presentation else 30
-    fig = style.apply(fig, title, height=int(min(1100, max(280, 110 + layers * cell))))
-    fig.update_xaxes(showgrid=False)  # no line down the gap before the layers' means
-    fig.update_yaxes(showgrid=False)
-    return fig
+    return style.drawing(
+        [heatmap],
+        title,
+        int(min(1100, max(280, 110 + layers * cell))),
+        # no grid line down the gap before the layers' means
+        xaxis=dict(side="top", type="category", tickmode="array", tickvals=x[:heads] + x[-1:], showgrid=False),
+        yaxis=dict(title=dict(text=_("layer")), autorange="reversed", showgrid=False),
+    )
 
 
 def residual_norms(norms: np.ndarray, pieces: list[str], style: Style, title: str) -> go.Figure:
@@ -57,19 +57,21 @@ def residual_norms(norms: np.ndarray, pieces: list[str], style: Style, title: st
     rest (the hover gives the length)."""
     rows, positions = norms.shape
     labels = axis_labels(pieces[:positions])
-    fig = style.figure()
-    fig.add_trace(
-        go.Heatmap(
-            z=np.log10(np.maximum(norms, 1e-6)).astype(np.float32),
-            x=labels,
-            y=[_("embeddings")] + [_("after L{layer}", layer=layer) for layer in range(1, rows)],
-            customdata=norms.astype(np.float32),
-            colorscale=style.weights,
-            colorbar=dict(title="log₁₀ ‖x‖", thickness=14),
-            hovertemplate="%{x}<br>%{y}<br>‖x‖ = %{customdata:.1f}<extra></extra>",
-        )
+    heatmap = dict(
+        type="heatmap",
+        z=np.log10(np.maximum(norms, 1e-6)).astype(np.float32),
+        x=labels,
+        y=[_("embeddings")] + [_("after L{layer}", layer=layer) for layer in range(1, rows)],
+        customdata=norms.astype(np.float32),
+        colorscale=style.weights,
+        colorbar=dict(title=dict(text="log₁₀ ‖x‖"), thickness=14),
+        hovertemplate="%{x}<br>%{y}<br>‖x‖ = %{customdata:.1f}<extra></extra>",
     )
-    fig.update_xaxes(type="category", title_text=_("position"), showticklabels=positions <= 60)
-    fig.update_yaxes(autorange="reversed", type="category")
     cell = 20 if not style.presentation else 28
-    return style.apply(fig, title, height=int(min(1000, max(280, 140 + rows * cell))))
+    return style.drawing(
+        [heatmap],
+        title,
+        int(min(1000, max(280, 140 + rows * cell))),
+        xaxis=dict(type="category", title=dict(text=_("position")), showticklabels=positions <= 60),
+        yaxis=dict(autorange="reversed", type="category"),
+    )

@@ -6,7 +6,6 @@ import html
 import re
 from dataclasses import dataclass
 
-import plotly.colors
 import plotly.graph_objects as go
 
 # Plotly's stock templates are large, and copying them dominated figure build time: each Style
@@ -43,9 +42,9 @@ PHONE_TITLE_CHARS = 55
 RIGHT_LEGEND = dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left")
 
 
-# Viridis as plotly's checks write a named scale out: its stops, for a figure put together without those checks
-# (Style.drawing)
-VIRIDIS = [[float(place), colour] for place, colour in plotly.colors.get_colorscale("Viridis")]
+# Viridis as plotly's checks write a named scale out (its stops, to the last digit), for a figure put together
+# without those checks (Style.drawing)
+VIRIDIS = [[place, colour] for place, colour in go.Heatmap(colorscale="Viridis").colorscale]
 
 # Inferno with its first colour nudged: Streamlit's frontend rewrites the colours #000001..#0000NN
 # in a chart's JSON (its theme placeholders), which turned Inferno's "#000004" lavender.
