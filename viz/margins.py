@@ -5,7 +5,8 @@ the margins asked for, draws the whole figure again with wider ones. On a real m
 second drawing was most of chromium's work (bench/browser_work.py). `fit_margins` asks for margins that
 already fit: the labels' widths come from the figures' font as chromium draws it (glyph_widths.json, measured by
 bench/glyph_widths.py). Automargin stays on, so a wider font on someone's machine costs that second drawing
-again, never a cut label.
+again, never a cut label. A fitted figure carries its template's looks itself (viz.style.self_contained), so
+that the copy Streamlit draws a second time redraws nothing either.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import TypeVar
 import numpy as np
 import plotly.graph_objects as go
 
-from .style import WIDE_FIGURE_PX
+from .style import WIDE_FIGURE_PX, self_contained
 
 T = TypeVar("T")
 GLYPHS_FILE = Path(__file__).with_name("glyph_widths.json")
@@ -386,6 +387,7 @@ def fit_margins(fig: go.Figure, width_px: float = CHART_PX) -> go.Figure:
         wider = {side: px for side, px in wider.items() if side not in "tb"}
     if wider:
         fig.update_layout(margin=wider)
+    self_contained(fig)  # and Streamlit's second Plotly.react of it redraws nothing
     _FITTED[id(fig)] = fig
     return fig
 

@@ -180,3 +180,49 @@ def keeps_its_width(fig: go.Figure) -> bool:
         or max(len(html.unescape(line)) for line in title_lines) > PHONE_TITLE_CHARS
         or (isinstance(meta, dict) and bool(meta.get("keeps_width")))
     )
+
+
+# Streamlit draws each chart twice: Plotly.react of the figure, then of a copy of it (its theme's pass, even with
+# theme=None). Plotly redraws a copy from scratch when the copy's data arrays are new objects without a
+# `datarevision` to say they are the same, and when its template is a new object: with the template written into
+# the figure itself and a data revision, the second Plotly.react changes nothing and costs a millisecond. Every
+# new figure is a new chart element (Streamlit names an element by its spec), so one revision serves them all.
+DATA_REVISION = 1
+
+
+def self_contained(fig: go.Figure) -> go.Figure:
+    """`fig` with its template's looks written into its own layout and traces, where it sets none of its own (as
+    plotly.js applies a template), the template taken away, and a data revision: a copy of it then redraws
+    nothing in Plotly.react (DATA_REVISION). Returns `fig`; a figure without a template is left as it is."""
+    template = fig.layout.template
+    if template is None or template.layout is None:
+        return fig
+    looks = template.to_plotly_json()
+    layout = fig.layout.to_plotly_json()
+    shown = looks.get("layout", {})
+    update: dict = {
+        name: _missing(value, layout.get(name)) for name, value in shown.items() if name not in ("xaxis", "yaxis")
+    }
+    for kind in ("xaxis", "yaxis"):  # every axis of the figure: those its layout names, those its traces use
+        named = {name for name in layout if re.fullmatch(f"{kind}\\d*", name)} | {kind}
+        named |= {kind + trace[kind][1:] for trace in fig.data if kind in trace and trace[kind]}
+        for name in named:
+            update[name] = _missing(shown.get(kind, {}), layout.get(name))
+    fig.update_layout({name: value for name, value in update.items() if value}, datarevision=DATA_REVISION)
+    fig.layout.template = None  # no template at all: plotly.js takes an empty one for a new one, and redraws
+    for trace in fig.data:
+        for kind_looks in looks.get("data", {}).get(trace.type, [])[:1]:
+            extra = _missing({k: v for k, v in kind_looks.items() if k != "type"}, trace.to_plotly_json())
+            if extra:
+                trace.update(extra)
+    return fig
+
+
+def _missing(looks: object, own: object) -> object:
+    """What of a template's `looks` a figure's `own` value does not set: the whole of it where `own` is unset,
+    the missing keys of a dict (its own keys win), nothing where `own` is set."""
+    if own is None:
+        return looks
+    if isinstance(looks, dict) and isinstance(own, dict):
+        return {k: m for k, v in looks.items() if (m := _missing(v, own.get(k))) not in (None, {})}
+    return None

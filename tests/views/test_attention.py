@@ -144,7 +144,7 @@ def test_presentation_mode_and_the_layer_reach_every_figure():
     page = _show(layer=2, present="on")
     heads = page["heads-dec-self"].figure
     assert heads.layout.title.text.startswith("decoder masked self-attention, L2")
-    assert heads.layout.template.layout.font.size == 20
+    assert heads.layout.font.size == 20 and heads.layout.xaxis.tickfont.size == 17  # its template's, written in
 
 
 def test_a_layer_past_a_stacks_last_shows_its_last_and_says_so():
