@@ -209,13 +209,23 @@ def self_contained(fig: go.Figure) -> go.Figure:
         for name in named:
             update[name] = _missing(shown.get(kind, {}), layout.get(name))
     fig.update_layout({name: value for name, value in update.items() if value}, datarevision=DATA_REVISION)
-    fig.layout.template = None  # no template at all: plotly.js takes an empty one for a new one, and redraws
+    _without_template(fig.layout)
     for trace in fig.data:
         for kind_looks in looks.get("data", {}).get(trace.type, [])[:1]:
             extra = _missing({k: v for k, v in kind_looks.items() if k != "type"}, trace.to_plotly_json())
             if extra:
                 trace.update(extra)
     return fig
+
+
+def _without_template(layout: go.Layout) -> None:
+    """Take the template away: no key at all. Not an empty one (plotly.js takes an empty template of a copy for a
+    new one, and redraws), and not None, which a layout put together unchecked (Style.drawing) would keep, and on
+    which plotly's own to_html (a notebook's display, the page's download) fails: checked, plotly removes it."""
+    checked = layout._validate
+    layout._validate = True
+    layout.template = None
+    layout._validate = checked
 
 
 def _missing(looks: object, own: object) -> object:

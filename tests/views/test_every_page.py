@@ -57,7 +57,7 @@ def _pruned(value: object) -> object:
 
 
 def test_a_drawing_put_together_unchecked_is_held_to_plotly_s_own_form():
-    from viz.style import Style
+    from viz.style import Style, self_contained
 
     style = Style()
     whole = style.drawing(
@@ -65,6 +65,11 @@ def test_a_drawing_put_together_unchecked_is_held_to_plotly_s_own_form():
     )
     assert_in_plotly_s_own_form(whole)
     assert whole.layout.margin.to_plotly_json() == dict(l=10, r=10, t=90, b=10)
+    self_contained(whole)  # as every figure is drawn: its template's looks in it, no template left, not even None
+    assert "template" not in whole.to_dict()["layout"] and whole.layout.font.size == style.font
+    assert whole.layout.xaxis.ticks == "outside" and whole.data[0].colorbar.exponentformat == "power"
+    assert "plotly-graph-div" in whole.to_html(full_html=False, include_plotlyjs=False)
+    assert_in_plotly_s_own_form(whole)
     for shorthand in (dict(colorbar=dict(title="weight")), dict(colorscale="Viridis")):
         with pytest.raises(AssertionError):
             assert_in_plotly_s_own_form(style.drawing([dict(type="heatmap", z=[[0.5]], **shorthand)]))
