@@ -203,11 +203,17 @@ def self_contained(fig: go.Figure) -> go.Figure:
     update: dict = {
         name: _missing(value, layout.get(name)) for name, value in shown.items() if name not in ("xaxis", "yaxis")
     }
+    gridless = _position_axes(fig)
     for kind in ("xaxis", "yaxis"):  # every axis of the figure: those its layout names, those its traces use
         named = {name for name in layout if re.fullmatch(f"{kind}\\d*", name)} | {kind}
         named |= {kind + trace[kind][1:] for trace in fig.data if kind in trace and trace[kind]}
         for name in named:
-            update[name] = _missing(shown.get(kind, {}), layout.get(name))
+            own = layout.get(name) or {}
+            update[name] = _missing(shown.get(kind, {}), own)
+            if name in gridless:  # see _position_axes
+                for line, colour in (("showgrid", "gridcolor"), ("zeroline", "zerolinecolor")):
+                    if line not in own and colour not in own:
+                        update[name][line] = False
     fig.update_layout({name: value for name, value in update.items() if value}, datarevision=DATA_REVISION)
     _without_template(fig.layout)
     for trace in fig.data:
@@ -216,6 +222,26 @@ def self_contained(fig: go.Figure) -> go.Figure:
             if extra:
                 trace.update(extra)
     return fig
+
+
+# Traces whose position axis plotly.js draws without grid or zero lines unless the axis says otherwise
+ORIENTED_TRACES = ("bar", "box", "histogram", "violin", "funnel", "waterfall")
+
+
+def _position_axes(fig: go.Figure) -> set[str]:
+    """The axes along which `fig`'s bars (boxes, histograms ...) stand. plotly.js draws grid and zero lines on them
+    only when the axis sets a grid or zero line colour itself, not when its template does: with the template's
+    colours written into the figure, those lines must be turned off there in so many words."""
+    axes = set()
+    for trace in fig.data:
+        if trace.type not in ORIENTED_TRACES:
+            continue
+        given_x, given_y = trace["x"] is not None, trace["y"] is not None
+        lying = (given_y and not given_x) if trace.type == "histogram" else (given_x and not given_y)
+        horizontal = trace.orientation == "h" if trace.orientation is not None else lying
+        kind, ref = ("yaxis", trace.yaxis) if horizontal else ("xaxis", trace.xaxis)
+        axes.add(kind + (ref or "x")[1:])
+    return axes
 
 
 def _without_template(layout: go.Layout) -> None:
