@@ -14,7 +14,7 @@ from model.engine import stages
 
 from .flow_boxes import ATTENTION_BOXES, Box, Metrics, decoder_boxes, encoder_boxes, head_counts, place_boxes
 from .shapes import Blueprint, symbolic_shape
-from .style import Style
+from .style import KEEPS_WIDTH, Style
 
 MOST_HEADS = 6  # head boxes drawn in a row; past this, the first ones, an ellipsis and the last
 WIDTH = 1100.0  # the diagram's x range, about a wide page's chart width in pixels
@@ -240,7 +240,7 @@ def _figure(drawing: _Drawing, style: Style, title: str, bottom: float) -> go.Fi
         shapes=drawing.rects,
         annotations=drawing.notes,
         showlegend=False,
-        meta=dict(keeps_width=True),  # its words sit at fixed places: squeezed, they run into each other
+        meta=KEEPS_WIDTH,  # its words sit at fixed places: squeezed, they run into each other
         xaxis=dict(visible=False, range=[0, WIDTH], fixedrange=True),
         yaxis=dict(visible=False, range=[bottom, 0], fixedrange=True),
     )

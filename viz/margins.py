@@ -26,7 +26,7 @@ from typing import TypeVar
 import numpy as np
 import plotly.graph_objects as go
 
-from .style import WIDE_FIGURE_PX, self_contained
+from .style import KEEPS_WIDTH, WIDE_FIGURE_PX, self_contained
 
 T = TypeVar("T")
 GLYPHS_FILE = Path(__file__).with_name("glyph_widths.json")
@@ -376,10 +376,8 @@ def fit_margins(fig: go.Figure, width_px: float = CHART_PX) -> go.Figure:
     # scrolled sideways, viz.style.keeps_its_width), and sides too wide even for that (or for the chart's
     # height) stay automargin's.
     sides_px = max(need.l, asked.l) + max(need.r, asked.r) + 2 * SPARE_PX
-    if sides_px > PHONE_CHART_PX - LEAST_PLOT_PX:
-        meta = fig.layout.meta
-        if meta is None or isinstance(meta, dict):
-            fig.update_layout(meta={**(meta or {}), "keeps_width": True})
+    if sides_px > PHONE_CHART_PX - LEAST_PLOT_PX and fig.layout.meta is None:
+        fig.update_layout(meta=KEEPS_WIDTH)
     if sides_px > WIDE_FIGURE_PX - LEAST_PLOT_PX:
         wider = {side: px for side, px in wider.items() if side not in "lr"}
     height = fig.layout.height

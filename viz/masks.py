@@ -13,7 +13,7 @@ from model.results import Step
 from .heatmaps import Scale, panels
 from .labels import axis_labels, display_piece, escape_plotly, thin_ticks
 from .lengths import Span, whole
-from .style import RIGHT_LEGEND, Style
+from .style import KEEPS_WIDTH, RIGHT_LEGEND, Style
 
 
 def score_pipeline(
@@ -179,7 +179,7 @@ def probability_comparison(before: list[Step], after: list[Step], style: Style, 
         legend=RIGHT_LEGEND,
         yaxis=dict(PROBABILITY_AXIS, title=_("probability")),
         xaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown),
-        meta=dict(keeps_width=True),  # a step's two-line label under each pair of bars
+        meta=KEEPS_WIDTH,  # a step's two-line label under each pair of bars
     )
     was = _("before")
     now = _("after")
@@ -233,7 +233,7 @@ def fixed_output_probabilities(
         legend=RIGHT_LEGEND,
         yaxis=dict(PROBABILITY_AXIS, title=_("probability")),
         xaxis=dict(type="category", tickmode="array", tickvals=shown, ticktext=shown),
-        meta=dict(keeps_width=True),  # a step's two-line label under each pair of bars
+        meta=KEEPS_WIDTH,  # a step's two-line label under each pair of bars
     )
     for name, values, colour in ((_("before"), before, style.palette[0]), (_("after"), after, style.palette[1])):
         fig.add_trace(

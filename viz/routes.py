@@ -18,7 +18,7 @@ from model.results import RouteEdge, Routes
 
 from .labels import axis_labels, reads_bytes
 from .margins import PHONE_CHART_PX, text_px
-from .style import RIGHT_LEGEND, WIDE_FIGURE_PX, Style
+from .style import KEEPS_WIDTH, RIGHT_LEGEND, WIDE_FIGURE_PX, Style
 
 KINDS = ("residual", "ffn", "self", "cross")  # drawn in this order: the heads' edges over the stream
 ATTENTION = ("self", "cross")
@@ -343,7 +343,7 @@ def _layout(routes: Routes, columns: _Columns, ticks: list[str], style: Style, t
         ),
         legend=dict(RIGHT_LEGEND, font=dict(size=style.tick + 2)),
         hovermode="closest",
-        meta=dict(keeps_width=keeps),
+        meta=KEEPS_WIDTH if keeps else None,
         margin=dict(t=top),
     )
     if routes.sources:

@@ -13,7 +13,7 @@ from i18n import _
 
 from .heatmaps import panel_title
 from .labels import escape_plotly, plotly_piece, reads_bytes, thin_ticks
-from .style import RIGHT_LEGEND, Style
+from .style import KEEPS_WIDTH, RIGHT_LEGEND, Style
 
 LEAST_REACH = 1e-6  # the colour scale's half-width when every share is 0
 ROW_PX, PRESENTATION_ROW_PX = 20, 28  # a layer's row at 13 px type, and at a projector's 20 px
@@ -286,7 +286,7 @@ def top_bars(
         bargap=0.3,
         showlegend=True,
         # the parts' long names at the left and the legend at the right leave a phone's bars no room for their values
-        meta=dict(keeps_width=True),
+        meta=KEEPS_WIDTH,
     )
     for sign, name, colour in ((1, _("raises the piece"), RAISES), (-1, _("lowers the piece"), LOWERS)):
         picked = rows[values > 0] if sign > 0 else rows[values <= 0]

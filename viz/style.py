@@ -40,6 +40,9 @@ LABEL_PX = 14
 # A title is one line: at a phone's 12 px type (ui.page.markup) about 55 characters fit its 358 px
 PHONE_TITLE_CHARS = 55
 RIGHT_LEGEND = dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left")
+# A figure's layout.meta when it keeps WIDE_FIGURE_PX on a phone (keeps_its_width). A word, not an object: plotly.js
+# takes an object in a copy of the figure for a new one, and redraws the chart (see DATA_REVISION)
+KEEPS_WIDTH = "keeps-width"
 
 
 # Viridis as plotly's checks write a named scale out (its stops, to the last digit), for a figure put together
@@ -168,7 +171,7 @@ class Style:
 def keeps_its_width(fig: go.Figure) -> bool:
     """Whether `fig` is laid out WIDE_FIGURE_PX wide at least: panels side by side, more labelled columns than
     a phone's width holds, a title longer than a phone's line, or a drawing that says so in its layout's meta
-    ({"keeps_width": True})."""
+    (KEEPS_WIDTH)."""
     meta = fig.layout.meta
     labelled = fig.layout.xaxis.tickvals
     title_lines = re.sub(r"<(?!br)[^>]*>", "", fig.layout.title.text or "").split("<br>")
@@ -178,7 +181,7 @@ def keeps_its_width(fig: go.Figure) -> bool:
         side_by_side
         or (labelled is not None and len(labelled) * LABEL_PX > PHONE_CELLS_PX)
         or max(len(html.unescape(line)) for line in title_lines) > PHONE_TITLE_CHARS
-        or (isinstance(meta, dict) and bool(meta.get("keeps_width")))
+        or meta == KEEPS_WIDTH
     )
 
 

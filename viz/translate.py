@@ -11,7 +11,7 @@ from model.results import Beam, Step
 
 from .labels import display_piece, plotly_piece, reads_bytes, thin_ticks
 from .margins import PHONE_CHART_PX, needed, text_px
-from .style import Style
+from .style import KEEPS_WIDTH, Style
 
 CELL_PAD_PX = 8  # a cell's word keeps this much of its cell free, half on each side
 
@@ -107,7 +107,7 @@ def step_candidates(
         )
     fig = style.apply(fig, title or _("Top candidates at every decoding step"), height=height)
     if not _words_fit_a_phone(fig, text, style.tick):
-        fig.update_layout(meta={"keeps_width": True})  # a phone scrolls it sideways (viz.style.keeps_its_width)
+        fig.update_layout(meta=KEEPS_WIDTH)  # a phone scrolls it sideways (viz.style.keeps_its_width)
     return fig
 
 
