@@ -110,7 +110,7 @@ def _picked(edge: RouteEdge, selected: tuple[str, int, int] | None) -> bool:
 
 def _lines(
     edges: Sequence[RouteEdge], columns: _Columns, selected: tuple[str, int, int] | None, style: Style, scale: float
-) -> list[go.Scatter]:
+) -> list[dict]:
     """The edges' lines: one trace per kind and width class (a line's width is its trace's), its lines parted by
     None; the selected head's edges in the highlight colour instead, drawn over the others."""
     groups: dict[tuple[bool, int, int], tuple[list, list]] = {}
@@ -127,7 +127,8 @@ def _lines(
         kind = KINDS[kind_index]
         colour = style.highlight if picked else _colour(kind, style)
         traces.append(
-            go.Scatter(
+            dict(
+                type="scatter",
                 x=xs,
                 y=ys,
                 mode="lines",
@@ -167,7 +168,7 @@ def _edge_hover(edge: RouteEdge, read: str, written: str) -> str:
 
 def _markers(
     edges: Sequence[RouteEdge], columns: _Columns, labels: tuple[list[str], list[str]], style: Style, scale: float
-) -> list[go.Scatter]:
+) -> list[dict]:
     """A click marker on every attention edge (CLICK_AT along it), one trace per kind, its customdata [kind, layer,
     head of the largest share]; and the feed-forward blocks' squares beside the stream, larger as they weigh more."""
     targets, sources = labels
@@ -188,7 +189,8 @@ def _markers(
             marker = dict(size=CLICK_PX, color=NO_CLICK, line=dict(width=0))
             data = [[edge.kind, edge.layer, _top_head(edge)] for edge in chosen]
         traces.append(
-            go.Scatter(
+            dict(
+                type="scatter",
                 x=[x for x, _y in places],
                 y=[y for _x, y in places],
                 mode="markers",
@@ -211,7 +213,7 @@ def _node_hover(row: int, label: str, position: int, source: bool) -> str:
     return _("layer {layer}'s output at “{label}” (position {position})", layer=row, label=label, position=position)
 
 
-def _nodes(routes: Routes, columns: _Columns, labels: tuple[list[str], list[str]], scale: float) -> list[go.Scatter]:
+def _nodes(routes: Routes, columns: _Columns, labels: tuple[list[str], list[str]], scale: float) -> list[dict]:
     """A dot at every point of the stream an edge touches (the sources' on row 0), and the point that predicts
     the piece, (routes.layers, routes.target), drawn large."""
     targets, sources = labels
@@ -230,7 +232,8 @@ def _nodes(routes: Routes, columns: _Columns, labels: tuple[list[str], list[str]
     hover = [_node_hover(row, (sources if s else targets)[p], p, s) for s, row, p in nodes]
     small = NODE_PX * scale
     traces = [
-        go.Scatter(
+        dict(
+            type="scatter",
             x=xs,
             y=[row for _source, row, _position in nodes],
             mode="markers",
@@ -247,7 +250,8 @@ def _nodes(routes: Routes, columns: _Columns, labels: tuple[list[str], list[str]
             position=routes.target,
         )
         traces.append(
-            go.Scatter(
+            dict(
+                type="scatter",
                 x=[columns.decoder[routes.target]],
                 y=[routes.layers],
                 mode="markers",
@@ -260,10 +264,11 @@ def _nodes(routes: Routes, columns: _Columns, labels: tuple[list[str], list[str]
     return traces
 
 
-def _legend(kinds: set[str], style: Style) -> list[go.Scatter]:
+def _legend(kinds: set[str], style: Style) -> list[dict]:
     """One legend entry per kind of edge drawn (its traces share its legendgroup: a click hides them all)."""
     return [
-        go.Scatter(
+        dict(
+            type="scatter",
             x=[None],
             y=[None],
             mode="lines+markers" if kind == "ffn" else "lines",
@@ -374,18 +379,13 @@ def routes_chart(
     edges = [edge for edge in routes.edges if edge.kind in KINDS and columns.drawn(edge)]
     layout = _layout(routes, columns, ticks, style, title)
     height, scale = layout.pop("height"), layout.pop("scale")
-    fig = style.figure()
-    fig.add_traces(
-        [
-            *_lines(edges, columns, selected, style, scale),
-            *_markers(edges, columns, (targets, sources), style, scale),
-            *_nodes(routes, columns, (targets, sources), scale),
-            *_legend({edge.kind for edge in edges}, style),
-        ]
-    )
-    fig = style.apply(fig, title, height=height)
-    fig.update_layout(layout)
-    return fig
+    traces = [
+        *_lines(edges, columns, selected, style, scale),
+        *_markers(edges, columns, (targets, sources), style, scale),
+        *_nodes(routes, columns, (targets, sources), scale),
+        *_legend({edge.kind for edge in edges}, style),
+    ]
+    return style.drawing(traces, title, height, **layout)
 
 
 def routes_cell(point: Mapping) -> tuple[str, int, int] | None:
