@@ -205,14 +205,16 @@ def self_contained(fig: go.Figure) -> go.Figure:
         return fig
     looks = template.to_plotly_json()
     shown = looks.get("layout", {})
-    layout = {name: _own(fig.layout, name) for name in shown if name not in ("xaxis", "yaxis")}
-    written = {name: _merged(value, layout[name]) for name, value in shown.items() if name in layout}
+    layout = {name: value for name, value in fig.layout.to_plotly_json().items() if name != "template"}
+    written = {
+        name: _merged(value, layout.get(name)) for name, value in shown.items() if name not in ("xaxis", "yaxis")
+    }
     gridless = _position_axes(fig)
     for kind in ("xaxis", "yaxis"):  # every axis of the figure: those its layout names, those its traces use
-        named = {name for name in fig.layout if re.fullmatch(f"{kind}\\d*", name) and fig.layout[name]} | {kind}
+        named = {name for name in layout if re.fullmatch(f"{kind}\\d*", name)} | {kind}
         named |= {kind + trace[kind][1:] for trace in fig.data if kind in trace and trace[kind]}
         for name in named:
-            own = _own(fig.layout, name)
+            own = layout.get(name)
             axis = _merged_axis(shown.get(kind, {}), own if isinstance(own, dict) else {})
             if name in gridless:  # see _position_axes
                 for line, colour in (("showgrid", "gridcolor"), ("zeroline", "zerolinecolor")):
