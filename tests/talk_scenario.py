@@ -73,6 +73,11 @@ def _at(text: str) -> int:
     return int(found.group(1)) if found else 0
 
 
+def _views(text: str) -> int:
+    found = re.match(r"(\d+) / (\d+)", text)
+    return int(found.group(2)) if found else 0
+
+
 def _first_picture(page, timeout_ms: int) -> tuple[float, float]:
     page.wait_for_selector(FIRST_PICTURE, timeout=timeout_ms)
     box = page.locator(FIRST_PICTURE).first.bounding_box()
@@ -110,8 +115,11 @@ def walk(page, url: str, query: str = "", timeout_ms: int = 90_000, on_view=None
         page.evaluate(WATCH, before)
         page.locator("body").press("PageDown")
         done.presses += 1
+        # before the last view a press always moves on, however long a loaded machine takes; on the last one,
+        # nothing moving for 15 s means its steps are all played
+        patience = 15_000 if before >= _views(bar_text(page)) else timeout_ms
         try:  # a new view's bar, or the same view's run done at a new address (a Play step)
-            page.wait_for_function(MOVED, arg=[before, last_address], timeout=15_000)
+            page.wait_for_function(MOVED, arg=[before, last_address], timeout=patience)
         except PlaywrightTimeout:  # nothing moved: the talk is at its end
             break
         if _at(bar_text(page)) == before:
