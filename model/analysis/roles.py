@@ -50,22 +50,31 @@ def role_scores(
 ) -> dict[str, float]:
     """The scores of one head's pattern (queries, keys), as this module's docstring defines them; `window`: the
     layer's sliding window (0: none), which bounds the keys a causal query sees."""
-    queries, keys = pattern.shape
+    scores = layer_scores(pattern[None], self_attention, causal, keys_are_source, window)
+    return {name: float(values[0]) for name, values in scores.items()}
+
+
+def layer_scores(
+    patterns: np.ndarray, self_attention: bool, causal: bool, keys_are_source: bool, window: int = 0
+) -> dict[str, np.ndarray]:
+    """`role_scores` of each head of one layer's patterns (heads, queries, keys) at once: name -> (heads,)."""
+    heads, queries, keys = patterns.shape
     rows = np.arange(queries)
     visible = np.minimum(rows + 1, keys) if causal else np.full(queries, keys)
     if causal and window:
         visible = np.minimum(visible, window)
-    entropy = -np.sum(np.where(pattern > 0, pattern * np.log(np.where(pattern > 0, pattern, 1.0)), 0.0), axis=1)
+    logs = np.zeros_like(patterns)
+    np.log(patterns, out=logs, where=patterns > 0)  # 0 log 0 = 0
+    entropy = -(patterns * logs).sum(axis=-1)
     spread = visible > 1
+    absent = np.full(heads, np.nan)
     return {
-        "previous": float(pattern[rows[1:], rows[1:] - 1].mean()) if self_attention and queries > 1 else np.nan,
-        "same": float(pattern[rows, rows].mean()) if self_attention else np.nan,
-        "first": float(first_share(pattern[None], window if causal else 0)[0])
-        if self_attention
-        else float(pattern[:, 0].mean()),
-        "last": float(pattern[:, -1].mean()) if keys_are_source else np.nan,
-        "broad": float((entropy[spread] / np.log(visible[spread])).mean()) if spread.any() else np.nan,
-        "alignment": np.nan,
+        "previous": patterns[:, rows[1:], rows[1:] - 1].mean(axis=1) if self_attention and queries > 1 else absent,
+        "same": patterns[:, rows, rows].mean(axis=1) if self_attention else absent,
+        "first": first_share(patterns, window if causal else 0) if self_attention else patterns[:, :, 0].mean(axis=1),
+        "last": patterns[:, :, -1].mean(axis=1) if keys_are_source else absent,
+        "broad": (entropy[:, spread] / np.log(visible[spread])).mean(axis=1) if spread.any() else absent,
+        "alignment": absent,
     }
 
 
@@ -84,19 +93,18 @@ def block_roles(
     """(layer, head) -> role of every tagged head of one attention block, from that block's patterns
     on one sentence (a list over layers of (heads, queries, keys)), scored as `head_roles` scores them
     (`windows`: the decoder's sliding window per layer, Gemma 3's; empty for none)."""
-    scored = {
-        (layer, head): role(
-            role_scores(
-                pattern,
-                kind == "self",
-                _causal(stack, kind, causal_mask),
-                _keys_are_source(stack, kind),
-                windows[layer] if windows and stack == "decoder" and kind == "self" else 0,
-            )
+    scored = {}
+    for layer, layer_patterns in enumerate(patterns):
+        window = windows[layer] if windows and stack == "decoder" and kind == "self" else 0
+        scores = layer_scores(
+            np.asarray(layer_patterns),
+            kind == "self",
+            _causal(stack, kind, causal_mask),
+            _keys_are_source(stack, kind),
+            window,
         )
-        for layer, patterns_ in enumerate(patterns)
-        for head, pattern in enumerate(patterns_)
-    }
+        for head in range(len(layer_patterns)):
+            scored[layer, head] = role({name: float(values[head]) for name, values in scores.items()})
     return {cell: tag for cell, tag in scored.items() if tag is not None}
 
 
