@@ -143,19 +143,20 @@ def bytes_by_step(self_bytes: np.ndarray, cross_bytes: np.ndarray, step: int, st
     steps = np.arange(1, len(self_bytes) + 1)
     most = float(max(self_bytes.max(initial=0), cross_bytes.max(initial=0)))
     unit, scale = ("MiB", 1024**2) if most >= 1024**2 else ("KiB", 1024)  # SmolLM2's 2 MiB, not 2×10³ KiB
-    fig = style.figure()
-    fig.add_trace(
-        go.Scatter(
+    traces = [
+        dict(
+            type="scatter",
             x=steps,
             y=self_bytes / scale,
             mode="lines+markers",
             name=_("self-attention cache (grows)"),
             line=dict(color=style.palette[0], width=style.line_width),
         )
-    )
+    ]
     if cross_bytes.any():
-        fig.add_trace(
-            go.Scatter(
+        traces.append(
+            dict(
+                type="scatter",
                 x=steps,
                 y=cross_bytes / scale,
                 mode="lines",
@@ -163,12 +164,17 @@ def bytes_by_step(self_bytes: np.ndarray, cross_bytes: np.ndarray, step: int, st
                 line=dict(color=style.palette[1], width=style.line_width, dash="dash"),
             )
         )
-    fig.add_vline(x=step + 1, line=dict(color=style.highlight, width=style.line_width))
-    fig.update_xaxes(title_text=_("decoding step t"))
-    fig.update_yaxes(title_text=_("{unit} held", unit=unit), rangemode="tozero")
-    fig = style.apply(fig, title, height=320 if not style.presentation else 420)
-    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, xanchor="left"), margin=dict(t=90))
-    return fig
+    now = dict(type="line", x0=step + 1, x1=step + 1, xref="x", y0=0, y1=1, yref="y domain")
+    return style.drawing(
+        traces,
+        title,
+        320 if not style.presentation else 420,
+        shapes=[dict(now, line=dict(color=style.highlight, width=style.line_width))],
+        xaxis=dict(title=dict(text=_("decoding step t"))),
+        yaxis=dict(title=dict(text=_("{unit} held", unit=unit)), rangemode="tozero"),
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, xanchor="left"),
+        margin=dict(t=90),
+    )
 
 
 def _size(n: float) -> str:

@@ -5,7 +5,7 @@ the margins asked for, draws the whole figure again with wider ones. On a real m
 second drawing was most of chromium's work (bench/browser_work.py). `fit_margins` asks for margins that
 already fit: the labels' widths come from the figures' font as chromium draws it (glyph_widths.json, measured by
 bench/glyph_widths.py). Automargin stays on, so a wider font on someone's machine costs that second drawing
-again, never a cut label. A fitted figure carries its template's looks itself (viz.style.self_contained), so
+again, never a cut label. A fitted figure carries its template's looks itself (viz.looks.self_contained), so
 that the copy Streamlit draws a second time redraws nothing either.
 """
 
@@ -26,7 +26,8 @@ from typing import TypeVar
 import numpy as np
 import plotly.graph_objects as go
 
-from .style import KEEPS_WIDTH, WIDE_FIGURE_PX, self_contained
+from .looks import own_data, self_contained, set_unchecked
+from .style import KEEPS_WIDTH, WIDE_FIGURE_PX
 
 T = TypeVar("T")
 GLYPHS_FILE = Path(__file__).with_name("glyph_widths.json")
@@ -133,26 +134,32 @@ def _flat(values: object) -> list:
     return list(array.ravel())
 
 
-def _axis_values(fig: go.Figure, axis_id: str) -> list:
+@cache
+def _on_axes(kind: str) -> bool:
+    """Whether a trace of `kind` ("heatmap", "table") is drawn on x and y axes."""
+    return "xaxis" in go.Figure(data=[dict(type=kind)]).data[0]
+
+
+def _axis_values(traces: list[dict], axis_id: str) -> list:
     """The coordinates of the traces drawn on axis `axis_id` ("x", "x2", "y3")."""
     letter = axis_id[0]
     found: list = []
-    for trace in fig.data:
-        if f"{letter}axis" not in trace or (trace[f"{letter}axis"] or letter) != axis_id:
+    for trace in traces:
+        if not _on_axes(trace["type"]) or (trace.get(f"{letter}axis") or letter) != axis_id:
             continue
-        values = trace[letter] if letter in trace else None  # noqa: SIM401 (a trace has no .get)
-        if values is None and trace.type == "heatmap" and "z" in trace and trace.z is not None:
-            z = np.asarray(trace.z)
+        values = trace.get(letter)
+        if values is None and trace["type"] == "heatmap" and trace.get("z") is not None:
+            z = np.asarray(trace["z"])
             count = z.shape[1] if letter == "x" else z.shape[0]
             values = list(range(count))
         found.extend(_flat(values))
     return found
 
 
-def _labels(fig: go.Figure, axis_id: str, axis: dict) -> list[str]:
+def _labels(traces: list[dict], axis_id: str, axis: dict) -> list[str]:
     if axis.get("ticktext") is not None:
         return [str(text) for text in axis["ticktext"]]
-    values = _axis_values(fig, axis_id)
+    values = _axis_values(traces, axis_id)
     if axis.get("range") is not None:
         values = values + list(axis["range"])
     if any(isinstance(v, str) for v in values) or axis.get("type") == "category":
@@ -160,26 +167,24 @@ def _labels(fig: go.Figure, axis_id: str, axis: dict) -> list[str]:
     return _number_labels(values)
 
 
-def _template_axis(fig: go.Figure, letter: str) -> dict:
-    template = fig.layout.template
-    if template is None or template.layout is None:
-        return {}
-    axis = template.layout[f"{letter}axis"]
-    return axis.to_plotly_json() if axis is not None else {}
+def _template_layout(layout: dict) -> dict:
+    return (layout.get("template") or {}).get("layout") or {}
 
 
 def _size(font: dict | None, default: float) -> float:
     return float((font or {}).get("size") or default)
 
 
-def _axis_extent(fig: go.Figure, axis_id: str, axis: dict, base_font: float, lengths_px: tuple[float, float]) -> float:
+def _axis_extent(
+    traces: list[dict], axis_id: str, axis: dict, base_font: float, lengths_px: tuple[float, float]
+) -> float:
     """How far an axis's tick labels and title reach out from its line, in px (an x axis `lengths_px` long on a
     wide screen and on a phone)."""
     if axis.get("visible", True) is False:
         return 0.0
     extent = AXIS_PAD_PX[axis_id[0]] + (float(axis.get("ticklen", 5)) if axis.get("ticks", "") == "outside" else 0.0)
     if axis.get("showticklabels", True):
-        labels = [label for label in _labels(fig, axis_id, axis) if label != ""]
+        labels = [label for label in _labels(traces, axis_id, axis) if label != ""]
         size = _size(axis.get("tickfont"), base_font)
         if labels:
             widths = [text_px(label, size) for label in labels]
@@ -224,32 +229,30 @@ def _domain(axis: dict) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def _axes(fig: go.Figure, layout: dict) -> dict[str, dict]:
+def _axes(traces: list[dict], layout: dict) -> dict[str, dict]:
     """Every axis of the figure (its `layout` as a dict) by its id ("x", "y2"), its own settings over the
     template's."""
-    template = {letter: _template_axis(fig, letter) for letter in "xy"}
+    template = {letter: _template_layout(layout).get(f"{letter}axis") or {} for letter in "xy"}
     found: dict[str, dict] = {}
     for name, settings in layout.items():
         match = re.fullmatch(r"([xy])axis(\d*)", name)
         if match and isinstance(settings, dict):
             found[match[1] + match[2]] = {**template[match[1]], **settings}
-    for trace in fig.data:  # an axis a trace draws on that the layout never named
+    for trace in traces:  # an axis a trace draws on that the layout never named
         for letter in "xy":
-            if f"{letter}axis" in trace:
-                found.setdefault(trace[f"{letter}axis"] or letter, template[letter])
+            if _on_axes(trace["type"]):
+                found.setdefault(trace.get(f"{letter}axis") or letter, template[letter])
     return found
 
 
-def _base_font(fig: go.Figure) -> float:
-    size = fig.layout.font.size
-    if size is None and fig.layout.template is not None and fig.layout.template.layout is not None:
-        size = fig.layout.template.layout.font.size
+def _base_font(layout: dict) -> float:
+    size = (layout.get("font") or {}).get("size") or (_template_layout(layout).get("font") or {}).get("size")
     return float(size or 12)
 
 
-def _axis_margins(fig: go.Figure, layout: dict, width_px: float) -> Margins:
-    axes = _axes(fig, layout)
-    base = _base_font(fig)
+def _axis_margins(traces: list[dict], layout: dict, width_px: float) -> Margins:
+    axes = _axes(traces, layout)
+    base = _base_font(layout)
     found = Margins()
     for axis_id, axis in axes.items():
         if axis.get("overlaying") or (axis.get("matches") and not axis.get("showticklabels", True)):
@@ -259,7 +262,7 @@ def _axis_margins(fig: go.Figure, layout: dict, width_px: float) -> Margins:
         low, high = _domain(other)
         span = _domain(axis)[1] - _domain(axis)[0]
         lengths = ((width_px - TYPICAL_SIDES_PX) * span, (PHONE_CHART_PX - TYPICAL_SIDES_PX) * span)
-        extent = _axis_extent(fig, axis_id, axis, base, lengths)
+        extent = _axis_extent(traces, axis_id, axis, base, lengths)
         side = axis.get("side") or ("bottom" if letter == "x" else "left")
         if side in ("left", "bottom") and low <= 0.01:
             found = found.widest(Margins(l=extent) if letter == "y" else Margins(b=extent))
@@ -268,39 +271,37 @@ def _axis_margins(fig: go.Figure, layout: dict, width_px: float) -> Margins:
     return found
 
 
-def _colour_bars(fig: go.Figure, layout: dict) -> list[tuple[dict, list]]:
+def _colour_bars(traces: list[dict], layout: dict) -> list[tuple[dict, list]]:
     """Each colour bar drawn (its settings) with the values its scale spans."""
     bars: list[tuple[dict, list]] = []
     for name, settings in layout.items():
         if re.fullmatch(r"coloraxis\d*", name) and isinstance(settings, dict) and settings.get("showscale", True):
             ends = [settings.get("cmin"), settings.get("cmax")]
             if None in ends:
-                ends = [v for trace in fig.data if _on_colour_axis(trace, name) for v in _z_range(trace)]
+                ends = [v for trace in traces if trace.get("coloraxis") == name for v in _z_range(trace)]
             bars.append((settings.get("colorbar") or {}, ends))
-    for trace in fig.data:
-        if trace.type in ("heatmap", "contour", "histogram2d") and trace.showscale is not False and not trace.coloraxis:
-            span = [trace.zmin, trace.zmax] if trace.zmin is not None and trace.zmax is not None else _z_range(trace)
-            bars.append((trace.colorbar.to_plotly_json(), span))
+    for trace in traces:
+        if trace["type"] not in ("heatmap", "contour", "histogram2d"):
+            continue
+        if trace.get("showscale") is not False and not trace.get("coloraxis"):
+            ends = [trace.get("zmin"), trace.get("zmax")]
+            bars.append((trace.get("colorbar") or {}, ends if None not in ends else _z_range(trace)))
     return bars
 
 
-def _on_colour_axis(trace: go.BaseTraceType, name: str) -> bool:
-    return "coloraxis" in trace and trace.coloraxis == name
-
-
-def _z_range(trace: go.BaseTraceType) -> list[float]:
-    if "z" not in trace or trace.z is None:
+def _z_range(trace: dict) -> list[float]:
+    if trace.get("z") is None:
         return []
-    z = np.asarray(trace.z, dtype=float)
+    z = np.asarray(trace["z"], dtype=float)
     z = z[np.isfinite(z)]
     return [float(z.min()), float(z.max())] if z.size else []
 
 
-def _colour_bar_margin(fig: go.Figure, layout: dict, width_px: float) -> float:
+def _colour_bar_margin(traces: list[dict], layout: dict, width_px: float) -> float:
     """The room at the right the colour bars take (plotly's default: just right of the plot)."""
-    base = _base_font(fig)
+    base = _base_font(layout)
     room = 0.0
-    for bar, values in _colour_bars(fig, layout):
+    for bar, values in _colour_bars(traces, layout):
         if bar.get("orientation", "v") != "v" or bar.get("xref") == "container":
             continue
         size = _size(bar.get("tickfont"), base)
@@ -324,38 +325,39 @@ def _colour_bar_margin(fig: go.Figure, layout: dict, width_px: float) -> float:
     return room
 
 
-def _legend_margins(fig: go.Figure, width_px: float) -> Margins:
+def _legend_margins(traces: list[dict], layout: dict, width_px: float) -> Margins:
     """The room a legend outside the plot takes (a vertical one at the right, a flat one above or below)."""
     listed = [
         trace
-        for trace in fig.data
-        if trace.showlegend is True or (trace.showlegend is None and trace.type not in UNLISTED_TRACES)
+        for trace in traces
+        if trace.get("showlegend") is True or (trace.get("showlegend") is None and trace["type"] not in UNLISTED_TRACES)
     ]
-    shown = fig.layout.showlegend
+    shown = layout.get("showlegend")
     if not listed or shown is False or (shown is None and len(listed) < 2):  # plotly lists one trace alone: none
         return Margins()
-    names = [trace.name or f"trace {index}" for index, trace in enumerate(listed)]
-    legend = fig.layout.legend
-    size = _size(legend.font.to_plotly_json() if legend.font else None, _base_font(fig))
+    names = [trace.get("name") or f"trace {index}" for index, trace in enumerate(listed)]
+    legend = layout.get("legend") or {}
+    size = _size(legend.get("font"), _base_font(layout))
     widest = max(text_px(name, size) for name in names) + LEGEND_ITEM_PX
-    if legend.orientation == "h":
+    y = legend.get("y")
+    if legend.get("orientation") == "h":
         rows = max(lines_of(name) for name in names) * size * LINE_EM + 10
-        if legend.y is not None and legend.y >= 1:
+        if y is not None and y >= 1:
             return Margins(t=rows)
-        if legend.y is not None and legend.y < 0:
+        if y is not None and y < 0:
             return Margins(b=rows)
         return Margins()
-    x = 1.02 if legend.x is None else legend.x
-    if x >= 1 and legend.xref != "container":
+    x = 1.02 if legend.get("x") is None else legend["x"]
+    if x >= 1 and legend.get("xref") != "container":
         return Margins(r=widest + (x - 1) * width_px * PLOT_SHARE)
     return Margins()
 
 
 def needed(fig: go.Figure, width_px: float = CHART_PX) -> Margins:
     """The margins `fig`'s words need at the edges, drawn `width_px` wide."""
-    layout = {name: value for name, value in fig.layout.to_plotly_json().items() if name != "template"}
-    found = _axis_margins(fig, layout, width_px).widest(_legend_margins(fig, width_px))
-    return found.widest(Margins(r=_colour_bar_margin(fig, layout, width_px)))
+    traces, layout = own_data(fig)
+    found = _axis_margins(traces, layout, width_px).widest(_legend_margins(traces, layout, width_px))
+    return found.widest(Margins(r=_colour_bar_margin(traces, layout, width_px)))
 
 
 def fit_margins(fig: go.Figure, width_px: float = CHART_PX) -> go.Figure:
@@ -364,8 +366,9 @@ def fit_margins(fig: go.Figure, width_px: float = CHART_PX) -> go.Figure:
     if _FITTED.get(id(fig)) is fig:  # a shared figure is fitted when drawn, then only read (ui/session/figures.py)
         return fig
     need = needed(fig, width_px)
-    margin = fig.layout.margin
-    asked = Margins(*(PLOTLY_MARGINS[side] if margin[side] is None else margin[side] for side in "lrtb"))
+    _, layout = own_data(fig)
+    margin = layout.get("margin") or {}
+    asked = Margins(*(margin.get(side, PLOTLY_MARGINS[side]) for side in "lrtb"))
     wider = {
         side: math.ceil(getattr(need, side) + SPARE_PX)
         for side in "lrtb"
@@ -376,15 +379,15 @@ def fit_margins(fig: go.Figure, width_px: float = CHART_PX) -> go.Figure:
     # scrolled sideways, viz.style.keeps_its_width), and sides too wide even for that (or for the chart's
     # height) stay automargin's.
     sides_px = max(need.l, asked.l) + max(need.r, asked.r) + 2 * SPARE_PX
-    if sides_px > PHONE_CHART_PX - LEAST_PLOT_PX and fig.layout.meta is None:
-        fig.update_layout(meta=KEEPS_WIDTH)
+    if sides_px > PHONE_CHART_PX - LEAST_PLOT_PX and layout.get("meta") is None:
+        set_unchecked(fig, meta=KEEPS_WIDTH)
     if sides_px > WIDE_FIGURE_PX - LEAST_PLOT_PX:
         wider = {side: px for side, px in wider.items() if side not in "lr"}
-    height = fig.layout.height
+    height = layout.get("height")
     if height is not None and max(need.t, asked.t) + max(need.b, asked.b) > height - LEAST_PLOT_PX:
         wider = {side: px for side, px in wider.items() if side not in "tb"}
     if wider:
-        fig.update_layout(margin=wider)
+        set_unchecked(fig, margin={**margin, **wider})
     self_contained(fig)  # and Streamlit's second Plotly.react of it redraws nothing
     _FITTED[id(fig)] = fig
     return fig

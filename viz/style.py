@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
-from plotly.basedatatypes import BasePlotlyType
 
 # Plotly's stock templates are large, and copying them dominated figure build time: each Style
 # has its own small template instead, which also carries the fonts, so that a figure needs no
@@ -44,7 +41,7 @@ LABEL_PX = 14
 PHONE_TITLE_CHARS = 55
 RIGHT_LEGEND = dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left")
 # A figure's layout.meta when it keeps WIDE_FIGURE_PX on a phone (keeps_its_width). A word, not an object: plotly.js
-# takes an object in a copy of the figure for a new one, and redraws the chart (see DATA_REVISION)
+# takes an object in a copy of the figure for a new one, and redraws the chart (see viz.looks.DATA_REVISION)
 KEEPS_WIDTH = "keeps-width"
 
 
@@ -186,115 +183,3 @@ def keeps_its_width(fig: go.Figure) -> bool:
         or max(len(html.unescape(line)) for line in title_lines) > PHONE_TITLE_CHARS
         or meta == KEEPS_WIDTH
     )
-
-
-# Streamlit draws each chart twice: Plotly.react of the figure, then of a copy of it (its theme's pass, even with
-# theme=None). Plotly redraws a copy from scratch when the copy's data arrays are new objects without a
-# `datarevision` to say they are the same, and when its template is a new object: with the template written into
-# the figure itself and a data revision, the second Plotly.react changes nothing and costs a millisecond. Every
-# new figure is a new chart element (Streamlit names an element by its spec), so one revision serves them all.
-DATA_REVISION = 1
-
-
-def self_contained(fig: go.Figure) -> go.Figure:
-    """`fig` with its template's looks written into its own layout and traces, where it sets none of its own (as
-    plotly.js applies a template), the template taken away, and a data revision: a copy of it then redraws
-    nothing in Plotly.react (DATA_REVISION). Returns `fig`; a figure without a template is left as it is."""
-    template = fig.layout.template
-    if template is None or template.layout is None:
-        return fig
-    looks = template.to_plotly_json()
-    shown = looks.get("layout", {})
-    layout = {name: value for name, value in fig.layout.to_plotly_json().items() if name != "template"}
-    written = {
-        name: _merged(value, layout.get(name)) for name, value in shown.items() if name not in ("xaxis", "yaxis")
-    }
-    gridless = _position_axes(fig)
-    for kind in ("xaxis", "yaxis"):  # every axis of the figure: those its layout names, those its traces use
-        named = {name for name in layout if re.fullmatch(f"{kind}\\d*", name)} | {kind}
-        named |= {kind + trace[kind][1:] for trace in fig.data if kind in trace and trace[kind]}
-        for name in named:
-            own = layout.get(name)
-            axis = _merged_axis(shown.get(kind, {}), own if isinstance(own, dict) else {})
-            if name in gridless:  # see _position_axes
-                for line, colour in (("showgrid", "gridcolor"), ("zeroline", "zerolinecolor")):
-                    if isinstance(own, dict) and (line in own or colour in own):
-                        continue
-                    axis[line] = False
-            written[name] = axis
-    written["datarevision"] = DATA_REVISION
-    # the template's values are plotly's own form already, and the figure's own were checked or written so: each
-    # property is set as it is, not through update_layout's checks (7 ms a figure, more than the figure's drawing)
-    with _checked(fig.layout, False):
-        for name, value in written.items():
-            fig.layout[name] = value
-    with _checked(fig.layout, True):  # checked, plotly removes the template altogether (see _checked)
-        fig.layout.template = None
-    for trace in fig.data:
-        for kind_looks in looks.get("data", {}).get(trace.type, [])[:1]:
-            with _checked(trace, False):
-                for name, value in kind_looks.items():
-                    if name != "type":
-                        trace[name] = _merged(value, _own(trace, name))
-    return fig
-
-
-def _own(holder: BasePlotlyType, name: str) -> object:
-    """What a layout or trace sets of `name` itself, as plain data (None: nothing)."""
-    value = holder[name]
-    return value.to_plotly_json() if isinstance(value, BasePlotlyType) else value
-
-
-@contextmanager
-def _checked(holder: BasePlotlyType, checking: bool) -> Iterator[None]:
-    """Within: `holder`'s properties set with plotly's checks or without them. Unchecked, a value is kept as it is
-    given; checked, plotly writes it in its own form, and a template set to None is taken away altogether (not an
-    empty one, which plotly.js takes in a copy for a new one, and redraws; not None, on which plotly's own to_html
-    fails: a notebook's display, the page's download). plotly keeps this switch in a private attribute, the one
-    its `_validate=False` sets."""
-    was = holder._validate
-    holder._validate = checking
-    try:
-        yield
-    finally:
-        holder._validate = was
-
-
-def _merged_axis(looks: dict, own: dict) -> dict:
-    """An axis's own settings over its template's."""
-    merged = _merged(looks, own)
-    assert isinstance(merged, dict)
-    return merged
-
-
-def _merged(looks: object, own: object) -> object:
-    """A template's `looks` under a figure's `own` value: its own where set, the dicts' keys merged, the looks where
-    nothing is set."""
-    if own is None or own == {}:
-        return looks
-    if isinstance(looks, dict) and isinstance(own, dict):
-        return {
-            **{k: _merged(v, own.get(k)) for k, v in looks.items()},
-            **{k: v for k, v in own.items() if k not in looks},
-        }
-    return own
-
-
-# Traces whose position axis plotly.js draws without grid or zero lines unless the axis says otherwise
-ORIENTED_TRACES = ("bar", "box", "histogram", "violin", "funnel", "waterfall")
-
-
-def _position_axes(fig: go.Figure) -> set[str]:
-    """The axes along which `fig`'s bars (boxes, histograms ...) stand. plotly.js draws grid and zero lines on them
-    only when the axis sets a grid or zero line colour itself, not when its template does: with the template's
-    colours written into the figure, those lines must be turned off there in so many words."""
-    axes = set()
-    for trace in fig.data:
-        if trace.type not in ORIENTED_TRACES:
-            continue
-        given_x, given_y = trace["x"] is not None, trace["y"] is not None
-        lying = (given_y and not given_x) if trace.type == "histogram" else (given_x and not given_y)
-        horizontal = trace.orientation == "h" if trace.orientation is not None else lying
-        kind, ref = ("yaxis", trace.yaxis) if horizontal else ("xaxis", trace.xaxis)
-        axes.add(kind + (ref or "x")[1:])
-    return axes

@@ -221,7 +221,7 @@ def test_url_parameters_restore_every_control():
     assert at.radio(key="w_view").value == "enc-self"
     assert not at.warning or all("URL parameter" not in w.value for w in at.warning)
     spec = chart_titled(at, "decoder masked self-attention, L2")
-    assert spec["layout"]["font"]["size"] == 20  # presentation mode (the template written in: viz.style.self_contained)
+    assert spec["layout"]["font"]["size"] == 20  # presentation mode (the template written in: viz.looks.self_contained)
     config = json.loads(at.get("plotly_chart")[0].proto.config)
     assert config["toImageButtonOptions"] == {"format": "svg", "scale": 3, "filename": "anatomy-attention"}
     assert {k: at.query_params[k] for k in params} == params

@@ -39,7 +39,7 @@ def assert_in_plotly_s_own_form(figure: go.Figure) -> None:
     figure put together without them (viz.style.Style.drawing) wrote every property out in full."""
     sent = json.loads(pio.to_json(figure, validate=False))
     rebuilt = go.Figure(figure.to_dict())
-    if not sent["layout"].get("template"):  # a figure without one (viz.style.self_contained) gets no default
+    if not sent["layout"].get("template"):  # a figure without one (viz.looks.self_contained) gets no default
         rebuilt.layout.template = None
     checked = json.loads(pio.to_json(rebuilt, validate=False))
     assert _pruned(sent) == _pruned(checked), figure.layout.title.text
@@ -57,7 +57,8 @@ def _pruned(value: object) -> object:
 
 
 def test_a_drawing_put_together_unchecked_is_held_to_plotly_s_own_form():
-    from viz.style import Style, self_contained
+    from viz.looks import self_contained
+    from viz.style import Style
 
     style = Style()
     whole = style.drawing(

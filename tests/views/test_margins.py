@@ -8,9 +8,11 @@ import json
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 import pytest
 
-from viz.margins import GLYPHS_FILE, MEASURED_RANGES, PLOTLY_MARGINS, fit_margins, fitted, needed, text_px
+from viz.looks import own_data
+from viz.margins import GLYPHS_FILE, MEASURED_RANGES, PLOTLY_MARGINS, Margins, fit_margins, fitted, needed, text_px
 from viz.style import Style, keeps_its_width
 
 PLAIN = Style()
@@ -117,3 +119,25 @@ def test_dates_and_empty_figures_need_nothing_they_cannot_read():
     fig.add_trace(go.Heatmap(z=[[np.nan]]))
     assert needed(fig).b >= 0  # no error; plotly's automargin fits what is not read here
     assert needed(Style().figure()) == needed(Style().figure())
+
+
+def test_a_figure_is_read_as_the_plain_data_plotly_sends():
+    """own_data is plotly's own store: the same properties its JSON is made of, after checked updates too."""
+    fig = _map(["a", "b"], ["x", "y", "z"])
+    fig.add_trace(go.Scatter(x=[1, 2], y=[3, 4], xaxis="x2", name="line"))
+    fig.update_layout(xaxis2=dict(title=dict(text="t")), legend=dict(orientation="h"))
+    fig.add_vline(x=1)
+    drawing = PLAIN.drawing([dict(type="bar", x=["a"], y=[1.5])], "Bars", 300, yaxis=dict(rangemode="tozero"))
+    for figure in (fig, drawing):
+        traces, layout = own_data(figure)
+        rebuilt = go.Figure(dict(data=traces, layout=layout), _validate=False)
+        assert json.loads(pio.to_json(rebuilt, validate=False)) == json.loads(pio.to_json(figure, validate=False))
+
+
+def test_a_trace_off_the_axes_needs_no_axis_room():
+    table = Style().figure()
+    table.add_trace(go.Table(header=dict(values=["a very long header that no axis shows"]), cells=dict(values=[[1]])))
+    assert needed(table) == Margins()
+    bars = Style().figure()
+    bars.add_trace(go.Bar(x=["a very long category name"], y=[1]))
+    assert needed(bars).b > 0
