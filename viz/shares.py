@@ -66,28 +66,31 @@ def _panel(
     off: Collection[tuple[int, int, int]],
     where: tuple[str, float],
     style: Style,
-) -> list[go.BaseTraceType]:
-    """One panel's traces on axes x{suffix}, y{suffix} (`where`: that suffix and the cells' size in px): its heatmap
-    on the shared colour axis (knocked-out cells written KNOCKED_OUT) and one invisible marker per cell, which
-    hovers and takes the click (plotly.js selects no heatmap cell), its customdata [block, layer, head]
-    (["ffn", layer, -1] on the feed-forward panel)."""
+) -> list[dict]:
+    """One panel's traces, plotly's own dicts, on axes x{suffix}, y{suffix} (`where`: that suffix and the cells' size
+    in px): its heatmap on the shared colour axis (knocked-out cells written KNOCKED_OUT) and one invisible marker
+    per cell, which hovers and takes the click (plotly.js selects no heatmap cell), its customdata [block, layer,
+    head] (["ffn", layer, -1] on the feed-forward panel)."""
     (suffix, size), layers, heads = where, *values.shape
     cells = [(layer, head) for layer in range(layers) for head in range(heads)]
     knocked = {(layer, head) for layer, head in cells if block is not None and (block, layer, head) in off}
     text = [[KNOCKED_OUT if (layer, head) in knocked else "" for head in range(heads)] for layer in range(layers)]
     axes = dict(xaxis=f"x{suffix}", yaxis=f"y{suffix}")
-    heatmap = go.Heatmap(
+    heatmap = dict(
+        type="heatmap",
         z=values,
         x=list(range(heads)),
         y=list(range(layers)),
         coloraxis="coloraxis",
         text=text,
-        texttemplate="%{text}" if knocked else None,
         textfont=dict(size=style.font + 4, color="#111111"),
         hoverinfo="skip",
         **axes,
     )
-    markers = go.Scatter(
+    if knocked:
+        heatmap["texttemplate"] = "%{text}"
+    markers = dict(
+        type="scatter",
         x=[head for _layer, head in cells],
         y=[layer for layer, _head in cells],
         mode="markers",
@@ -195,7 +198,7 @@ def shares_heatmap(
     domains = _domains([values.shape[1] for values in arrays] + [FFN_COLUMNS])
     names = [name for name, _values in blocks] + [ffn_title]
     layout: dict = {}
-    traces: list[go.BaseTraceType] = []
+    traces: list[dict] = []
     size = max(6.0, min(plot_px / layers, 40.0) - 2)
     for index, (values, domain) in enumerate(zip([*arrays, ffn], domains, strict=True)):
         suffix = "" if index == 0 else str(index + 1)
@@ -203,7 +206,10 @@ def shares_heatmap(
         ticks = [f"H{head + 1}" for head in range(values.shape[1])] if block is not None else [_("FFN")]
         layout.update(_panel_axes(suffix, domain, ticks, (layers, plot_px), style))
         traces += _panel(values, block, names[index], off, (suffix, size), style)
-    fig = style.figure(
+    return style.drawing(
+        traces,
+        title,
+        int(height),
         coloraxis=dict(
             colorscale=style.diverging,
             cmin=-reach,
@@ -213,12 +219,9 @@ def shares_heatmap(
         annotations=[panel_title(name, (d[0] + d[1]) / 2, 1.0, style) for name, d in zip(names, domains, strict=True)],
         shapes=_outline(selected, [values.shape for values in arrays], style),
         hovermode="closest",
+        margin=dict(t=top),
         **layout,
     )
-    fig.add_traces(traces)
-    fig = style.apply(fig, title, height=int(height))
-    fig.update_layout(margin=dict(t=top))
-    return fig
 
 
 def shares_cell(point: Mapping) -> tuple[int, int, int] | None:

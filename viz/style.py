@@ -45,9 +45,10 @@ RIGHT_LEGEND = dict(orientation="v", yanchor="top", y=1, x=1.01, xanchor="left")
 KEEPS_WIDTH = "keeps-width"
 
 
-# Viridis as plotly's checks write a named scale out (its stops, to the last digit), for a figure put together
-# without those checks (Style.drawing)
+# Viridis and reversed RdBu as plotly's checks write a named scale out (its stops, to the last digit), for a figure
+# put together without those checks (Style.drawing)
 VIRIDIS = [[place, colour] for place, colour in go.Heatmap(colorscale="Viridis").colorscale]
+RDBU_R = [[place, colour] for place, colour in go.Heatmap(colorscale="RdBu_r").colorscale]
 
 # Inferno with its first colour nudged: Streamlit's frontend rewrites the colours #000001..#0000NN
 # in a chart's JSON (its theme placeholders), which turned Inferno's "#000004" lavender.
@@ -86,9 +87,9 @@ class Style:
         return INFERNO if self.presentation else VIRIDIS
 
     @property
-    def diverging(self) -> str:
-        """Diverging colour scale for signed values (colourblind-safe)."""
-        return "RdBu_r"
+    def diverging(self) -> list[list]:
+        """Diverging colour scale for signed values (colourblind-safe), as its [place, colour] stops."""
+        return RDBU_R
 
     @property
     def highlight(self) -> str:

@@ -8,6 +8,7 @@ import json
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from plotly_form import assert_in_plotly_s_own_form
 
 from model.results import RouteEdge, Routes
 from viz.margins import fit_margins
@@ -68,6 +69,7 @@ def test_knocked_out_cells_carry_a_cross_and_the_selected_one_is_outlined():
     assert (outline.x0, outline.x1, outline.y0, outline.y1) == (1.5, 2.5, -0.5, 0.5)
     assert outline.line.color == Style().highlight
     assert not _two_blocks(selected=(2, 0, 0)).layout.shapes  # no such block: nothing outlined
+    assert_in_plotly_s_own_form(fig)
 
 
 def test_a_clicked_cell_reads_back_as_its_block_layer_and_head():
