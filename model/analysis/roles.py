@@ -26,6 +26,8 @@ first, last and alignment when that is at least TAGGED (a head whose highest is 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pandas as pd
 
@@ -69,13 +71,19 @@ def layer_scores(
     spread = visible > 1
     absent = np.full(heads, np.nan)
     return {
-        "previous": patterns[:, rows[1:], rows[1:] - 1].mean(axis=1) if self_attention and queries > 1 else absent,
-        "same": patterns[:, rows, rows].mean(axis=1) if self_attention else absent,
-        "first": first_share(patterns, window if causal else 0) if self_attention else patterns[:, :, 0].mean(axis=1),
-        "last": patterns[:, :, -1].mean(axis=1) if keys_are_source else absent,
-        "broad": (entropy[:, spread] / np.log(visible[spread])).mean(axis=1) if spread.any() else absent,
+        "previous": _row_means(patterns[:, rows[1:], rows[1:] - 1]) if self_attention and queries > 1 else absent,
+        "same": _row_means(patterns[:, rows, rows]) if self_attention else absent,
+        "first": first_share(patterns, window if causal else 0) if self_attention else _row_means(patterns[:, :, 0]),
+        "last": _row_means(patterns[:, :, -1]) if keys_are_source else absent,
+        "broad": _row_means(entropy[:, spread] / np.log(visible[spread])) if spread.any() else absent,
         "alignment": absent,
     }
+
+
+def _row_means(values: np.ndarray) -> np.ndarray:
+    """Each row's mean, summed as numpy sums a row alone (pairwise, which it does along contiguous rows only): a
+    head's scores are the same scored with its layer or by itself."""
+    return np.ascontiguousarray(values).mean(axis=-1)
 
 
 def role(scores: dict[str, float]) -> str | None:
@@ -93,18 +101,8 @@ def block_roles(
     """(layer, head) -> role of every tagged head of one attention block, from that block's patterns
     on one sentence (a list over layers of (heads, queries, keys)), scored as `head_roles` scores them
     (`windows`: the decoder's sliding window per layer, Gemma 3's; empty for none)."""
-    scored = {}
-    for layer, layer_patterns in enumerate(patterns):
-        window = windows[layer] if windows and stack == "decoder" and kind == "self" else 0
-        scores = layer_scores(
-            np.asarray(layer_patterns),
-            kind == "self",
-            _causal(stack, kind, causal_mask),
-            _keys_are_source(stack, kind),
-            window,
-        )
-        for head in range(len(layer_patterns)):
-            scored[layer, head] = role({name: float(values[head]) for name, values in scores.items()})
+    heads = _heads_scores(patterns, stack, kind, causal_mask, windows)
+    scored = {(layer, head): role(scores) for layer, head, scores in heads}
     return {cell: tag for cell, tag in scored.items() if tag is not None}
 
 
@@ -190,18 +188,30 @@ def _scores(
 ) -> dict[tuple[str, str, int, int], dict[str, float]]:
     """(stack, kind, layer, head) -> the role scores of every head in one trace."""
     return {
-        (stack, kind, layer, head): role_scores(
-            pattern,
-            kind == "self",
-            _causal(stack, kind, causal_mask),
-            _keys_are_source(stack, kind),
-            windows[layer] if windows and (stack, kind) == ("decoder", "self") else 0,
-        )
+        (stack, kind, layer, head): scores
         for stack, kind in stages.BLOCKS
         if stages.attention(stack, kind, 0, "pattern") in trace.tensors
-        for layer in range(trace.n_layers(stack))
-        for head, pattern in enumerate(trace.pattern(stack, kind, layer))
+        for layer, head, scores in _heads_scores(
+            [trace.pattern(stack, kind, layer) for layer in range(trace.n_layers(stack))],
+            stack,
+            kind,
+            causal_mask,
+            windows,
+        )
     }
+
+
+def _heads_scores(
+    patterns: list[np.ndarray], stack: str, kind: str, causal_mask: bool, windows: tuple[int, ...]
+) -> Iterator[tuple[int, int, dict[str, float]]]:
+    """(layer, head, role scores) of every head of one attention block (its patterns: a list over layers of
+    (heads, queries, keys)), each layer's heads scored at once."""
+    for layer, layer_patterns in enumerate(patterns):
+        window = windows[layer] if windows and (stack, kind) == ("decoder", "self") else 0
+        causal, from_source = _causal(stack, kind, causal_mask), _keys_are_source(stack, kind)
+        scores = layer_scores(np.asarray(layer_patterns), kind == "self", causal, from_source, window)
+        for head in range(len(layer_patterns)):
+            yield layer, head, {name: float(values[head]) for name, values in scores.items()}
 
 
 def _table(

@@ -12,7 +12,7 @@ from model import InputError, Interventions, load_bundle
 from model.analysis import METHODS, attribute, forced, head_roles, logit_lens, patch, patch_grid, patched_translation
 from model.analysis.attribution import EMBEDDING
 from model.analysis.patching import unpatched
-from model.analysis.roles import role, role_scores
+from model.analysis.roles import layer_scores, role, role_scores
 from model.engine import stages
 from model.engine.hooks import Patch
 from model.engine.tokenizer import normalize_source
@@ -172,6 +172,22 @@ def test_role_scores_follow_their_definitions():
     assert scores["broad"] == pytest.approx(1.0) and role(scores) == "broad"
     causal = np.tril(np.ones((n, n))) / np.arange(1, n + 1)[:, None]
     assert role_scores(causal, True, True, False)["broad"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("window", [0, 3])
+def test_a_layers_heads_scored_at_once_score_as_each_head_alone(causal, window):
+    weights = np.random.default_rng(1).random((6, 97, 97)).astype(np.float32)
+    if causal:
+        weights = np.tril(weights)
+    patterns = weights / weights.sum(axis=-1, keepdims=True)
+    together = layer_scores(patterns, True, causal, True, window)
+    for head, pattern in enumerate(patterns):
+        alone = role_scores(pattern, True, causal, True, window)
+        assert {name: float(values[head]) for name, values in together.items()} == pytest.approx(alone, nan_ok=True)
+        assert [float(together[name][head]) for name in ("previous", "same", "last", "broad")] == [
+            alone[name] for name in ("previous", "same", "last", "broad")
+        ]  # to the last digit: the page's table and its tags come from the layer's
 
 
 def test_head_roles_score_every_head(tiny_bundle, bert):  # noqa: F811
