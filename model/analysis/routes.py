@@ -32,7 +32,7 @@ from ..engine.transformer import layers_of
 from ..errors import InputError
 from ..results import RouteEdge, Routes, Trace
 from . import forced
-from .stream import DTYPE, FrozenNorm, attention_block, head_writes, layer_events, layer_input, output_bias
+from .stream import DTYPE, FrozenNorm, attention_block, head_write_norms, layer_events, layer_input, output_bias
 
 THRESHOLD = 0.05  # the routes' default threshold: on SmolLM2's 30 layers a lower one draws more edges than one reads
 MOST_POSITIONS = 14  # decoder positions drawn at most (the first, the sink, and the predicting one always)
@@ -57,13 +57,13 @@ def _through(vectors: torch.Tensor, norms: Sequence[FrozenNorm]) -> torch.Tensor
     return vectors
 
 
-def _scaled(parts: torch.Tensor, norms: Sequence[FrozenNorm]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Parts written at any position (..., d) through frozen norms, split into what is the same at every
-    position (the norms' linear parts) and each position's factor (positions,) (their divisors)."""
+def _scale(norms: Sequence[FrozenNorm]) -> torch.Tensor:
+    """Each position's factor (positions,) through frozen norms: their divisors (their linear parts are the same at
+    every position, head_write_norms)."""
     scale = torch.ones_like(norms[0].inverse) if norms else torch.ones(1, dtype=DTYPE)
     for norm in norms:
-        parts, scale = norm.linear(parts), scale * norm.inverse
-    return parts, scale
+        scale = scale * norm.inverse
+    return scale
 
 
 def layer_flow(bundle: Bundle, tensors: Mapping[str, torch.Tensor], layer: int, iv: Interventions) -> LayerFlow:
@@ -91,14 +91,14 @@ def layer_flow(bundle: Bundle, tensors: Mapping[str, torch.Tensor], layer: int, 
             continue
         block = attention_block(module, kind)
         values = tensors[stages.attention("decoder", kind, layer, "v")][0]  # (h, keys, d_head)
-        written, scale = _scaled(head_writes(values, block), norms)
+        written, scale = head_write_norms(values, block, norms), _scale(norms)
         pattern = tensors[stages.attention("decoder", kind, layer, "pattern")][0].to(DTYPE)  # (h, T, keys)
         keep = torch.ones(pattern.size(0), dtype=DTYPE)
         keep[list(iv.heads_off("decoder", kind, layer))] = 0.0  # a knocked-out head writes nothing
-        shares = pattern * keep[:, None, None] * written.norm(dim=-1)[:, None, :] * scale[None, :, None]
+        shares = pattern * keep[:, None, None] * written[:, None, :] * scale[None, :, None]
         attention[kind] = shares
         total += shares.sum(dim=(0, 2))
-        rest = rest + _through(output_bias(block, written.size(-1)), [post] if post is not None else [])
+        rest = rest + _through(output_bias(block, rest.size(-1)), [post] if post is not None else [])
     total = total + rest.norm(dim=-1)
     total = total.clamp_min(torch.finfo(DTYPE).tiny)
     return LayerFlow(
@@ -127,9 +127,10 @@ def _heads(shares: np.ndarray) -> list[tuple[tuple[int, float], ...]]:
     """(heads, edges) shares -> each edge's heads with a share, largest first (at most EDGE_HEADS)."""
     order = np.argsort(-shares, axis=0, kind="stable")[:EDGE_HEADS]  # (EDGE_HEADS, edges)
     taken = np.take_along_axis(shares, order, axis=0)
+    named = (taken > 0).sum(axis=0).tolist()  # the heads with a share come first, largest first
     return [
-        tuple((head, share) for head, share in zip(heads, values, strict=True) if share > 0)
-        for heads, values in zip(order.T.tolist(), taken.T.tolist(), strict=True)
+        tuple(zip(heads[:count], values[:count], strict=True))
+        for heads, values, count in zip(order.T.tolist(), taken.T.tolist(), named, strict=True)
     ]
 
 

@@ -16,10 +16,11 @@ from model import InputError, Interventions
 from model.analysis import forced
 from model.analysis.routes import MOST_POSITIONS, build, layer_flow, routes
 from model.analysis.shares import BIAS, EMBEDDINGS, logit_shares, shares_at
+from model.analysis.stream import FrozenNorm, head_write_norms
 from model.engine import stages
 from model.engine.config import ModelConfig
 from model.engine.hooks import recording
-from model.engine.transformer import Transformer
+from model.engine.transformer import Transformer, layers_of
 
 BASE = dict(vocab_size=40, d_model=16, n_heads=4, d_ff=24, n_decoder_layers=2, dropout=0.0, max_len=64)
 LAYOUTS = {
@@ -213,3 +214,26 @@ def test_the_routes_of_a_translation(tiny_bundle):
             routes(tiny_bundle, sentence, out, 1, threshold=bad)
     with pytest.raises(InputError):
         logit_shares(tiny_bundle, sentence, out, len(out))
+
+
+def test_a_heads_write_is_as_long_through_its_factor_as_written_out_in_double_precision():
+    engine = _engine("decoder, sandwich norms, grouped")
+    block = layers_of(engine.model.decoder)[0].self_attn
+    heads, width = block.n_heads, BASE["d_model"]
+    context = torch.randn(heads, 7, width // heads)
+    centred = FrozenNorm(torch.rand(width, dtype=torch.float64) + 0.5, None, True, torch.ones(7, dtype=torch.float64))
+    scaled = FrozenNorm(torch.rand(width, dtype=torch.float64) + 0.5, None, False, torch.ones(7, dtype=torch.float64))
+
+    def written_out(norms: tuple[FrozenNorm, ...]) -> torch.Tensor:
+        weight = block.w_o.weight.detach().double()  # (d_model, heads * d_head)
+        writes = torch.einsum("hpk,dhk->hpd", context.double(), weight.reshape(width, heads, -1))
+        for norm in norms:
+            writes = writes - writes.mean(dim=-1, keepdim=True) if norm.centred else writes
+            writes = writes * norm.gain
+        return writes.norm(dim=-1)
+
+    for norms in ((), (centred,), (centred, scaled)):
+        torch.testing.assert_close(head_write_norms(context, block, norms), written_out(norms), rtol=1e-12, atol=0)
+    with torch.no_grad():
+        block.w_o.weight.mul_(2.0)  # a weight changed in place is factored again
+    torch.testing.assert_close(head_write_norms(context, block, ()), written_out(()), rtol=1e-12, atol=0)
