@@ -141,3 +141,15 @@ def test_a_trace_off_the_axes_needs_no_axis_room():
     bars = Style().figure()
     bars.add_trace(go.Bar(x=["a very long category name"], y=[1]))
     assert needed(bars).b > 0
+
+
+def test_short_arrays_of_bars_and_lines_are_sent_as_lists_and_a_maps_as_typed_arrays():
+    """plotly.js redraws the copy Streamlit draws of a bar chart or a line sent as typed arrays (viz.looks)."""
+    fig = PLAIN.figure()
+    fig.add_trace(go.Bar(x=np.array([0.5, np.nan, 2.0]), y=np.arange(3)))
+    fig.add_trace(go.Scatter(x=np.arange(3), y=np.array([1.0, 2.0, 3.0])))
+    fig.add_trace(go.Heatmap(z=np.eye(3)))
+    sent = json.loads(pio.to_json(fit_margins(PLAIN.apply(fig, "Bars")), validate=False))["data"]
+    assert sent[0]["x"] == [0.5, None, 2.0] and sent[0]["y"] == [0, 1, 2]
+    assert sent[1]["x"] == [0, 1, 2] and sent[1]["y"] == [1.0, 2.0, 3.0]
+    assert "bdata" in sent[2]["z"]
