@@ -115,23 +115,26 @@ def temperature_chart(pieces: list[str], probabilities: dict[float, np.ndarray],
     """One step's most likely pieces (`pieces`, best first) with their probability at each temperature of
     `probabilities` (temperature -> probabilities of those pieces), a bar group each. `title` is said already."""
     labels = _ranked_labels(pieces, list(range(len(pieces))))
-    fig = style.figure(
+    bars = [
+        dict(
+            type="bar",
+            x=labels,
+            y=probs,
+            name=f"T = {temperature:g}",
+            marker=dict(color=colour),
+            hovertemplate="%{x}<br>T = " + f"{temperature:g}" + ": %{y:.3f}<extra></extra>",
+        )
+        for colour, (temperature, probs) in zip(style.palette, probabilities.items(), strict=False)
+    ]
+    return style.drawing(
+        bars,
+        title,
+        style.picture_px or 380,
         barmode="group",
         xaxis=dict(tickangle=-45, type="category"),
-        yaxis=dict(title=_("probability"), rangemode="tozero"),
+        yaxis=dict(title=dict(text=_("probability")), rangemode="tozero"),
         legend=RIGHT_LEGEND,
     )
-    for colour, (temperature, probs) in zip(style.palette, probabilities.items(), strict=False):
-        fig.add_trace(
-            go.Bar(
-                x=labels,
-                y=probs,
-                name=f"T = {temperature:g}",
-                marker=dict(color=colour),
-                hovertemplate="%{x}<br>T = " + f"{temperature:g}" + ": %{y:.3f}<extra></extra>",
-            )
-        )
-    return style.apply(fig, title, height=style.picture_px or 380)
 
 
 def entropy_chart(

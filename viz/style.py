@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
+from .looks import own_data
+
 # Plotly's stock templates are large, and copying them dominated figure build time: each Style
 # has its own small template instead, which also carries the fonts, so that a figure needs no
 # update pass over its axes (plotly validates every property it sets, and that is slow).
@@ -173,14 +175,17 @@ def keeps_its_width(fig: go.Figure) -> bool:
     """Whether `fig` is laid out WIDE_FIGURE_PX wide at least: panels side by side, more labelled columns than
     a phone's width holds, a title longer than a phone's line, or a drawing that says so in its layout's meta
     (KEEPS_WIDTH)."""
-    meta = fig.layout.meta
-    labelled = fig.layout.xaxis.tickvals
-    title_lines = re.sub(r"<(?!br)[^>]*>", "", fig.layout.title.text or "").split("<br>")
+    _, layout = own_data(fig)  # read as plain data: a page asks this of every figure it draws
+    labelled = (layout.get("xaxis") or {}).get("tickvals")
+    title = (layout.get("title") or {}).get("text") or ""
+    title_lines = re.sub(r"<(?!br)[^>]*>", "", title).split("<br>")
     # a second x axis that is not drawn over the first one (the model view's captions' is)
-    side_by_side = any(axis.overlaying is None for axis in list(fig.select_xaxes())[1:])
+    side_by_side = any(
+        re.fullmatch(r"xaxis\d+", name) and (axis or {}).get("overlaying") is None for name, axis in layout.items()
+    )
     return (
         side_by_side
         or (labelled is not None and len(labelled) * LABEL_PX > PHONE_CELLS_PX)
         or max(len(html.unescape(line)) for line in title_lines) > PHONE_TITLE_CHARS
-        or meta == KEEPS_WIDTH
+        or layout.get("meta") == KEEPS_WIDTH
     )
