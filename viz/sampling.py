@@ -142,38 +142,36 @@ def entropy_chart(
 ) -> go.Figure:
     """The entropy (bits) of one step's distribution against the temperature (log scale), `marked` temperatures
     dotted. `title` is said already."""
-    fig = style.figure(
+    at = np.interp(np.log(marked), np.log(temperatures), entropies)
+    curve = dict(
+        type="scatter",
+        x=temperatures,
+        y=entropies,
+        mode="lines",
+        line=dict(width=style.line_width, color=style.palette[0]),
+        hovertemplate=_("T = %{x:.2f}<br>entropy: %{y:.2f} bits<extra></extra>"),
+    )
+    dots = dict(
+        type="scatter",
+        x=marked,
+        y=at,
+        mode="markers+text",
+        text=[f"T = {t:g}" for t in marked],
+        textposition="top left",
+        marker=dict(size=10, color=style.palette[1]),
+        hoverinfo="skip",
+    )
+    return style.drawing(
+        [curve, dots],
+        title,
+        style.picture_px or 320,
         xaxis=dict(
-            title=_("temperature T"),
+            title=dict(text=_("temperature T")),
             type="log",
-            tickvals=TEMPERATURE_TICKS,
+            tickvals=list(TEMPERATURE_TICKS),
             ticktext=[f"{t:g}" for t in TEMPERATURE_TICKS],
         ),
-        yaxis=dict(title=_("entropy (bits)"), rangemode="tozero"),
+        yaxis=dict(title=dict(text=_("entropy (bits)")), rangemode="tozero"),
         showlegend=False,
+        margin=dict(r=ENTROPY_RIGHT_PX),  # the last tick (5) and the last point's label reach past the plot's right end
     )
-    fig.add_trace(
-        go.Scatter(
-            x=temperatures,
-            y=entropies,
-            mode="lines",
-            line=dict(width=style.line_width, color=style.palette[0]),
-            hovertemplate=_("T = %{x:.2f}<br>entropy: %{y:.2f} bits<extra></extra>"),
-        )
-    )
-    at = np.interp(np.log(marked), np.log(temperatures), entropies)
-    fig.add_trace(
-        go.Scatter(
-            x=marked,
-            y=at,
-            mode="markers+text",
-            text=[f"T = {t:g}" for t in marked],
-            textposition="top left",
-            marker=dict(size=10, color=style.palette[1]),
-            hoverinfo="skip",
-        )
-    )
-    fig = style.apply(fig, title, height=style.picture_px or 320)
-    # the last tick (5) and the last point's label reach past the plot's right end
-    fig.update_layout(margin=dict(r=ENTROPY_RIGHT_PX))
-    return fig
