@@ -246,10 +246,11 @@ def _value_range(values: np.ndarray) -> list[float]:
 
 def _bars(
     values: np.ndarray, rows: Sequence[int], hover: Sequence[str], colour: str, style: Style, **extra: object
-) -> go.Bar:
-    """Horizontal bars of `values` at `rows`, each with its signed value at its end (at the ticks' size) and
-    `hover` over it."""
-    return go.Bar(
+) -> dict:
+    """Horizontal bars of `values` at `rows` (plotly's own dict), each with its signed value at its end (at the
+    ticks' size) and `hover` over it."""
+    return dict(
+        type="bar",
         x=values,
         y=list(rows),
         orientation="h",
@@ -279,8 +280,23 @@ def top_bars(
         raise ValueError(f"{len(labels)} labels for {len(values)} values")
     texts = [escape_plotly(label) for label in labels]
     rows = np.arange(len(values))
-    fig = style.figure(
-        xaxis=dict(title=axis_title, range=_value_range(values), zeroline=True, zerolinecolor=ZERO_LINE, showgrid=True),
+    bars = []
+    for sign, name, colour in ((1, _("raises the piece"), RAISES), (-1, _("lowers the piece"), LOWERS)):
+        picked = rows[values > 0] if sign > 0 else rows[values <= 0]
+        if picked.size:
+            hover = [texts[row] for row in picked]
+            bars.append(_bars(values[picked], picked.tolist(), hover, style.palette[colour], style, name=name))
+    return style.drawing(
+        bars,
+        title,
+        _bars_height(len(values), style, title),
+        xaxis=dict(
+            title=dict(text=axis_title),
+            range=_value_range(values),
+            zeroline=True,
+            zerolinecolor=ZERO_LINE,
+            showgrid=True,
+        ),
         yaxis=dict(
             tickmode="array", tickvals=list(rows), ticktext=texts, range=[len(values) - 0.5, -0.5], showgrid=False
         ),
@@ -291,12 +307,6 @@ def top_bars(
         # the parts' long names at the left and the legend at the right leave a phone's bars no room for their values
         meta=KEEPS_WIDTH,
     )
-    for sign, name, colour in ((1, _("raises the piece"), RAISES), (-1, _("lowers the piece"), LOWERS)):
-        picked = rows[values > 0] if sign > 0 else rows[values <= 0]
-        if picked.size:
-            hover = [texts[row] for row in picked]
-            fig.add_trace(_bars(values[picked], picked.tolist(), hover, style.palette[colour], style, name=name))
-    return style.apply(fig, title, height=_bars_height(len(values), style, title))
 
 
 def writes_bars(
@@ -319,7 +329,7 @@ def writes_bars(
         layout[f"xaxis{suffix}"] = dict(
             domain=list(domain),
             anchor=f"y{suffix}",
-            title=_("logit change"),
+            title=dict(text=_("logit change")),
             range=_value_range(values),
             zeroline=True,
             zerolinecolor=ZERO_LINE,
@@ -337,8 +347,12 @@ def writes_bars(
         if pairs:
             axes = dict(xaxis=f"x{suffix}", yaxis=f"y{suffix}", showlegend=False)
             traces.append(_bars(values, range(len(values)), labels, style.palette[colour], style, **axes))
-    fig = style.figure(annotations=notes, bargap=0.3, **layout)
-    fig.add_traces(traces)
-    fig = style.apply(fig, title, height=_bars_height(rows, style, title))
-    fig.update_layout(margin=dict(t=(60 if title else 30) + style.font * 2))
-    return fig
+    return style.drawing(
+        traces,
+        title,
+        _bars_height(rows, style, title),
+        annotations=notes,
+        bargap=0.3,
+        margin=dict(t=(60 if title else 30) + style.font * 2),
+        **layout,
+    )
