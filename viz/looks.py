@@ -65,9 +65,7 @@ def self_contained(fig: go.Figure) -> go.Figure:
     written["datarevision"] = DATA_REVISION
     # the template's values are plotly's own form already, and the figure's own were checked or written so: each
     # property is set as it is, not through update_layout's checks (7 ms a figure, more than the figure's drawing)
-    with _checked(fig.layout, False):
-        for name, value in written.items():
-            fig.layout[name] = value
+    set_unchecked(fig, **written)
     with _checked(fig.layout, True):  # checked, plotly removes the template altogether (see _checked)
         fig.layout.template = None
     for trace_object, trace in zip(fig.data, traces, strict=True):
