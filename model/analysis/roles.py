@@ -206,9 +206,9 @@ def _heads_scores(
 ) -> Iterator[tuple[int, int, dict[str, float]]]:
     """(layer, head, role scores) of every head of one attention block (its patterns: a list over layers of
     (heads, queries, keys)), each layer's heads scored at once."""
+    causal, from_source = _causal(stack, kind, causal_mask), _keys_are_source(stack, kind)
     for layer, layer_patterns in enumerate(patterns):
         window = windows[layer] if windows and (stack, kind) == ("decoder", "self") else 0
-        causal, from_source = _causal(stack, kind, causal_mask), _keys_are_source(stack, kind)
         scores = layer_scores(np.asarray(layer_patterns), kind == "self", causal, from_source, window)
         for head in range(len(layer_patterns)):
             yield layer, head, {name: float(values[head]) for name, values in scores.items()}

@@ -116,19 +116,20 @@ def head_write_norms(context: torch.Tensor, block: MultiHeadAttention, norms: Se
 
 
 def _write_factor(block: MultiHeadAttention, norms: Sequence[FrozenNorm]) -> torch.Tensor:
-    """(heads, d_head, d_head): each head's R, once per block, weights and norms (a model's few MB, kept while its
-    block lives; many sessions may ask at once, and the same factor is then found twice at worst). The weights are
-    told apart by their storage and its version, which any change in place moves on."""
+    """(heads, d_head, d_head): each head's R, once per block and norms (a model's few MB, kept while its block
+    lives; many sessions may ask at once, and the same factor is then found twice at worst), found again when the
+    weights change: told apart by their storage and its version, which any change in place moves on."""
     weight = block.w_o.weight.detach()
+    stamp = (weight.data_ptr(), weight._version)
     norms_key = tuple((norm.centred, norm.gain.numpy().tobytes()) for norm in norms)
-    key = (weight.data_ptr(), weight._version, norms_key)
-    found = _FACTORS.setdefault(block, {}).get(key)
-    if found is None:
-        rows = weight.to(DTYPE).T.reshape(block.n_heads, -1, weight.size(0))  # (heads, d_head, d_model): W's columns
-        for norm in norms:
-            rows = norm.linear(rows)
-        found = torch.linalg.qr(rows.transpose(1, 2), mode="r").R
-        _FACTORS[block][key] = found
+    kept = _FACTORS.setdefault(block, {}).get(norms_key)
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    rows = weight.to(DTYPE).T.reshape(block.n_heads, -1, weight.size(0))  # (heads, d_head, d_model): W's columns
+    for norm in norms:
+        rows = norm.linear(rows)
+    found = torch.linalg.qr(rows.transpose(1, 2), mode="r").R
+    _FACTORS[block][norms_key] = (stamp, found)
     return found
 
 
