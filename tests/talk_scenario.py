@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 TALK = "transformer-in-20-views"
+# Before the last view a press that moved nothing in the walk's whole patience is pressed again, this many times:
+# a loaded CI lost one on the training view's time-lapse steps (the walk stopped at view 16 of 20, twice)
+KEY_RETRIES = 2
 BAR = ".st-key-talk-bar [data-testid='stMarkdownContainer']"
 # the first picture of the run on show: stale elements (the run before's, still on screen) are left out
 FIRST_PICTURE = (
@@ -107,6 +110,7 @@ def walk(page, url: str, query: str = "", timeout_ms: int = 90_000, on_view=None
         on_view(page, shown)
     last_address = page.url
     dwelled = 0
+    unmoved = 0  # presses in a row that moved nothing
     while done.presses < 400:
         before = done.views[-1].at
         if dwell and dwelled != before:  # once a view, before its first press
@@ -120,8 +124,12 @@ def walk(page, url: str, query: str = "", timeout_ms: int = 90_000, on_view=None
         patience = 15_000 if before >= _views(bar_text(page)) else timeout_ms
         try:  # a new view's bar, or the same view's run done at a new address (a Play step)
             page.wait_for_function(MOVED, arg=[before, last_address], timeout=patience)
-        except PlaywrightTimeout:  # nothing moved: the talk is at its end
-            break
+        except PlaywrightTimeout:  # nothing moved: the talk is at its end, or (before it) the key went unheard
+            unmoved += 1
+            if before >= _views(bar_text(page)) or unmoved > KEY_RETRIES:
+                break
+            continue
+        unmoved = 0
         if _at(bar_text(page)) == before:
             _settle(page, timeout_ms)
             last_address = page.url
